@@ -292,6 +292,16 @@ class Item(models.Model):
     votes_1 = models.PositiveSmallIntegerField(default=0)
     votes_2 = models.PositiveSmallIntegerField(default=0)
     votes_tie = models.PositiveSmallIntegerField(default=0)
+    # Tallies of the current judgements' correctness labels per response,
+    # updated in the vote's own UPDATE, so the agreement dashboard reads label
+    # counts from items instead of grouping every judgement. Plain integers:
+    # the named CHECK below is the one that guards them.
+    correct_1_yes = models.SmallIntegerField(default=0)
+    correct_1_no = models.SmallIntegerField(default=0)
+    correct_1_unsure = models.SmallIntegerField(default=0)
+    correct_2_yes = models.SmallIntegerField(default=0)
+    correct_2_no = models.SmallIntegerField(default=0)
+    correct_2_unsure = models.SmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -313,6 +323,19 @@ class Item(models.Model):
             models.CheckConstraint(
                 condition=Q(live_assignments__lte=F("votes_needed")),
                 name="annotate_item_live_within_needed",
+            ),
+            # A label tally below zero means a revision took back a label that
+            # was never counted: fail the vote rather than let the counts drift.
+            models.CheckConstraint(
+                condition=Q(
+                    correct_1_yes__gte=0,
+                    correct_1_no__gte=0,
+                    correct_1_unsure__gte=0,
+                    correct_2_yes__gte=0,
+                    correct_2_no__gte=0,
+                    correct_2_unsure__gte=0,
+                ),
+                name="annotate_item_label_tallies_nonnegative",
             ),
         ]
         indexes = [

@@ -653,7 +653,7 @@ def submit_judgement(*, assignment_id: int, annotator, vote: Vote, now=None) -> 
         assignment.status = AssignmentStatus.SUBMITTED
         assignment.submitted_at = now
         assignment.save(update_fields=["status", "submitted_at"])
-        Item.objects.filter(pk=item.pk).update(**{_TALLY[vote.choice]: F(_TALLY[vote.choice]) + 1})
+        Item.objects.filter(pk=item.pk).update(**_tally_changes(new=vote))
         signals.judgement_recorded.send(
             sender=Judgement, judgement=judgement, item=item, revision=False
         )
@@ -720,13 +720,9 @@ def revise_judgement(*, assignment_id: int, annotator, vote: Vote) -> Judgement:
             seconds_spent=old.seconds_spent,
             **_vote_fields(vote),
         )
-        if old.choice != vote.choice:
-            Item.objects.filter(pk=item.pk).update(
-                **{
-                    _TALLY[old.choice]: F(_TALLY[old.choice]) - 1,
-                    _TALLY[vote.choice]: F(_TALLY[vote.choice]) + 1,
-                }
-            )
+        changes = _tally_changes(new=vote, old=old)
+        if changes:
+            Item.objects.filter(pk=item.pk).update(**changes)
         signals.judgement_recorded.send(
             sender=Judgement, judgement=judgement, item=item, revision=True
         )
@@ -734,6 +730,27 @@ def revise_judgement(*, assignment_id: int, annotator, vote: Vote) -> Judgement:
 
 
 _TALLY = {Choice.RESPONSE_1: "votes_1", Choice.RESPONSE_2: "votes_2", Choice.TIE: "votes_tie"}
+
+
+def _tally_columns(vote: Vote | Judgement) -> list[str]:
+    """The Item tally columns one vote counts in: its choice and each
+    correctness label it gives (Item.correct_<response>_<label>)."""
+    columns = [_TALLY[vote.choice]]
+    for response, label in (("1", vote.correct_1), ("2", vote.correct_2)):
+        if label:
+            columns.append(f"correct_{response}_{label}")
+    return columns
+
+
+def _tally_changes(*, new: Vote, old: Judgement | None = None) -> dict:
+    """F() updates moving the item's tallies from `old` (a revised judgement)
+    to `new`, for one UPDATE statement; empty when nothing changes."""
+    delta: Counter[str] = Counter(_tally_columns(new))
+    if old is not None:
+        delta.subtract(_tally_columns(old))
+    return {column: F(column) + n for column, n in delta.items() if n}
+
+
 _coin = random.SystemRandom()
 
 

@@ -238,6 +238,20 @@ def test_item_created_over_its_overlap_is_rejected():
         make_item(votes_needed=3, live_assignments=4)
 
 
+@pytest.mark.parametrize(
+    "column",
+    [f"correct_{r}_{label}" for r in "12" for label in ("yes", "no", "unsure")],
+)
+def test_label_tally_below_zero_is_rejected(column):
+    item = make_item()
+    Item.objects.filter(pk=item.pk).update(**{column: F(column) + 1})
+    Item.objects.filter(pk=item.pk).update(**{column: F(column) - 1})
+    with rejected_by("annotate_item_label_tallies_nonnegative"):
+        Item.objects.filter(pk=item.pk).update(**{column: F(column) - 1})
+    item.refresh_from_db()
+    assert getattr(item, column) == 0
+
+
 # --- Assignment ------------------------------------------------------------------------
 
 

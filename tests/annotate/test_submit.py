@@ -1,5 +1,6 @@
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from annotate import signals
 from annotate.models import AssignmentStatus, Judgement
@@ -152,6 +153,44 @@ def test_revision_supersedes_and_keeps_history():
     item.refresh_from_db()
     assert (item.votes_1, item.votes_2) == (0, 1)
     assert Judgement.objects.filter(assignment=a).count() == 2
+
+
+LABEL_TALLIES = [f"correct_{r}_{label}" for r in "12" for label in ("yes", "no", "unsure")]
+
+
+def label_tallies(item) -> dict[str, int]:
+    item.refresh_from_db()
+    return {c: getattr(item, c) for c in LABEL_TALLIES if getattr(item, c)}
+
+
+def test_submit_counts_correctness_labels_on_the_item():
+    a, user, item = claimed(domain="vqa")
+    submit_judgement(
+        assignment_id=a.pk, annotator=user, vote=Vote(choice="1", correct_1="yes", correct_2="no")
+    )
+    assert label_tallies(item) == {"correct_1_yes": 1, "correct_2_no": 1}
+
+
+def test_revision_moves_label_tallies_in_the_same_update():
+    project = make_project(votes_per_item=3)
+    a, user, item = claimed(project=project, domain="vqa")
+    submit_judgement(
+        assignment_id=a.pk, annotator=user, vote=Vote(choice="1", correct_1="yes", correct_2="no")
+    )
+    new = Vote(choice="1", correct_1="yes", correct_2="unsure")
+    revise_judgement(assignment_id=a.pk, annotator=user, vote=new)
+    assert label_tallies(item) == {"correct_1_yes": 1, "correct_2_unsure": 1}
+    item.refresh_from_db()
+    assert (item.votes_1, item.votes_2, item.votes_tie) == (1, 0, 0)
+    # Choice and labels both change: still one UPDATE of the item.
+    changed = Vote(choice="2", correct_1="no", correct_2="yes")
+    with CaptureQueriesContext(connection) as queries:
+        revise_judgement(assignment_id=a.pk, annotator=user, vote=changed)
+    item_updates = [q for q in queries if q["sql"].startswith('UPDATE "annotate_item"')]
+    assert len(item_updates) == 1
+    assert label_tallies(item) == {"correct_1_no": 1, "correct_2_yes": 1}
+    item.refresh_from_db()
+    assert (item.votes_1, item.votes_2, item.votes_tie) == (0, 1, 0)
 
 
 def test_revision_is_refused_once_the_item_has_all_its_votes():
