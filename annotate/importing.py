@@ -451,6 +451,9 @@ def iter_json_array(text: str, log: ProblemLog) -> Iterator[tuple[int, int, Any]
         except json.JSONDecodeError as exc:
             log.add(f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno, index=index)
             return
+        except (ValueError, RecursionError) as exc:
+            log.add(f"invalid JSON: {_undecodable(exc)}", line=line, index=index)
+            return
         yield line, index, value
         index += 1
         pos = _skip_ws(text, end)
@@ -486,9 +489,24 @@ def iter_jsonl(text: str, log: ProblemLog) -> Iterator[tuple[int, int, Any]]:
             log.add(f"invalid JSON: {exc.msg} (column {exc.colno})", line=line_no, index=index)
             if log.full:
                 return
+        except (ValueError, RecursionError) as exc:
+            log.add(f"invalid JSON: {_undecodable(exc)}", line=line_no, index=index)
+            if log.full:
+                return
         else:
             yield line_no, index, value
         index += 1
+
+
+def _undecodable(exc: ValueError | RecursionError) -> str:
+    """Why valid-looking JSON could not be decoded: the decoder gives up on
+    very deep nesting (Python's recursion limit) and on integers longer than
+    Python converts (sys.int_info.str_digits_check_threshold), without a position."""
+    if isinstance(exc, RecursionError):
+        return "values are nested too deeply"
+    if "digits" in str(exc):
+        return "a number has too many digits"
+    return str(exc)
 
 
 def _skip_ws(text: str, pos: int) -> int:
