@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import os
 import posixpath
 import threading
@@ -51,6 +52,9 @@ PAIRS_FIELDS = (
     "reference_answer",
 )
 MAX_ID_LENGTH = 200
+# How deep a record's values may nest (real records are two or three levels);
+# deeper ones could hit Python's recursion limit when they are serialised again.
+MAX_NESTING = 32
 EXIF_ORIENTATION = 0x0112
 DATASET_SUFFIXES = (".json", ".jsonl")
 # Images are read, decoded and hashed in this many threads: Pillow's decoders,
@@ -557,9 +561,60 @@ def _check_str(
     return value
 
 
+def _unstorable(value: Any, depth: int = 0) -> str | None:
+    """Why a decoded JSON value cannot be stored as it is, or None. JSON
+    escapes can spell what the database refuses: PostgreSQL text and jsonb hold
+    no NUL character, UTF-8 has no unpaired surrogates, and jsonb has no NaN or
+    Infinity (which Python's decoder accepts, as it does 1e999)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "contains a NUL character (\\u0000)"
+        if not value.isascii():
+            try:
+                value.encode()
+            except UnicodeEncodeError:
+                return (
+                    "contains an unpaired surrogate (\\ud800-\\udfff), which is not valid Unicode"
+                )
+        return None
+    if isinstance(value, float):
+        return (
+            None if math.isfinite(value) else "contains NaN or Infinity, which JSON does not allow"
+        )
+    if isinstance(value, list | dict):
+        if depth >= MAX_NESTING:
+            return f"is nested more than {MAX_NESTING} levels deep"
+        children = chain.from_iterable(value.items()) if isinstance(value, dict) else value
+        for child in children:
+            problem = _unstorable(child, depth + 1)
+            if problem:
+                return problem
+    return None
+
+
+def _check_storable(rec: dict, log: ProblemLog, line: int, index: int) -> bool:
+    """Report every top-level field whose key or value cannot be stored."""
+    ok = True
+    for key, value in rec.items():
+        problem = _unstorable(value)
+        key_problem = _unstorable(key)
+        if problem or key_problem:
+            label = key if key_problem is None else ascii(key)
+            log.add(
+                (key_problem and f"name {key_problem}") or problem,
+                line=line,
+                index=index,
+                field=label,
+            )
+            ok = False
+    return ok
+
+
 def parse_mrb_record(value: Any, line: int, index: int, log: ProblemLog) -> Record | None:
     if not isinstance(value, dict):
         log.add(f"record must be a JSON object, not {type(value).__name__}", line=line, index=index)
+        return None
+    if not _check_storable(value, log, line, index):
         return None
     before = len(log.problems)
     fields = {key: _check_str(value, key, log, line, index) for key in MRB_KEYS}
@@ -626,6 +681,8 @@ def parse_pairs_record(
 ) -> Record | None:
     if not isinstance(value, dict):
         log.add(f"record must be a JSON object, not {type(value).__name__}", line=line, index=index)
+        return None
+    if not _check_storable(value, log, line, index):
         return None
     before = len(log.problems)
     key = options.source_key

@@ -129,3 +129,74 @@ def test_integer_too_long_to_convert_is_an_error_not_a_crash(tmp_path, name):
         f"{name}:{2 if name == 'data.json' else 1}: record 0: "
         "invalid JSON: a number has too many digits"
     ]
+
+
+# --- Regressions: JSON values the database cannot store ------------------------------
+# Each of these passed validation and then failed inside the write (a 500 on
+# PostgreSQL: NUL in text or jsonb, NaN in jsonb; on every database: unpaired
+# surrogates cannot be encoded to UTF-8).
+
+
+@pytest.mark.parametrize(
+    ("raw_value", "message"),
+    [
+        (r'"a\u0000b"', r"contains a NUL character (\u0000)"),
+        (
+            r'"a\ud800b"',
+            r"contains an unpaired surrogate (\ud800-\udfff), which is not valid Unicode",
+        ),
+        ("NaN", "contains NaN or Infinity, which JSON does not allow"),
+        ("-Infinity", "contains NaN or Infinity, which JSON does not allow"),
+        ("1e999", "contains NaN or Infinity, which JSON does not allow"),
+        ('{"a": [1, ' + "[" * 40 + "]" * 40 + "]}", "is nested more than 32 levels deep"),
+    ],
+)
+@pytest.mark.parametrize("field", ["Text", "Output2", "extra"])
+def test_mrb_values_the_database_cannot_store_are_refused_by_field(
+    tmp_path, raw_value, message, field
+):
+    good = json.dumps(mrb_record("ok"))
+    record = mrb_record("bad")
+    record[field] = "PLACEHOLDER"
+    bad = json.dumps(record).replace('"PLACEHOLDER"', raw_value)
+    assert refused(tmp_path, "data.json", f"[\n{good},\n{bad}\n]") == [
+        f"data.json:3: record 1: field '{field}': {message}"
+    ]
+
+
+def test_pairs_values_the_database_cannot_store_are_refused_by_field(tmp_path):
+    lines = [
+        json.dumps(pairs_record("ok")),
+        json.dumps(pairs_record("p2", chosen_model="PLACEHOLDER")).replace(
+            '"PLACEHOLDER"', r'"gpt\u0000"'
+        ),
+        json.dumps(pairs_record("p3", images=["PLACEHOLDER"])).replace(
+            '"PLACEHOLDER"', r'"x\udfff.png"'
+        ),
+        json.dumps(pairs_record("p4", score=0.5)).replace("0.5", "Infinity"),
+    ]
+    assert refused(tmp_path, "data.jsonl", "\n".join(lines)) == [
+        r"data.jsonl:2: record 1: field 'chosen_model': contains a NUL character (\u0000)",
+        "data.jsonl:3: record 2: field 'images': "
+        r"contains an unpaired surrogate (\ud800-\udfff), which is not valid Unicode",
+        "data.jsonl:4: record 3: field 'score': "
+        "contains NaN or Infinity, which JSON does not allow",
+    ]
+
+
+def test_field_name_with_a_nul_or_surrogate_is_refused_and_shown_escaped(tmp_path):
+    text = json.dumps(mrb_record())[:-1] + r', "a\u0000b": 1, "\udc80": 2}'
+    assert refused(tmp_path, "data.json", f"[\n{text}\n]") == [
+        r"data.json:2: record 0: field ''a\x00b'': name contains a NUL character (\u0000)",
+        r"data.json:2: record 0: field ''\udc80'': name contains an unpaired surrogate "
+        r"(\ud800-\udfff), which is not valid Unicode",
+    ]
+
+
+def test_valid_surrogate_pairs_and_nesting_within_the_limit_are_imported(tmp_path):
+    record = mrb_record(Text="emoji \U0001f600", extra={"a": [[[{"b": 1.5}]]]})
+    outcome = import_bytes(tmp_path, "data.json", "[" + json.dumps(record) + "]")  # ASCII escapes
+    assert not isinstance(outcome, ImportFailed), outcome
+    item = Item.objects.get()
+    assert item.prompt == "emoji \U0001f600"
+    assert item.meta["source"] == {"extra": {"a": [[[{"b": 1.5}]]]}}
