@@ -52,6 +52,10 @@ PAIRS_FIELDS = (
     "reference_answer",
 )
 MAX_ID_LENGTH = 200
+# The widths of Item.model_1/model_2 and Item.image_path (this module stays
+# free of Django; a test keeps them equal to the columns).
+MAX_MODEL_LENGTH = 200
+MAX_IMAGE_PATH_LENGTH = 500
 # How deep a record's values may nest (real records are two or three levels);
 # deeper ones could hit Python's recursion limit when they are serialised again.
 MAX_NESTING = 32
@@ -627,6 +631,7 @@ def parse_mrb_record(value: Any, line: int, index: int, log: ProblemLog) -> Reco
             field="Better",
         )
     _check_id(fields["ID"], log, line, index, "ID")
+    _check_length(fields["Image"], MAX_IMAGE_PATH_LENGTH, log, line, index, "Image")
     if len(log.problems) > before or log.truncated:
         return None
     extra = {k: v for k, v in value.items() if k not in MRB_KEYS}
@@ -644,6 +649,13 @@ def parse_mrb_record(value: Any, line: int, index: int, log: ProblemLog) -> Reco
         response_2=fields["Output2"],  # type: ignore[arg-type]
         meta=meta,
     )
+
+
+def _check_length(
+    value: str | None, limit: int, log: ProblemLog, line: int, index: int, label: str
+) -> None:
+    if value is not None and len(value) > limit:
+        log.add(f"is longer than {limit} characters", line=line, index=index, field=label)
 
 
 def _check_id(value: str | None, log: ProblemLog, line: int, index: int, label: str) -> None:
@@ -718,6 +730,10 @@ def parse_pairs_record(
     chosen_model = text("chosen_model", required=False) or ""
     rejected_model = text("rejected_model", required=False) or ""
     reference = text("reference_answer", required=False) or ""
+    _check_length(chosen_model, MAX_MODEL_LENGTH, log, line, index, key("chosen_model"))
+    _check_length(rejected_model, MAX_MODEL_LENGTH, log, line, index, key("rejected_model"))
+    image_label = key("image") if value.get(key("image")) is not None else "images"
+    _check_length(image_ref, MAX_IMAGE_PATH_LENGTH, log, line, index, image_label)
     if len(log.problems) > before or log.truncated:
         return None
     assert ext_id is not None and chosen is not None and rejected is not None

@@ -11,13 +11,20 @@ database, bounded example counts) so CI runs the same cases every time.
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
 from django.core.files.storage import default_storage
 
-from annotate.importing import ImportFailed
+from annotate.importing import (
+    MAX_ID_LENGTH,
+    MAX_IMAGE_PATH_LENGTH,
+    MAX_MODEL_LENGTH,
+    ImportFailed,
+)
 from annotate.models import ImageAsset, Item
 from annotate.services import import_items_from_paths
 from curation.models import Verdict
@@ -200,3 +207,47 @@ def test_valid_surrogate_pairs_and_nesting_within_the_limit_are_imported(tmp_pat
     item = Item.objects.get()
     assert item.prompt == "emoji \U0001f600"
     assert item.meta["source"] == {"extra": {"a": [[[{"b": 1.5}]]]}}
+
+
+# --- Regressions: strings longer than their column -----------------------------------
+# PostgreSQL refuses them inside the write (a 500); SQLite silently kept them.
+
+
+def zip_bytes(members: dict[str, bytes]) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return out.getvalue()
+
+
+def test_length_limits_match_the_item_columns():
+    assert Item._meta.get_field("model_1").max_length == MAX_MODEL_LENGTH
+    assert Item._meta.get_field("model_2").max_length == MAX_MODEL_LENGTH
+    assert Item._meta.get_field("image_path").max_length == MAX_IMAGE_PATH_LENGTH
+    assert Item._meta.get_field("external_id").max_length == MAX_ID_LENGTH
+
+
+def test_image_path_longer_than_its_column_is_refused_even_when_the_member_exists(tmp_path):
+    long_ref = "images/" + "d/" * 300 + "red.png"  # zip member names may be 64 KiB long
+    members = {
+        "bundle/data.json": mrb_text([mrb_record(Image=long_ref)]).encode(),
+        f"bundle/{long_ref}": png_bytes(),
+    }
+    assert refused(tmp_path, "bundle.zip", zip_bytes(members)) == [
+        "bundle.zip:bundle/data.json:2: record 0: field 'Image': is longer than 500 characters"
+    ]
+
+
+def test_pairs_model_names_and_image_lists_longer_than_their_columns_are_refused(tmp_path):
+    records = [
+        pairs_record("p1", chosen_model="m" * 201, rejected_model="ok"),
+        pairs_record("p2", rejected_model="m" * 201),
+        pairs_record("p3", image=None, images=["i/" * 300 + "x.png"]),
+        pairs_record("p4", chosen_model="m" * 200),  # exactly at the limit: fine
+    ]
+    assert refused(tmp_path, "data.jsonl", jsonl_text(records)) == [
+        "data.jsonl:1: record 0: field 'chosen_model': is longer than 200 characters",
+        "data.jsonl:2: record 1: field 'rejected_model': is longer than 200 characters",
+        "data.jsonl:3: record 2: field 'images': is longer than 500 characters",
+    ]
