@@ -6,3 +6,16 @@ from . import services
 @shared_task(acks_late=True)
 def make_thumbnails(image_ids: list[int]) -> int:
     return services.make_thumbnails(image_ids=image_ids)
+
+
+@shared_task(acks_late=True)
+def requeue_missing_thumbnails() -> int:
+    """Queue thumbnails for every image still without one: their import's
+    message may never have reached the broker (it was down) or may have been
+    lost with it. Sent by config.celery.RequeueMissedWork."""
+    from .models import ImageAsset
+
+    ids = list(ImageAsset.objects.filter(thumbnail="").order_by("pk").values_list("pk", flat=True))
+    for start in range(0, len(ids), 500):
+        make_thumbnails.delay(ids[start : start + 500])
+    return len(ids)

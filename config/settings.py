@@ -203,7 +203,16 @@ REDIS_URL = env_str("REDIS_URL", "")
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {
+        # A task a worker took but never acknowledged (acks_late: the worker
+        # died mid-task) goes back to the queue after this many seconds. It
+        # must exceed the longest task (a redelivered release build takes the
+        # build over, see curation.releases); tests shorten it.
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1),
+        # A broker that does not answer (not merely refuses) must not hold a
+        # web request for long: enqueueing is best effort, see config.celery.
+        "socket_connect_timeout": 2,
+    }
 else:
     # A broker that needs no server: kombu's filesystem transport, so the web
     # process and a worker started by `make run` share queues through files.
@@ -228,6 +237,12 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# How often each worker queues a sweep for background work whose message was
+# lost (besides every time it connects to the broker); see config.celery.
+BACKGROUND_SWEEP_SECONDS = env_int("BACKGROUND_SWEEP_SECONDS", 300, minimum=1)
+# Fault tests only: seconds a release build sleeps after each item, so a test
+# can kill the worker in the middle of a build. Never set it in production.
+RELEASE_BUILD_ITEM_DELAY = env_int("RELEASE_BUILD_ITEM_DELAY_MS", 0, minimum=0) / 1000
 
 # --- Annotation defaults -------------------------------------------------------
 ASSIGNMENT_LEASE_MINUTES = env_int("ASSIGNMENT_LEASE_MINUTES", 30, minimum=1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import socket
 import time
 import uuid
 from collections import defaultdict
@@ -26,7 +27,7 @@ from django.utils import timezone
 
 from annotate.models import Judgement, Membership, Project
 
-from . import agreement, exporter, parquet_export, reports
+from . import agreement, exporter, parquet_export, release_publishing, reports
 from .models import (
     RELEASABLE_STATUSES,
     Release,
@@ -99,27 +100,32 @@ def create_release(
     return release
 
 
-def _take(release_id: int) -> bool:
-    """One-shot transition to building (pending, failed, or a dead build)."""
+def _take(release_id: int, *, take_over: bool = False) -> bool:
+    """One-shot transition to building (pending, failed, or a dead build:
+    one older than STALE_BUILD, or any with `take_over`)."""
     now = timezone.now()
     taken = Release.objects.filter(
         pk=release_id, status__in=[ReleaseStatus.PENDING, ReleaseStatus.FAILED]
     ).update(status=ReleaseStatus.BUILDING, started_at=now, error="", progress_done=0)
     if not taken:
-        taken = Release.objects.filter(
-            pk=release_id, status=ReleaseStatus.BUILDING, started_at__lt=now - STALE_BUILD
-        ).update(started_at=now, error="", progress_done=0)
+        dead = Release.objects.filter(pk=release_id, status=ReleaseStatus.BUILDING)
+        if not take_over:
+            dead = dead.filter(started_at__lt=now - STALE_BUILD)
+        taken = dead.update(started_at=now, error="", progress_done=0)
     return bool(taken)
 
 
-def build_release(*, release_id: int, progress=None) -> Release:
+def build_release(*, release_id: int, progress=None, take_over: bool = False) -> Release:
     """Build and publish a release. Idempotent: a ready release is returned
-    as it is; a failed one is built again from scratch."""
-    if not _take(release_id):
+    as it is; a failed one is built again from scratch. `take_over` rebuilds
+    one left `building` by a worker known to have died (the build task's
+    message was redelivered)."""
+    if not _take(release_id, take_over=take_over):
         return Release.objects.get(pk=release_id)
     release = Release.objects.select_related("project").get(pk=release_id)
-    root = releases_root()
-    work = root / ".building" / f"{release.pk}-{uuid.uuid4().hex}"
+    root = release_publishing.work_root()
+    _remove_dead_attempts(root / ".building", release.pk)
+    work = root / ".building" / f"{release.pk}-{_HOST}-{os.getpid()}-{uuid.uuid4().hex}"
     name = f"{release.project.slug}-{release.version}"
     try:
         folder = work / name
@@ -140,6 +146,27 @@ def build_release(*, release_id: int, progress=None) -> Release:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return Release.objects.get(pk=release_id)
+
+
+_HOST = socket.gethostname()
+
+
+def _remove_dead_attempts(building: Path, release_id: int) -> None:
+    """Remove the work folders of earlier attempts at this release whose
+    process is gone (a killed worker never reaches build_release's `finally`).
+    A folder is named <release>-<host>-<pid>-<random>; only this host's can be
+    checked, and a live process's is left alone (a slow build taken over as
+    dead must fail by losing the race, not by losing its files)."""
+    for folder in building.glob(f"{release_id}-{_HOST}-*-*"):
+        pid = folder.name[len(f"{release_id}-{_HOST}-") :].split("-", 1)[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:  # alive, another user's
+            pass
 
 
 def _included(release: Release):
@@ -191,6 +218,8 @@ def _write(release: Release, folder: Path, bar=None):
     def progress(n: int) -> None:
         nonlocal done, last
         done += n
+        if settings.RELEASE_BUILD_ITEM_DELAY:  # fault tests: a build slow enough to kill
+            time.sleep(settings.RELEASE_BUILD_ITEM_DELAY * n)
         if bar is not None:
             bar.update(n)
         # Every 1 %, but at most every PROGRESS_SECONDS: an UPDATE per 1 % was
@@ -412,22 +441,39 @@ def wrong_bucket_warnings(pairs) -> list[str]:
 
 
 def _publish(release, folder, archive, sha, manifest, members, warnings) -> None:
-    root = releases_root() / release.project.slug
-    root.mkdir(parents=True, exist_ok=True)
-    final_folder = root / release.version
-    final_archive = root / f"{release.project.slug}-{release.version}.zip"
-    # An attempt overtaken by a retry that finished first must not replace
-    # the files the ready release's checksum describes.
-    if not Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).exists():
-        raise ReleaseError("the release changed state while it was being built")
-    # Leftovers of an earlier attempt that died after publishing files but
-    # before recording them (the release was not ready, so nobody saw them).
-    if final_folder.exists():
-        shutil.rmtree(final_folder)
-    if final_archive.exists():
-        final_archive.unlink()
-    media = Path(settings.MEDIA_ROOT)
+    # On object storage this uploads and verifies everything under a staging
+    # prefix first (curation/release_publishing.py); nothing is final yet.
+    target = release_publishing.target_for(
+        slug=release.project.slug,
+        version=release.version,
+        pk=release.pk,
+        folder=folder,
+        archive=archive,
+        sha256=sha,
+    )
+    published = False
+    try:
+        _record_and_publish(release, target, archive, sha, manifest, members, warnings)
+        published = True
+    finally:
+        target.discard(published=published)
+
+
+def _record_and_publish(release, target, archive, sha, manifest, members, warnings) -> None:
     with transaction.atomic():
+        # An attempt overtaken by a retry that finished first must not replace
+        # the files the ready release's checksum describes. The row lock
+        # serialises two attempts that both reach this point (a redelivered
+        # build took over one that was slow, not dead): the second sees ready.
+        if not (
+            Release.objects.select_for_update()
+            .filter(pk=release.pk, status=ReleaseStatus.BUILDING)
+            .exists()
+        ):
+            raise ReleaseError("the release changed state while it was being built")
+        # Leftovers of an earlier attempt that died after publishing files but
+        # before recording them (the release was not ready, so nobody saw them).
+        target.clear_leftovers()
         ReleaseItem.objects.filter(release=release).delete()
         for start in range(0, len(members), 2000):  # instances of one batch at a time
             ReleaseItem.objects.bulk_create(
@@ -449,8 +495,8 @@ def _publish(release, folder, archive, sha, manifest, members, warnings) -> None
         updated = Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).update(
             status=ReleaseStatus.READY,
             sha256=sha,
-            folder=final_folder.relative_to(media).as_posix(),
-            archive=final_archive.relative_to(media).as_posix(),
+            folder=target.folder_name,
+            archive=target.archive_name,
             size_bytes=archive.stat().st_size,
             manifest=manifest,
             counts=manifest["counts"],
@@ -462,9 +508,9 @@ def _publish(release, folder, archive, sha, manifest, members, warnings) -> None
         if not updated:
             raise ReleaseError("the release changed state while it was being built")
         # Published last, inside the transaction: a database error before
-        # this point leaves the release failed with nothing published.
-        os.replace(archive, final_archive)
-        os.replace(folder, final_folder)
+        # this point leaves the release failed with nothing published (a
+        # rename locally; copies out of the staging prefix on object storage).
+        target.publish()
 
 
 def diff_releases(old: Release, new: Release) -> dict:

@@ -14,9 +14,57 @@ def refresh_agreement(project_id: int) -> int:
     return reports.refresh_cache(project=project).n_votes
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
-def build_release_task(release_id: int) -> str:
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+def build_release_task(self, release_id: int) -> str:
     """Build a release (idempotent: a ready release is left as it is)."""
     from .releases import build_release
 
-    return build_release(release_id=release_id).status
+    # A redelivered message was taken by a worker that died before
+    # acknowledging it (the broker's visibility timeout exceeds any build), so
+    # a release it left `building` is taken over instead of waiting for
+    # STALE_BUILD. See docs/decisions.md.
+    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+    return build_release(release_id=release_id, take_over=redelivered).status
+
+
+@shared_task(acks_late=True)
+def requeue_unsent_work() -> int:
+    """Queue again the work whose message may never have reached the broker
+    (it was down when the change committed) or was lost with it: releases
+    still pending or left building by a dead worker, and agreement refreshes
+    requested but not finished. Every task guards on state, so a message
+    sent twice does the work once. Sent by config.celery.RequeueMissedWork."""
+    from django.db.models import Q
+    from django.utils import timezone
+
+    from .models import AgreementCache, Release, ReleaseStatus
+    from .releases import STALE_BUILD
+
+    stale = timezone.now() - STALE_BUILD
+    releases = list(
+        Release.objects.filter(
+            Q(status=ReleaseStatus.PENDING) | Q(status=ReleaseStatus.BUILDING, started_at__lt=stale)
+        ).values_list("pk", flat=True)
+    )
+    for release_id in releases:
+        build_release_task.delay(release_id)
+    projects = list(
+        AgreementCache.objects.filter(requested_at__isnull=False).values_list(
+            "project_id", flat=True
+        )
+    )
+    for project_id in projects:
+        refresh_agreement.delay(project_id)
+    return len(releases) + len(projects)
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+def judge_release_task(self, run_id: int) -> str:
+    """Run a judge over a release (idempotent: answers already stored are not
+    sent again; a run that is not pending is left alone)."""
+    from .judge_runs import run_judge
+
+    # Redelivered: the worker that took it died; its run is taken over once
+    # its heartbeat is stale (a live loop's never is).
+    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+    return run_judge(run_id=run_id, take_over=redelivered).status
