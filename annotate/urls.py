@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import api_pages, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -13,4 +13,5 @@ urlpatterns = [
     path("a/<int:assignment_id>/submit/", views.work_submit, name="work_submit"),
     path("a/<int:assignment_id>/skip/", views.work_skip, name="work_skip"),
     path("media/<path:path>", views.media, name="media"),
+    path("account/token/", api_pages.api_token, name="api_token"),
 ]

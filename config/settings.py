@@ -69,6 +69,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
     "django_htmx",
     "annotate",
     "curation",
@@ -249,12 +251,37 @@ ASSIGNMENT_LEASE_MINUTES = env_int("ASSIGNMENT_LEASE_MINUTES", 30, minimum=1)
 
 # --- REST framework ---------------------------------------------------------------
 REST_FRAMEWORK = {
+    # Token first: an anonymous request then gets 401 with WWW-Authenticate
+    # (DRF answers 403 when the first class has no authenticate header).
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "annotate.api_paging.Pagination",
     "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "annotate.api_errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "annotate.api_schema.AutoSchema",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "rest_framework.parsers.JSONParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Triplet Studio API",
+    "DESCRIPTION": "Annotate, curate, release and evaluate multimodal reward benchmarks. "
+    "Authenticate with `Authorization: Token <key>` (create one at /account/token/) "
+    "or a browser session (unsafe methods then need the CSRF token).",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    # Separate request/response components: multipart uploads and read-only
+    # fields then describe exactly what is sent and what comes back.
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"CorrectnessEnum": "annotate.apis.CORRECTNESS_CHOICES"},
 }
 
 # --- Production hardening, switched on by variables -----------------------------------

@@ -1,0 +1,18 @@
+"""Schema generation tweaks (drf-spectacular)."""
+
+from drf_spectacular import openapi
+
+
+def component_name(serializer_class: type) -> str:
+    """`ProjectListApi.OutputSerializer` → `ProjectListOutput`: every endpoint
+    nests its own InputSerializer/OutputSerializer (HackSoft style), so the
+    bare class names would collide in the schema's components."""
+    qualname = serializer_class.__qualname__.replace("Serializer", "")
+    return "".join(p.removesuffix("Api") for p in qualname.split("."))
+
+
+class AutoSchema(openapi.AutoSchema):
+    def get_serializer_name(self, serializer, direction):
+        if "." in type(serializer).__qualname__:
+            return component_name(type(serializer))
+        return super().get_serializer_name(serializer, direction)

@@ -1,0 +1,520 @@
+"""REST API of the annotate app (/api/v1/): projects, domains, import, and the
+annotator's loop (next assignment, submit, skip). One APIView per endpoint
+with its own input and output serializers; the work is done by the same
+services as the HTML views (annotate.services).
+
+Annotators are blind here as in the browser: an assignment carries the two
+responses in *displayed* order (left/right), never model names, gold, the
+item's external ID or anyone's votes; a judgement is sent in displayed terms
+and turned into canonical ones before it reaches the service.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import tempfile
+from pathlib import Path
+
+from django.core.files.storage import default_storage
+from django.db.models import OuterRef, Subquery, Value
+from django.http import FileResponse
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import exceptions, serializers, status
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .api_errors import Conflict, Rejected, errors
+from .api_paging import paginate, paginated
+from .importing import FORMATS, ImportFailed
+from .models import Assignment, AssignmentStatus, Domain, Membership, Project, Role
+from .permissions import ADMIN_ROLES
+from .services import (
+    AnnotationError,
+    JudgementInvalid,
+    Vote,
+    claim_next_item,
+    import_items_from_paths,
+    skip_item,
+    submit_judgement,
+)
+
+# --- Access -------------------------------------------------------------------------------
+
+
+def project_for_api(user, slug: str, roles: tuple[str, ...] | None = None) -> tuple[Project, str]:
+    """The project and the user's role in it, in one query. A stranger gets
+    404 (the project's existence is not revealed), a member without one of
+    `roles` 403 — the same rule as annotate.permissions.project_for."""
+    projects = Project.objects.filter(slug=slug)
+    if user.is_superuser:
+        projects = projects.annotate(member_role=Value(Role.ADMIN))
+    else:
+        projects = projects.annotate(
+            member_role=Subquery(
+                Membership.objects.filter(project=OuterRef("pk"), user=user).values("role")[:1]
+            )
+        )
+    project = projects.first()
+    if project is None or project.member_role is None:
+        raise exceptions.NotFound("No such project.")
+    if roles is not None and project.member_role not in roles:
+        raise exceptions.PermissionDenied("Your role in this project does not allow this.")
+    return project, project.member_role
+
+
+# --- Projects and domains -----------------------------------------------------------------
+
+
+class ProjectListApi(APIView):
+    class OutputSerializer(serializers.Serializer):
+        slug = serializers.SlugField()
+        name = serializers.CharField()
+        description = serializers.CharField()
+        guidelines = serializers.CharField(help_text="Markdown.")
+        role = serializers.ChoiceField(choices=Role.choices, source="member_role")
+        votes_per_item = serializers.IntegerField()
+        allow_tie = serializers.BooleanField()
+        require_rationale = serializers.BooleanField()
+
+    @extend_schema(
+        operation_id="projects_list",
+        summary="Projects you are a member of, with your role",
+        responses={200: paginated(OutputSerializer), **errors(401)},
+    )
+    def get(self, request):
+        user = request.user
+        if user.is_superuser:
+            projects = Project.objects.annotate(member_role=Value(Role.ADMIN))
+        else:
+            projects = Project.objects.filter(memberships__user=user).annotate(
+                member_role=Subquery(
+                    Membership.objects.filter(project=OuterRef("pk"), user=user).values("role")[:1]
+                )
+            )
+        return paginate(self, projects.order_by("name", "pk"), self.OutputSerializer)
+
+
+class DomainListApi(APIView):
+    class OutputSerializer(serializers.Serializer):
+        slug = serializers.SlugField()
+        title = serializers.CharField()
+        export_category = serializers.CharField(help_text="The release's Category string.")
+        kind = serializers.ChoiceField(choices=["correctness", "preference"])
+        guidelines = serializers.CharField(help_text="Markdown.")
+
+    @extend_schema(
+        operation_id="domains_list",
+        summary="The project's domains",
+        responses={200: paginated(OutputSerializer), **errors(401, 404)},
+    )
+    def get(self, request, slug):
+        project, _ = project_for_api(request.user, slug)
+        domains = Domain.objects.filter(project=project).order_by("position", "slug")
+        return paginate(self, domains, self.OutputSerializer)
+
+
+# --- Import -------------------------------------------------------------------------------
+
+
+def _save_upload(upload, folder: Path) -> Path:
+    # Keep only the base name: the client-supplied name is untrusted.
+    name = Path(upload.name).name or "upload"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    with path.open("wb") as fh:
+        for chunk in upload.chunks():
+            fh.write(chunk)
+    return path
+
+
+class ImportApi(APIView):
+    parser_classes = [MultiPartParser]
+
+    class InputSerializer(serializers.Serializer):
+        dataset = serializers.FileField(
+            help_text="Multimodal RewardBench .json, chosen/rejected .jsonl, or a .zip "
+            "holding one of them together with its images."
+        )
+        images = serializers.FileField(
+            required=False, help_text="A .zip of the images (with a .json/.jsonl dataset)."
+        )
+        format = serializers.ChoiceField(
+            choices=["", *FORMATS], required=False, default="", help_text="Empty: detect."
+        )
+        domain = serializers.CharField(
+            required=False, default="", help_text="Domain slug for files without a category."
+        )
+        field_map = serializers.CharField(
+            required=False,
+            default="",
+            help_text="ours=theirs pairs, one per line or comma-separated (e.g. prompt=query).",
+        )
+        gold_from_label = serializers.BooleanField(required=False, default=False)
+        update = serializers.BooleanField(
+            required=False, default=False, help_text="Replace changed items nobody has claimed."
+        )
+
+        def validate_dataset(self, f):
+            if not f.name.lower().endswith((".json", ".jsonl", ".zip")):
+                raise serializers.ValidationError("Upload a .json, .jsonl or .zip file.")
+            return f
+
+        def validate_images(self, f):
+            if f and not f.name.lower().endswith(".zip"):
+                raise serializers.ValidationError("Images must be uploaded as a .zip file.")
+            return f
+
+        def validate_field_map(self, text):
+            mapping = {}
+            for n, part in enumerate(text.replace(",", "\n").splitlines(), start=1):
+                if not part.strip():
+                    continue
+                ours, sep, theirs = part.partition("=")
+                if not sep or not ours.strip() or not theirs.strip():
+                    raise serializers.ValidationError(f"Entry {n} is not ours=theirs: {part!r}")
+                mapping[ours.strip()] = theirs.strip()
+            return mapping
+
+        def validate(self, data):
+            images = data.get("images")
+            if images and data["dataset"].name.lower().endswith(".zip"):
+                raise serializers.ValidationError(
+                    {
+                        "images": "The dataset zip already holds its images; send an images "
+                        "zip only with a .json or .jsonl dataset."
+                    }
+                )
+            return data
+
+    class OutputSerializer(serializers.Serializer):
+        format = serializers.ChoiceField(choices=FORMATS)
+        created = serializers.IntegerField()
+        updated = serializers.IntegerField()
+        unchanged = serializers.IntegerField()
+        images_stored = serializers.IntegerField()
+
+    @extend_schema(
+        operation_id="items_import",
+        summary="Import items (admins): all or nothing",
+        description="Every record and image is checked first; if anything is wrong the answer "
+        "is 400 with code `import_failed`, one entry in `problems` per problem (file, line, "
+        "record, field) and nothing is written. Importing the same file again changes nothing.",
+        request={"multipart/form-data": InputSerializer},
+        responses={200: OutputSerializer, **errors(400, 401, 403, 404, 413)},
+    )
+    def post(self, request, slug):
+        project, _ = project_for_api(request.user, slug, ADMIN_ROLES)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        with tempfile.TemporaryDirectory(prefix="api-import-") as tmp:
+            # Separate folders: the two uploads may share a file name.
+            dataset = _save_upload(data["dataset"], Path(tmp) / "dataset")
+            images = (
+                _save_upload(data["images"], Path(tmp) / "images") if data.get("images") else None
+            )
+            try:
+                result = import_items_from_paths(
+                    project=project,
+                    dataset=dataset,
+                    images=images,
+                    fmt=data["format"] or None,
+                    domain=data["domain"] or None,
+                    field_map=data["field_map"],
+                    gold_from_label=data["gold_from_label"],
+                    update=data["update"],
+                )
+            except ImportFailed as exc:
+                message = (
+                    f"The import was refused ({len(exc.problems)} problems); nothing was written."
+                )
+                if exc.truncated:
+                    message += f" Stopped looking after {len(exc.problems)} problems."
+                raise Rejected(
+                    message,
+                    code="import_failed",
+                    fields={"dataset": [str(p) for p in exc.problems]},
+                    problems=[
+                        {
+                            "file": p.file,
+                            "line": p.line,
+                            "index": p.index,
+                            "field": p.field,
+                            "message": p.message,
+                        }
+                        for p in exc.problems
+                    ],
+                ) from None
+        return Response(self.OutputSerializer(result).data)
+
+
+# --- Annotation ---------------------------------------------------------------------------
+
+
+class AssignmentSerializer(serializers.Serializer):
+    """An assignment as the annotator sees it: displayed order, nothing that
+    would unblind them."""
+
+    class DomainSerializer(serializers.Serializer):
+        slug = serializers.SlugField()
+        title = serializers.CharField()
+        kind = serializers.ChoiceField(
+            choices=["correctness", "preference"],
+            help_text="correctness: the judgement must also say whether each response is "
+            "correct (correct_left / correct_right).",
+        )
+
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=AssignmentStatus.choices)
+    lease_expires_at = serializers.DateTimeField()
+    project = serializers.SlugField(help_text="The project's slug.")
+    domain = DomainSerializer()
+    prompt = serializers.CharField()
+    image_url = serializers.CharField(
+        help_text="The prompt's image; fetch it with the same credentials."
+    )
+    image_width = serializers.IntegerField()
+    image_height = serializers.IntegerField()
+    left = serializers.CharField(help_text="The response shown on the left (Markdown).")
+    right = serializers.CharField(help_text="The response shown on the right (Markdown).")
+    allow_tie = serializers.BooleanField()
+    require_rationale = serializers.BooleanField()
+
+
+def assignment_payload(assignment: Assignment, project: Project) -> dict:
+    item = assignment.item
+    left, right = (
+        (item.response_2, item.response_1)
+        if assignment.shown_swapped
+        else (item.response_1, item.response_2)
+    )
+    return {
+        "id": assignment.pk,
+        "status": assignment.status,
+        "lease_expires_at": assignment.lease_expires_at,
+        "project": project.slug,
+        "domain": {"slug": item.domain.slug, "title": item.domain.title, "kind": item.domain.kind},
+        "prompt": item.prompt,
+        "image_url": reverse("api_assignment_image", args=[assignment.pk]),
+        "image_width": item.image.width,
+        "image_height": item.image.height,
+        "left": left,
+        "right": right,
+        "allow_tie": project.allow_tie,
+        "require_rationale": project.require_rationale,
+    }
+
+
+class NextAssignmentApi(APIView):
+    @extend_schema(
+        operation_id="assignments_next",
+        summary="Claim the next item to judge (or get your open one back)",
+        description="Leases the next item to you, or returns the item you already hold in "
+        "this project (one at a time). 204 when nothing is left for you.",
+        request=None,
+        responses={
+            200: AssignmentSerializer,
+            204: OpenApiResponse(description="Nothing left for you to judge in this project."),
+            **errors(401, 404),
+        },
+    )
+    def post(self, request, slug):
+        project, _ = project_for_api(request.user, slug)
+        assignment = claim_next_item(project=project, annotator=request.user)
+        if assignment is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        if not Assignment.item.is_cached(assignment):
+            # A fresh claim brings its item, domain and image; a resumed lease comes bare.
+            assignment = Assignment.objects.select_related("item__domain", "item__image").get(
+                pk=assignment.pk
+            )
+        return Response(AssignmentSerializer(assignment_payload(assignment, project)).data)
+
+
+def _own_assignment(request, assignment_id: int, *related: str) -> Assignment:
+    """The requester's own assignment; anyone else's is a 404."""
+    mine = Assignment.objects.filter(pk=assignment_id, annotator=request.user)
+    assignment = (mine.select_related(*related) if related else mine).first()
+    if assignment is None:
+        raise exceptions.NotFound("No such assignment.")
+    return assignment
+
+
+class AssignmentDetailApi(APIView):
+    @extend_schema(
+        operation_id="assignments_retrieve",
+        summary="One of your assignments, as shown to you",
+        responses={200: AssignmentSerializer, **errors(401, 404)},
+    )
+    def get(self, request, assignment_id):
+        assignment = _own_assignment(
+            request, assignment_id, "item__project", "item__domain", "item__image"
+        )
+        return Response(
+            AssignmentSerializer(assignment_payload(assignment, assignment.item.project)).data
+        )
+
+
+class AssignmentImageApi(APIView):
+    @extend_schema(
+        operation_id="assignments_image",
+        summary="The image of one of your assignments",
+        responses={
+            (200, "image/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The image."),
+            **errors(401, 404),
+        },
+    )
+    def get(self, request, assignment_id):
+        assignment = _own_assignment(request, assignment_id, "item__image")
+        name = assignment.item.image.file
+        content_type, _ = mimetypes.guess_type(name)
+        if not default_storage.exists(name):
+            raise exceptions.NotFound("The image file is missing.")
+        response = FileResponse(
+            default_storage.open(name, "rb"),
+            content_type=content_type or "application/octet-stream",
+        )
+        response["Cache-Control"] = "private, max-age=31536000, immutable"
+        response["Content-Security-Policy"] = "default-src 'none'"
+        return response
+
+
+CORRECTNESS_CHOICES = [("yes", "Correct"), ("no", "Incorrect"), ("unsure", "Unsure")]
+
+
+class SubmitJudgementApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        choice = serializers.ChoiceField(
+            choices=["left", "right", "tie"], help_text="In displayed terms, as you saw them."
+        )
+        correct_left = serializers.ChoiceField(
+            choices=CORRECTNESS_CHOICES,
+            required=False,
+            allow_blank=True,
+            default="",
+            help_text="Correctness domains only.",
+        )
+        correct_right = serializers.ChoiceField(
+            choices=CORRECTNESS_CHOICES, required=False, allow_blank=True, default=""
+        )
+        confidence = serializers.IntegerField(
+            min_value=1, max_value=3, required=False, allow_null=True, default=None
+        )
+        rationale = serializers.CharField(
+            max_length=5000, required=False, allow_blank=True, default="", trim_whitespace=False
+        )
+        active_seconds = serializers.FloatField(
+            min_value=0, max_value=86400, required=False, default=0.0
+        )
+        flagged_problem = serializers.BooleanField(required=False, default=False)
+        problem_reason = serializers.CharField(
+            max_length=500, required=False, allow_blank=True, default=""
+        )
+
+    class OutputSerializer(serializers.Serializer):
+        assignment = serializers.IntegerField()
+        status = serializers.ChoiceField(choices=AssignmentStatus.choices)
+        choice = serializers.ChoiceField(choices=["left", "right", "tie"])
+        revision = serializers.IntegerField()
+        already_submitted = serializers.BooleanField(
+            help_text="True when this assignment was judged before: the stored judgement is "
+            "returned unchanged (submits are idempotent)."
+        )
+
+    @extend_schema(
+        operation_id="assignments_judgement",
+        summary="Submit your judgement (idempotent per assignment)",
+        request=InputSerializer,
+        responses={
+            201: OutputSerializer,
+            200: OpenApiResponse(OutputSerializer, description="Already judged; unchanged."),
+            **errors(400, 401, 404, 409),
+        },
+    )
+    def post(self, request, assignment_id):
+        # Only the display order and status are needed here; the service
+        # locks the row and brings the item and project itself.
+        assignment = _own_assignment(request, assignment_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        to_canon = assignment.displayed_to_canonical
+        correct = {
+            to_canon("left"): data["correct_left"],
+            to_canon("right"): data["correct_right"],
+        }
+        vote = Vote(
+            choice="tie" if data["choice"] == "tie" else to_canon(data["choice"]),
+            correct_1=correct["1"],
+            correct_2=correct["2"],
+            confidence=data["confidence"],
+            rationale=data["rationale"],
+            active_seconds=data["active_seconds"],
+            flagged_problem=data["flagged_problem"],
+            problem_reason=data["problem_reason"],
+        )
+        repeat = assignment.status == AssignmentStatus.SUBMITTED
+        try:
+            judgement = submit_judgement(
+                assignment_id=assignment.pk, annotator=request.user, vote=vote
+            )
+        except Assignment.DoesNotExist:
+            raise exceptions.NotFound("No such assignment.") from None
+        except JudgementInvalid as exc:
+            names = {"correct_" + to_canon("left"): "correct_left"}
+            names["correct_" + to_canon("right")] = "correct_right"
+            fields = {names.get(k, k): [v] for k, v in exc.errors.items()}
+            raise exceptions.ValidationError(fields) from None
+        except AnnotationError as exc:
+            raise Conflict(str(exc)) from None
+        shown = "tie"
+        if judgement.choice != "tie":
+            shown = "left" if to_canon("left") == judgement.choice else "right"
+        body = {
+            "assignment": assignment.pk,
+            "status": AssignmentStatus.SUBMITTED,
+            "choice": shown,
+            "revision": judgement.revision,
+            "already_submitted": repeat,
+        }
+        return Response(
+            self.OutputSerializer(body).data,
+            status=status.HTTP_200_OK if repeat else status.HTTP_201_CREATED,
+        )
+
+
+class SkipAssignmentApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        reason = serializers.CharField(max_length=500, help_text="Why you skip this item.")
+
+    class OutputSerializer(serializers.Serializer):
+        assignment = serializers.IntegerField()
+        status = serializers.ChoiceField(choices=AssignmentStatus.choices)
+
+    @extend_schema(
+        operation_id="assignments_skip",
+        summary="Give an item back; it is never offered to you again",
+        request=InputSerializer,
+        responses={200: OutputSerializer, **errors(400, 401, 404, 409)},
+    )
+    def post(self, request, assignment_id):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            assignment = skip_item(
+                assignment_id=assignment_id,
+                annotator=request.user,
+                reason=serializer.validated_data["reason"],
+            )
+        except Assignment.DoesNotExist:
+            raise exceptions.NotFound("No such assignment.") from None
+        except JudgementInvalid as exc:
+            raise exceptions.ValidationError({"reason": list(exc.errors.values())}) from None
+        except AnnotationError as exc:
+            raise Conflict(str(exc)) from None
+        return Response(
+            self.OutputSerializer({"assignment": assignment.pk, "status": assignment.status}).data
+        )
