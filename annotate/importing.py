@@ -19,12 +19,14 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import lzma
 import math
 import os
 import posixpath
 import threading
 import warnings
 import zipfile
+import zlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -234,6 +236,22 @@ class DirectoryImageSource(ImageSource):
         return path.read_bytes()
 
 
+# What zipfile raises on damaged or unusual archives besides BadZipFile: EOFError
+# and OSError (cut short, bad offsets, bz2 data errors), zlib and lzma errors
+# (corrupt compressed data), NotImplementedError (unknown compression method),
+# RuntimeError (encrypted member), ValueError (a name flagged UTF-8 that is not).
+ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    EOFError,
+    OSError,
+    zlib.error,
+    lzma.LZMAError,
+    NotImplementedError,
+    RuntimeError,
+    ValueError,
+)
+
+
 class ZipImageSource(ImageSource):
     """Images inside a zip. Any member with an absolute path or `..` makes the
     whole archive invalid (checked on open, before anything is read)."""
@@ -243,7 +261,7 @@ class ZipImageSource(ImageSource):
         self.prefix = prefix
         try:
             self.zip = zipfile.ZipFile(path)
-        except (zipfile.BadZipFile, OSError) as exc:
+        except ZIP_ERRORS as exc:
             raise ImportFailed(
                 [ImportProblem(self.label, f"not a readable zip archive ({exc})")]
             ) from None
@@ -277,14 +295,37 @@ class ZipImageSource(ImageSource):
             raise FileNotFoundError(f"'{ref}' not found in {self.label}")
         if info.file_size > max_bytes:
             raise ValueError(f"image is {info.file_size} bytes, more than the limit of {max_bytes}")
-        with self._lock, self.zip.open(info) as fh:
-            data = fh.read(max_bytes + 1)
+        try:
+            with self._lock, self.zip.open(info) as fh:
+                data = fh.read(max_bytes + 1)
+        except ZIP_ERRORS as exc:
+            raise ValueError(f"cannot be read from {self.label} ({_zip_failure(exc)})") from None
         if len(data) > max_bytes:
             raise ValueError(f"image is larger than the limit of {max_bytes} bytes")
         return data
 
+    def read_dataset(self, name: str) -> bytes:
+        """The dataset member `name` (a key of `members`)."""
+        try:
+            return self.zip.read(self.members[name])
+        except ZIP_ERRORS as exc:
+            raise ImportFailed(
+                [
+                    ImportProblem(
+                        f"{self.label}:{name}",
+                        f"cannot be read from the archive ({_zip_failure(exc)})",
+                    )
+                ]
+            ) from None
+
     def close(self) -> None:
         self.zip.close()
+
+
+def _zip_failure(exc: BaseException) -> str:
+    if isinstance(exc, RuntimeError) and "encrypted" in str(exc):
+        return "the member is encrypted"  # zipfile's message holds a ZipInfo repr
+    return str(exc)
 
 
 def _zip_member_is_safe(info: zipfile.ZipInfo) -> bool:

@@ -420,7 +420,7 @@ def import_items_from_paths(
             source = archive
             member, folder = find_dataset_in_zip(archive)
             archive.prefix = folder
-            data = archive.zip.read(archive.members[member])
+            data = archive.read_dataset(member)
             filename = f"{dataset.name}:{member}"
         else:
             if not dataset.is_file():

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from django.core.files.storage import default_storage
+from PIL import Image
 
 from annotate.importing import (
     MAX_ID_LENGTH,
@@ -250,4 +251,85 @@ def test_pairs_model_names_and_image_lists_longer_than_their_columns_are_refused
         "data.jsonl:1: record 0: field 'chosen_model': is longer than 200 characters",
         "data.jsonl:2: record 1: field 'rejected_model': is longer than 200 characters",
         "data.jsonl:3: record 2: field 'images': is longer than 500 characters",
+    ]
+
+
+# --- Regressions: archives zipfile cannot read -------------------------------------------
+# zipfile raises much more than BadZipFile on damaged archives; these escaped
+# the importer as a 500 (and, for images, from a worker thread).
+
+LOCAL_HEADER, CENTRAL_HEADER = b"PK\x03\x04", b"PK\x01\x02"
+
+
+def patch_headers(data: bytes, offsets: dict[bytes, int], value: bytes) -> bytes:
+    """Write `value` at the given offset of every local / central header."""
+    out = bytearray(data)
+    for signature, offset in offsets.items():
+        start = 0
+        while (start := out.find(signature, start)) >= 0:
+            out[start + offset : start + offset + len(value)] = value
+            start += 4
+    return bytes(out)
+
+
+def bundle(image: bytes | None = None, compression=zipfile.ZIP_STORED) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=compression) as archive:
+        archive.writestr("bundle/data.json", mrb_text([mrb_record()]))
+        archive.writestr("bundle/images/red.png", png_bytes() if image is None else image)
+    return out.getvalue()
+
+
+def noisy_png() -> bytes:
+    pixels = bytes((x * 31 + y * 17 + x * y) % 251 for y in range(64) for x in range(192))
+    out = io.BytesIO()
+    Image.frombytes("RGB", (64, 64), pixels).save(out, format="PNG")
+    return out.getvalue()
+
+
+def test_image_member_with_corrupt_compressed_data_is_a_clear_error(tmp_path):
+    data = bytearray(bundle(noisy_png(), compression=zipfile.ZIP_DEFLATED))
+    member = data.rindex(LOCAL_HEADER)  # the image's local header
+    data[member + 200] ^= 0xFF
+    problems = refused(tmp_path, "bundle.zip", bytes(data))
+    assert len(problems) == 1
+    assert problems[0].startswith(
+        "bundle.zip:bundle/data.json:2: record 0: field 'Image': "
+        "image 'images/red.png': cannot be read from bundle.zip ("
+    )
+
+
+def test_encrypted_members_are_a_clear_error(tmp_path):
+    data = patch_headers(bundle(), {LOCAL_HEADER: 6, CENTRAL_HEADER: 8}, b"\x01")
+    assert refused(tmp_path, "bundle.zip", data) == [
+        "bundle.zip:bundle/data.json: cannot be read from the archive (the member is encrypted)"
+    ]
+
+
+def test_unknown_compression_method_is_a_clear_error(tmp_path):
+    data = patch_headers(bundle(), {LOCAL_HEADER: 8, CENTRAL_HEADER: 10}, b"\x63\x00")
+    assert refused(tmp_path, "bundle.zip", data) == [
+        "bundle.zip:bundle/data.json: cannot be read from the archive "
+        "(That compression method is not supported)"
+    ]
+
+
+def test_member_name_flagged_utf8_that_is_not_is_a_clear_error(tmp_path):
+    data = bundle().replace(b"bundle/images/red.png", b"bundle/images/r\xffd.png")
+    data = patch_headers(data, {CENTRAL_HEADER: 8}, b"\x00\x08")
+    problems = refused(tmp_path, "bundle.zip", data)
+    assert problems == [
+        "bundle.zip: not a readable zip archive ('utf-8' codec can't decode byte 0xff "
+        "in position 15: invalid start byte)"
+    ]
+
+
+def test_corrupt_images_zip_beside_a_dataset_names_the_images_zip(tmp_path):
+    images = zip_bytes({"images/red.png": png_bytes()})
+    images = patch_headers(images, {LOCAL_HEADER: 8, CENTRAL_HEADER: 10}, b"\x63\x00")
+    (tmp_path / "imgs.zip").write_bytes(images)
+    problems = refused(tmp_path, "data.json", mrb_text([mrb_record()]), tmp_path / "imgs.zip")
+    assert problems == [
+        "data.json:2: record 0: field 'Image': image 'images/red.png': "
+        "cannot be read from imgs.zip (That compression method is not supported)"
     ]
