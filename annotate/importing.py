@@ -54,6 +54,10 @@ PAIRS_FIELDS = (
     "reference_answer",
 )
 MAX_ID_LENGTH = 200
+# The largest dataset file read out of a zip, judged by the size its header
+# declares (zipfile never reads past it): a small upload must not expand into
+# gigabytes in memory (a zip bomb). Images have their own IMAGE_MAX_BYTES.
+DATASET_MAX_BYTES = 512 * 1024 * 1024
 # The widths of Item.model_1/model_2 and Item.image_path (this module stays
 # free of Django; a test keeps them equal to the columns).
 MAX_MODEL_LENGTH = 200
@@ -306,8 +310,19 @@ class ZipImageSource(ImageSource):
 
     def read_dataset(self, name: str) -> bytes:
         """The dataset member `name` (a key of `members`)."""
+        info = self.members[name]
+        if info.file_size > DATASET_MAX_BYTES:
+            raise ImportFailed(
+                [
+                    ImportProblem(
+                        f"{self.label}:{name}",
+                        f"is {info.file_size} bytes uncompressed, more than the limit of "
+                        f"{DATASET_MAX_BYTES} for a dataset file",
+                    )
+                ]
+            )
         try:
-            return self.zip.read(self.members[name])
+            return self.zip.read(info)
         except ZIP_ERRORS as exc:
             raise ImportFailed(
                 [

@@ -333,3 +333,53 @@ def test_corrupt_images_zip_beside_a_dataset_names_the_images_zip(tmp_path):
         "data.json:2: record 0: field 'Image': image 'images/red.png': "
         "cannot be read from imgs.zip (That compression method is not supported)"
     ]
+
+
+# --- Regressions: zip bombs ---------------------------------------------------------------
+# The dataset member was read whole, whatever its size: a few kilobytes of
+# upload could expand into gigabytes in memory.
+
+
+def test_dataset_member_declaring_a_huge_size_is_refused_without_reading_it(tmp_path):
+    data = bundle()
+    central = data.index(CENTRAL_HEADER)  # the dataset's entry comes first
+    data = data[: central + 24] + b"\xff\xff\xff\x7f" + data[central + 28 :]  # file size
+    assert refused(tmp_path, "bundle.zip", data) == [
+        "bundle.zip:bundle/data.json: is 2147483647 bytes uncompressed, "
+        "more than the limit of 536870912 for a dataset file"
+    ]
+
+
+def test_dataset_member_with_a_high_compression_ratio_over_the_limit_is_refused(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr("annotate.importing.DATASET_MAX_BYTES", 1_000_000)
+    padded = mrb_text([mrb_record(Text="x" * 5_000_000)]).encode()
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("bundle/data.json", padded)
+        archive.writestr("bundle/images/red.png", png_bytes())
+    assert len(out.getvalue()) < 10_000  # a ratio of more than 500:1
+    assert refused(tmp_path, "bundle.zip", out.getvalue()) == [
+        f"bundle.zip:bundle/data.json: is {len(padded)} bytes uncompressed, "
+        "more than the limit of 1000000 for a dataset file"
+    ]
+
+
+def test_image_member_declaring_more_than_the_byte_limit_is_refused_unread(tmp_path, settings):
+    settings.IMAGE_MAX_BYTES = 10_000
+    data = bundle(b"\x00" * 50_000, compression=zipfile.ZIP_DEFLATED)
+    assert refused(tmp_path, "bundle.zip", data) == [
+        "bundle.zip:bundle/data.json:2: record 0: field 'Image': image 'images/red.png': "
+        "image is 50000 bytes, more than the limit of 10000"
+    ]
+
+
+def test_member_whose_data_is_longer_than_it_declares_is_refused(tmp_path):
+    """zipfile stops at the declared size, so the checksum no longer matches."""
+    data = bundle(noisy_png(), compression=zipfile.ZIP_DEFLATED)
+    central = data.rindex(CENTRAL_HEADER)  # the image's entry
+    data = data[: central + 24] + (100).to_bytes(4, "little") + data[central + 28 :]
+    problems = refused(tmp_path, "bundle.zip", data)
+    assert len(problems) == 1
+    assert "image 'images/red.png': cannot be read from bundle.zip (Bad CRC-32" in problems[0]
