@@ -27,6 +27,7 @@ import threading
 import warnings
 import zipfile
 import zlib
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -283,11 +284,24 @@ class ZipImageSource(ImageSource):
                 ],
                 truncated=len(bad) > 20,
             )
-        self.members = {
-            posixpath.normpath(info.filename): info
-            for info in self.zip.infolist()
-            if not info.is_dir()
-        }
+        files = [info for info in self.zip.infolist() if not info.is_dir()]
+        self.members = {posixpath.normpath(info.filename): info for info in files}
+        if len(self.members) < len(files):
+            # Two members under one name (or one normalised name, `a//b` and
+            # `a/b`): which one is "the" file differs between tools, so what
+            # was reviewed may not be what gets imported.
+            counts = Counter(posixpath.normpath(info.filename) for info in files)
+            self.zip.close()
+            raise ImportFailed(
+                [
+                    ImportProblem(
+                        self.label,
+                        f"archive has {n} members named '{name}'; the archive is refused",
+                    )
+                    for name, n in sorted(counts.items())
+                    if n > 1
+                ][:20]
+            )
         # ZipFile shares one file handle between open members and counts its
         # users without a lock, so image threads take turns to read (their
         # decoding and hashing still run in parallel).

@@ -383,3 +383,31 @@ def test_member_whose_data_is_longer_than_it_declares_is_refused(tmp_path):
     problems = refused(tmp_path, "bundle.zip", data)
     assert len(problems) == 1
     assert "image 'images/red.png': cannot be read from bundle.zip (Bad CRC-32" in problems[0]
+
+
+# --- Regressions: ambiguous archives ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("again", "shown"),
+    [
+        ("bundle/images/red.png", "bundle/images/red.png"),
+        ("bundle/images//red.png", "bundle/images/red.png"),
+        ("bundle/./data.json", "bundle/data.json"),
+    ],
+)
+def test_zip_with_two_members_under_one_name_is_refused(tmp_path, again, shown):
+    """Which of two same-named members "is" the file differs between tools, so
+    the picture a reviewer unzipped need not be the one imported."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("bundle/data.json", mrb_text([mrb_record()]))
+        archive.writestr("bundle/images/red.png", png_bytes())
+        if again == shown:
+            with pytest.warns(UserWarning, match="Duplicate name"):
+                archive.writestr(again, png_bytes(color=(0, 255, 0)))
+        else:
+            archive.writestr(again, png_bytes(color=(0, 255, 0)))
+    assert refused(tmp_path, "bundle.zip", out.getvalue()) == [
+        f"bundle.zip: archive has 2 members named '{shown}'; the archive is refused"
+    ]
