@@ -1,4 +1,5 @@
 from django import forms
+from django.core.validators import MaxValueValidator
 
 
 class ThresholdsForm(forms.Form):
@@ -90,3 +91,69 @@ class EvaluationForm(forms.Form):
         help_text="Optional: the same model with Output1/Output2 swapped, for position "
         "consistency.",
     )
+
+
+class JudgeEndpointForm(forms.Form):
+    """An admin's judge endpoint settings. The API key field is write-only:
+    it is never filled in when the form is shown again."""
+
+    name = forms.CharField(max_length=80, help_text="How curators pick it, e.g. gpt-4o.")
+    base_url = forms.URLField(
+        max_length=500,
+        assume_scheme="https",
+        label="Base URL",
+        help_text="Up to /v1, e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1 (vLLM); "
+        "requests go to <base URL>/chat/completions.",
+    )
+    model = forms.CharField(max_length=200, help_text="Sent as the request's model field.")
+    api_key = forms.CharField(
+        required=False,
+        max_length=1000,
+        label="API key",
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Leave blank to keep the stored key. Stored encrypted; never shown again.",
+    )
+    clear_api_key = forms.BooleanField(required=False, label="Remove the stored API key")
+    temperature = forms.FloatField(min_value=0, max_value=2, initial=0.0)
+    max_tokens = forms.IntegerField(
+        min_value=1, max_value=131072, initial=1024, help_text="The benchmark's script uses 1024."
+    )
+    timeout_seconds = forms.FloatField(
+        min_value=1, max_value=3600, initial=120, label="Timeout (seconds, per request)"
+    )
+
+    def clean_base_url(self):
+        url = self.cleaned_data["base_url"].strip()
+        if not url.lower().startswith(("http://", "https://")):
+            raise forms.ValidationError("Use an http:// or https:// URL.")
+        if "?" in url or "#" in url:
+            raise forms.ValidationError("Give the base URL without a query or fragment.")
+        return url.rstrip("/")
+
+    def clean(self):
+        data = super().clean()
+        if data.get("api_key") and data.get("clear_api_key"):
+            raise forms.ValidationError(
+                "Either enter a new key or remove the stored one, not both."
+            )
+        return data
+
+
+class JudgeRunForm(forms.Form):
+    endpoint = forms.ModelChoiceField(queryset=None, empty_label=None, label="Judge endpoint")
+    name = forms.CharField(max_length=120, help_text="Its name on the leaderboard.")
+    swapped = forms.BooleanField(
+        required=False,
+        label="Second pass with Output1/Output2 swapped",
+        help_text="Doubles the requests; gives the position-consistency extra.",
+    )
+    concurrency = forms.IntegerField(
+        min_value=1, initial=4, help_text="Requests in flight at once."
+    )
+
+    def __init__(self, *args, project, max_concurrency: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["endpoint"].queryset = project.judge_endpoints.order_by("name")
+        self.fields["concurrency"].max_value = max_concurrency
+        self.fields["concurrency"].validators.append(MaxValueValidator(max_concurrency))
+        self.fields["concurrency"].widget.attrs["max"] = max_concurrency

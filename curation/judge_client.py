@@ -30,7 +30,6 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 # Verbatim from facebookresearch/multimodal_rewardbench,
@@ -119,15 +118,17 @@ def build_prompt(record: dict, *, swapped: bool) -> str:
     )
 
 
-def image_data_url(path: Path) -> str:
+def image_data_url(data: bytes, name: str) -> str:
     """The image as a data URL, its MIME type guessed from the file name as
     the official script does."""
-    mime, _ = mimetypes.guess_type(path.name)
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return f"data:{mime or 'application/octet-stream'};base64,{data}"
+    mime, _ = mimetypes.guess_type(name)
+    encoded = base64.b64encode(data).decode("ascii")
+    return f"data:{mime or 'application/octet-stream'};base64,{encoded}"
 
 
-def request_body(record: dict, image_root: Path, endpoint: Endpoint, *, swapped: bool) -> dict:
+def request_body(record: dict, image: bytes, endpoint: Endpoint, *, swapped: bool) -> dict:
+    """The chat-completions request for one record; `image` is the bytes of
+    the file the record's ``Image`` names."""
     return {
         "model": endpoint.model,
         "messages": [
@@ -137,7 +138,7 @@ def request_body(record: dict, image_root: Path, endpoint: Endpoint, *, swapped:
                     {"type": "text", "text": build_prompt(record, swapped=swapped)},
                     {
                         "type": "image_url",
-                        "image_url": {"url": image_data_url(image_root / record["Image"])},
+                        "image_url": {"url": image_data_url(image, record["Image"])},
                     },
                 ],
             }

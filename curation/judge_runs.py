@@ -23,6 +23,7 @@ import json
 import logging
 import random
 import threading
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import timedelta
 from pathlib import Path
@@ -293,10 +294,11 @@ def run_judge(
     try:
         endpoint = _client_endpoint(run)
         key = endpoint.api_key
-        folder = Path(settings.MEDIA_ROOT) / run.release.folder
-        records = scoring.load_release_records(folder)
-        if _send_missing(run, records, folder, endpoint, policy or retry_policy()):
+        records, read_image = release_files(run.release)
+        if _send_missing(run, records, read_image, endpoint, policy or retry_policy()):
             _finish(run, records)
+    except JudgeRunError as exc:  # a problem the page explains; nothing to trace
+        _fail(run_id, str(exc))
     except Exception as exc:
         log.exception("judge run %s failed", run_id)
         _fail(run_id, judge_client.redact(f"{type(exc).__name__}: {exc}", key))
@@ -327,13 +329,27 @@ def _client_endpoint(run: JudgeRun) -> judge_client.Endpoint:
     )
 
 
-def _ask(
-    record: dict, folder: Path, endpoint, policy, order: str, stop
-) -> judge_client.JudgeResult:
+def release_files(release: Release) -> tuple[list[dict], Callable[[str], bytes]]:
+    """The release's records (all_data.json, release order) and a reader of
+    the files they name, relative to the release folder: exactly what the
+    official judge script reads from a downloaded release."""
+    folder = (Path(settings.MEDIA_ROOT) / release.folder).resolve()
+    records = scoring.load_release_records(folder)
+
+    def read_image(name: str) -> bytes:
+        path = (folder / name).resolve()
+        if not path.is_relative_to(folder):
+            raise OSError(f"{name} is outside the release")
+        return path.read_bytes()
+
+    return records, read_image
+
+
+def _ask(record: dict, read_image, endpoint, policy, order: str, stop) -> judge_client.JudgeResult:
     """One item, in a pool thread: no database access here."""
     try:
         body = judge_client.request_body(
-            record, folder, endpoint, swapped=order == JudgeOrder.SWAPPED
+            record, read_image(record["Image"]), endpoint, swapped=order == JudgeOrder.SWAPPED
         )
     except OSError as exc:
         return judge_client.JudgeResult(
@@ -345,7 +361,7 @@ def _ask(
     return judge_client.judge(body, endpoint, policy, stop=stop, rng=random.Random())
 
 
-def _send_missing(run: JudgeRun, records, folder, endpoint, policy) -> bool:
+def _send_missing(run: JudgeRun, records, read_image, endpoint, policy) -> bool:
     """Send what has no successful answer yet; True when every item and pass
     has an answer (success or final error) and the run is still running."""
     answered = set(
@@ -372,7 +388,7 @@ def _send_missing(run: JudgeRun, records, folder, endpoint, policy) -> bool:
                 job = next(queue, None)
                 if job is None:
                     break
-                future = executor.submit(_ask, job[0], folder, endpoint, policy, job[1], stop)
+                future = executor.submit(_ask, job[0], read_image, endpoint, policy, job[1], stop)
                 pending[future] = job
             if not pending:
                 break

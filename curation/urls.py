@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import judge_views, views
 
 urlpatterns = [
     path("p/<slug:slug>/rules/", views.rule_settings, name="rule_settings"),
@@ -34,5 +34,37 @@ urlpatterns = [
         "p/<slug:slug>/releases/<int:release_id>/leaderboard/",
         views.leaderboard_view,
         name="leaderboard",
+    ),
+    path("p/<slug:slug>/judges/", judge_views.judge_endpoints, name="judge_endpoints"),
+    path(
+        "p/<slug:slug>/judges/<int:endpoint_id>/",
+        judge_views.judge_endpoint_edit,
+        name="judge_endpoint_edit",
+    ),
+    path(
+        "p/<slug:slug>/judges/<int:endpoint_id>/delete/",
+        judge_views.judge_endpoint_delete,
+        name="judge_endpoint_delete",
+    ),
+    path(
+        "p/<slug:slug>/releases/<int:release_id>/judge/",
+        judge_views.judge_run_new,
+        name="judge_run_new",
+    ),
+    path("p/<slug:slug>/judge-runs/<int:run_id>/", judge_views.judge_run_detail, name="judge_run"),
+    path(
+        "p/<slug:slug>/judge-runs/<int:run_id>/progress/",
+        judge_views.judge_run_progress,
+        name="judge_run_progress",
+    ),
+    path(
+        "p/<slug:slug>/judge-runs/<int:run_id>/cancel/",
+        judge_views.judge_run_cancel,
+        name="judge_run_cancel",
+    ),
+    path(
+        "p/<slug:slug>/judge-runs/<int:run_id>/resume/",
+        judge_views.judge_run_resume,
+        name="judge_run_resume",
     ),
 ]
