@@ -7,6 +7,7 @@ and a Celery broker on the local filesystem, so no server is needed.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -51,13 +52,39 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [part.strip() for part in raw.split(",") if part.strip()]
 
 
+# DJANGO_ENV=production switches the hardening below to secure defaults and
+# refuses to start on an unsafe value; every switch can still be set one by one.
+DJANGO_ENV = env_str("DJANGO_ENV", "development")
+if DJANGO_ENV not in {"development", "production"}:
+    raise ImproperlyConfigured(
+        f"DJANGO_ENV={DJANGO_ENV!r} is not an environment (use development or production)"
+    )
+PRODUCTION = DJANGO_ENV == "production"
+
 DEBUG = env_bool("DEBUG", False)
+if PRODUCTION and DEBUG:
+    raise ImproperlyConfigured("DEBUG must be off when DJANGO_ENV=production")
+EMBEDDED_SECRET_KEY = "insecure-embedded-default-change-me"
 SECRET_KEY = env_str("SECRET_KEY", "")
+if PRODUCTION and (
+    len(SECRET_KEY) < 50
+    or len(set(SECRET_KEY)) < 5
+    or SECRET_KEY.startswith(("django-insecure", EMBEDDED_SECRET_KEY))
+):
+    # The same bar as Django's deploy check (security.W009), enforced at start.
+    raise ImproperlyConfigured(
+        "SECRET_KEY must be set to a random value of at least 50 characters when "
+        "DJANGO_ENV=production (e.g. python -c 'import secrets; print(secrets.token_urlsafe(64))')"
+    )
 if not SECRET_KEY:
     if not DEBUG and env_bool("REQUIRE_SECRET_KEY", False):
         raise ImproperlyConfigured("SECRET_KEY must be set")
     # Embedded/demo default only; production sets SECRET_KEY (see README).
-    SECRET_KEY = "insecure-embedded-default-change-me"
+    SECRET_KEY = EMBEDDED_SECRET_KEY
+if PRODUCTION and not os.environ.get("ALLOWED_HOSTS", "").strip():
+    raise ImproperlyConfigured(
+        "ALLOWED_HOSTS must name the site's host(s) when DJANGO_ENV=production"
+    )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -72,12 +99,14 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "django_htmx",
+    "axes",
     "annotate",
     "curation",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.security.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -86,6 +115,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a login refused for too many failures
+    # into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -285,14 +317,25 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Production hardening, switched on by variables -----------------------------------
-SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
-SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
+# Off in development (plain http://127.0.0.1), on by default in production.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", PRODUCTION)
+# The container health check calls /healthz over plain HTTP inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", PRODUCTION)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
-SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SESSION_COOKIE_HTTPONLY = True
+# No script reads the CSRF cookie (forms carry the token), so hide it too.
+CSRF_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if PRODUCTION else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
-if env_bool("BEHIND_PROXY", False):
+BEHIND_PROXY = env_bool("BEHIND_PROXY", False)
+if BEHIND_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 LOGGING = {
@@ -301,3 +344,56 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+# A hardening switch turned off on purpose is a decision, not an oversight:
+# the deploy check then stays quiet about it (docs/decisions.md).
+SILENCED_SYSTEM_CHECKS = []
+if PRODUCTION and BEHIND_PROXY and not SECURE_SSL_REDIRECT:
+    SILENCED_SYSTEM_CHECKS.append("security.W008")  # the TLS proxy redirects
+if PRODUCTION and not SECURE_HSTS_INCLUDE_SUBDOMAINS:
+    SILENCED_SYSTEM_CHECKS.append("security.W005")
+if PRODUCTION and not SECURE_HSTS_PRELOAD:
+    SILENCED_SYSTEM_CHECKS.append("security.W021")
+# Sessions end SESSION_COOKIE_AGE after login (not extended by activity, which
+# would cost a session write per request).
+SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 12 * 3600, minimum=60)
+SESSION_EXPIRE_AT_BROWSER_CLOSE = env_bool("SESSION_EXPIRE_AT_BROWSER_CLOSE", False)
+
+# Content-Security-Policy in every environment, so tests and `make run` catch
+# an inline script or style as soon as it is written. Same shape as Django
+# 6's SECURE_CSP; config.security.SecurityHeadersMiddleware sends it.
+SECURE_CSP = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'"],
+    # Extra image origins, e.g. an object store that serves images directly.
+    "img-src": ["'self'", *env_list("CSP_IMG_SRC", [])],
+    "object-src": ["'none'"],
+    "base-uri": ["'self'"],
+    "form-action": ["'self'"],
+    "frame-ancestors": ["'none'"],
+}
+# Browser features no page uses.
+PERMISSIONS_POLICY = (
+    "accelerometer=(), camera=(), geolocation=(), gyroscope=(), magnetometer=(), "
+    "microphone=(), payment=(), usb=()"
+)
+
+# --- Login rate limiting (django-axes) -----------------------------------------------
+AUTHENTICATION_BACKENDS = [
+    # First, as django-axes asks: refuses a locked-out username+address before
+    # any password is checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+# Per username and address together: a guesser cannot lock a colleague out
+# from elsewhere, and one address cannot try many passwords for one account.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "config.security.login_locked_out"
+AXES_CLIENT_IP_CALLABLE = "config.security.client_ip"
+    # django-axes logs every successful log-in at INFO; failures and lockouts
+    # are warnings and stay.
+    "loggers": {"axes": {"level": "WARNING"}},

@@ -3,12 +3,14 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from annotate import api_pages
+from config.health import healthz
 
 # JSON errors for URLs under /api/ that no route matches (HTML elsewhere).
 handler404 = "annotate.api_errors.not_found"
 handler500 = "annotate.api_errors.server_error"
 
 urlpatterns = [
+    path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
