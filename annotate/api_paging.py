@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 
@@ -42,3 +43,12 @@ def paginated(serializer_class: type[serializers.Serializer]) -> type[serializer
             "__module__": serializer_class.__module__,
         },
     )
+
+
+# The query parameters every list takes, for extend_schema(parameters=...).
+PAGE_PARAMETERS = [
+    OpenApiParameter("page", int, description="Page number, from 1."),
+    OpenApiParameter(
+        "page_size", int, description=f"Items per page (default 50, at most {MAX_PAGE_SIZE})."
+    ),
+]

@@ -16,3 +16,12 @@ class AutoSchema(openapi.AutoSchema):
         if "." in type(serializer).__qualname__:
             return component_name(type(serializer))
         return super().get_serializer_name(serializer, direction)
+
+
+# Choice sets shared by several fields, named once in the schema
+# (SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] names them).
+DISPLAYED_CHOICES = ["left", "right", "tie"]
+CANONICAL_CHOICES = ["1", "2", "tie"]
+RESPONSES = ["1", "2"]
+OPTIONAL_RESPONSES = ["", "1", "2"]
+CORRECTNESS_CHOICES = [("yes", "Correct"), ("no", "Incorrect"), ("unsure", "Unsure")]

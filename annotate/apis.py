@@ -27,7 +27,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .api_errors import Conflict, Rejected, errors
-from .api_paging import paginate, paginated
+from .api_paging import PAGE_PARAMETERS, paginate, paginated
+from .api_schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES
 from .importing import FORMATS, ImportFailed
 from .models import Assignment, AssignmentStatus, Domain, Membership, Project, Role
 from .permissions import ADMIN_ROLES
@@ -83,6 +84,7 @@ class ProjectListApi(APIView):
         operation_id="projects_list",
         summary="Projects you are a member of, with your role",
         responses={200: paginated(OutputSerializer), **errors(401)},
+        parameters=PAGE_PARAMETERS,
     )
     def get(self, request):
         user = request.user
@@ -109,6 +111,7 @@ class DomainListApi(APIView):
         operation_id="domains_list",
         summary="The project's domains",
         responses={200: paginated(OutputSerializer), **errors(401, 404)},
+        parameters=PAGE_PARAMETERS,
     )
     def get(self, request, slug):
         project, _ = project_for_api(request.user, slug)
@@ -382,13 +385,10 @@ class AssignmentImageApi(APIView):
         return response
 
 
-CORRECTNESS_CHOICES = [("yes", "Correct"), ("no", "Incorrect"), ("unsure", "Unsure")]
-
-
 class SubmitJudgementApi(APIView):
     class InputSerializer(serializers.Serializer):
         choice = serializers.ChoiceField(
-            choices=["left", "right", "tie"], help_text="In displayed terms, as you saw them."
+            choices=DISPLAYED_CHOICES, help_text="In displayed terms, as you saw them."
         )
         correct_left = serializers.ChoiceField(
             choices=CORRECTNESS_CHOICES,
@@ -417,7 +417,7 @@ class SubmitJudgementApi(APIView):
     class OutputSerializer(serializers.Serializer):
         assignment = serializers.IntegerField()
         status = serializers.ChoiceField(choices=AssignmentStatus.choices)
-        choice = serializers.ChoiceField(choices=["left", "right", "tie"])
+        choice = serializers.ChoiceField(choices=DISPLAYED_CHOICES)
         revision = serializers.IntegerField()
         already_submitted = serializers.BooleanField(
             help_text="True when this assignment was judged before: the stored judgement is "

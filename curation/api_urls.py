@@ -1,3 +1,31 @@
 """/api/v1/ routes of the curation app (included by config.urls)."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from . import apis
+
+P = "projects/<slug:slug>/"
+R = P + "releases/<int:release_id>/"
+
+urlpatterns = [
+    path(P + "verdicts/", apis.VerdictListApi.as_view(), name="api_verdicts"),
+    path(P + "verdicts/<int:item_id>/", apis.VerdictDetailApi.as_view(), name="api_verdict"),
+    path(
+        P + "verdicts/<int:item_id>/decision/",
+        apis.DecisionApi.as_view(),
+        name="api_verdict_decision",
+    ),
+    path(P + "agreement/", apis.AgreementApi.as_view(), name="api_agreement"),
+    path(
+        P + "agreement/refresh/", apis.AgreementRefreshApi.as_view(), name="api_agreement_refresh"
+    ),
+    path(P + "releases/", apis.ReleaseListApi.as_view(), name="api_releases"),
+    path(R, apis.ReleaseDetailApi.as_view(), name="api_release"),
+    path(R + "download/", apis.ReleaseDownloadApi.as_view(), name="api_release_download"),
+    path(R + "evaluations/", apis.EvaluationListApi.as_view(), name="api_evaluations"),
+    path(
+        R + "evaluations/<int:evaluation_id>/",
+        apis.EvaluationDetailApi.as_view(),
+        name="api_evaluation",
+    ),
+]
