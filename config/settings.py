@@ -313,16 +313,7 @@ SPECTACULAR_SETTINGS = {
     # Separate request/response components: multipart uploads and read-only
     # fields then describe exactly what is sent and what comes back.
     "COMPONENT_SPLIT_REQUEST": True,
-    # Choice sets shared by several fields get one name each.
-    "ENUM_NAME_OVERRIDES": {
-        "CorrectnessEnum": "annotate.api_schema.CORRECTNESS_CHOICES",
-        "DisplayedChoiceEnum": "annotate.api_schema.DISPLAYED_CHOICES",
-        "CanonicalChoiceEnum": "annotate.api_schema.CANONICAL_CHOICES",
-        "ResponseEnum": "annotate.api_schema.RESPONSES",
-        "AssignmentStatusEnum": "annotate.models.AssignmentStatus.choices",
-        "VerdictStatusEnum": "curation.models.VerdictStatus.choices",
-        "ReleaseStatusEnum": "curation.models.ReleaseStatus.choices",
-    },
+    "ENUM_NAME_OVERRIDES": {"CorrectnessEnum": "annotate.apis.CORRECTNESS_CHOICES"},
 }
 
 # --- Production hardening, switched on by variables -----------------------------------
@@ -342,18 +333,11 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 BEHIND_PROXY = env_bool("BEHIND_PROXY", False)
 if BEHIND_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-}
-SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 # A hardening switch turned off on purpose is a decision, not an oversight:
 # the deploy check then stays quiet about it (docs/decisions.md).
 SILENCED_SYSTEM_CHECKS = []
@@ -363,6 +347,7 @@ if PRODUCTION and not SECURE_HSTS_INCLUDE_SUBDOMAINS:
     SILENCED_SYSTEM_CHECKS.append("security.W005")
 if PRODUCTION and not SECURE_HSTS_PRELOAD:
     SILENCED_SYSTEM_CHECKS.append("security.W021")
+
 # Sessions end SESSION_COOKIE_AGE after login (not extended by activity, which
 # would cost a session write per request).
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 12 * 3600, minimum=60)
@@ -403,6 +388,12 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "config.security.login_locked_out"
 AXES_CLIENT_IP_CALLABLE = "config.security.client_ip"
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # django-axes logs every successful log-in at INFO; failures and lockouts
     # are warnings and stay.
     "loggers": {"axes": {"level": "WARNING"}},
+}
