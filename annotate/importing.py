@@ -174,6 +174,16 @@ class Record:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+def brief(value: str, limit: int = 80, *, quote: bool = True) -> str:
+    """A value from the file as a message shows it: unprintable characters
+    escaped (it may hold any) and cut short (a message may repeat per record)."""
+    cut = value[:limit]
+    shown = repr(cut) if quote else (cut if cut.isprintable() else repr(cut)[1:-1])
+    if len(value) > limit:
+        shown += f"... ({len(value)} characters)"
+    return shown
+
+
 # --- Image sources -----------------------------------------------------------------
 
 
@@ -277,7 +287,7 @@ class ZipImageSource(ImageSource):
                 [
                     ImportProblem(
                         self.label,
-                        f"archive member '{name}' has an absolute path or '..'; "
+                        f"archive member {brief(name)} has an absolute path or '..'; "
                         "the archive is refused",
                     )
                     for name in bad[:20]
@@ -296,7 +306,7 @@ class ZipImageSource(ImageSource):
                 [
                     ImportProblem(
                         self.label,
-                        f"archive has {n} members named '{name}'; the archive is refused",
+                        f"archive has {n} members named {brief(name)}; the archive is refused",
                     )
                     for name, n in sorted(counts.items())
                     if n > 1
@@ -377,7 +387,7 @@ def find_dataset_in_zip(source: ZipImageSource) -> tuple[str, str]:
         and "__MACOSX" not in name
     )
     if len(candidates) != 1:
-        found = ", ".join(candidates[:10]) or "none"
+        found = ", ".join(brief(name, quote=False) for name in candidates[:10]) or "none"
         raise ImportFailed(
             [
                 ImportProblem(
@@ -673,7 +683,7 @@ def _check_storable(rec: dict, log: ProblemLog, line: int, index: int) -> bool:
         problem = _unstorable(value)
         key_problem = _unstorable(key)
         if problem or key_problem:
-            label = key if key_problem is None else ascii(key)
+            label = brief(key, quote=False)
             log.add(
                 (key_problem and f"name {key_problem}") or problem,
                 line=line,
@@ -695,7 +705,7 @@ def parse_mrb_record(value: Any, line: int, index: int, log: ProblemLog) -> Reco
     better = fields["Better"]
     if better is not None and better not in ("Output1", "Output2"):
         log.add(
-            f'must be "Output1" or "Output2", not {better!r}',
+            f'must be "Output1" or "Output2", not {brief(better)}',
             line=line,
             index=index,
             field="Better",
@@ -924,7 +934,7 @@ def parse_dataset(
             cat_field = "Category" if fmt == "mrb" else pairs_options.source_key("category")
             known = sorted(known_categories)
             log.add(
-                f"unknown category {record.category!r}; known: {', '.join(known)}",
+                f"unknown category {brief(record.category)}; known: {', '.join(known)}",
                 line=line,
                 index=index,
                 field=cat_field,

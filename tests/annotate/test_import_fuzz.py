@@ -195,8 +195,8 @@ def test_pairs_values_the_database_cannot_store_are_refused_by_field(tmp_path):
 def test_field_name_with_a_nul_or_surrogate_is_refused_and_shown_escaped(tmp_path):
     text = json.dumps(mrb_record())[:-1] + r', "a\u0000b": 1, "\udc80": 2}'
     assert refused(tmp_path, "data.json", f"[\n{text}\n]") == [
-        r"data.json:2: record 0: field ''a\x00b'': name contains a NUL character (\u0000)",
-        r"data.json:2: record 0: field ''\udc80'': name contains an unpaired surrogate "
+        r"data.json:2: record 0: field 'a\x00b': name contains a NUL character (\u0000)",
+        r"data.json:2: record 0: field '\udc80': name contains an unpaired surrogate "
         r"(\ud800-\udfff), which is not valid Unicode",
     ]
 
@@ -411,3 +411,32 @@ def test_zip_with_two_members_under_one_name_is_refused(tmp_path, again, shown):
     assert refused(tmp_path, "bundle.zip", out.getvalue()) == [
         f"bundle.zip: archive has 2 members named '{shown}'; the archive is refused"
     ]
+
+
+# --- Regressions: huge values in messages -------------------------------------------------
+
+
+def test_messages_show_huge_or_unprintable_values_cut_short_and_escaped(tmp_path):
+    records = [
+        mrb_record("a", Better="B" * 1_000_000),
+        mrb_record("b", Category="c" * 1_000_000),
+        mrb_record("c", Category="bad\u2028\x1b[31m"),
+        {**mrb_record("d"), "k" * 1000: "\x00"},
+    ]
+    problems = refused(tmp_path, "data.json", mrb_text(records))
+    assert problems[0] == (
+        'data.json:2: record 0: field \'Better\': must be "Output1" or "Output2", not '
+        f"'{'B' * 80}'... (1000000 characters)"
+    )
+    assert problems[1].startswith(
+        f"data.json:3: record 1: field 'Category': unknown category '{'c' * 80}'... "
+        "(1000000 characters); known: "
+    )
+    assert problems[2].startswith(
+        "data.json:4: record 2: field 'Category': unknown category 'bad\\u2028\\x1b[31m'; known:"
+    )
+    assert problems[3] == (
+        f"data.json:5: record 3: field '{'k' * 80}... (1000 characters)': "
+        "contains a NUL character (\\u0000)"
+    )
+    assert sum(len(p) for p in problems) < 2000
