@@ -55,16 +55,30 @@ def requeue_unsent_work() -> int:
     )
     for project_id in projects:
         refresh_agreement.delay(project_id)
-    return len(releases) + len(projects)
+    # Judge runs never started, or whose loop stopped writing its heartbeat
+    # (its worker died): take_over resumes those, sending only unanswered items.
+    from .judge_runs import stale_after
+    from .models import JudgeRun, JudgeRunStatus
+
+    runs = list(
+        JudgeRun.objects.filter(
+            Q(status=JudgeRunStatus.PENDING)
+            | Q(status=JudgeRunStatus.RUNNING, heartbeat_at__lt=timezone.now() - stale_after())
+        ).values_list("pk", flat=True)
+    )
+    for run_id in runs:
+        judge_release_task.delay(run_id, take_over=True)
+    return len(releases) + len(projects) + len(runs)
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
-def judge_release_task(self, run_id: int) -> str:
+def judge_release_task(self, run_id: int, take_over: bool = False) -> str:
     """Run a judge over a release (idempotent: answers already stored are not
     sent again; a run that is not pending is left alone)."""
     from .judge_runs import run_judge
 
-    # Redelivered: the worker that took it died; its run is taken over once
-    # its heartbeat is stale (a live loop's never is).
+    # Redelivered: the worker that took it died. Its run (like any with
+    # take_over) is taken over only once its heartbeat is stale, which a live
+    # loop's never is.
     redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
-    return run_judge(run_id=run_id, take_over=redelivered).status
+    return run_judge(run_id=run_id, take_over=take_over or redelivered).status

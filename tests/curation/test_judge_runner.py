@@ -247,6 +247,24 @@ def test_a_run_whose_worker_died_is_taken_over_without_resending(
         assert fake.requests[(r["ID"], "original")] == (2 if i == 6 else 1)
 
 
+def test_the_background_sweep_restarts_pending_and_dead_runs(release, records, fake):
+    from curation.tasks import requeue_unsent_work
+
+    endpoint = make_endpoint(release, fake)
+    lost = start(release, endpoint, name="message lost")  # never queued
+    dead = start(release, endpoint, name="worker died")
+    now = timezone.now()
+    JudgeRun.objects.filter(pk=dead.pk).update(
+        status=JudgeRunStatus.RUNNING, started_at=now, heartbeat_at=now
+    )
+    requeue_unsent_work()  # eager: tasks run inline
+    assert JudgeRun.objects.get(pk=lost.pk).status == JudgeRunStatus.COMPLETE
+    assert JudgeRun.objects.get(pk=dead.pk).status == JudgeRunStatus.RUNNING  # alive, left alone
+    JudgeRun.objects.filter(pk=dead.pk).update(heartbeat_at=now - timedelta(hours=1))
+    requeue_unsent_work()
+    assert JudgeRun.objects.get(pk=dead.pk).status == JudgeRunStatus.COMPLETE
+
+
 def test_an_error_in_the_loop_fails_the_run_and_resume_continues(
     release, records, fake, monkeypatch
 ):
