@@ -61,6 +61,7 @@ def test_admin_adds_an_endpoint_and_the_key_is_never_shown_back(client, release,
     project = release.project
     client.force_login(make_member(project, role="admin"))
     url = reverse("judge_endpoints", args=[project.slug])
+    assert url in client.get(project.get_absolute_url()).content.decode()
     response = client.post(url, endpoint_post(fake))
     assert response.status_code == 302
     endpoint = JudgeEndpoint.objects.get(project=project)
