@@ -10,12 +10,15 @@ in this shape.
 
 from __future__ import annotations
 
+import io
+
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, JsonResponse
 from django.views import defaults
 from drf_spectacular.utils import OpenApiResponse
-from rest_framework import exceptions, serializers, status
+from rest_framework import exceptions, parsers, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
@@ -48,6 +51,30 @@ class Rejected(exceptions.APIException):
         self.code = code
         self.fields = fields or {}
         self.problems = problems
+
+
+class BoundedJSONParser(parsers.JSONParser):
+    """JSON bodies up to DATA_UPLOAD_MAX_MEMORY_SIZE, else 413. DRF reads the
+    request stream itself, bypassing Django's own check of that limit."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        request = (parser_context or {}).get("request")
+        if limit is not None and request is not None:
+            length = request.META.get("CONTENT_LENGTH") or 0
+            try:
+                too_big = int(length) > limit
+            except ValueError:
+                too_big = False
+            if too_big:
+                raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
+            if stream is not None:
+                # Read one byte past the limit in case the length was not declared.
+                data = stream.read(limit + 1)
+                if len(data) > limit:
+                    raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
+                stream = io.BytesIO(data)
+        return super().parse(stream, media_type, parser_context)
 
 
 def _flatten(detail, prefix: str = "") -> dict[str, list[str]]:

@@ -501,6 +501,8 @@ class SkipAssignmentApi(APIView):
         responses={200: OutputSerializer, **errors(400, 401, 404, 409)},
     )
     def post(self, request, assignment_id):
+        # Someone else's assignment is a 404 whatever the body says.
+        _own_assignment(request, assignment_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:

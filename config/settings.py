@@ -296,7 +296,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "annotate.api_schema.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
+        "annotate.api_errors.BoundedJSONParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",

@@ -1,0 +1,154 @@
+"""Who may call what: every URL under /api/ is enumerated from the resolver
+and must have a row here (a new endpoint without one fails the test)."""
+
+import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.urls import URLPattern, URLResolver, get_resolver
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from curation.models import Evaluation, Release, Verdict
+from tests.factories import make_assignment, make_item, make_member, make_project, make_user
+
+pytestmark = pytest.mark.django_db
+
+ROLES = ("anonymous", "outsider", "annotator", "curator", "admin")
+MODEL_NAMES = ("secret-model-a", "secret-model-b")
+
+
+def row(anonymous, outsider, annotator, curator, admin):
+    return dict(zip(ROLES, (anonymous, outsider, annotator, curator, admin), strict=True))
+
+
+PUBLIC = row(200, 200, 200, 200, 200)
+MEMBERS = row(401, 404, 200, 200, 200)
+CURATORS = row(401, 404, 403, 200, 200)
+# POSTs are sent empty: a caller who may use the endpoint gets 400 (nothing
+# changes), one who may not gets 401/403/404 before the body is looked at.
+CURATORS_POST = row(401, 404, 403, 400, 400)
+OWN_ASSIGNMENT = row(401, 404, 200, 404, 404)
+OWN_ASSIGNMENT_POST = row(401, 404, 400, 404, 404)
+
+EXPECTED = {
+    ("api_schema", "get"): PUBLIC,
+    ("api_docs", "get"): PUBLIC,
+    ("api_projects", "get"): row(401, 200, 200, 200, 200),
+    ("api_domains", "get"): MEMBERS,
+    ("api_import", "post"): row(401, 404, 403, 403, 400),
+    ("api_next_assignment", "post"): MEMBERS,
+    ("api_assignment", "get"): OWN_ASSIGNMENT,
+    ("api_assignment_image", "get"): OWN_ASSIGNMENT,
+    ("api_submit_judgement", "post"): OWN_ASSIGNMENT_POST,
+    ("api_skip_assignment", "post"): OWN_ASSIGNMENT_POST,
+    ("api_verdicts", "get"): CURATORS,
+    ("api_verdict", "get"): CURATORS,
+    ("api_verdict_decision", "post"): CURATORS_POST,
+    ("api_agreement", "get"): CURATORS,
+    ("api_agreement_refresh", "post"): row(401, 404, 403, 202, 202),
+    ("api_releases", "get"): CURATORS,
+    ("api_releases", "post"): CURATORS_POST,
+    ("api_release", "get"): CURATORS,
+    ("api_release_download", "get"): row(401, 404, 403, 409, 409),
+    ("api_evaluations", "get"): CURATORS,
+    ("api_evaluations", "post"): CURATORS_POST,
+    ("api_evaluation", "get"): CURATORS,
+}
+
+
+def api_patterns():
+    """(name, route, methods) of every URL pattern under /api/."""
+    found = []
+
+    def walk(patterns, prefix):
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                walk(p.url_patterns, prefix + str(p.pattern))
+            elif isinstance(p, URLPattern):
+                route = prefix + str(p.pattern)
+                if not route.startswith("api/"):
+                    continue
+                view = getattr(p.callback, "view_class", None) or getattr(p.callback, "cls", None)
+                if view is not None:
+                    methods = [
+                        m for m in ("get", "post", "put", "patch", "delete") if hasattr(view, m)
+                    ]
+                else:
+                    methods = ["get"]  # function views under /api/ are GET pages
+                found.append((p.name, route, methods))
+
+    walk(get_resolver().url_patterns, "")
+    return found
+
+
+def test_every_api_endpoint_has_a_row_in_the_matrix():
+    enumerated = {(name, m) for name, _, methods in api_patterns() for m in methods}
+    assert len(enumerated) >= 20
+    missing = enumerated - set(EXPECTED)
+    assert not missing, f"endpoints without a permission row: {sorted(missing)}"
+    stale = set(EXPECTED) - enumerated
+    assert not stale, f"rows for endpoints that no longer exist: {sorted(stale)}"
+
+
+@pytest.fixture
+def world():
+    project = make_project(slug="perm", votes_per_item=3)
+    users = {
+        "outsider": make_user(),
+        "annotator": make_member(project, role="annotator"),
+        "curator": make_member(project, role="curator"),
+        "admin": make_member(project, role="admin"),
+    }
+    item = make_item(project, model_1=MODEL_NAMES[0], model_2=MODEL_NAMES[1], gold_choice="2")
+    default_storage.save(item.image.file, ContentFile(b"\x89PNG not really"))
+    item.live_assignments = 1
+    item.save(update_fields=["live_assignments"])
+    assignment = make_assignment(item, users["annotator"])
+    Verdict.objects.create(item=item, project=project)
+    release = Release.objects.create(project=project, version="v1", domains=["vqa"])
+    evaluation = Evaluation.objects.create(release=release, name="m", predictions="p.jsonl")
+    kwargs = {
+        "slug": project.slug,
+        "assignment_id": assignment.pk,
+        "item_id": item.pk,
+        "release_id": release.pk,
+        "evaluation_id": evaluation.pk,
+    }
+    return users, kwargs
+
+
+def url_for(route: str, kwargs: dict) -> str:
+    from django.urls import reverse
+
+    name = next(n for n, r, _ in api_patterns() if r == route)
+    needed = {k: v for k, v in kwargs.items() if f"<{k}>" in route or f":{k}>" in route}
+    return reverse(name, kwargs=needed)
+
+
+CASES = [
+    (name, route, method, role)
+    for name, route, methods in api_patterns()
+    for method in methods
+    for role in ROLES
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "route", "method", "role"), CASES, ids=[f"{c[0]}-{c[2]}-{c[3]}" for c in CASES]
+)
+def test_permission_matrix(world, name, route, method, role):
+    users, kwargs = world
+    client = APIClient()
+    if role != "anonymous":
+        client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=users[role]).key}")
+    url = url_for(route, kwargs)
+    response = getattr(client, method)(url, {}, format="multipart" if method == "post" else None)
+    expected = EXPECTED[(name, method)][role]
+    assert response.status_code == expected, (url, response.content[:300])
+    if route.startswith("api/v1/") and response.status_code >= 400:
+        error = response.json()["error"]
+        assert set(error) >= {"code", "message", "fields"}
+    if role == "annotator" and response.get("Content-Type", "").startswith("application/json"):
+        text = response.content.decode()
+        for secret in (*MODEL_NAMES, "gold", "votes_1", "response_1"):
+            assert secret not in text, (url, secret)

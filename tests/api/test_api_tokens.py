@@ -1,0 +1,47 @@
+"""The token page: create (shown once), replace, revoke."""
+
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from tests.factories import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_user_creates_uses_and_revokes_a_token(client):
+    user = make_user()
+    client.force_login(user)
+    assert "You have no token" in client.get("/account/token/").content.decode()
+    created = client.post("/account/token/", {"action": "create"})
+    key = Token.objects.get(user=user).key
+    assert key in created.content.decode()
+    assert created["Cache-Control"] == "no-store"
+    # Shown once: the page does not show it again.
+    assert key not in client.get("/account/token/").content.decode()
+
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert api.get("/api/v1/projects/").status_code == 200
+
+    client.post("/account/token/", {"action": "revoke"})
+    assert not Token.objects.filter(user=user).exists()
+    assert api.get("/api/v1/projects/").status_code == 401
+
+
+def test_replacing_a_token_invalidates_the_old_one(client):
+    user = make_user()
+    client.force_login(user)
+    client.post("/account/token/", {"action": "create"})
+    old = Token.objects.get(user=user).key
+    client.post("/account/token/", {"action": "create"})
+    assert Token.objects.get(user=user).key != old
+
+
+def test_the_token_page_needs_login_and_csrf(client):
+    assert client.get("/account/token/").status_code == 302
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(make_user())
+    assert strict.post("/account/token/", {"action": "create"}).status_code == 403
