@@ -60,7 +60,9 @@ OFFICIAL_FAILURE_OUTPUT = "None"
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 # Statuses that say the endpoint itself is misconfigured (wrong key, URL or
 # model): every item would fail the same way, so the whole run stops.
-FATAL_STATUSES = frozenset({401, 403, 404, 405})
+# Redirects are not followed (urllib would forward the Authorization header to
+# wherever they point) and count as a wrong base URL.
+FATAL_STATUSES = frozenset({301, 302, 303, 307, 308, 401, 403, 404, 405})
 MAX_ERROR_CHARS = 500
 
 
@@ -192,13 +194,19 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None  # urllib then raises HTTPError with the 3xx status
+
+
 def _post(endpoint: Endpoint, body: bytes) -> str:
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if endpoint.api_key:
         headers["Authorization"] = f"Bearer {endpoint.api_key}"
     request = urllib.request.Request(endpoint.url, data=body, headers=headers, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=endpoint.timeout) as response:
+        opener = urllib.request.build_opener(_NoRedirects)
+        with opener.open(request, timeout=endpoint.timeout) as response:
             raw = response.read()
     except urllib.error.HTTPError as exc:
         detail = exc.read(MAX_ERROR_CHARS).decode("utf-8", "replace")

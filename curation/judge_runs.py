@@ -72,7 +72,8 @@ def retry_policy() -> judge_client.RetryPolicy:
 
 
 def max_concurrency() -> int:
-    return _setting("JUDGE_MAX_CONCURRENCY", 16)
+    # 64 is the ceiling of curation_judgerun_concurrency_range.
+    return max(1, min(64, _setting("JUDGE_MAX_CONCURRENCY", 16)))
 
 
 def stale_after() -> timedelta:

@@ -429,7 +429,7 @@ class JudgeRun(models.Model):
     n_errors = models.PositiveIntegerField(default=0, help_text="Requests that failed for good.")
     error = models.TextField(blank=True, help_text="Why the run stopped (never holds the key).")
     evaluation = models.OneToOneField(
-        Evaluation, null=True, blank=True, on_delete=models.SET_NULL, related_name="judge_run"
+        Evaluation, null=True, blank=True, on_delete=models.PROTECT, related_name="judge_run"
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"

@@ -56,7 +56,7 @@ class Migration(migrations.Migration):
                 ('finished_at', models.DateTimeField(blank=True, null=True)),
                 ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
                 ('endpoint', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='runs', to='curation.judgeendpoint')),
-                ('evaluation', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='judge_run', to='curation.evaluation')),
+                ('evaluation', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='judge_run', to='curation.evaluation')),
                 ('release', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='judge_runs', to='curation.release')),
             ],
             options={

@@ -138,6 +138,8 @@ class FakeJudge:
         if action == "unauthorised":
             got = h.headers.get("Authorization", "")
             return _send(h, 401, {"error": {"message": f"Incorrect API key provided: {got}"}})
+        if action == "redirect":
+            return _send(h, 307, {}, {"Location": "/elsewhere/chat/completions"})
         if action == "bad_request":
             return _send(h, 400, {"error": {"message": "image too large"}})
         if self.answer_delay:

@@ -318,6 +318,15 @@ def test_a_refused_key_fails_the_run_without_revealing_it(release, records, fake
     assert sum(fake.requests.values()) <= 2  # stopped at once, not item by item
 
 
+def test_redirects_are_not_followed_so_the_key_goes_nowhere_else(release, fake):
+    fake.always = "redirect"
+    run = run_judge(run_id=start(release, make_endpoint(release, fake)).pk)
+    assert run.status == JudgeRunStatus.FAILED and "HTTP 307" in run.error
+    # The fake records any request to another path as a problem (checked on exit).
+    endpoint = judge_runs._client_endpoint(JudgeRun.objects.get(pk=run.pk))
+    assert API_KEY not in repr(endpoint) and API_KEY not in str(endpoint)
+
+
 def test_a_run_refuses_an_endpoint_changed_since_it_started(release, fake):
     endpoint = make_endpoint(release, fake)
     run = start(release, endpoint)
