@@ -83,7 +83,7 @@ class ProjectListApi(APIView):
     @extend_schema(
         operation_id="projects_list",
         summary="Projects you are a member of, with your role",
-        responses={200: paginated(OutputSerializer), **errors(401)},
+        responses={200: paginated(OutputSerializer), **errors(401, 404)},
         parameters=PAGE_PARAMETERS,
     )
     def get(self, request):
