@@ -1,3 +1,5 @@
+from typing import cast
+
 from django import forms
 from django.core.validators import MaxValueValidator
 
@@ -140,7 +142,9 @@ class JudgeEndpointForm(forms.Form):
 
 
 class JudgeRunForm(forms.Form):
-    endpoint = forms.ModelChoiceField(queryset=None, empty_label=None, label="Judge endpoint")
+    endpoint: forms.ModelChoiceField = forms.ModelChoiceField(
+        queryset=None, empty_label=None, label="Judge endpoint"
+    )
     name = forms.CharField(max_length=120, help_text="Its name on the leaderboard.")
     swapped = forms.BooleanField(
         required=False,
@@ -153,7 +157,9 @@ class JudgeRunForm(forms.Form):
 
     def __init__(self, *args, project, max_concurrency: int, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["endpoint"].queryset = project.judge_endpoints.order_by("name")
-        self.fields["concurrency"].max_value = max_concurrency
-        self.fields["concurrency"].validators.append(MaxValueValidator(max_concurrency))
-        self.fields["concurrency"].widget.attrs["max"] = max_concurrency
+        endpoint = cast(forms.ModelChoiceField, self.fields["endpoint"])
+        endpoint.queryset = project.judge_endpoints.order_by("name")
+        concurrency = cast(forms.IntegerField, self.fields["concurrency"])
+        concurrency.max_value = max_concurrency
+        concurrency.validators.append(MaxValueValidator(max_concurrency))
+        concurrency.widget.attrs["max"] = max_concurrency
