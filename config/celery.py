@@ -67,7 +67,7 @@ def enqueue_on_commit(task, *args, **kwargs) -> None:
     transaction.on_commit(lambda: task.delay(*args, **kwargs), robust=True)
 
 
-@app.task(name="triplet_studio.ping")
+@app.task(name="triplet_studio.ping", ignore_result=False)
 def ping(value):
     """Echo `value`: a worker consuming from the configured broker answers."""
     return value

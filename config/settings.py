@@ -271,6 +271,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Nothing reads task results (tasks write their outcome to the database). With
+# results on, every enqueue also subscribed the web process to the task's
+# result channel: during a Redis outage that retried for ~20 s inside the
+# request, and the subscriptions piled up in long-lived web processes.
+CELERY_TASK_IGNORE_RESULT = True
 # How often each worker queues a sweep for background work whose message was
 # lost (besides every time it connects to the broker); see config.celery.
 BACKGROUND_SWEEP_SECONDS = env_int("BACKGROUND_SWEEP_SECONDS", 300, minimum=1)
