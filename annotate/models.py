@@ -229,17 +229,16 @@ class ImageAsset(models.Model):
     def __str__(self) -> str:
         return f"{self.sha256[:12]} {self.format} {self.width}x{self.height}"
 
+    # Through the `media` view, never the storage's own URL: on object storage
+    # that would be a presigned link to the bucket, bypassing the sign-in and
+    # the view's safety headers.
     @property
     def url(self) -> str:
-        from django.core.files.storage import default_storage
-
-        return default_storage.url(self.file)
+        return reverse("media", kwargs={"path": self.file})
 
     @property
     def thumbnail_url(self) -> str:
-        from django.core.files.storage import default_storage
-
-        return default_storage.url(self.thumbnail or self.file)
+        return reverse("media", kwargs={"path": self.thumbnail or self.file})
 
 
 class GoldChoice(models.TextChoices):

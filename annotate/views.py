@@ -28,6 +28,7 @@ from .services import (
     skip_item,
     submit_judgement,
 )
+from .storage import open_stored
 
 
 @require_GET
@@ -138,9 +139,14 @@ def media(request, path):
     content_type, _ = mimetypes.guess_type(name)
     if content_type not in {"image/png", "image/jpeg", "image/webp", "image/gif"}:
         raise Http404("No such file")
-    if not default_storage.exists(name):
-        raise Http404("No such file")
-    response = FileResponse(default_storage.open(name, "rb"), content_type=content_type)
+    # Streamed through this view from any storage (object storage too), not
+    # redirected to a presigned URL: the sign-in is checked on every request and
+    # the bucket could not send these safety headers (docs/decisions.md).
+    try:
+        stream = open_stored(default_storage, name)
+    except FileNotFoundError:
+        raise Http404("No such file") from None
+    response = FileResponse(stream, content_type=content_type)
     response["Cache-Control"] = "private, max-age=31536000, immutable"
     response["Content-Security-Policy"] = "default-src 'none'"
     return response

@@ -218,10 +218,74 @@ MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(DATA_DIR / "media")))
 # but would shadow the compressed copies, so they are on only in that case or
 # with DEBUG (where the sources must win over a stale collection).
 WHITENOISE_USE_FINDERS = DEBUG or not any(STATIC_ROOT.iterdir())
+# Stored images ("default") and published releases ("releases") live on the
+# local file system unless STORAGE_BACKEND=s3 (or S3_BUCKET is set): then both
+# go to an S3-compatible bucket, so several web and worker hosts share them.
+STORAGE_BACKEND = env_str("STORAGE_BACKEND", "").strip().lower()
+S3_BUCKET = env_str("S3_BUCKET", "").strip()
+if not STORAGE_BACKEND:
+    STORAGE_BACKEND = "s3" if S3_BUCKET else "local"
+if STORAGE_BACKEND == "local":
+    _filesystem = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+    _default_storage = _filesystem
+    # Release names start with "releases/" inside MEDIA_ROOT, as they always did.
+    _release_storage = _filesystem
+elif STORAGE_BACKEND == "s3":
+    if not S3_BUCKET:
+        raise ImproperlyConfigured("STORAGE_BACKEND=s3 needs S3_BUCKET")
+    S3_ENDPOINT_URL = env_str("S3_ENDPOINT_URL", "").strip()
+    if S3_ENDPOINT_URL and not S3_ENDPOINT_URL.startswith(("http://", "https://")):
+        raise ImproperlyConfigured(
+            f"S3_ENDPOINT_URL={S3_ENDPOINT_URL!r} must start with http:// or https://"
+        )
+    S3_ACCESS_KEY_ID = env_str("S3_ACCESS_KEY_ID", "").strip()
+    S3_SECRET_ACCESS_KEY = env_str("S3_SECRET_ACCESS_KEY", "").strip()
+    if bool(S3_ACCESS_KEY_ID) != bool(S3_SECRET_ACCESS_KEY):
+        # Half a key pair would silently fall back to another identity.
+        raise ImproperlyConfigured(
+            "Set both S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY, or neither "
+            "(then boto3's own chain: AWS_* variables, instance role)"
+        )
+    S3_ADDRESSING_STYLE = env_str("S3_ADDRESSING_STYLE", "auto").strip().lower()
+    if S3_ADDRESSING_STYLE not in {"auto", "path", "virtual"}:
+        raise ImproperlyConfigured(
+            f"S3_ADDRESSING_STYLE={S3_ADDRESSING_STYLE!r} must be auto, path or virtual"
+        )
+    _s3_options = {
+        "bucket_name": S3_BUCKET,
+        "endpoint_url": S3_ENDPOINT_URL or None,
+        "region_name": env_str("S3_REGION", "").strip() or None,
+        "access_key": S3_ACCESS_KEY_ID or None,
+        "secret_key": S3_SECRET_ACCESS_KEY or None,
+        "location": env_str("S3_PREFIX", "").strip().strip("/"),
+        "addressing_style": None if S3_ADDRESSING_STYLE == "auto" else S3_ADDRESSING_STYLE,
+        "signature_version": "s3v4",
+        "default_acl": None,  # the bucket's policy decides; objects are never public
+        "querystring_auth": True,
+    }
+    # Images are content-addressed: writing a name again writes the same
+    # bytes, so no existence check (a round trip per image) before a save.
+    _default_storage = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {**_s3_options, "file_overwrite": True},
+    }
+    # Published release files must never be replaced: a save to a taken name
+    # gets another name, which curation.releases refuses.
+    _release_storage = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {**_s3_options, "file_overwrite": False},
+    }
+else:
+    raise ImproperlyConfigured(f"STORAGE_BACKEND={STORAGE_BACKEND!r} must be local or s3")
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": _default_storage,
+    "releases": _release_storage,
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+# Where a release is assembled before it is published. Unset: inside
+# MEDIA_ROOT for the local storage (one file system, so publishing is a
+# rename and images are hard links), the system temp folder otherwise.
+RELEASE_WORK_DIR = env_str("RELEASE_WORK_DIR", "").strip()
 # Uploads (dataset files and zips) may be large; stream them to disk.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024

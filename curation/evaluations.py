@@ -4,14 +4,14 @@ the science) and the leaderboard's rows."""
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 
-from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
 
-from . import scoring
+from annotate.storage import read_stored
+
+from . import release_publishing, scoring
 from .models import Evaluation, Release, ReleaseStatus
 
 MAX_PREDICTIONS_BYTES = 200 * 1024 * 1024
@@ -50,7 +50,11 @@ def evaluate_release(
     for data, label in ((predictions, filename), (swapped or b"", swapped_filename)):
         if len(data) > MAX_PREDICTIONS_BYTES:
             raise EvaluationError(f"{label}: larger than {MAX_PREDICTIONS_BYTES} bytes")
-    records = scoring.load_release_records(Path(settings.MEDIA_ROOT) / release.folder)
+    # From the releases storage (local or a bucket) by name, not by path.
+    name = f"{release.folder}/all_data.json"
+    records = scoring.parse_release_records(
+        read_stored(release_publishing.release_storage(), name).decode("utf-8-sig"), name
+    )
     try:
         parsed = scoring.parse_predictions(_lines(predictions, filename), filename=filename)
         if swapped:

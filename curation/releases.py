@@ -455,6 +455,15 @@ def _publish(release, folder, archive, sha, manifest, members, warnings) -> None
     try:
         _record_and_publish(release, target, archive, sha, manifest, members, warnings)
         published = True
+    except BaseException:
+        # Remove copied files only if the ready row surely did not commit:
+        # deleting a ready release's files would be far worse than leaving
+        # unrecorded ones, which the next attempt clears anyway.
+        try:
+            published = Release.objects.filter(pk=release.pk, status=ReleaseStatus.READY).exists()
+        except Exception:
+            published = True
+        raise
     finally:
         target.discard(published=published)
 

@@ -254,6 +254,13 @@ def load_release_records(path: str | Path) -> list[dict]:
         text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise ScoringInputError(source, "", None, f"cannot read: {exc.strerror or exc}") from None
+    return parse_release_records(text, source)
+
+
+def parse_release_records(text: str, source: str) -> list[dict]:
+    """The records of a release's ``all_data.json`` text (see
+    load_release_records); `source` names it in errors."""
+    text = text.removeprefix("\ufeff")
     try:
         records = json.loads(text)
     except json.JSONDecodeError as exc:

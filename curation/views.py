@@ -1,9 +1,8 @@
 import csv
 import io
 import json
-from pathlib import Path
+from pathlib import PurePosixPath
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -15,8 +14,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate.models import Judgement, Membership
 from annotate.permissions import ADMIN_ROLES, CURATOR_ROLES, project_for
+from annotate.storage import open_stored
 
-from . import reports
+from . import release_publishing, reports
 from .evaluations import EvaluationError, evaluate_release, leaderboard
 from .forms import AuditFilterForm, DecisionForm, EvaluationForm, ReleaseForm, ThresholdsForm
 from .models import (
@@ -526,13 +526,18 @@ def release_download(request, slug, release_id):
     release = _release_for(project, release_id)
     if release.status != ReleaseStatus.READY:
         raise Http404("This release is not ready")
-    path = Path(settings.MEDIA_ROOT) / release.archive
+    # Streamed from the releases storage (a bucket too), read as it is sent.
+    try:
+        stream = open_stored(release_publishing.release_storage(), release.archive)
+    except FileNotFoundError:
+        raise Http404("This release's archive is missing from the storage") from None
     response = FileResponse(
-        path.open("rb"),
+        stream,
         as_attachment=True,
-        filename=path.name,
+        filename=PurePosixPath(release.archive).name,
         content_type="application/zip",
     )
+    response["Content-Length"] = str(release.size_bytes)
     response["X-Content-SHA256"] = release.sha256
     return response
 
