@@ -1,4 +1,3 @@
-import mimetypes
 import tempfile
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from .forms import ImportForm, JudgementForm, SkipForm
 from .importing import ImportFailed, safe_relative_path
-from .models import Assignment, AssignmentStatus, Item, Judgement, Project
+from .models import Assignment, AssignmentStatus, ImageAsset, Item, Judgement, Project
 from .permissions import ADMIN_ROLES, project_for
 from .services import (
     AnnotationError,
@@ -136,8 +135,8 @@ def media(request, path):
     name = safe_relative_path(path)
     if name is None or not name.startswith(SERVED_MEDIA_PREFIXES):
         raise Http404("No such file")
-    content_type, _ = mimetypes.guess_type(name)
-    if content_type not in {"image/png", "image/jpeg", "image/webp", "image/gif"}:
+    content_type = _stored_image_content_type(name)
+    if content_type is None:
         raise Http404("No such file")
     # Streamed through this view from any storage (object storage too), not
     # redirected to a presigned URL: the sign-in is checked on every request and
@@ -148,8 +147,34 @@ def media(request, path):
         raise Http404("No such file") from None
     response = FileResponse(stream, content_type=content_type)
     response["Cache-Control"] = "private, max-age=31536000, immutable"
-    response["Content-Security-Policy"] = "default-src 'none'"
+    # Even if a browser sniffed past the content type, the file is a sandboxed
+    # document that may load nothing and run nothing.
+    response["Content-Security-Policy"] = "sandbox; default-src 'none'"
     return response
+
+
+# Content types of the formats the importer validates with Pillow.
+IMAGE_CONTENT_TYPES = {
+    "PNG": "image/png",
+    "JPEG": "image/jpeg",
+    "WEBP": "image/webp",
+    "GIF": "image/gif",
+}
+
+
+def _stored_image_content_type(name: str) -> str | None:
+    """The content type of a stored image or thumbnail, from the format
+    Pillow validated at import, never from the name; None for anything that
+    is not an image the importer stored. Names end in the image's SHA-256."""
+    sha256 = Path(name).stem
+    asset = ImageAsset.objects.filter(sha256=sha256).only("format", "file", "thumbnail").first()
+    if asset is None:
+        return None
+    if name == asset.file:
+        return IMAGE_CONTENT_TYPES.get(asset.format.upper())
+    if name == asset.thumbnail:
+        return "image/webp"  # thumbnails are always written as WebP
+    return None
 
 
 # --- Annotation ------------------------------------------------------------------------

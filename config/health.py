@@ -27,7 +27,7 @@ def database_reachable() -> bool:
 def broker_reachable() -> bool:
     try:
         with app.connection_for_write() as conn:
-            conn.ensure_connection(max_retries=1, timeout=BROKER_TIMEOUT_SECONDS)
+            conn.ensure_connection(max_retries=0, timeout=BROKER_TIMEOUT_SECONDS)
         return True
     except Exception:
         logger.warning("health check: broker unreachable", exc_info=True)

@@ -1,6 +1,7 @@
 import csv
 import io
 import json
+import re
 from pathlib import PurePosixPath
 
 from django.contrib import messages
@@ -41,6 +42,15 @@ from .services import (
     resolve_item,
     update_thresholds,
 )
+
+# A download's file name keeps letters, digits, dot, dash and underscore; a
+# release version typed into the shell could hold quotes, slashes or control
+# characters that would otherwise reach the Content-Disposition header.
+UNSAFE_IN_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def attachment_name(name: str) -> str:
+    return UNSAFE_IN_FILENAME.sub("_", name).lstrip(".") or "download"
 
 
 @require_http_methods(["GET", "POST"])
@@ -534,7 +544,7 @@ def release_download(request, slug, release_id):
     response = FileResponse(
         stream,
         as_attachment=True,
-        filename=PurePosixPath(release.archive).name,
+        filename=attachment_name(PurePosixPath(release.archive).name),
         content_type="application/zip",
     )
     response["Content-Length"] = str(release.size_bytes)
@@ -624,7 +634,8 @@ def leaderboard_view(request, slug, release_id):
             json.dumps(payload, indent=2), content_type="application/json; charset=utf-8"
         )
         response["Content-Disposition"] = (
-            f'attachment; filename="{project.slug}-{release.version}-leaderboard.json"'
+            f'attachment; filename="{attachment_name(f"{project.slug}-{release.version}")}'
+            '-leaderboard.json"'
         )
         return response
     if download == "csv":
@@ -639,7 +650,8 @@ def leaderboard_view(request, slug, release_id):
             )
         response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = (
-            f'attachment; filename="{project.slug}-{release.version}-leaderboard.csv"'
+            f'attachment; filename="{attachment_name(f"{project.slug}-{release.version}")}'
+            '-leaderboard.csv"'
         )
         return response
     for i, r in enumerate(rows):
