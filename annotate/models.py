@@ -349,6 +349,26 @@ class Item(models.Model):
             ),
             # Per-domain listings and counts (dashboards, exports).
             models.Index(fields=["project", "domain"], name="annotate_item_domain_idx"),
+            # curation.reports.tally_patterns (the agreement dashboard's point
+            # estimates): items grouped by domain and tallies, read from this
+            # small index alone (index-only scan, already in group order)
+            # instead of the wide item rows.
+            models.Index(
+                fields=[
+                    "project",
+                    "domain",
+                    "votes_1",
+                    "votes_2",
+                    "votes_tie",
+                    "correct_1_yes",
+                    "correct_1_no",
+                    "correct_1_unsure",
+                    "correct_2_yes",
+                    "correct_2_no",
+                    "correct_2_unsure",
+                ],
+                name="annotate_item_tally_idx",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -10,10 +10,11 @@ annotators. Votes are simulated: a latent better response per item (ties
 rarer), easy and hard items, annotators of varying accuracy (one noisy, one
 who favours the left side), correctness labels in the correctness domains,
 now and then a flagged problem. Items, assignments, judgements and verdicts
-are written with COPY; item tallies (votes_1/2/tie, live_assignments) match
-the judgements and each verdict is what the contested rule
-(curation.contested.decide) makes of its item's votes (an A-vs-B split is
-escalated: needs_votes, votes_needed raised, the extra votes not cast yet).
+are written with COPY; item tallies (votes_1/2/tie, the correctness-label
+counts correct_<1|2>_<yes|no|unsure>, live_assignments) match the judgements
+and each verdict is what the contested rule (curation.contested.decide)
+makes of its item's votes (an A-vs-B split is escalated: needs_votes,
+votes_needed raised, the extra votes not cast yet).
 The tables are then VACUUM ANALYZEd, as autovacuum would have done.
 
 Measured, in-process, DEBUG off (the issue's targets):
@@ -25,11 +26,14 @@ Measured, in-process, DEBUG off (the issue's targets):
    sensitive to other load on the machine); target <= 300 ms. Measured before
    the large project exists, and (no target) again after;
 2. point estimates for all domains at 100,000 items x 5 votes:
-   reports.domain_count_matrices (the database) + reports.summary_from_counts
-   for each domain and the all-domains row (numpy/krippendorff), i.e. all the
-   dashboard's domain table needs; target <= 200 ms (median of 7 runs), with
-   each query and the computation timed alone too. No target: the whole
-   reports.build_report at that size;
+   reports.domain_summaries, i.e. all the dashboard's domain table needs: one
+   GROUP BY over the items' vote and label tallies (reports.tally_patterns)
+   and the statistics of each domain and of all domains from those distinct
+   count patterns; target <= 200 ms (median of 7 runs), with the query (and
+   the kind of scan PostgreSQL chose) and the computation timed alone too,
+   and its query count checked (1). No target: the whole reports.build_report
+   at that size. Both projects' item tallies are checked against a recount of
+   their current judgements at the end;
 3. reports.compute_expensive at 5,211 items: bootstrap CIs (B = 1,000) for
    the whole project and each domain, choice and correctness, plus each
    annotator's change in alpha; target <= 5 s. The bootstrap alone (the same
@@ -89,6 +93,7 @@ DOMAIN_COUNTS = (
 )
 CHOICES = ("1", "2", "tie")
 LABELS = ("yes", "no", "unsure")
+LABEL_TALLIES = [f"correct_{r}_{label}" for r in "12" for label in LABELS]  # Item's columns
 N_IMAGES = 8  # shared ImageAsset rows: the dashboard never loads an image
 WORDS = (
     "the", "image", "shows", "a", "chart", "with", "two", "bars", "red", "blue", "left",
@@ -257,6 +262,16 @@ def build_project(
         flagged = votes["flagged"].tolist()
         tallies = np.zeros((n_items, 3), dtype=np.int64)
         np.add.at(tallies, (votes["item"], votes["choice"]), 1)
+        # Label tallies, in Item's column order: correct_1_yes/no/unsure, correct_2_...
+        label_tallies = np.zeros((n_items, 2, 3), dtype=np.int64)
+        asked = votes["labels"] >= 0
+        vote_of, response = np.nonzero(asked)
+        np.add.at(
+            label_tallies,
+            (votes["item"][vote_of], response, votes["labels"][vote_of, response]),
+            1,
+        )
+        label_tallies = label_tallies.reshape(n_items, 6)
         verdicts, votes_needed = [], []
         for i in range(n_items):
             lo = i * per_item
@@ -302,6 +317,7 @@ def build_project(
                     votes_needed[i],
                     per_item,  # live_assignments: every assignment is submitted
                     *tallies[i].tolist(),
+                    *label_tallies[i].tolist(),
                 )
 
         copy_rows(
@@ -310,7 +326,7 @@ def build_project(
                 "id", "project_id", "domain_id", "external_id", "prompt", "image_id",
                 "image_path", "response_1", "response_2", "model_1", "model_2", "gold_choice",
                 "meta", "content_hash", "shuffle_key", "votes_needed", "live_assignments",
-                "votes_1", "votes_2", "votes_tie",
+                "votes_1", "votes_2", "votes_tie", *LABEL_TALLIES,
             ],
             item_rows(),
         )  # fmt: skip
@@ -456,45 +472,81 @@ def measure_dashboard(project, curator, requests: int) -> dict:
 
 
 def measure_point_estimates(project, repeat: int = 7) -> dict:
-    """domain_count_matrices + summary_from_counts per domain and for all
-    domains, end to end (median of `repeat`), then each part on its own."""
+    """reports.domain_summaries (every domain's point estimates and the
+    all-domains row) end to end (median of `repeat`), then its query and its
+    computation alone, the query's plan and its query count."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotate.models import Item
     from curation import reports
 
-    empty = np.zeros((0, 3), dtype=np.int64)
+    reports.domain_summaries(project)  # warm-up
+    total, _ = timed(lambda: reports.domain_summaries(project), repeat)
+    db, patterns = timed(lambda: reports.tally_patterns(project), repeat)
 
-    def all_domains(matrices) -> object:
-        return reports.summary_from_counts(
-            np.concatenate([m[0] for m in matrices.values()] or [empty]),
-            np.concatenate([m[1] for m in matrices.values()] or [empty]),
-        )
+    def compute() -> dict:
+        out = {domain_id: p.summary() for domain_id, p in patterns.items()}
+        out[reports.ALL] = reports.TallyPatterns.merged(list(patterns.values())).summary()
+        return out
 
-    reports.domain_count_matrices(project)  # warm-up
-    parts: dict[str, list[float]] = {k: [] for k in ("db", "domains", "all", "total")}
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        matrices = reports.domain_count_matrices(project)
-        t1 = time.perf_counter()
-        for c, lab in matrices.values():
-            reports.summary_from_counts(c, lab)
-        t2 = time.perf_counter()
-        summary = all_domains(matrices)
-        t3 = time.perf_counter()
-        for key, value in (("db", t1 - t0), ("domains", t2 - t1), ("all", t3 - t2)):
-            parts[key].append(value)
-        parts["total"].append(t3 - t0)
-    choice, _ = timed(lambda: reports.choice_count_matrices(project), repeat)
-    labels, _ = timed(lambda: reports.label_count_matrices(project), repeat)
-    out = {key: statistics.median(values) for key, values in parts.items()}
-    out.update(
-        total_max=max(parts["total"]),
-        db_choice=statistics.median(choice),
-        db_labels=statistics.median(labels),
-        units=sum(len(c) for c, _ in matrices.values()),
-        label_units=sum(len(lab) for _, lab in matrices.values()),
-        alpha=summary.choice.alpha,
-        correctness_alpha=summary.correctness.alpha,
+    comp, summaries = timed(compute, repeat)
+    with CaptureQueriesContext(connection) as queries:
+        reports.domain_summaries(project)
+    sql = queries.captured_queries[0]["sql"]
+    with connection.cursor() as cur:
+        cur.execute(f"EXPLAIN {sql}")
+        plan = " ".join(row[0] for row in cur.fetchall())
+    scan = next(
+        (kind for kind in ("Index Only Scan", "Index Scan", "Seq Scan") if kind in plan), "?"
     )
-    return out
+    expanded, _ = timed(lambda: reports.domain_count_matrices(project), 3)
+    summary = summaries[reports.ALL]
+    return {
+        "total": statistics.median(total),
+        "total_max": max(total),
+        "db": statistics.median(db),
+        "compute": statistics.median(comp),
+        "queries": len(queries.captured_queries),
+        "scan": scan,
+        "choice_patterns": sum(len(p.choice) for p in patterns.values()),
+        "label_patterns": sum(len(p.labels) for p in patterns.values()),
+        "units": Item.objects.filter(project=project).count(),
+        "label_units": summary.correctness.n_units,
+        "expanded": statistics.median(expanded),
+        "alpha": summary.choice.alpha,
+        "correctness_alpha": summary.correctness.alpha,
+    }
+
+
+def tally_mismatches(project) -> int:
+    """Items of the project whose tallies differ from a recount of their
+    current judgements (should be 0: the bench's COPY and the submits alike)."""
+    from django.db import connection
+
+    from annotate.models import Assignment, Item, Judgement
+
+    recount = ", ".join(
+        [f"count(*) FILTER (WHERE j.choice = '{c}')" for c in CHOICES]
+        + [f"count(*) FILTER (WHERE j.correct_{r} = '{lab}')" for r in "12" for lab in LABELS]
+    )
+    stored = ", ".join(
+        f"i.{c}::bigint" for c in ["votes_1", "votes_2", "votes_tie", *LABEL_TALLIES]
+    )
+    zeros = ", ".join(["0::bigint"] * (3 + len(LABEL_TALLIES)))
+    with connection.cursor() as cur:
+        cur.execute(
+            f"""SELECT count(*) FROM {Item._meta.db_table} i LEFT JOIN (
+                    SELECT a.item_id, ROW({recount}) AS counts
+                    FROM {Judgement._meta.db_table} j
+                    JOIN {Assignment._meta.db_table} a ON a.id = j.assignment_id
+                    WHERE j.is_current GROUP BY a.item_id
+                ) r ON r.item_id = i.id
+                WHERE i.project_id = %s
+                  AND ROW({stored}) IS DISTINCT FROM coalesce(r.counts, ROW({zeros}))""",
+            [project.pk],
+        )
+        return cur.fetchone()[0]
 
 
 def measure_expensive(project, repeat: int = 3) -> dict:
@@ -565,6 +617,7 @@ def measure_submits(project, annotators, submitter, per_case: int) -> dict:
                     image_path=f"images/{external_id}.jpg", response_1="One answer.",
                     response_2="Another answer.", content_hash=f"{m:064x}",
                     votes_needed=needed, live_assignments=k + 1, votes_1=k,
+                    correct_1_yes=k, correct_2_no=k,
                 )  # fmt: skip
                 Verdict.objects.create(item=item, project=project)
                 for voter in annotators[:k]:
@@ -731,23 +784,40 @@ def main() -> int:
                 "",
             ),
             (
-                f"point estimates, {args.big_items:,} items x 5 votes, 6 domains + all",
+                f"point estimates, {args.big_items:,} items x 5 votes, 6 domains + all "
+                "(reports.domain_summaries)",
                 ms(points["total"]),
                 f"<= {POINT_ESTIMATES_MS:.0f} ms",
                 check(points["total"] * 1000 <= POINT_ESTIMATES_MS),
             ),
             ("  slowest of 7 runs", ms(points["total_max"]), "", ""),
-            ("  database: domain_count_matrices", ms(points["db"]), "", ""),
-            ("    alone: item tallies GROUP BY (choice)", ms(points["db_choice"]), "", ""),
-            ("    alone: judgement labels GROUP BY (correctness)", ms(points["db_labels"]), "", ""),
             (
-                f"  compute: summary_from_counts, 6 domains ({points['units']:,} items, "
-                f"{points['label_units']:,} item x response units)",
-                ms(points["domains"]),
+                "  SQL queries (constant: one GROUP BY over the item tallies)",
+                str(points["queries"]),
+                "1",
+                check(points["queries"] == 1),
+            ),
+            (
+                f"  database: tally_patterns ({points['scan']}; "
+                f"{points['choice_patterns']:,} choice / {points['label_patterns']:,} "
+                "label patterns)",
+                ms(points["db"]),
                 "",
                 "",
             ),
-            ("  compute: summary_from_counts, all domains row", ms(points["all"]), "", ""),
+            (
+                f"  compute: summaries from patterns ({points['units']:,} items, "
+                f"{points['label_units']:,} labelled item x response units)",
+                ms(points["compute"]),
+                "",
+                "",
+            ),
+            (
+                "  (no target) domain_count_matrices: the same query, expanded matrices",
+                ms(points["expanded"]),
+                "",
+                "",
+            ),
             (
                 f"  (no target) the whole build_report at {args.big_items:,} x 5",
                 f"{min(big_report):.2f} s",
@@ -825,6 +895,18 @@ def main() -> int:
                 f"({max(s['p95_ms'] for s in submits.values()):.1f} ms)",
                 "",
                 "",
+            )
+        )
+        mismatches = {
+            label: tally_mismatches(d["project"]) for label, d in (("small", small), ("big", big))
+        }
+        rows.append(
+            (
+                "item tallies equal a recount of current judgements (items differing: "
+                "small after the submits / big)",
+                f"{mismatches['small']} / {mismatches['big']}",
+                "0 / 0",
+                check(not any(mismatches.values())),
             )
         )
         for label, data in (("small", small), ("big", big)):

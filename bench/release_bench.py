@@ -226,6 +226,16 @@ def build_project(*, slug: str, n_items: int, n_images: int, n_annotators: int, 
         votes[kind == 3, 2] = 2
         votes[excluded] = np.stack([win, lose, np.full(n_all, 2)], axis=1)[excluded]
         tallies = np.stack([(votes == c).sum(axis=1) for c in range(3)], axis=1)
+        # Correctness labels (response 1, response 2) that go with each choice,
+        # and the item's label tallies (correct_1_yes/no/unsure, correct_2_...).
+        labels = (("yes", "no"), ("no", "yes"), ("yes", "yes"))
+        label_codes = np.array([[("yes", "no", "unsure").index(x) for x in p] for p in labels])
+        labelled = [d.is_correctness for d, _ in plan]
+        label_tallies = np.zeros((n_all, 6), dtype=np.int64)
+        for response in range(2):
+            for code in range(3):
+                hits = (label_codes[votes, response] == code).sum(axis=1)
+                label_tallies[:, 3 * response + code] = np.where(labelled, hits, 0)
 
         item_ids = next_ids(Item, n_all)
         copy_rows(
@@ -234,7 +244,8 @@ def build_project(*, slug: str, n_items: int, n_images: int, n_annotators: int, 
                 "id", "project_id", "domain_id", "external_id", "prompt", "image_id",
                 "image_path", "response_1", "response_2", "model_1", "model_2", "meta",
                 "content_hash", "shuffle_key", "votes_needed", "live_assignments",
-                "votes_1", "votes_2", "votes_tie",
+                "votes_1", "votes_2", "votes_tie", "correct_1_yes", "correct_1_no",
+                "correct_1_unsure", "correct_2_yes", "correct_2_no", "correct_2_unsure",
             ],
             (
                 (
@@ -244,6 +255,7 @@ def build_project(*, slug: str, n_items: int, n_images: int, n_annotators: int, 
                     words(40, 400), words(40, 400), "bench-model-alpha", "bench-model-beta",
                     {"ID": ext_id}, f"{item_id:064x}", shuffle_key(project.seed, ext_id),
                     VOTES_PER_ITEM, VOTES_PER_ITEM, *tallies[i].tolist(),
+                    *label_tallies[i].tolist(),
                 )
                 for i, (item_id, (d, ext_id)) in enumerate(zip(item_ids, plan, strict=True))
             ),
@@ -271,10 +283,7 @@ def build_project(*, slug: str, n_items: int, n_images: int, n_annotators: int, 
                 for j in range(n_votes)
             ),
         )  # fmt: skip
-        labelled = [d.is_correctness for d, _ in plan]
         choices = ("1", "2", "tie")
-        # Correctness labels (response 1, response 2) that go with each choice.
-        labels = (("yes", "no"), ("no", "yes"), ("yes", "yes"))
         flat = votes.ravel().tolist()
         confidence = rng.integers(1, 4, n_votes).tolist()
         copy_rows(

@@ -1,23 +1,24 @@
 """Agreement reports: the project's votes from the database, fed to the pure
 statistics in curation.agreement, shaped into the dashboard's tables.
 
-Point estimates are computed on every request (one query for all votes);
-bootstrap intervals and each annotator's change in alpha come from the
-AgreementCache that a Celery task fills.
+Point estimates are computed on every request from the items' vote and
+label tallies (one query, grouped into distinct count patterns); the annotator
+table from the current votes (one query); bootstrap intervals and each
+annotator's change in alpha come from the AgreementCache that a Celery task
+fills.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 
 import numpy as np
-from django.db import connections
-from django.db.models import Count, F, IntegerField, Q, Sum
+from django.db.models import Count, F, IntegerField, Sum
 from django.db.models.functions import Least
 from django.utils import timezone
 
@@ -55,87 +56,130 @@ def project_votes(project: Project) -> tuple[list[agreement.Vote], dict[int, int
     return votes, domain_of
 
 
-def domain_count_matrices(project: Project) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """Per domain: the item x [1, 2, tie] count matrix from the items' vote
-    tallies, and the (item x response) x [yes, no, unsure] matrix of
-    correctness labels. Two queries whatever the size; the point estimates
-    never bring individual votes or items into Python."""
-    choice = choice_count_matrices(project)
-    labels = label_count_matrices(project)
+# Item's tally columns (kept in the vote's transaction, see annotate.services):
+# choice counts in CHOICES order, then each response's label counts in LABELS order.
+CHOICE_TALLIES = ["votes_1", "votes_2", "votes_tie"]
+LABEL_TALLIES = [f"correct_{r}_{label}" for r in agreement.RESPONSES for label in agreement.LABELS]
+_EMPTY = np.zeros((0, 3), dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class TallyPatterns:
+    """One domain's items grouped by their tallies: each distinct choice
+    tally (votes_1, votes_2, votes_tie) and each distinct label tally (the six
+    correct_<response>_<label> columns), with how many items have it. Items
+    without any label are left out of `labels`.
+
+    A few hundred patterns stand for any number of items, and every
+    statistic of a count matrix ignores the order of its rows, so the point
+    estimates are computed from the patterns directly; the matrices are
+    expanded (in sorted pattern order, so a bootstrap of them is
+    reproducible for a seed) only where a caller needs one row per unit.
+    """
+
+    choice: dict[tuple[int, ...], int] = field(default_factory=dict)
+    labels: dict[tuple[int, ...], int] = field(default_factory=dict)
+
+    @classmethod
+    def merged(cls, many: Sequence[TallyPatterns]) -> TallyPatterns:
+        choice: Counter[tuple[int, ...]] = Counter()
+        labels: Counter[tuple[int, ...]] = Counter()
+        for p in many:
+            choice.update(p.choice)
+            labels.update(p.labels)
+        return cls(dict(choice), dict(labels))
+
+    def choice_matrix(self) -> np.ndarray:
+        """The item x [1, 2, tie] count matrix."""
+        return _expand(self.choice)
+
+    def label_matrix(self) -> np.ndarray:
+        """The (item x response) x [yes, no, unsure] count matrix: each item's
+        response 1 row, then its response 2 row."""
+        return _expand(self.labels)
+
+    def summary(self) -> agreement.Summary:
+        """The point estimates of choice and correctness (as summary_from_counts
+        on the two matrices gives them)."""
+        choice, choice_units = _arrays(self.choice, len(CHOICE_TALLIES))
+        labels, label_units = _arrays(self.labels, len(LABEL_TALLIES))
+        # An item's label pattern holds two units: its response 1 and response 2 rows.
+        return agreement.Summary(
+            choice=agreement.reliability_of_patterns(choice, choice_units, agreement.CHOICES),
+            correctness=agreement.reliability_of_patterns(
+                np.concatenate([labels[:, :3], labels[:, 3:]]),
+                np.concatenate([label_units, label_units]),
+                agreement.LABELS,
+            ),
+        )
+
+
+def _arrays(patterns: dict[tuple[int, ...], int], width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The patterns as rows of `width` counts, and how many units have each."""
+    rows = np.array(list(patterns), dtype=np.int64).reshape(len(patterns), width)
+    return rows, np.array(list(patterns.values()), dtype=np.int64)
+
+
+def _expand(patterns: dict[tuple[int, ...], int]) -> np.ndarray:
+    """One row of 3 counts per unit, in sorted pattern order; a pattern may
+    hold several units (an item's response 1 and 2)."""
+    if not patterns:
+        return _EMPTY
+    ordered = sorted(patterns.items())
+    units = np.array([unit for unit, _ in ordered], dtype=np.int64).reshape(len(ordered), -1)
+    repeats = np.array([n for _, n in ordered], dtype=np.int64)
+    return np.repeat(units, repeats, axis=0).reshape(-1, 3)
+
+
+def tally_patterns(project: Project) -> dict[int, TallyPatterns]:
+    """Per domain that has items: its TallyPatterns. One query whatever the
+    size: the items grouped by domain and their nine tally columns (a few
+    hundred rows per domain); no judgement is read."""
+    choice: dict[int, Counter] = defaultdict(Counter)
+    labels: dict[int, Counter] = defaultdict(Counter)
+    # order_by(): Item's default ordering (project name, id) would join the
+    # project table and sort every item before grouping. COUNT(*), not of the
+    # primary key: then annotate_item_tally_idx alone answers (index-only scan).
+    rows = (
+        Item.objects.filter(project=project)
+        .order_by()
+        .values_list("domain_id", *CHOICE_TALLIES, *LABEL_TALLIES)
+        .annotate(n=Count("*"))
+    )
+    for domain_id, v1, v2, vt, *label_counts, n in rows:
+        choice[domain_id][(v1, v2, vt)] += n
+        if any(label_counts):
+            labels[domain_id][tuple(label_counts)] += n
     return {
-        domain_id: (choice.get(domain_id, _EMPTY), labels.get(domain_id, _EMPTY))
-        for domain_id in set(choice) | set(labels)
+        domain_id: TallyPatterns(dict(counts), dict(labels.get(domain_id, {})))
+        for domain_id, counts in choice.items()
     }
 
 
-# Both queries below return one row per distinct count pattern and how many
-# units have it (a few dozen rows per domain at any size), expanded here into
-# one row per unit. Every statistic of a count matrix ignores the order of its
-# rows; the expansion is in sorted pattern order, so a bootstrap of these
-# matrices is reproducible for a seed.
+def domain_summaries(project: Project) -> dict[int | str, agreement.Summary]:
+    """The point estimates of every domain with items, and of all domains
+    together (key ALL): what the dashboard's domain table shows. One query."""
+    patterns = tally_patterns(project)
+    summaries: dict[int | str, agreement.Summary] = {
+        domain_id: p.summary() for domain_id, p in patterns.items()
+    }
+    summaries[ALL] = TallyPatterns.merged(list(patterns.values())).summary()
+    return summaries
 
-_EMPTY = np.zeros((0, 3), dtype=np.int64)
-_LABEL_COLUMNS = [f"r{r}_{label}" for r in agreement.RESPONSES for label in agreement.LABELS]
 
-
-def _expand(patterns: list[tuple[tuple, int]]) -> np.ndarray:
-    """Rows of (unit pattern, how many units) as one row of 3 counts per unit;
-    a pattern may hold several units (an item's response 1 and 2)."""
-    if not patterns:
-        return _EMPTY
-    patterns = sorted(patterns)
-    units = np.array([unit for unit, _ in patterns], dtype=np.int64).reshape(len(patterns), -1)
-    repeats = np.array([n for _, n in patterns], dtype=np.int64)
-    return np.repeat(units, repeats, axis=0).reshape(-1, 3)
+def domain_count_matrices(project: Project) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per domain with items: the item x [1, 2, tie] count matrix and the
+    (item x response) x [yes, no, unsure] matrix of correctness labels, from
+    the items' tallies (one query)."""
+    return {
+        domain_id: (p.choice_matrix(), p.label_matrix())
+        for domain_id, p in tally_patterns(project).items()
+    }
 
 
 def choice_count_matrices(project: Project) -> dict[int, np.ndarray]:
     """Per domain: the item x [1, 2, tie] count matrix, from the items' tallies."""
-    patterns: dict[int, list] = defaultdict(list)
-    # order_by(): Item's default ordering (project name, id) would join the
-    # project table and sort every item before grouping.
-    for domain_id, v1, v2, vt, n in (
-        Item.objects.filter(project=project)
-        .order_by()
-        .values_list("domain_id", "votes_1", "votes_2", "votes_tie")
-        .annotate(n=Count("pk"))
-    ):
-        patterns[domain_id].append(((v1, v2, vt), n))
-    return {domain_id: _expand(rows) for domain_id, rows in patterns.items()}
-
-
-def label_count_matrices(project: Project) -> dict[int, np.ndarray]:
-    """Per domain: the (item x response) x [yes, no, unsure] matrix of the
-    current judgements' correctness labels, items without labels left out."""
-    # Per item: the label counts of response 1 and of response 2; then per
-    # domain, how many items share each such pair.
-    labels = Judgement.objects.filter(assignment__item__project=project, is_current=True).exclude(
-        correct_1="", correct_2=""
-    )
-    per_item = (
-        labels.order_by()
-        .values("assignment__item_id", "assignment__item__domain_id")
-        .annotate(
-            **{
-                f"r{r}_{label}": Count("pk", filter=Q(**{f"correct_{r}": label}))
-                for r in agreement.RESPONSES
-                for label in agreement.LABELS
-            }
-        )
-    )
-    inner, params = per_item.query.sql_with_params()
-    conn = connections[per_item.db]
-    columns = ", ".join(
-        conn.ops.quote_name(c) for c in ["assignment__item__domain_id", *_LABEL_COLUMNS]
-    )
-    patterns: dict[int, list] = defaultdict(list)
-    with conn.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {columns}, COUNT(*) FROM ({inner}) per_item GROUP BY {columns}", params
-        )
-        for domain_id, *counts, n in cursor.fetchall():
-            patterns[domain_id].append((tuple(counts), n))
-    return {domain_id: _expand(rows) for domain_id, rows in patterns.items()}
+    return {domain_id: p.choice_matrix() for domain_id, p in tally_patterns(project).items()}
 
 
 def summary_from_counts(choice: np.ndarray, labels: np.ndarray) -> agreement.Summary:
@@ -279,16 +323,9 @@ class Report:
 def build_report(project: Project) -> Report:
     votes, domain_of = project_votes(project)
     grouped = by_domain(votes, domain_of)
-    # Choice counts from the items' tallies; correctness labels counted from the
-    # votes already loaded for the annotator table, cheaper than a second pass
-    # over the judgements in the database (label_count_matrices).
-    choice = choice_count_matrices(project)
-    labels = {domain_id: agreement.label_counts(vs) for domain_id, vs in grouped.items()}
-    matrices = {
-        domain_id: (choice.get(domain_id, _EMPTY), labels.get(domain_id, _EMPTY))
-        for domain_id in set(choice) | set(labels)
-    }
-    empty = np.zeros((0, 3), dtype=np.int64)
+    # Point estimates from the items' tallies (one query), never from the votes.
+    summaries = domain_summaries(project)
+    no_items = TallyPatterns().summary()
     domains = list(Domain.objects.filter(project=project).order_by("position", "slug"))
     progress = {
         row["domain_id"]: row
@@ -324,7 +361,7 @@ def build_report(project: Project) -> Report:
                 n_items=p["n"],
                 n_votes=len(grouped.get(d.pk, [])),
                 percent_complete=_percent(p["collected"], p["needed"]),
-                summary=summary_from_counts(*matrices.get(d.pk, (empty, empty))),
+                summary=summaries.get(d.pk, no_items),
                 contested=contested.get(d.pk, 0),
                 alpha_ci=from_json(ci.get(d.slug, {}).get("choice")),
                 correctness_ci=from_json(ci.get(d.slug, {}).get("correctness")),
@@ -339,10 +376,7 @@ def build_report(project: Project) -> Report:
             n_items=sum(p["n"] for p in progress.values()),
             n_votes=len(votes),
             percent_complete=_percent(total_collected, total_needed),
-            summary=summary_from_counts(
-                np.concatenate([m[0] for m in matrices.values()] or [empty]),
-                np.concatenate([m[1] for m in matrices.values()] or [empty]),
-            ),
+            summary=summaries[ALL],
             contested=sum(contested.values()),
             alpha_ci=from_json(ci.get(ALL, {}).get("choice")),
             correctness_ci=from_json(ci.get(ALL, {}).get("correctness")),

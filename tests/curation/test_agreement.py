@@ -42,6 +42,7 @@ from curation.agreement import (
     normalised_entropy,
     pairwise_agreement,
     reliability,
+    reliability_of_patterns,
     summarise,
     wilson_interval,
 )
@@ -745,3 +746,86 @@ def test_module_imports_no_django():
     )
     root = Path(__file__).resolve().parents[2]
     assert subprocess.run([sys.executable, "-c", code], cwd=root, check=False).returncode == 0
+
+
+# --- weighted patterns (the dashboard's point estimates at scale) -----------------
+
+
+def distinct_patterns(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a count matrix and how many times each occurs."""
+    rows = Counter(map(tuple, np.asarray(counts).tolist()))
+    patterns = np.array(list(rows), dtype=np.int64).reshape(len(rows), counts.shape[1])
+    return patterns, np.array(list(rows.values()), dtype=np.int64)
+
+
+def assert_same_reliability(got, expected):
+    """Equal to 1e-9 where numbers, the same reason where undefined."""
+    for name in ("alpha", "ac1", "pairwise_agreement"):
+        a, b = getattr(got, name), getattr(expected, name)
+        if isinstance(b, Undefined):
+            assert a == b, name
+        else:
+            assert a == pytest.approx(b, abs=1e-9), name
+    assert (got.n_units, got.n_values, got.n_pairable) == (
+        expected.n_units,
+        expected.n_values,
+        expected.n_pairable,
+    )
+    for c, rate in expected.rates.items():
+        assert got.rates[c] == (rate if isinstance(rate, Undefined) else pytest.approx(rate))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_patterns_alpha_equals_krippendorff_on_the_expanded_matrix(seed):
+    rng = np.random.default_rng(300 + seed)
+    # Up to 9 values a unit (single-value and empty units included), many repeats.
+    n = rng.integers(0, 10, size=int(rng.integers(50, 3000)))
+    counts = np.stack([rng.multinomial(k, rng.dirichlet([2, 2, 0.5])) for k in n])
+    patterns, units = distinct_patterns(counts)
+    got = reliability_of_patterns(patterns, units, CHOICES)
+    pairable = counts[n >= 2]
+    expected = krippendorff.alpha(value_counts=pairable, level_of_measurement="nominal")
+    assert got.alpha == pytest.approx(expected, abs=1e-9)
+    # Each unit's row repeated back: np.repeat of the patterns is that matrix.
+    expanded = np.repeat(patterns, units, axis=0)
+    assert sorted(map(tuple, expanded.tolist())) == sorted(map(tuple, counts.tolist()))
+    assert_same_reliability(got, reliability(counts, CHOICES))
+
+
+def test_patterns_give_krippendorff_2011_and_gwet_reference():
+    _, counts = count_matrix(pairs_of(K2011), categories=K2011_DOMAIN)
+    got = reliability_of_patterns(*distinct_patterns(counts), K2011_DOMAIN)
+    assert round(got.alpha, 3) == 0.743
+    assert got.alpha == pytest.approx(package_alpha_from_ratings(K2011, K2011_DOMAIN), abs=1e-9)
+    rng = np.random.default_rng(7)
+    ratings = random_ratings(rng, n_raters=5, n_units=200, domain=LABELS)
+    _, counts = count_matrix(pairs_of(ratings), categories=LABELS)
+    got = reliability_of_patterns(*distinct_patterns(counts), LABELS)
+    assert got.ac1 == pytest.approx(ac1_reference(units_of(ratings), LABELS), abs=1e-9)
+    assert got.alpha == pytest.approx(package_alpha_from_ratings(ratings, list(LABELS)), abs=1e-9)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.lists(st.integers(0, 4), min_size=3, max_size=3), st.integers(0, 5)),
+        max_size=8,
+    )
+)
+def test_patterns_equal_reliability_of_the_expanded_matrix_on_any_data(rows):
+    """Degenerate data included: no values, one value, one category, zero weights."""
+    patterns = np.array([p for p, _ in rows], dtype=np.int64).reshape(len(rows), 3)
+    units = np.array([w for _, w in rows], dtype=np.int64)
+    with no_warnings():
+        got = reliability_of_patterns(patterns, units, CHOICES)
+        expected = reliability(np.repeat(patterns, units, axis=0), CHOICES)
+    assert_same_reliability(got, expected)
+
+
+def test_patterns_refuse_mismatched_input():
+    with pytest.raises(ValueError):
+        reliability_of_patterns(np.ones((2, 3), dtype=int), np.ones(3, dtype=int), CHOICES)
+    with pytest.raises(ValueError):
+        reliability_of_patterns(np.ones((1, 3), dtype=int), np.array([-1]), CHOICES)
+    with pytest.raises(ValueError):
+        reliability_of_patterns(np.ones((1, 2), dtype=int), np.array([1]), CHOICES)
