@@ -1,12 +1,19 @@
+# The web and worker image: DJANGO_ENV=production, run as a non-root user.
 FROM python:3.11-slim
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PYTHONPATH=/app
 WORKDIR /app
-COPY pyproject.toml ./
-RUN pip install --no-cache-dir --upgrade pip
 COPY . .
-# Collected (with gzip copies) where the app looks for them at run time
-# (STATIC_ROOT defaults to $DATA_DIR/staticfiles; docker-compose sets it).
-RUN pip install --no-cache-dir -e . && \
-    DATA_DIR=/tmp/build STATIC_ROOT=/app/var/staticfiles python manage.py collectstatic --noinput
+# Installs the project and its runtime dependencies from pyproject.toml, then
+# collects the static files (with gzip copies) where the app looks for them
+# (STATIC_ROOT=/app/var/staticfiles, also set by docker-compose.yml).
+RUN pip install --upgrade pip && pip install . && \
+    DATA_DIR=/tmp/build STATIC_ROOT=/app/var/staticfiles python manage.py collectstatic --noinput && \
+    rm -rf /tmp/build
+# The code and static files stay root-owned (read-only to the app); only /data
+# (media, the volume) belongs to the user the processes run as.
+RUN useradd --system --uid 10001 --create-home studio && \
+    mkdir -p /data && chown studio:studio /data
+USER studio
+ENV DJANGO_ENV=production DATA_DIR=/data STATIC_ROOT=/app/var/staticfiles
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--workers", "2"]
+CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--workers", "2", "--access-logfile", "-"]
