@@ -92,10 +92,6 @@ def test_the_health_check_host_passes_production_settings(services, tmp_path):
         "from django.test import Client\n"
         "print(Client().get('/healthz', HTTP_HOST='localhost').status_code)"
     )
-    import os
-
-    from tests.fresh_process import SETTINGS_VARIABLES
-
     environ = {k: v for k, v in os.environ.items() if k not in SETTINGS_VARIABLES}
     environ.update(
         DJANGO_SETTINGS_MODULE="config.settings",
