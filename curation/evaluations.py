@@ -51,9 +51,11 @@ def evaluate_release(
         if len(data) > MAX_PREDICTIONS_BYTES:
             raise EvaluationError(f"{label}: larger than {MAX_PREDICTIONS_BYTES} bytes")
     # From the releases storage (local or a bucket) by name, not by path.
-    name = f"{release.folder}/all_data.json"
+    # Not `name`: that is the evaluation's name, stored below.
+    data_name = f"{release.folder}/all_data.json"
     records = scoring.parse_release_records(
-        read_stored(release_publishing.release_storage(), name).decode("utf-8-sig"), name
+        read_stored(release_publishing.release_storage(), data_name).decode("utf-8-sig"),
+        data_name,
     )
     try:
         parsed = scoring.parse_predictions(_lines(predictions, filename), filename=filename)

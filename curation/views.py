@@ -20,11 +20,13 @@ from annotate.storage import open_stored
 from . import release_publishing, reports
 from .evaluations import EvaluationError, evaluate_release, leaderboard
 from .forms import AuditFilterForm, DecisionForm, EvaluationForm, ReleaseForm, ThresholdsForm
+from .judge_views import run_form
 from .models import (
     AgreementCache,
     AuditEvent,
     ContestKind,
     ExclusionCategory,
+    JudgeRun,
     Release,
     ReleaseStatus,
     Verdict,
@@ -669,6 +671,10 @@ def leaderboard_view(request, slug, release_id):
             "rows": rows,
             "sort": sort,
             "chart": _leaderboard_chart(columns, rows),
+            "judge_runs": JudgeRun.objects.filter(release=release).select_related("evaluation"),
+            "judge_form": run_form(project, release=release)
+            if release.status == ReleaseStatus.READY
+            else None,
         },
         status=status,
     )
