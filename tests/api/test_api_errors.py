@@ -95,3 +95,6 @@ def test_the_schema_and_docs_are_served(client):
     assert "js/api_docs.js" in html
     # No inline script: every <script> has a src.
     assert html.count("<script") == html.count("<script src=")
+    policy = page["Content-Security-Policy"]
+    assert "script-src 'self'" in policy
+    assert "unsafe" not in policy
