@@ -8,7 +8,6 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 from rest_framework.authtoken.models import Token
 
-
 DOCS_CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
