@@ -36,8 +36,16 @@ class Watch:
         page.add_init_script(LISTEN)
         page.on("console", self._console)
         page.on("pageerror", lambda exc: self.problems.append(f"page error: {exc}"))
+        page.on(
+            "response",
+            lambda r: r.status >= 400 and self.problems.append(f"HTTP {r.status} {r.url}"),
+        )
 
     def _console(self, message):
+        # Failed requests are caught above, by URL; the console's copy also
+        # covers the browser's own /favicon.ico probe on admin pages.
+        if message.text.startswith("Failed to load resource"):
+            return
         if message.type == "error" or "Content Security Policy" in message.text:
             self.problems.append(f"console {message.type}: {message.text}")
 
@@ -107,6 +115,18 @@ def test_no_page_of_the_studio_violates_the_content_security_policy(live_server,
         pass  # htmx polled at least once
     page.wait_for_timeout(300)
     found += watch.collect("release page")
+
+    # The admin and the API's Swagger UI run under the same policy.
+    make_user("csp-admin", is_staff=True, is_superuser=True)
+    page.context.clear_cookies()
+    log_in(page, live_server.url, "csp-admin", "/admin/")
+    for path in ["/admin/annotate/item/", f"/admin/annotate/item/{order[0]}/change/"]:
+        page.goto(f"{live_server.url}{path}")
+        page.wait_for_load_state("load")
+        found += watch.collect(path)
+    page.goto(f"{live_server.url}/api/docs/")
+    page.wait_for_selector(".swagger-ui .opblock", timeout=15_000)
+    found += watch.collect("API docs")
     assert found == [], "\n".join(found)
 
     # The watch itself works: an inline style on a page is reported.
