@@ -156,3 +156,13 @@ def test_every_password_setting_form_runs_the_validators():
 
 def test_the_demo_password_passes_the_validators():
     validate_password(DEMO_PASSWORD, make_user("annotator1"))
+
+
+def test_demo_accounts_are_never_created_in_production(settings):
+    from django.contrib.auth import get_user_model
+    from django.core.management import CommandError, call_command
+
+    settings.PRODUCTION = True
+    with pytest.raises(CommandError, match="published password"):
+        call_command("seed_demo")
+    assert not get_user_model().objects.exists()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
@@ -50,6 +51,12 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args, **opts):
+        if settings.PRODUCTION:
+            # Its accounts' password is printed and published in the README.
+            raise CommandError(
+                "seed_demo creates accounts with a published password and does not run "
+                "with DJANGO_ENV=production"
+            )
         project = Project.objects.filter(slug=DEMO_SLUG).first()
         have = project.items.count() if project else 0
         # Generate (CPU only, ~1 s) before any transaction so the write lock is short.
