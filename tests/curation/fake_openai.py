@@ -50,6 +50,7 @@ class FakeJudge:
         self.plan: dict[str, list[str]] = {}  # ID -> actions for its next requests
         self.always: str | None = None  # action for every request
         self.answer_delay = 0.0  # seconds before every 200 answer
+        self.slow_seconds = 1.5  # a "slow" answer: longer than the tests' client timeout
         self.times: dict[tuple[str, str], list[float]] = {}
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -134,7 +135,7 @@ class FakeJudge:
             h.connection.shutdown(2)  # socket.SHUT_RDWR: no response at all
             return None
         if action == "slow":
-            time.sleep(1.0)
+            time.sleep(self.slow_seconds)
         if action == "unauthorised":
             got = h.headers.get("Authorization", "")
             return _send(h, 401, {"error": {"message": f"Incorrect API key provided: {got}"}})

@@ -124,11 +124,12 @@ def test_evaluation_accuracy_equals_scoring_over_the_same_outputs(release, recor
         ("B" if right == "A" else "A") if ext_id in wrong else right
     )
     fake.plan = {records[2]["ID"]: ["bad_request"]}  # a 4xx: no retry, random fallback
-    run = run_judge(run_id=start(release, make_endpoint(release, fake), swapped=True).pk)
+    # One at a time, so the original-order request of that ID comes first and gets the 400.
+    endpoint = make_endpoint(release, fake)
+    run = run_judge(run_id=start(release, endpoint, swapped=True, concurrency=1).pk)
     assert run.status == JudgeRunStatus.COMPLETE and run.n_errors == 1
-    # The first request for that ID (either pass) got the 400.
     failed = JudgeOutput.objects.exclude(error="").get(run=run)
-    assert failed.external_id == records[2]["ID"]
+    assert (failed.external_id, failed.order) == (records[2]["ID"], "original")
     assert failed.output == judge_client.OFFICIAL_FAILURE_OUTPUT and "HTTP 400" in failed.error
     expected = expected_report(run, records)
     assert run.evaluation.accuracy == expected.group("all").accuracy
@@ -155,7 +156,7 @@ def test_swapped_pass_sends_output2_as_assistant_a(release, records, fake):
 def test_timeouts_dropped_connections_429_and_500_are_retried(release, records, fake):
     ids = [r["ID"] for r in records]
     fake.plan = {ids[0]: ["429"], ids[1]: ["500", "500"], ids[2]: ["drop"], ids[3]: ["slow"]}
-    endpoint = make_endpoint(release, fake, timeout=0.4)
+    endpoint = make_endpoint(release, fake, timeout=0.6)
     run = run_judge(run_id=start(release, endpoint, concurrency=4).pk)
     assert run.status == JudgeRunStatus.COMPLETE and run.n_errors == 0
     counts = {i: fake.requests[(i, "original")] for i in ids[:5]}
@@ -182,7 +183,7 @@ def test_an_item_that_keeps_failing_gets_the_random_fallback(release, records, f
 
 @pytest.mark.parametrize("concurrency", [1, 3])
 def test_requests_in_flight_never_exceed_the_concurrency(release, records, fake, concurrency):
-    fake.answer_delay = 0.05
+    fake.answer_delay = 0.1  # long enough for the requests in flight to overlap
     run = run_judge(run_id=start(release, make_endpoint(release, fake), concurrency=concurrency).pk)
     assert run.status == JudgeRunStatus.COMPLETE
     assert fake.max_in_flight == concurrency
