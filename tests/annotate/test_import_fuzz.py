@@ -13,11 +13,25 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
+import stat
+import warnings
 import zipfile
+from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from django.core.files.storage import default_storage
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import transaction
+from django.urls import reverse
+from django.utils.html import escape
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 from PIL import Image
 
 from annotate.importing import (
@@ -29,7 +43,7 @@ from annotate.importing import (
 from annotate.models import ImageAsset, Item
 from annotate.services import import_items_from_paths
 from curation.models import Verdict
-from tests.factories import make_project, png_bytes
+from tests.factories import make_member, make_project, png_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -440,3 +454,480 @@ def test_messages_show_huge_or_unprintable_values_cut_short_and_escaped(tmp_path
         "contains a NUL character (\\u0000)"
     )
     assert sum(len(p) for p in problems) < 2000
+
+
+# === Generated inputs ====================================================================
+# Hypothesis builds dataset files and archives from pieces that are each valid
+# or hostile; the properties below hold for every one of them. Derandomized,
+# without an example database, so CI runs the same examples every time.
+
+FUZZ = hsettings(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.large_base_example,
+    ],
+)
+
+# The image folder every generated file may point into, hostile files included.
+FOLDER_IMAGES = {
+    "images/red.png": png_bytes(),
+    "images/blue.jpg": png_bytes(color=(0, 0, 250), fmt="JPEG"),
+    "images/html.png": b"<html><script>alert(1)</script></html>",
+    "images/empty.png": b"",
+}
+GOOD_REFS = ["images/red.png", "images/blue.jpg", "images/./red.png", "images//blue.jpg"]
+BAD_REFS = [
+    "images/html.png",
+    "images/empty.png",
+    "images/outside.png",  # a symlink to a file outside the folder
+    "images/missing.png",
+    "images\\red.png",
+    "../images/red.png",
+    "images/../../red.png",
+    "/etc/passwd",
+    "C:\\images\\red.png",
+    "\\\\server\\share\\red.png",
+    "images/red.png\x00.txt",
+    "images/",
+    ".",
+    "",
+    "images/" + "d/" * 260 + "red.png",
+]
+TEXT = st.text(
+    st.characters() | st.characters(categories=["Cs"]) | st.sampled_from("\x00\u2028\ufeff'\"\\<"),
+    max_size=12,
+)
+HUGE = st.sampled_from(["x" * 300_000, "\u00e9" * 70_000])
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | TEXT
+)
+JUNK = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=8,
+)
+GOOD_IDS = st.sampled_from([f"vqa_{n}" for n in range(8)])  # few: duplicates happen
+GOOD_CATEGORIES = st.sampled_from(
+    ["vqa", "knowledge", "reasoning", "open_generation/preference_task", "general_preference"]
+)
+GOOD_TEXTS = st.sampled_from(["What is shown?", "A red square.", "# T\n\n$x^2$ <script>x</script>"])
+GOOD = {
+    "ID": GOOD_IDS,
+    "id": GOOD_IDS | st.integers(0, 3),
+    "Text": GOOD_TEXTS,
+    "prompt": GOOD_TEXTS,
+    "Image": st.sampled_from(GOOD_REFS),
+    "image": st.sampled_from(GOOD_REFS),
+    "images": st.lists(st.sampled_from(GOOD_REFS), min_size=1, max_size=1),
+    "Output1": GOOD_TEXTS,
+    "Output2": GOOD_TEXTS,
+    "chosen": GOOD_TEXTS,
+    "rejected": GOOD_TEXTS,
+    "Better": st.sampled_from(["Output1", "Output2"]),
+    "Category": GOOD_CATEGORIES,
+    "category": GOOD_CATEGORIES,
+    "chosen_model": st.sampled_from(["gpt-4o", "m" * 200]),
+    "rejected_model": GOOD_TEXTS,
+    "chosen_reason": GOOD_TEXTS,
+    "reference_answer": GOOD_TEXTS,
+}
+HOSTILE = {
+    "ID": TEXT | st.sampled_from([" padded", "i" * 201, ""]),
+    "Image": st.sampled_from(BAD_REFS),
+    "Better": st.sampled_from(["output1", "Output3"]) | HUGE,
+    "Category": st.sampled_from(["VQA", "unknown", "vqa ", "safety/bias"]) | HUGE,
+    "Text": TEXT | HUGE,
+    "chosen_model": st.just("m" * 201),
+    "images": st.lists(st.sampled_from(GOOD_REFS + BAD_REFS), max_size=2),
+}
+for ours, theirs in (
+    ("id", "ID"),
+    ("image", "Image"),
+    ("category", "Category"),
+    ("prompt", "Text"),
+    ("rejected", "Text"),
+    ("Output2", "Text"),
+):
+    HOSTILE[ours] = HOSTILE[theirs]
+MRB_FIELDS = ("ID", "Text", "Image", "Output1", "Output2", "Better", "Category")
+PAIRS_KEYS = ("id", "prompt", "chosen", "rejected", "image", "images", "category")
+PAIRS_OPTIONAL = ("chosen_model", "rejected_model", "chosen_reason", "reference_answer")
+
+
+@st.composite
+def records(draw, keys: tuple[str, ...], optional: tuple[str, ...] = ()):
+    """A valid record, or one whose fields are each valid, hostile, junk of any
+    JSON type or missing, with extra keys; sometimes not an object at all."""
+    # Hypothesis favours the ends of a range, so rare choices sit in the middle.
+    mode = draw(st.integers(0, 8))
+    if mode == 4:
+        return draw(JUNK)
+    fuzzy = mode >= 7
+    record = {}
+    for key in keys:
+        kind = draw(st.integers(0, 9)) if fuzzy else 0
+        if kind == 1 or (key == "images" and "image" in record):
+            continue  # missing
+        if kind == 2:
+            record[key] = draw(JUNK)
+        elif kind in (3, 4) and key in HOSTILE:
+            record[key] = draw(HOSTILE[key])
+        else:
+            record[key] = draw(GOOD[key])
+    for key in optional:
+        if draw(st.booleans()):
+            record[key] = draw(HOSTILE.get(key, JUNK) if fuzzy else GOOD[key])
+    if draw(st.integers(0, 4)) == 2:
+        record.update(draw(st.dictionaries(TEXT, JUNK, max_size=2)))
+    return record
+
+
+def encode(text: str) -> bytes:
+    # surrogatepass: a raw unpaired surrogate becomes invalid UTF-8 in the file.
+    return text.encode("utf-8", "surrogatepass")
+
+
+@st.composite
+def mutated(draw, data: bytes) -> bytes:
+    """The file as written, or damaged the way files get damaged."""
+    kind = draw(st.sampled_from(["none"] * 5 + ["truncate", "bom", "flip", "bad_utf8", "crlf"]))
+    if not data or kind == "none":
+        return data
+    at = draw(st.integers(0, len(data) - 1))
+    if kind == "truncate":
+        return data[:at]
+    if kind == "bom":
+        return b"\xef\xbb\xbf" + data
+    if kind == "flip":
+        return data[:at] + bytes([data[at] ^ draw(st.integers(1, 255))]) + data[at + 1 :]
+    if kind == "bad_utf8":
+        return data[:at] + draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80"])) + data[at:]
+    return data.replace(b"\n", b"\r\n")
+
+
+@st.composite
+def mrb_files(draw) -> bytes:
+    items = draw(st.lists(records(MRB_FIELDS), min_size=1, max_size=4))
+    if draw(st.integers(0, 9)) == 5:
+        items = draw(JUNK)  # not an array of records
+    indent = draw(st.sampled_from([None, 1]))
+    text = json.dumps(items, ensure_ascii=draw(st.booleans()), indent=indent)
+    return draw(mutated(encode(text)))
+
+
+@st.composite
+def jsonl_files(draw) -> bytes:
+    items = draw(st.lists(records(PAIRS_KEYS, PAIRS_OPTIONAL), min_size=1, max_size=4))
+    lines = [json.dumps(r, ensure_ascii=draw(st.booleans())) for r in items]
+    if draw(st.integers(0, 5)) == 3:
+        junk_line = draw(st.sampled_from(["", "  ", "{", "[1]", "NaN", '"x"']))
+        lines.insert(draw(st.integers(0, len(lines))), junk_line)
+    return draw(mutated(encode("\n".join(lines))))
+
+
+@pytest.fixture
+def image_folder(tmp_path) -> Path:
+    folder = tmp_path / "source"
+    for name, data in FOLDER_IMAGES.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    outside = tmp_path / "outside.png"
+    outside.write_bytes(png_bytes(color=(1, 2, 3)))
+    (folder / "images" / "outside.png").symlink_to(outside)
+    return folder
+
+
+class Rollback(Exception):
+    """Undoes one generated example's rows (its files are removed by hand)."""
+
+
+@contextmanager
+def one_example():
+    """Each example starts from an empty database and media folder."""
+    try:
+        with transaction.atomic():
+            yield
+            raise Rollback
+    except Rollback:
+        pass
+    finally:
+        shutil.rmtree(default_storage.location, ignore_errors=True)
+
+
+def assert_clean_outcome(outcome, before: tuple, data: bytes, names: tuple[str, ...]) -> None:
+    """A success that stored what it says, or a clear failure that changed nothing."""
+    if isinstance(outcome, ImportFailed):
+        assert outcome.problems
+        assert snapshot() == before
+        # (A zip's problems count lines in the dataset inside it.)
+        lines = data.count(b"\n") + 1 if not data.startswith(b"PK") else 10**9
+        for problem in outcome.problems:
+            shown = str(problem)
+            shown.encode("utf-8")  # printable on any page or terminal
+            assert problem.file.startswith(names), shown
+            assert problem.message, shown
+            assert problem.line is None or 1 <= problem.line <= lines, shown
+            assert len(shown) < 1500, shown[:300]
+        return
+    after = snapshot()
+    assert after[0] - before[0] == outcome.created > 0
+    assert after[1] - before[1] == outcome.images_stored > 0
+    assert sorted(ImageAsset.objects.values_list("file", flat=True)) == after[3]
+
+
+def fuzz_import(folder: Path, name: str, data: bytes, images: Path | None) -> str:
+    with one_example():
+        path = folder.parent / "upload" / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(data)
+        project = make_project()
+        before = snapshot()
+        try:
+            outcome = import_items_from_paths(project=project, dataset=path, images=images)
+        except ImportFailed as failure:
+            outcome = failure
+        assert_clean_outcome(outcome, before, data, (name, str(images)))
+        return "failed" if isinstance(outcome, ImportFailed) else "imported"
+
+
+def test_generated_mrb_files_succeed_or_fail_cleanly(image_folder):
+    outcomes: Counter = Counter()
+
+    @hsettings(FUZZ, max_examples=100)
+    @given(data=mrb_files())
+    def run(data):
+        outcomes[fuzz_import(image_folder, "data.json", data, image_folder)] += 1
+
+    run()
+    # The generator is neither so hostile that nothing imports nor so tame
+    # that nothing fails.
+    assert outcomes["imported"] >= 10 and outcomes["failed"] >= 10, outcomes
+
+
+def test_generated_jsonl_files_succeed_or_fail_cleanly(image_folder):
+    outcomes: Counter = Counter()
+
+    @hsettings(FUZZ, max_examples=100)
+    @given(data=jsonl_files())
+    def run(data):
+        outcomes[fuzz_import(image_folder, "data.jsonl", data, image_folder)] += 1
+
+    run()
+    assert outcomes["imported"] >= 10 and outcomes["failed"] >= 10, outcomes
+
+
+def test_arbitrary_bytes_succeed_or_fail_cleanly(image_folder):
+    @hsettings(FUZZ, max_examples=40)
+    @given(data=st.binary(max_size=300), name=st.sampled_from(["data.json", "data.jsonl"]))
+    def run(data, name):
+        fuzz_import(image_folder, name, data, image_folder)
+
+    run()
+
+
+# --- Generated archives ------------------------------------------------------------------
+
+ARCHIVE_IMAGES = {
+    "bundle/images/red.png": FOLDER_IMAGES["images/red.png"],
+    "bundle/images/blue.jpg": FOLDER_IMAGES["images/blue.jpg"],
+}
+HOSTILE_MEMBERS = [
+    "../evil.png",
+    "/abs/evil.png",
+    "bundle/../../evil.png",
+    "bundle\\..\\..\\evil.png",
+    "C:/evil.png",
+    "/",
+    "bundle//images/red.png",  # the same member as bundle/images/red.png once normalised
+    "bundle/images/red.png",
+    "bundle/data.jsonl",  # a second dataset
+    "bundle/more/data.json",
+    "__MACOSX/bundle/._data.json",
+    "bundle/.hidden.json",
+    "bundle/images/",
+    "bundle/nested.zip",
+    "bundle/images/" + "n" * 300 + ".png",
+]
+MEMBER_CONTENTS = st.sampled_from(
+    [
+        *FOLDER_IMAGES.values(),
+        zip_bytes({"data.json": b"[]", "images/red.png": png_bytes()}),  # a nested zip
+        b"\x00" * 4096,
+        b"PK\x03\x04 not really a zip",
+    ]
+) | st.binary(max_size=64)
+COMPRESSIONS = st.sampled_from(
+    [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA]
+)
+SYMLINK_ATTR = (stat.S_IFLNK | 0o777) << 16
+
+
+@st.composite
+def zip_archives(draw, members: dict[str, bytes]) -> bytes:
+    """An archive of `members` with each one sometimes dropped, hostile members
+    added, any compression, symlink entries, and the bytes sometimes damaged."""
+    chosen = [(n, d) for n, d in members.items() if draw(st.integers(0, 6)) != 3]
+    chosen += draw(
+        st.lists(st.tuples(st.sampled_from(HOSTILE_MEMBERS), MEMBER_CONTENTS), max_size=2)
+    )
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # duplicate names are on purpose
+        for name, data in draw(st.permutations(chosen)):
+            info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+            info.compress_type = draw(COMPRESSIONS)
+            if draw(st.integers(0, 9)) == 5:
+                info.external_attr = SYMLINK_ATTR  # a symlink: its data is the target path
+            archive.writestr(info, data)
+    data = out.getvalue()
+    damage = draw(st.sampled_from(["none"] * 5 + ["truncate", "flip", "size", "encrypted"]))
+    if damage == "truncate":
+        return data[: draw(st.integers(0, len(data) - 1))]
+    if damage == "flip":
+        at = draw(st.integers(0, len(data) - 1))
+        return data[:at] + bytes([data[at] ^ draw(st.integers(1, 255))]) + data[at + 1 :]
+    if damage == "size":  # every entry declares another uncompressed size
+        size = draw(st.sampled_from([0, 1, 100, 2**31 - 1, 2**32 - 1]))
+        return patch_headers(
+            data, {LOCAL_HEADER: 22, CENTRAL_HEADER: 24}, size.to_bytes(4, "little")
+        )
+    if damage == "encrypted":
+        return patch_headers(data, {LOCAL_HEADER: 6, CENTRAL_HEADER: 8}, b"\x01")
+    return data
+
+
+@st.composite
+def bundles(draw) -> bytes:
+    """A dataset zip: the dataset file with its images beside it."""
+    name, dataset = draw(
+        st.sampled_from(["bundle/data.json", "bundle/data.jsonl"]).flatmap(
+            lambda n: st.tuples(st.just(n), mrb_files() if n.endswith(".json") else jsonl_files())
+        )
+    )
+    return draw(zip_archives({name: dataset, **ARCHIVE_IMAGES}))
+
+
+@st.composite
+def image_zips(draw) -> bytes:
+    """An images zip for a dataset file beside it."""
+    return draw(zip_archives({n.removeprefix("bundle/"): d for n, d in ARCHIVE_IMAGES.items()}))
+
+
+def test_generated_dataset_zips_succeed_or_fail_cleanly(image_folder):
+    outcomes: Counter = Counter()
+
+    @hsettings(FUZZ, max_examples=80)
+    @given(data=bundles())
+    def run(data):
+        outcomes[fuzz_import(image_folder, "bundle.zip", data, None)] += 1
+
+    run()
+    assert outcomes["imported"] >= 5 and outcomes["failed"] >= 20, outcomes
+
+
+def test_generated_image_zips_beside_a_dataset_succeed_or_fail_cleanly(image_folder):
+    outcomes: Counter = Counter()
+
+    @hsettings(FUZZ, max_examples=50)
+    @given(images=image_zips(), dataset=mrb_files())
+    def run(images, dataset):
+        with one_example():
+            zipped = image_folder.parent / "imgs.zip"
+            zipped.write_bytes(images)
+            path = image_folder.parent / "data.json"
+            path.write_bytes(dataset)
+            before = snapshot()
+            try:
+                outcome = import_items_from_paths(
+                    project=make_project(), dataset=path, images=zipped
+                )
+            except ImportFailed as failure:
+                outcome = failure
+            assert_clean_outcome(outcome, before, dataset, ("data.json", "imgs.zip"))
+            outcomes["failed" if isinstance(outcome, ImportFailed) else "imported"] += 1
+
+    run()
+    assert outcomes["imported"] >= 2 and outcomes["failed"] >= 20, outcomes
+
+
+# --- The same generated inputs through the upload page and the command ----------------------
+
+UPLOADS = st.one_of(
+    st.tuples(st.just("data.json"), mrb_files()),
+    st.tuples(st.just("data.jsonl"), jsonl_files()),
+    st.tuples(st.just("bundle.zip"), bundles()),
+)
+
+
+def test_generated_uploads_through_the_admin_page_never_500_or_import_partly(client, tmp_path):
+    """Each upload redirects after a full import, or answers 400 listing
+    problems that name the uploaded file, having changed nothing. (The test
+    client re-raises any exception a view lets out, so a 500 fails here.)"""
+    statuses: Counter = Counter()
+    images = zip_bytes({n.removeprefix("bundle/"): d for n, d in ARCHIVE_IMAGES.items()})
+
+    @hsettings(FUZZ, max_examples=50)
+    @given(upload=UPLOADS)
+    def run(upload):
+        name, data = upload
+        with one_example():
+            project = make_project()
+            client.force_login(make_member(project, role="admin"))
+            form = {"dataset": SimpleUploadedFile(name, data), "format": "", "domain": ""}
+            if not name.endswith(".zip"):
+                form["images"] = SimpleUploadedFile("images.zip", images)
+            before = snapshot()
+            response = client.post(reverse("import", args=[project.slug]), form)
+            statuses[response.status_code] += 1
+            if response.status_code == 302:
+                assert response["Location"] == reverse("project", args=[project.slug])
+                assert snapshot()[0] > before[0]
+                return
+            assert response.status_code == 400
+            assert snapshot() == before
+            problems = response.context["problems"]
+            assert problems, response.context["form"].errors
+            for problem in problems:
+                assert problem.startswith((name, "images.zip")), problem
+                assert escape(problem).encode() in response.content
+
+    run()
+    assert statuses[302] >= 5 and statuses[400] >= 20, statuses
+
+
+def test_generated_files_through_the_command_succeed_or_name_the_file(image_folder):
+    @hsettings(FUZZ, max_examples=30)
+    @given(upload=UPLOADS)
+    def run(upload):
+        name, data = upload
+        with one_example():
+            project = make_project()
+            path = image_folder.parent / name
+            path.write_bytes(data)
+            images = [] if name.endswith(".zip") else ["--images", str(image_folder)]
+            before = snapshot()
+            out = io.StringIO()
+            try:
+                call_command(
+                    "import_items", project.slug, str(path), *images, verbosity=0, stdout=out
+                )
+            except CommandError as error:
+                assert snapshot() == before
+                message = str(error)
+                assert message.startswith("import failed, nothing was written:\n"), message
+                for line in message.splitlines()[1:]:
+                    assert line.startswith((name, str(image_folder), "(stopped after")), line
+            else:
+                assert snapshot()[0] > before[0]
+                assert f"{name}: " in out.getvalue()
+
+    run()
