@@ -59,11 +59,12 @@ def project_for_api(user, slug: str, roles: tuple[str, ...] | None = None) -> tu
             )
         )
     project = projects.first()
-    if project is None or project.member_role is None:
+    role: str | None = getattr(project, "member_role", None)  # the annotation above
+    if project is None or role is None:
         raise exceptions.NotFound("No such project.")
-    if roles is not None and project.member_role not in roles:
+    if roles is not None and role not in roles:
         raise exceptions.PermissionDenied("Your role in this project does not allow this.")
-    return project, project.member_role
+    return project, role
 
 
 # --- Projects and domains -----------------------------------------------------------------
