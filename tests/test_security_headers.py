@@ -3,6 +3,7 @@ images are served only as the image type Pillow validated, sandboxed; downloads
 are attachments with a safe name; /healthz reports the database and broker."""
 
 import hashlib
+import re
 
 import pytest
 from django.core.files.base import ContentFile
@@ -15,7 +16,7 @@ from annotate.models import ImageAsset
 from config.celery import app as celery_app
 from curation.views import attachment_name
 from tests.curation.test_releases import built, make_release_project
-from tests.factories import make_member, make_user, png_bytes
+from tests.factories import make_member, make_project, make_user, png_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -228,3 +229,15 @@ def test_healthz_fails_when_the_database_is_unreachable(monkeypatch):
     assert response.status_code == 503
     assert response.json()["database"] == "unreachable"
     assert "refused" not in response.content.decode()  # anonymous: no details
+
+
+def test_the_api_docs_page_hands_try_it_out_the_csrf_token_the_cookie_hides():
+    project = make_project()
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(make_member(project))
+    page = client.get("/api/docs/")
+    assert page.cookies["csrftoken"]["httponly"] is True
+    token = re.search(r'data-csrf-token="([^"]+)"', page.content.decode()).group(1)
+    url = f"/api/v1/projects/{project.slug}/assignments/next/"
+    assert client.post(url).status_code == 403  # a session POST needs the token...
+    assert client.post(url, HTTP_X_CSRFTOKEN=token).status_code == 204  # ...which it gets

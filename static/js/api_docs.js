@@ -3,7 +3,8 @@
 (function () {
   "use strict";
   var node = document.getElementById("swagger-ui");
-  var csrf = document.cookie.match(/(?:^|; )csrftoken=([^;]*)/);
+  // From the page, not document.cookie: the CSRF cookie is HttpOnly.
+  var csrf = node.dataset.csrfToken;
   window.ui = SwaggerUIBundle({
     url: node.dataset.schemaUrl,
     domNode: node,
@@ -11,7 +12,7 @@
     // "Try it out" with a browser session: unsafe methods need the CSRF token.
     requestInterceptor: function (req) {
       if (csrf) {
-        req.headers["X-CSRFToken"] = decodeURIComponent(csrf[1]);
+        req.headers["X-CSRFToken"] = csrf;
       }
       return req;
     },
