@@ -8,6 +8,7 @@ import itertools
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
+from django.db.models import F
 from django.utils import timezone
 from PIL import Image
 
@@ -87,4 +88,18 @@ def make_assignment(item: Item, annotator=None, **kwargs) -> Assignment:
 
 
 def make_judgement(assignment: Assignment, choice: str = "1", **kwargs) -> Judgement:
-    return Judgement.objects.create(assignment=assignment, choice=choice, **kwargs)
+    """A judgement row; a current one is counted in its item's tallies, as
+    annotate.services counts a vote (the dashboard reads only the tallies)."""
+    judgement = Judgement.objects.create(assignment=assignment, choice=choice, **kwargs)
+    if judgement.is_current:
+        columns = [{"1": "votes_1", "2": "votes_2", "tie": "votes_tie"}.get(choice)]
+        columns += [
+            f"correct_{response}_{label}"
+            for response, label in (("1", judgement.correct_1), ("2", judgement.correct_2))
+            if label in ("yes", "no", "unsure")
+        ]
+        # Values the constraint tests feed in on purpose have no tally column.
+        Item.objects.filter(pk=assignment.item_id).update(
+            **{column: F(column) + 1 for column in columns if column}
+        )
+    return judgement
