@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import timedelta
-from pathlib import Path
+from pathlib import PurePosixPath
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -34,8 +34,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotate.models import Project
+from annotate.storage import read_stored
 
-from . import judge_client, scoring
+from . import judge_client, release_publishing, scoring
 from .evaluations import EvaluationError, evaluate_release
 from .key_encryption import UndecryptableKey
 from .models import (
@@ -333,15 +334,21 @@ def _client_endpoint(run: JudgeRun) -> judge_client.Endpoint:
 def release_files(release: Release) -> tuple[list[dict], Callable[[str], bytes]]:
     """The release's records (all_data.json, release order) and a reader of
     the files they name, relative to the release folder: exactly what the
-    official judge script reads from a downloaded release."""
-    folder = (Path(settings.MEDIA_ROOT) / release.folder).resolve()
-    records = scoring.load_release_records(folder)
+    official judge script reads from a downloaded release. Read from the
+    releases storage, local or a bucket."""
+    storage = release_publishing.release_storage()
+    data_name = f"{release.folder}/all_data.json"
+    try:
+        text = read_stored(storage, data_name).decode("utf-8-sig")
+    except FileNotFoundError:
+        raise JudgeRunError(f"{data_name} is missing from the releases storage.") from None
+    records = scoring.parse_release_records(text, data_name)
 
     def read_image(name: str) -> bytes:
-        path = (folder / name).resolve()
-        if not path.is_relative_to(folder):
+        parts = PurePosixPath(name).parts
+        if not parts or name.startswith("/") or ".." in parts:
             raise OSError(f"{name} is outside the release")
-        return path.read_bytes()
+        return read_stored(storage, f"{release.folder}/{name}")
 
     return records, read_image
 
