@@ -38,7 +38,7 @@ from tests.live_servers import (
     wait_for,
 )
 
-pytestmark = [pytest.mark.django_db(transaction=True), requires_postgres]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, requires_postgres]
 
 
 def all_bytes(folder: Path) -> dict[str, bytes]:
