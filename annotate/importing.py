@@ -438,6 +438,10 @@ def _inspect_image(data: bytes, ref: str, limits: ImageLimits) -> ImageInfo:
         raise ValueError(
             f"refused as a decompression bomb (more than {limits.max_pixels} pixels)"
         ) from None
+    except (OSError, ValueError, EOFError) as exc:
+        # A known signature with a broken header: Pillow's own words ("Truncated
+        # File Read", "could not create decoder object") need the context.
+        raise ValueError(f"image data is corrupt or truncated ({exc})") from None
     fmt = img.format or ""
     if fmt not in limits.allowed_formats:
         raise ValueError(
