@@ -117,7 +117,7 @@ def judge_endpoint_delete(request, slug, endpoint_id):
 def _run_for(project, run_id) -> JudgeRun:
     run = (
         JudgeRun.objects.filter(release__project=project, pk=run_id)
-        .select_related("release", "evaluation", "created_by")
+        .select_related("release__project", "evaluation", "created_by")
         .first()
     )
     if run is None:

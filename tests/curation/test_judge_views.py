@@ -268,3 +268,28 @@ def test_every_judge_url_checks_role_and_membership(client, release, fake, who):
         assert API_KEY not in body
     assert JudgeEndpoint.objects.filter(pk=endpoint.pk).exists()
     assert JudgeRun.objects.filter(pk=run.pk, status=JudgeRunStatus.PENDING).exists()
+
+
+def test_endpoint_list_and_run_page_queries_do_not_grow(client, release, fake):
+    project = release.project
+    client.force_login(make_member(project, role="admin"))
+    endpoint = make_endpoint(release, fake)
+    run = start(release, endpoint)
+    endpoints_url = reverse("judge_endpoints", args=[project.slug])
+    run_url = reverse("judge_run", args=[project.slug, run.pk])
+    with CaptureQueriesContext(connection) as few_endpoints:
+        client.get(endpoints_url)
+    with CaptureQueriesContext(connection) as few_errors:
+        client.get(run_url)
+    for n in range(4):
+        make_endpoint(release, fake, name=f"more {n}")
+    records = scoring.load_release_records(Path(settings.MEDIA_ROOT) / release.folder)
+    fake.plan = {r["ID"]: ["bad_request"] for r in records[:6]}
+    run_judge(run_id=run.pk)
+    with CaptureQueriesContext(connection) as many_endpoints:
+        client.get(endpoints_url)
+    with CaptureQueriesContext(connection) as many_errors:
+        page = client.get(run_url)
+    assert page.content.decode().count("HTTP 400") == 6
+    assert len(many_endpoints) == len(few_endpoints), [q["sql"] for q in many_endpoints]
+    assert len(many_errors) == len(few_errors)
