@@ -1,10 +1,11 @@
 """Cutting benchmark releases: create, build (Celery), publish atomically, diff.
 
 The build streams items from the database in chunks, writes the files with
-curation.exporter into a temporary folder next to the published ones, zips
-it, and publishes both with a rename only when everything is written. A build
-that dies leaves the release `failed` and nothing visible; building again is
-safe.
+curation.exporter into a temporary folder, zips it, and publishes both only
+when everything is written: with a rename on the local file system, by upload
+and copy into the "releases" storage on a bucket (curation/release_publishing.py).
+A build that dies leaves the release `failed` and nothing visible; building
+again is safe.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import socket
 import time
 import uuid
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotate.models import Judgement, Membership, Project
+from annotate.storage import local_path, open_stored
 
 from . import agreement, exporter, parquet_export, release_publishing, reports
 from .models import (
@@ -51,6 +54,7 @@ class ReleaseError(Exception):
 
 
 def releases_root() -> Path:
+    """The local folder of published releases (the default, local storage)."""
     return Path(settings.MEDIA_ROOT) / "releases"
 
 
@@ -243,10 +247,21 @@ def _write(release: Release, folder: Path, bar=None):
         for verdict in rows:
             chunk.append(verdict)
             if len(chunk) == CHUNK:
+                fetched.update(_fetch_images(chunk, folder.parent / ".images", fetched))
                 yield from _export_items(chunk, pseudonyms, members, slots)
                 chunk = []
         if chunk:
+            fetched.update(_fetch_images(chunk, folder.parent / ".images", fetched))
             yield from _export_items(chunk, pseudonyms, members, slots)
+
+    # Images already downloaded from a storage without local paths, by SHA-256.
+    fetched: dict[str, Path] = {}
+
+    def copy_image(item: exporter.ExportItem, destination: Path) -> None:
+        if item.image_sha256 in fetched:
+            os.link(fetched[item.image_sha256], destination)  # one work folder
+        else:
+            _copy_image(item, destination)
 
     # parquet/<domain>.parquet, images embedded (Hugging Face `datasets` layout).
     parquet = parquet_export.ParquetWriter(folder, domains=list(ids_by_domain))
@@ -256,7 +271,7 @@ def _write(release: Release, folder: Path, bar=None):
             items(),
             meta=meta,
             ids_by_domain=ids_by_domain,
-            copy_image=_copy_image,
+            copy_image=copy_image,
             progress=progress,
             extra_writers=[parquet],  # closed by write_release
         )
@@ -347,6 +362,36 @@ def _export_items(chunk, pseudonyms, members, slots):
             )
         )
         yield export
+
+
+def _fetch_images(chunk, cache: Path, fetched: dict[str, Path]) -> dict[str, Path]:
+    """Download a chunk's images from a storage without local paths (a
+    bucket), TRANSFER_THREADS at a time, into `cache` (in the work folder);
+    one request after another was most of a build's time there. Returns the
+    new ones by SHA-256; nothing on a local storage."""
+    if local_path(default_storage) is not None:
+        return {}
+    wanted = {
+        v.item__image__sha256: v.item__image__file
+        for v in chunk
+        if v.item__image__sha256 not in fetched
+    }
+    cache.mkdir(exist_ok=True)
+
+    def fetch(sha: str) -> tuple[str, Path]:
+        name = wanted[sha]
+        target = cache / f"{sha}.{name.rsplit('.', 1)[-1]}"
+        stream = open_stored(default_storage, name)
+        try:
+            with target.open("wb") as out:
+                shutil.copyfileobj(stream, out, 1 << 20)
+        finally:
+            stream.close()
+        return sha, target
+
+    threads = release_publishing.TRANSFER_THREADS
+    with ThreadPoolExecutor(threads, thread_name_prefix="release-images") as pool:
+        return dict(pool.map(fetch, sorted(wanted)))
 
 
 def _copy_image(item: exporter.ExportItem, destination: Path) -> None:
