@@ -438,3 +438,25 @@ def test_stop_interrupts_a_retry_wait(release, records, fake):
     with pytest.raises(judge_client.Stopped):
         judge_client.judge(body, endpoint, policy, stop=stop)
     assert fake.requests[(records[0]["ID"], "original")] == 1
+
+
+def test_the_shell_command_runs_and_resumes_a_judge(release, records, fake, settings):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    settings.JUDGE_MAX_RETRIES = 0
+    settings.JUDGE_MAX_CONSECUTIVE_ERRORS = 2
+    make_endpoint(release, fake)
+    fake.plan = {r["ID"]: ["500"] for r in records[3:]}  # dies after three items
+    args = ["jr", "v1.0", "--endpoint", "fake", "--name", "shell", "--concurrency", "1"]
+    with pytest.raises(CommandError, match="in a row failed"):
+        call_command("judge_release", *args, stdout=StringIO())
+    fake.plan = {}  # the endpoint recovers
+    out = StringIO()
+    call_command("judge_release", *args, stdout=out)
+    assert "shell: complete" in out.getvalue() and "accuracy: 100.00%" in out.getvalue()
+    assert all(fake.answered[(r["ID"], "original")] == 1 for r in records)
+    assert sum(fake.requests[(r["ID"], "original")] for r in records[:3]) == 3
+    with pytest.raises(CommandError, match="already complete"):
+        call_command("judge_release", *args, stdout=StringIO())
