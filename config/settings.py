@@ -347,6 +347,20 @@ BACKGROUND_SWEEP_SECONDS = env_int("BACKGROUND_SWEEP_SECONDS", 300, minimum=1)
 # can kill the worker in the middle of a build. Never set it in production.
 RELEASE_BUILD_ITEM_DELAY = env_int("RELEASE_BUILD_ITEM_DELAY_MS", 0, minimum=0) / 1000
 
+# --- Judge runner (curation/judge_runs.py) ------------------------------------------
+# Retries of timeouts, dropped connections, 429 and 5xx: exponential backoff from
+# JUDGE_BACKOFF_BASE_MS, capped, never shorter than Retry-After (itself capped).
+JUDGE_MAX_RETRIES = env_int("JUDGE_MAX_RETRIES", 5, minimum=0)
+JUDGE_BACKOFF_BASE = env_int("JUDGE_BACKOFF_BASE_MS", 1000, minimum=0) / 1000
+JUDGE_BACKOFF_MAX = env_int("JUDGE_BACKOFF_MAX_SECONDS", 60, minimum=0)
+JUDGE_RETRY_AFTER_MAX = env_int("JUDGE_RETRY_AFTER_MAX_SECONDS", 120, minimum=0)
+# Upper bound of a run's requests in flight (the run form's maximum; at most 64).
+JUDGE_MAX_CONCURRENCY = env_int("JUDGE_MAX_CONCURRENCY", 16, minimum=1)
+# Failed items in a row that stop a run (a dead endpoint is not scored as coin flips).
+JUDGE_MAX_CONSECUTIVE_ERRORS = env_int("JUDGE_MAX_CONSECUTIVE_ERRORS", 10, minimum=1)
+# A running run silent this long lost its worker: the sweep and Resume take it over.
+JUDGE_STALE_SECONDS = env_int("JUDGE_STALE_SECONDS", 120, minimum=30)
+
 # --- Annotation defaults -------------------------------------------------------
 ASSIGNMENT_LEASE_MINUTES = env_int("ASSIGNMENT_LEASE_MINUTES", 30, minimum=1)
 
