@@ -209,7 +209,10 @@ def _post(endpoint: Endpoint, body: bytes) -> str:
         with opener.open(request, timeout=endpoint.timeout) as response:
             raw = response.read()
     except urllib.error.HTTPError as exc:
-        detail = exc.read(MAX_ERROR_CHARS).decode("utf-8", "replace")
+        try:
+            detail = exc.read(MAX_ERROR_CHARS).decode("utf-8", "replace")
+        except (http.client.HTTPException, OSError):  # the body broke off: the status will do
+            detail = ""
         message = f"HTTP {exc.code}: {detail}".strip()
         if exc.code in FATAL_STATUSES:
             raise FatalEndpointError(message) from None
