@@ -684,16 +684,10 @@ def _check_storable(rec: dict, log: ProblemLog, line: int, index: int) -> bool:
     """Report every top-level field whose key or value cannot be stored."""
     ok = True
     for key, value in rec.items():
-        problem = _unstorable(value)
         key_problem = _unstorable(key)
-        if problem or key_problem:
-            label = brief(key, quote=False)
-            log.add(
-                (key_problem and f"name {key_problem}") or problem,
-                line=line,
-                index=index,
-                field=label,
-            )
+        problem = f"name {key_problem}" if key_problem else _unstorable(value)
+        if problem:
+            log.add(problem, line=line, index=index, field=brief(key, quote=False))
             ok = False
     return ok
 
