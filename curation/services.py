@@ -104,7 +104,10 @@ def update_verdict(*, item: Item) -> Verdict:
         verdict = Verdict.objects.create(item_id=item.pk, project_id=item.project_id)
     if verdict.status in CURATOR_DECIDED:
         return verdict
-    votes = _rule_votes([item.pk])[item.pk]
+    # The sender's item carries its tallies with this vote counted. Below the
+    # votes it needs, the rule looks at nothing but that count (needs_votes),
+    # so the votes themselves need not be read.
+    votes = [] if item.n_votes < item.votes_needed else _rule_votes([item.pk])[item.pk]
     if _apply(verdict, item, votes, thresholds_for(item.project)):
         verdict.save(
             update_fields=[
