@@ -702,7 +702,7 @@ def fuzz_import(folder: Path, name: str, data: bytes, images: Path | None) -> st
 def test_generated_mrb_files_succeed_or_fail_cleanly(image_folder):
     outcomes: Counter = Counter()
 
-    @hsettings(FUZZ, max_examples=100)
+    @hsettings(FUZZ, max_examples=80)
     @given(data=mrb_files())
     def run(data):
         outcomes[fuzz_import(image_folder, "data.json", data, image_folder)] += 1
@@ -717,7 +717,7 @@ def test_generated_mrb_files_succeed_or_fail_cleanly(image_folder):
 def test_generated_jsonl_files_succeed_or_fail_cleanly(image_folder):
     outcomes: Counter = Counter()
 
-    @hsettings(FUZZ, max_examples=100)
+    @hsettings(FUZZ, max_examples=80)
     @given(data=jsonl_files())
     def run(data):
         outcomes[fuzz_import(image_folder, "data.jsonl", data, image_folder)] += 1
@@ -727,7 +727,7 @@ def test_generated_jsonl_files_succeed_or_fail_cleanly(image_folder):
 
 
 def test_arbitrary_bytes_succeed_or_fail_cleanly(image_folder):
-    @hsettings(FUZZ, max_examples=40)
+    @hsettings(FUZZ, max_examples=30)
     @given(data=st.binary(max_size=300), name=st.sampled_from(["data.json", "data.jsonl"]))
     def run(data, name):
         fuzz_import(image_folder, name, data, image_folder)
@@ -826,7 +826,7 @@ def image_zips(draw) -> bytes:
 def test_generated_dataset_zips_succeed_or_fail_cleanly(image_folder):
     outcomes: Counter = Counter()
 
-    @hsettings(FUZZ, max_examples=80)
+    @hsettings(FUZZ, max_examples=60)
     @given(data=bundles())
     def run(data):
         outcomes[fuzz_import(image_folder, "bundle.zip", data, None)] += 1
@@ -838,7 +838,7 @@ def test_generated_dataset_zips_succeed_or_fail_cleanly(image_folder):
 def test_generated_image_zips_beside_a_dataset_succeed_or_fail_cleanly(image_folder):
     outcomes: Counter = Counter()
 
-    @hsettings(FUZZ, max_examples=50)
+    @hsettings(FUZZ, max_examples=40)
     @given(images=image_zips(), dataset=mrb_files())
     def run(images, dataset):
         with one_example():
@@ -876,7 +876,7 @@ def test_generated_uploads_through_the_admin_page_never_500_or_import_partly(cli
     statuses: Counter = Counter()
     images = zip_bytes({n.removeprefix("bundle/"): d for n, d in ARCHIVE_IMAGES.items()})
 
-    @hsettings(FUZZ, max_examples=50)
+    @hsettings(FUZZ, max_examples=40)
     @given(upload=UPLOADS)
     def run(upload):
         name, data = upload
@@ -906,7 +906,7 @@ def test_generated_uploads_through_the_admin_page_never_500_or_import_partly(cli
 
 
 def test_generated_files_through_the_command_succeed_or_name_the_file(image_folder):
-    @hsettings(FUZZ, max_examples=30)
+    @hsettings(FUZZ, max_examples=25)
     @given(upload=UPLOADS)
     def run(upload):
         name, data = upload
