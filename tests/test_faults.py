@@ -41,6 +41,15 @@ from tests.live_servers import (
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, requires_postgres]
 
 
+@pytest.fixture
+def cleanup():
+    """Callables run after the test, last added first (processes it started)."""
+    stack: list = []
+    yield stack
+    for stop in reversed(stack):
+        stop()
+
+
 def all_bytes(folder: Path) -> dict[str, bytes]:
     return {
         p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
@@ -155,7 +164,7 @@ def server_env_redis() -> str:
 
 @pytest.mark.redis
 @requires_redis
-def test_votes_need_no_broker_and_background_work_catches_up_when_it_returns(tmp_path):
+def test_votes_need_no_broker_and_background_work_catches_up_when_it_returns(tmp_path, cleanup):
     project = make_project(votes_per_item=2)
     items = [make_item(project) for _ in range(4)]
     for item in items:  # the factory's images have no files; the release needs them
@@ -170,49 +179,47 @@ def test_votes_need_no_broker_and_background_work_catches_up_when_it_returns(tmp
     env = server_env(tmp_path, redis=broker)
     worker = CeleryWorker(env, tmp_path / "worker.log", name="patient")
     web = Gunicorn(env, tmp_path / "web.log")
-    try:
-        # The outage: the broker's address refuses connections.
-        proxy.stop()
-        people = [Annotator(u, project.slug, [web.base]) for u in annotators]
-        timings = []
-        for person in people:
-            person.start()
-            while not person.done:
-                started = time.perf_counter()
-                person.vote("left")
-                timings.append(time.perf_counter() - started)
+    cleanup.extend([web.stop, worker.stop, proxy.stop])
+    # The outage: the broker's address refuses connections.
+    proxy.stop()
+    people = [Annotator(u, project.slug, [web.base]) for u in annotators]
+    timings = []
+    for person in people:
+        person.start()
+        while not person.done:
+            started = time.perf_counter()
+            person.vote("left")
+            timings.append(time.perf_counter() - started)
 
-        # Work that must be queued: a release, an agreement refresh, thumbnails of an import.
-        curator = Annotator(admin, project.slug, [web.base])
-        page = curator.http.get(f"{web.base}/p/{project.slug}/releases/new/")
-        token = page.text.split('name="csrfmiddlewaretoken" value="', 1)[1].split('"', 1)[0]
-        started = time.perf_counter()
-        resp = curator.http.post(
-            f"{web.base}/p/{project.slug}/releases/new/",
-            data={
-                "csrfmiddlewaretoken": token,
-                "version": "v1",
-                "notes": "",
-                "domains": ["vqa"],
-                "seed": "1",
-            },
-            headers={"Origin": web.base, "Referer": page.url},
-            allow_redirects=False,
-        )
-        timings.append(time.perf_counter() - started)
-        assert resp.status_code == 302, resp.text[:500]
-        started = time.perf_counter()
-        resp = curator.http.post(
-            f"{web.base}/p/{project.slug}/agreement/refresh/",
-            data={"csrfmiddlewaretoken": token},
-            headers={"Origin": web.base, "Referer": page.url},
-            allow_redirects=False,
-        )
-        timings.append(time.perf_counter() - started)
-        assert resp.status_code in (200, 302), resp.status_code
-        imported = upload_dataset(curator, web.base, project.slug, token, timings)
-    finally:
-        web.stop()
+    # Work that must be queued: a release, an agreement refresh, thumbnails of an import.
+    curator = Annotator(admin, project.slug, [web.base])
+    page = curator.http.get(f"{web.base}/p/{project.slug}/releases/new/")
+    token = page.text.split('name="csrfmiddlewaretoken" value="', 1)[1].split('"', 1)[0]
+    started = time.perf_counter()
+    resp = curator.http.post(
+        f"{web.base}/p/{project.slug}/releases/new/",
+        data={
+            "csrfmiddlewaretoken": token,
+            "version": "v1",
+            "notes": "",
+            "domains": ["vqa"],
+            "seed": "1",
+        },
+        headers={"Origin": web.base, "Referer": page.url},
+        allow_redirects=False,
+    )
+    timings.append(time.perf_counter() - started)
+    assert resp.status_code == 302, resp.text[:500]
+    started = time.perf_counter()
+    resp = curator.http.post(
+        f"{web.base}/p/{project.slug}/agreement/refresh/",
+        data={"csrfmiddlewaretoken": token},
+        headers={"Origin": web.base, "Referer": page.url},
+        allow_redirects=False,
+    )
+    timings.append(time.perf_counter() - started)
+    assert resp.status_code in (200, 302), resp.status_code
+    imported = upload_dataset(curator, web.base, project.slug, token, timings)
 
     # Every vote was recorded and every verdict moved, without a broker.
     assert Judgement.objects.filter(assignment__item__project=project).count() == 8
@@ -228,20 +235,30 @@ def test_votes_need_no_broker_and_background_work_catches_up_when_it_returns(tmp
     assert AgreementCache.objects.get(project=project).requested_at is not None
     assert ImageAsset.objects.filter(pk__in=imported, thumbnail="").count() == len(imported)
 
-    try:
-        proxy.start()  # the broker is back: the worker reconnects and re-queues the missed work
+    proxy.start()  # the broker is back: the worker reconnects and re-queues the missed work
 
-        def caught_up():
-            release.refresh_from_db()
-            cache = AgreementCache.objects.get(project=project)
-            thumbs = not ImageAsset.objects.filter(pk__in=imported, thumbnail="").exists()
-            return release.status == ReleaseStatus.READY and cache.requested_at is None and thumbs
+    def caught_up():
+        release.refresh_from_db()
+        cache = AgreementCache.objects.get(project=project)
+        thumbs = not ImageAsset.objects.filter(pk__in=imported, thumbnail="").exists()
+        return release.status == ReleaseStatus.READY and cache.requested_at is None and thumbs
 
-        wait_for(caught_up, timeout=60, every=0.5, what=lambda: f"catch-up\n{tail(worker.log)}")
-    finally:
-        worker.stop()
-        proxy.stop()
+    wait_for(caught_up, timeout=60, every=0.5, what=lambda: f"catch-up\n{tail(worker.log)}")
     assert AgreementCache.objects.get(project=project).computed_at is not None
+
+    # The web process that saw the outage queues work again at once.
+    resp = curator.http.post(
+        f"{web.base}/p/{project.slug}/releases/new/",
+        data={"csrfmiddlewaretoken": token, "version": "v2", "domains": ["vqa"], "seed": "2"},
+        headers={"Origin": web.base, "Referer": page.url},
+        allow_redirects=False,
+    )
+    assert resp.status_code == 302, resp.text[:500]
+    wait_for(
+        lambda: Release.objects.filter(project=project, version="v2", status="ready").exists(),
+        timeout=30,
+        what=lambda: f"the second release\n{tail(worker.log)}",
+    )
 
 
 def upload_dataset(curator: Annotator, base: str, slug: str, token: str, timings) -> list[int]:
@@ -347,9 +364,9 @@ def test_two_web_processes_never_over_assign_and_store_every_acknowledged_vote_o
     import threading
 
     project = make_project(votes_per_item=3)
-    for _ in range(12):
+    for _ in range(8):
         make_item(project)
-    users = [make_member(project) for _ in range(6)]
+    users = [make_member(project) for _ in range(5)]
     env = server_env(tmp_path)
     webs = [Gunicorn(env, tmp_path / f"web{n}.log", wait=False) for n in (1, 2)]
     for web in webs:
@@ -385,18 +402,20 @@ def test_two_web_processes_never_over_assign_and_store_every_acknowledged_vote_o
         )
     )
     assert stored == acknowledged  # every acknowledged vote exactly once, nothing else
-    # Every item got exactly the votes it needs (3, or 5 after a split escalated).
+    # Every item got its 3 votes, and none more than it needs (an A-vs-B split
+    # escalates to 5; people who find nothing left to claim may stop before).
     needed = dict(Item.objects.filter(project=project).values_list("pk", "votes_needed"))
     votes = Counter(
         Judgement.objects.filter(assignment__item__project=project, is_current=True).values_list(
             "assignment__item_id", flat=True
         )
     )
-    assert votes == needed
+    assert set(votes) == set(needed)
+    assert all(3 <= votes[item] <= needed[item] for item in needed), (votes, needed)
     assert not Item.objects.filter(project=project, live_assignments__gt=F("votes_needed")).exists()
     taken = Counter(
         Assignment.objects.filter(item__project=project)
         .exclude(status=AssignmentStatus.SKIPPED)
         .values_list("item_id", flat=True)
     )
-    assert taken == needed  # no duplicate or excess assignment
+    assert taken == votes  # every assignment handed out was judged: none duplicate or excess
