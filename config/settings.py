@@ -461,8 +461,11 @@ AUTHENTICATION_BACKENDS = [
     # First, as django-axes asks: refuses a locked-out username+address before
     # any password is checked.
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # ModelBackend with the per-request user lookup in raw SQL (CPU per request).
+    "config.auth_backends.UserBackend",
 ]
+# Database sessions, read with one raw query (CPU per request).
+SESSION_ENGINE = "config.sessions"
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
 # Per username and address together: a guesser cannot lock a colleague out
