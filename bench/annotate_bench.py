@@ -110,6 +110,7 @@ def child_setup(params: dict) -> None:
     from django.core.files.base import ContentFile
     from django.core.files.storage import default_storage
     from django.core.management import call_command
+    from rest_framework.authtoken.models import Token
 
     from annotate.models import ImageAsset, Item, Membership, Project, shuffle_key
     from annotate.services import image_storage_name
@@ -176,12 +177,15 @@ def child_setup(params: dict) -> None:
             for n, u in enumerate(users)
         ]
     )
+    # API tokens (--api): what /account/token/ gives an annotator.
+    tokens = Token.objects.bulk_create([Token(user=u, key=Token.generate_key()) for u in users])
     print(
         json.dumps(
             {
                 "slug": project.slug,
                 "items": len(items),
                 "users": [u.username for u in users],
+                "tokens": {t.user.username: t.key for t in tokens},
                 "prompt_chars": sum(len(i.prompt) for i in items) // len(items),
                 "response_chars": sum(len(i.response_1) + len(i.response_2) for i in items)
                 // (2 * len(items)),
@@ -390,6 +394,7 @@ class Browser:
         path: str,
         *,
         form: dict | None = None,
+        json_body: dict | None = None,
         headers: dict[str, str] | None = None,
     ) -> Response:
         h = {"Accept-Encoding": "gzip", "User-Agent": "annotate-bench"}
@@ -400,6 +405,9 @@ class Browser:
             body = urlencode(form).encode()
             h["Content-Type"] = "application/x-www-form-urlencoded"
             h["Origin"] = self.origin
+        if json_body is not None:
+            body = json.dumps(json_body).encode()
+            h["Content-Type"] = "application/json"
         h.update(headers or {})
         # A kept-alive connection the server closed while it was idle fails
         # before any answer; like a browser, reconnect and send once more.
@@ -565,6 +573,67 @@ class Annotator:
         return resp
 
 
+API_NEXT = "API next: POST /api/v1/projects/<slug>/assignments/next/"
+API_SUBMIT = "API submit: POST /api/v1/assignments/<id>/judgement/"
+API_DETAIL = "API assignment: GET /api/v1/assignments/<id>/"
+
+
+@dataclass
+class ApiAnnotator(Annotator):
+    """Claims and judges through /api/v1/ with token authentication, as a
+    script or labelling tool would: next assignment, then submit, repeat."""
+
+    api_token: str = ""
+
+    def call(self, kind: str | None, method: str, path: str, body: dict | None = None):
+        headers = {"Authorization": f"Token {self.api_token}", "Accept": "application/json"}
+        resp = self.browser.request(method, path, json_body=body, headers=headers)
+        return self.timed(kind, resp) if kind else resp
+
+    def login(self) -> None:
+        """Tokens need no login; check that this one works."""
+        resp = self.call(None, "GET", "/api/v1/projects/")
+        if resp.status != 200:
+            raise Failure(f"token rejected: {resp.status}")
+
+    def start(self) -> None:
+        resp = self.call(API_NEXT, "POST", f"/api/v1/projects/{self.slug}/assignments/next/")
+        if resp.status == 204:
+            self.done = True
+            return
+        if resp.status != 200:
+            raise Failure(f"next: {resp.status} {resp.body[:200]!r}")
+        data = json.loads(resp.text())
+        self.assignment = data["id"]
+        self.correctness = data["domain"]["kind"] == "correctness"
+
+    def page_load(self) -> None:
+        resp = self.call(API_DETAIL, "GET", f"/api/v1/assignments/{self.assignment}/")
+        if resp.status != 200:
+            raise Failure(f"assignment: {resp.status}")
+
+    def judge(self) -> Response:
+        """Submit the current assignment, then ask for the next one."""
+        rationale = f"{self.username} #{len(self.acknowledged) + 1} {self.rng.getrandbits(32):x}"
+        body = {
+            "choice": self.rng.choice(("left", "right", "left", "right", "tie")),
+            "confidence": self.rng.randint(1, 3),
+            "rationale": rationale,
+            "active_seconds": self.rng.randint(3, 90),
+        }
+        if self.correctness:
+            body["correct_left"] = self.rng.choice(("yes", "no", "unsure"))
+            body["correct_right"] = self.rng.choice(("yes", "no", "unsure"))
+        resp = self.call(
+            API_SUBMIT, "POST", f"/api/v1/assignments/{self.assignment}/judgement/", body
+        )
+        if resp.status != 201:
+            raise Failure(f"submit: {resp.status} {resp.body[:200]!r}")
+        self.acknowledged[self.assignment] = rationale
+        self.start()
+        return resp
+
+
 # --- Phases -------------------------------------------------------------------------------
 
 
@@ -577,19 +646,33 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
-def phase_solo(port: int, slug: str, username: str, cycles: int, page_loads: int) -> Annotator:
-    annotator = Annotator(Browser(port), username, slug, random.Random(1))
+def make_annotator(port: int, username: str, slug: str, seed, tokens: dict | None) -> Annotator:
+    if tokens is None:
+        return Annotator(Browser(port), username, slug, random.Random(seed))
+    return ApiAnnotator(
+        Browser(port), username, slug, random.Random(seed), api_token=tokens[username]
+    )
+
+
+def phase_solo(
+    port: int, slug: str, username: str, cycles: int, page_loads: int, tokens: dict | None
+) -> Annotator:
+    annotator = make_annotator(port, username, slug, 1, tokens)
     annotator.login()
     annotator.start()
     for _ in range(cycles):
         if annotator.done:
             break
         annotator.judge()
-    # Page loads: the Start button resumes the open item, then the full page.
+    # Page loads: the Start button resumes the open item, then the full page
+    # (API: the open assignment again).
     for _ in range(page_loads):
         if annotator.done:
             break
-        annotator.start()
+        if isinstance(annotator, ApiAnnotator):
+            annotator.page_load()
+        else:
+            annotator.start()
     return annotator
 
 
@@ -613,8 +696,9 @@ def phase_concurrent(
     duration: float,
     server_pids: list[int],
     database: str,
+    tokens: dict | None,
 ) -> ConcurrentResult:
-    annotators = [Annotator(Browser(port), u, slug, random.Random(u)) for u in usernames]
+    annotators = [make_annotator(port, u, slug, u, tokens) for u in usernames]
     for a in annotators:  # PBKDF2 logins are slow on purpose; not part of the run
         a.login()
         a.start()
@@ -877,6 +961,11 @@ def report(*, solo, images, crowd, problems, weight, setup_seconds) -> Results:
     for label, count in problems.items():
         t.add(f"database: {label}", str(count), "0", count == 0)
 
+    if weight is None:  # --api: no pages
+        t.add(
+            "setup: migrate, collectstatic, items, users (not measured)", f"{setup_seconds:.1f} s"
+        )
+        return t
     w = weight
     first_load = w.html + sum(w.assets.values())
     fonts = {k: v for k, v in w.katex.items() if k.endswith(".woff2")}
@@ -943,6 +1032,11 @@ def main() -> int:
     )
     parser.add_argument("--threads", type=int, default=2, help="threads per gthread worker (2)")
     parser.add_argument("--keep", action="store_true", help="keep the temp folder and database")
+    parser.add_argument(
+        "--api",
+        action="store_true",
+        help="judge through /api/v1/ with token auth (next assignment + submit), not the pages",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -985,16 +1079,21 @@ def main() -> int:
             f"gunicorn on port {server.port}, workers {workers}; phase 1: one annotator ...",
             file=sys.stderr,
         )
-        solo = phase_solo(server.port, setup["slug"], solo_user, args.cycles, args.page_loads)
-        images = image_timings(solo, 50)
+        tokens = setup["tokens"] if args.api else None
+        solo = phase_solo(
+            server.port, setup["slug"], solo_user, args.cycles, args.page_loads, tokens
+        )
+        images = [] if args.api else image_timings(solo, 50)
 
         print(f"phase 2: {len(crowd)} annotators for {args.duration:.0f} s ...", file=sys.stderr)
         crowd_result = phase_concurrent(
-            server.port, setup["slug"], crowd, args.duration, workers, name
+            server.port, setup["slug"], crowd, args.duration, workers, name, tokens
         )
 
-        print("phase 3: page weight ...", file=sys.stderr)
-        weight = phase_weight(server.port, solo)
+        weight = None
+        if not args.api:
+            print("phase 3: page weight ...", file=sys.stderr)
+            weight = phase_weight(server.port, solo)
         solo.browser.close()
         server.stop()
         server = None
@@ -1014,7 +1113,8 @@ def main() -> int:
             setup_seconds=setup_seconds,
         )
         print(
-            f"\nAnnotation bench: PostgreSQL database {name}, {setup['items']:,} items x 3 "
+            f"\nAnnotation bench{' (API, token auth)' if args.api else ''}: PostgreSQL "
+            f"database {name}, {setup['items']:,} items x 3 "
             f"votes, gunicorn {args.workers} {args.worker_class} workers"
             + (f" x {args.threads} threads" if args.worker_class == "gthread" else "")
             + f", {os.cpu_count()} CPUs (load average {load_before:.2f} before the run, "
