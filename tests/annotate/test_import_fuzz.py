@@ -349,6 +349,37 @@ def test_corrupt_images_zip_beside_a_dataset_names_the_images_zip(tmp_path):
     ]
 
 
+def test_zip_with_a_corrupt_central_directory_is_a_clear_error(tmp_path):
+    data = bytearray(bundle())
+    central = data.index(CENTRAL_HEADER)
+    data[central : central + 4] = b"XXXX"
+    assert refused(tmp_path, "bundle.zip", bytes(data)) == [
+        "bundle.zip: not a readable zip archive (Bad magic number for central directory)"
+    ]
+
+
+def test_zip_whose_directory_points_past_the_end_is_a_clear_error(tmp_path):
+    data = bytearray(bundle())
+    end = data.rindex(b"PK\x05\x06")  # end of central directory: its offset field
+    data[end + 16 : end + 20] = (len(data) + 1000).to_bytes(4, "little")
+    problems = refused(tmp_path, "bundle.zip", bytes(data))
+    assert len(problems) == 1
+    assert problems[0].startswith("bundle.zip"), problems
+
+
+def test_symlink_member_pointing_outside_is_just_data_and_not_an_image(tmp_path):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("bundle/data.json", mrb_text([mrb_record()]))
+        link = zipfile.ZipInfo("bundle/images/red.png")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        archive.writestr(link, "/etc/passwd")
+    assert refused(tmp_path, "bundle.zip", out.getvalue()) == [
+        "bundle.zip:bundle/data.json:2: record 0: field 'Image': image 'images/red.png': "
+        "not an image Pillow can read"
+    ]
+
+
 # --- Regressions: zip bombs ---------------------------------------------------------------
 # The dataset member was read whole, whatever its size: a few kilobytes of
 # upload could expand into gigabytes in memory.
