@@ -25,7 +25,6 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from annotate.models import Membership
 from annotate.services import Vote, claim_next_item, submit_judgement
 from curation import release_publishing
 from curation.models import JudgeEndpoint, JudgeRun, Release, Verdict
@@ -424,7 +423,7 @@ def test_annotator_pages_show_no_model_names_gold_metadata_or_other_votes(world)
             assert secret not in html, f"{url} shows {secret!r}"
     # The secrets are real: the curator's adjudication page of the same item shows them.
     curator = client_for(world, "curator")
-    item_id = Membership.objects.get(user=world.users["annotator"]).user.assignments.get().item_id
+    item_id = world.users["annotator"].assignments.get().item_id
     page = curator.get(reverse("adjudicate", args=[world.kwargs["slug"], item_id])).content
     assert MODEL_NAMES[0].encode() in page
     assert f"{OTHER_RATIONALE}-0".encode() in page
