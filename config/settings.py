@@ -423,7 +423,7 @@ if BEHIND_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # A hardening switch turned off on purpose is a decision, not an oversight:
 # the deploy check then stays quiet about it (docs/decisions.md).
-SILENCED_SYSTEM_CHECKS = []
+SILENCED_SYSTEM_CHECKS: list[str] = []
 if PRODUCTION and BEHIND_PROXY and not SECURE_SSL_REDIRECT:
     SILENCED_SYSTEM_CHECKS.append("security.W008")  # the TLS proxy redirects
 if PRODUCTION and not SECURE_HSTS_INCLUDE_SUBDOMAINS:

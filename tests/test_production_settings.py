@@ -18,6 +18,8 @@ PRODUCTION = {"DJANGO_ENV": "production", "SECRET_KEY": KEY, "ALLOWED_HOSTS": "s
 
 def manage(tmp_path, *args, **env) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if k not in SETTINGS_VARIABLES}
+    # Set by the browser tests' fixture in this process; a deployment never has it.
+    environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     environ.update(DJANGO_SETTINGS_MODULE="config.settings", DATA_DIR=str(tmp_path), **env)
     return subprocess.run(
         [sys.executable, "manage.py", *args],
