@@ -606,7 +606,10 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
 # transaction), and bring back what the compare page shows. Same rules as the
 # SQLite branch: Item.objects.needing_votes() of the project, never an item
 # this person was assigned, fewest missing votes first (the ORDER BY matches
-# annotate_item_claim_idx), then the seeded shuffle.
+# annotate_item_claim_idx), then the seeded shuffle. NOT IN, as the ORM's
+# exclude() writes it: PostgreSQL hashes the annotator's items once, where NOT
+# EXISTS let it plan a nested loop over them for every candidate (item_id is
+# never NULL, so the two mean the same).
 # - FOR UPDATE OF i SKIP LOCKED: lock the chosen item row and skip rows other
 #   claimers hold, so concurrent claimers take different items without
 #   waiting; only the item row, since locking the joined domain and image rows
@@ -619,9 +622,8 @@ _CLAIM_SQL = """
     WITH picked AS (
         SELECT i.id FROM annotate_item i
         WHERE i.project_id = %(project)s AND i.live_assignments < i.votes_needed
-          AND NOT EXISTS (
-              SELECT 1 FROM annotate_assignment x
-              WHERE x.item_id = i.id AND x.annotator_id = %(annotator)s)
+          AND i.id NOT IN (
+              SELECT x.item_id FROM annotate_assignment x WHERE x.annotator_id = %(annotator)s)
         ORDER BY (i.votes_needed - i.live_assignments), i.shuffle_key, i.id
         LIMIT 1
         FOR UPDATE OF i SKIP LOCKED
