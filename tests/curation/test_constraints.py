@@ -217,3 +217,65 @@ def test_evaluation_name_is_unique_per_release_and_accuracy_is_a_share():
     with rejected_by("curation_evaluation_accuracy_range"):
         Evaluation.objects.create(release=release, name="n", predictions="p", accuracy=1.5)
     assert Evaluation.objects.create(release=release, name="o", predictions="p").accuracy is None
+
+
+def test_judge_endpoint_names_and_settings_are_checked():
+    from curation.models import JudgeEndpoint
+
+    release = make_release()
+    fields = {"project": release.project, "base_url": "http://127.0.0.1:1/v1", "model": "m"}
+    JudgeEndpoint.objects.create(name="a", **fields)
+    with rejected_by("curation_judgeendpoint_name_per_project"):
+        JudgeEndpoint.objects.create(name="a", **fields)
+    with rejected_by("curation_judgeendpoint_temperature_range"):
+        JudgeEndpoint.objects.create(name="b", temperature=2.5, **fields)
+    with rejected_by("curation_judgeendpoint_max_tokens_positive"):
+        JudgeEndpoint.objects.create(name="c", max_tokens=0, **fields)
+    with rejected_by("curation_judgeendpoint_timeout_positive"):
+        JudgeEndpoint.objects.create(name="d", timeout_seconds=0, **fields)
+
+
+def make_judge_run(release, **kwargs):
+    from curation.models import JudgeRun
+
+    fields = {
+        "name": "judge",
+        "base_url": "http://127.0.0.1:1/v1",
+        "model": "m",
+        "temperature": 0.0,
+        "max_tokens": 16,
+        "timeout_seconds": 1.0,
+    }
+    fields.update(kwargs)
+    return JudgeRun.objects.create(release=release, **fields)
+
+
+def test_judge_run_rules():
+    from curation.models import Evaluation
+
+    release = make_release(status="ready", sha256="c" * 64, archive="j.zip", folder="j")
+    make_judge_run(release)
+    with rejected_by("curation_judgerun_name_per_release"):
+        make_judge_run(release)
+    with rejected_by("curation_judgerun_status_valid"):
+        make_judge_run(release, name="s", status="paused")
+    with rejected_by("curation_judgerun_progress_within_total"):
+        make_judge_run(release, name="p", progress_done=3, progress_total=2)
+    with rejected_by("curation_judgerun_concurrency_range"):
+        make_judge_run(release, name="c", concurrency=0)
+    with rejected_by("curation_judgerun_complete_has_evaluation"):
+        make_judge_run(release, name="e", status="complete")
+    evaluation = Evaluation.objects.create(release=release, name="e", predictions="p")
+    assert make_judge_run(release, name="e", status="complete", evaluation=evaluation).pk
+
+
+def test_judge_output_is_stored_once_per_item_and_pass():
+    from curation.models import JudgeOutput
+
+    run = make_judge_run(make_release(status="ready", sha256="d" * 64, archive="k", folder="k"))
+    JudgeOutput.objects.create(run=run, external_id="x", order="original", output="[[A]]")
+    JudgeOutput.objects.create(run=run, external_id="x", order="swapped", output="[[B]]")
+    with rejected_by("curation_judgeoutput_once_per_pass"):
+        JudgeOutput.objects.create(run=run, external_id="x", order="original", output="again")
+    with rejected_by("curation_judgeoutput_order_valid"):
+        JudgeOutput.objects.create(run=run, external_id="y", order="reversed")
