@@ -34,7 +34,7 @@ run: demo
 # As in production: static files collected (and gzipped) first.
 web: install
 	$(PY) manage.py collectstatic --noinput --verbosity 0
-	$(VENV)/bin/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers 2
+	$(VENV)/bin/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers 2 --worker-class gthread --threads 4
 
 worker: install
 	$(VENV)/bin/celery -A config worker --loglevel=info

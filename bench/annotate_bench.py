@@ -4,10 +4,11 @@
 
 Builds a project of 5,211 items (the size of Multimodal RewardBench) over the
 six domains, 3 votes each, in its own PostgreSQL database, starts the app
-under gunicorn with 2 sync workers and DEBUG off, after ``collectstatic``,
-as the Dockerfile does (``--worker-class gthread`` to compare), and makes the
-requests the browser makes, with a keep-alive HTTP client per annotator
-thread (sync workers close after each answer; it reconnects):
+under gunicorn with 2 gthread workers x 4 threads and DEBUG off, after
+``collectstatic``, as the Dockerfile does (``--worker-class sync`` to
+compare), and makes the requests the browser makes, with a keep-alive HTTP
+client per annotator thread (sync workers close after each answer; it
+reconnects):
 
 - login: ``POST /accounts/login/``;
 - the first item: ``POST /p/<slug>/work/`` → 302 → ``GET /a/<id>/``;
@@ -1027,10 +1028,10 @@ def main() -> int:
     parser.add_argument(
         "--worker-class",
         choices=("sync", "gthread"),
-        default="sync",
-        help="gunicorn worker class (sync, as the Dockerfile)",
+        default="gthread",
+        help="gunicorn worker class (gthread, as the Dockerfile)",
     )
-    parser.add_argument("--threads", type=int, default=2, help="threads per gthread worker (2)")
+    parser.add_argument("--threads", type=int, default=4, help="threads per gthread worker (4)")
     parser.add_argument("--keep", action="store_true", help="keep the temp folder and database")
     parser.add_argument(
         "--api",
