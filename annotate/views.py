@@ -7,7 +7,7 @@ from django.core.cache import cache
 from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
 from django.db import connection
-from django.db.models import Count, F, IntegerField, Q, Sum
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Sum
 from django.db.models.functions import Least
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect, render
@@ -136,7 +136,7 @@ def media(request, path):
     name = safe_relative_path(path)
     if name is None or not name.startswith(SERVED_MEDIA_PREFIXES):
         raise Http404("No such file")
-    content_type = _stored_image_content_type(name)
+    content_type = _stored_image_content_type(name, request.user)
     if content_type is None:
         raise Http404("No such file")
     # Streamed through this view from any storage (object storage too), not
@@ -163,12 +163,20 @@ IMAGE_CONTENT_TYPES = {
 }
 
 
-def _stored_image_content_type(name: str) -> str | None:
+def _stored_image_content_type(name: str, user) -> str | None:
     """The content type of a stored image or thumbnail, from the format
     Pillow validated at import, never from the name; None for anything that
-    is not an image the importer stored. Names end in the image's SHA-256."""
+    is not an image the importer stored, or whose items are all in projects
+    the user is not a member of (images are shared across projects, so
+    membership of any project that uses it suffices). Names end in the
+    image's SHA-256."""
     sha256 = Path(name).stem
-    asset = ImageAsset.objects.filter(sha256=sha256).only("format", "file", "thumbnail").first()
+    assets = ImageAsset.objects.filter(sha256=sha256)
+    if not user.is_superuser:
+        assets = assets.filter(
+            Exists(Item.objects.filter(image=OuterRef("pk"), project__memberships__user=user))
+        )
+    asset = assets.only("format", "file", "thumbnail").first()
     if asset is None:
         return None
     if name == asset.file:

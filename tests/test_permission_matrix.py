@@ -96,9 +96,9 @@ MATRIX: dict[str, Row] = {
     "home": Row(get=access("signed_in", 200), post=None),
     "api_token": Row(get=access("signed_in", 200), post=access("signed_in", 302)),
     "media": Row(
-        get=access("signed_in", 200),
+        get=access("member", 200),
         post=None,
-        note="content-addressed images: any signed-in user who knows the SHA-256",
+        note="an image is served to members of a project that uses it",
     ),
     # annotate
     "project": Row(get=access("member", 200), post=None),

@@ -12,11 +12,11 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
-from annotate.models import ImageAsset
+from annotate.models import ImageAsset, Project
 from config.celery import app as celery_app
 from curation.views import attachment_name
 from tests.curation.test_releases import built, make_release_project
-from tests.factories import make_member, make_project, make_user, png_bytes
+from tests.factories import make_item, make_member, make_project, make_user, png_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -86,7 +86,7 @@ def store_image(*, fmt="PNG", stored_as_ext="png", thumbnail="") -> ImageAsset:
     sha = hashlib.sha256(data).hexdigest()
     name = f"images/{sha[:2]}/{sha}.{stored_as_ext}"
     default_storage.save(name, ContentFile(data))
-    return ImageAsset.objects.create(
+    asset = ImageAsset.objects.create(
         sha256=sha,
         file=name,
         format=fmt,
@@ -95,12 +95,25 @@ def store_image(*, fmt="PNG", stored_as_ext="png", thumbnail="") -> ImageAsset:
         size_bytes=len(data),
         thumbnail=thumbnail,
     )
+    # Images are served to members of a project that uses them.
+    project = Project.objects.filter(slug="media-project").first() or make_project("media-project")
+    make_item(project=project, image=asset)
+    return asset
 
 
 @pytest.fixture
 def signed_in(client):
-    client.force_login(make_user())
+    project = Project.objects.filter(slug="media-project").first() or make_project("media-project")
+    client.force_login(make_member(project))
     return client
+
+
+def test_an_image_is_not_served_to_a_signed_in_user_outside_its_projects(signed_in):
+    asset = store_image()
+    outsider = Client()
+    outsider.force_login(make_user())
+    assert media(outsider, asset.file).status_code == 404
+    assert media(signed_in, asset.file).status_code == 200
 
 
 def media(client, name):

@@ -231,7 +231,11 @@ def test_valid_image_with_a_payload_is_served_only_as_its_image_type(client, tmp
     asset = ImageAsset.objects.get()
     assert asset.format == fmt
     assert asset.file.endswith("." + {"JPEG": "jpg"}.get(fmt, fmt.lower()))
+    item = Item.objects.get()
     client.force_login(make_user())
+    # Only members of a project that uses the image may fetch it.
+    assert client.get(reverse("media", args=[asset.file])).status_code == 404
+    client.force_login(make_member(item.project, role="annotator"))
     response = client.get(reverse("media", args=[asset.file]))
     assert response.status_code == 200
     assert response["Content-Type"] == content_type
@@ -242,7 +246,6 @@ def test_valid_image_with_a_payload_is_served_only_as_its_image_type(client, tmp
     body = b"".join(response.streaming_content)
     assert body == payload  # stored byte for byte: the payload is inert, not stripped
     # The annotator's page shows it as an <img>, never as a frame or object.
-    item = Item.objects.get()
     annotator = make_member(item.project, role="annotator")
     client.force_login(annotator)
     start = client.post(reverse("work_start", args=[item.project.slug]))
