@@ -103,3 +103,31 @@ def make_judgement(assignment: Assignment, choice: str = "1", **kwargs) -> Judge
             **{column: F(column) + 1 for column in columns if column}
         )
     return judgement
+
+
+# One valid importer record of each format, fields overridable.
+def mrb_record(external_id: str = "vqa_1", **overrides) -> dict:
+    record = {
+        "ID": external_id,
+        "Text": f"What is shown in {external_id}?",
+        "Image": "images/red.png",
+        "Output1": "A red square.",
+        "Output2": "A blue circle.",
+        "Better": "Output1",
+        "Category": "vqa",
+    }
+    record.update(overrides)
+    return record
+
+
+def pairs_record(external_id: str = "pairs_1", **overrides) -> dict:
+    record = {
+        "id": external_id,
+        "prompt": f"What is shown in {external_id}?",
+        "chosen": f"chosen answer for {external_id}",
+        "rejected": f"rejected answer for {external_id}",
+        "image": "images/red.png",
+        "category": "vqa",
+    }
+    record.update(overrides)
+    return record

@@ -25,7 +25,7 @@ from annotate.importing import DirectoryImageSource, ImportFailed, pairs_swap
 from annotate.models import ImageAsset, Item
 from annotate.services import import_items, import_items_from_paths
 from curation.models import Verdict
-from tests.factories import make_assignment, make_project, png_bytes
+from tests.factories import make_assignment, make_project, mrb_record, pairs_record, png_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -34,33 +34,6 @@ EXIF_ORIENTATION = 0x0112
 
 
 # --- Helpers ------------------------------------------------------------------------
-
-
-def mrb_record(external_id: str = "vqa_1", **overrides) -> dict:
-    record = {
-        "ID": external_id,
-        "Text": f"What is shown in {external_id}?",
-        "Image": "images/red.png",
-        "Output1": "A red square.",
-        "Output2": "A blue circle.",
-        "Better": "Output1",
-        "Category": "vqa",
-    }
-    record.update(overrides)
-    return record
-
-
-def pairs_record(external_id: str = "pairs_1", **overrides) -> dict:
-    record = {
-        "id": external_id,
-        "prompt": f"What is shown in {external_id}?",
-        "chosen": f"chosen answer for {external_id}",
-        "rejected": f"rejected answer for {external_id}",
-        "image": "images/red.png",
-        "category": "vqa",
-    }
-    record.update(overrides)
-    return record
 
 
 def write_images(folder: Path, images: dict[str, bytes]) -> None:
