@@ -71,6 +71,14 @@ def server_env(tmp_path: Path, *, database: str | None = None, redis: str | None
 # --- Processes ------------------------------------------------------------------------------
 
 
+def die_with_parent() -> None:
+    """In the child before exec: SIGKILL it when the test process dies, so a
+    killed test run (a timeout) leaves no server behind (Linux prctl)."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 class Gunicorn:
     """gunicorn on a socket this process bound (no port race), sync workers."""
 
@@ -93,6 +101,7 @@ class Gunicorn:
                 stdout=fh,
                 stderr=subprocess.STDOUT,
                 pass_fds=[fd],
+                preexec_fn=die_with_parent,  # its workers exit when the master is gone
             )
         listener.close()
         if wait:
@@ -131,7 +140,8 @@ class Gunicorn:
 
 class CeleryWorker:
     """`celery -A config worker` in its own process group, so the whole worker
-    (main process and pool) can be killed at once like a lost machine."""
+    can be killed at once like a lost machine. Prefork, as deployed (the solo
+    pool's loop never hands back a message whose worker died)."""
 
     def __init__(self, env: dict[str, str], log: Path, *, name: str):
         self.log = log
@@ -147,6 +157,7 @@ class CeleryWorker:
                 stdout=fh,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=die_with_parent,
             )
 
     def kill(self) -> None:
