@@ -41,6 +41,12 @@ from pygments.lexers import get_lexer_by_name
 from pygments.token import STANDARD_TYPES
 from pygments.util import ClassNotFound
 
+# Stored HTML (Item.prompt_html, …) is valid only for the renderer version it
+# was made with: bump this whenever the output of render_markdown changes
+# (parser options, render rules, the sanitiser's allow-lists, Pygments), and
+# items re-render on their next view.
+RENDERER_VERSION = 1
+
 # Only these URLs become links; everything else stays literal text.
 # Relative URLs are refused too: a response must not link into this app.
 _ALLOWED_URL = re.compile(r"^(?:https?://|mailto:)", re.IGNORECASE)

@@ -20,7 +20,7 @@ from django.db.models import F
 from django.utils import timezone
 from PIL import Image
 
-from . import signals
+from . import rendering, signals
 from .importing import (
     IMAGE_BATCH,
     IMAGE_THREADS,
@@ -42,6 +42,7 @@ from .importing import (
     stored_image_bytes,
 )
 from .models import (
+    RENDERED_FIELDS,
     Assignment,
     AssignmentStatus,
     Choice,
@@ -239,6 +240,7 @@ def _write_dataset(
                     content_hash=hashes[r.external_id],
                     image_id=image_ids[parsed.images[r.image_ref].sha256],
                     **_item_fields(r, domains),
+                    **_NOT_RENDERED,
                 )
                 updated_ids.append(pk)
             result.updated = len(updated_ids)
@@ -246,16 +248,45 @@ def _write_dataset(
             signals.items_imported.send(
                 sender=Item, project=project, item_ids=result.item_ids, updated_ids=updated_ids
             )
+            from config.celery import enqueue_on_commit
+
+            from .tasks import make_thumbnails, render_item_html
+
             if new_images:
-                from config.celery import enqueue_on_commit
-
-                from .tasks import make_thumbnails
-
                 enqueue_on_commit(make_thumbnails, new_images)
+            # Rendering 3 texts an item would double the import's CPU time:
+            # a worker stores the HTML (the first view does if none has).
+            enqueue_on_commit(render_item_html, [*result.item_ids, *updated_ids])
     except BaseException:
         _remove_orphans(written)
         raise
     return result
+
+
+# A replaced prompt or response makes the stored HTML stale.
+_NOT_RENDERED = {
+    "prompt_html": "",
+    "response_1_html": "",
+    "response_2_html": "",
+    "rendered_version": 0,
+}
+
+
+def render_item_html(*, item_ids: list[int]) -> int:
+    """Store the compare page's HTML of items that lack it for the current
+    renderer (idempotent). Returns how many were rendered."""
+    rendered = 0
+    for start in range(0, len(item_ids), 500):
+        batch = list(
+            Item.objects.filter(pk__in=item_ids[start : start + 500])
+            .exclude(rendered_version=rendering.RENDERER_VERSION)
+            .only("pk", "prompt", "response_1", "response_2")
+        )
+        for item in batch:
+            item.render_html()
+        Item.objects.bulk_update(batch, RENDERED_FIELDS)
+        rendered += len(batch)
+    return rendered
 
 
 def _existing_items(project: Project) -> list[tuple[str, int, str, bool]]:

@@ -9,6 +9,11 @@ def make_thumbnails(image_ids: list[int]) -> int:
 
 
 @shared_task(acks_late=True)
+def render_item_html(item_ids: list[int]) -> int:
+    return services.render_item_html(item_ids=item_ids)
+
+
+@shared_task(acks_late=True)
 def requeue_missing_thumbnails() -> int:
     """Queue thumbnails for every image still without one: their import's
     message may never have reached the broker (it was down) or may have been

@@ -267,10 +267,11 @@ def _render_work(request, assignment: Assignment, form=None, skip_form=None, sta
     judgement = None
     if assignment.status == AssignmentStatus.SUBMITTED:
         judgement = assignment.judgements.get(is_current=True)
+    html = item.rendered()
     left, right = (
-        (item.response_2, item.response_1)
+        (html["response_2"], html["response_1"])
         if assignment.shown_swapped
-        else (item.response_1, item.response_2)
+        else (html["response_1"], html["response_2"])
     )
     if form is None and judgement is not None:
         form = JudgementForm(initial=_displayed_initial(judgement, assignment))
@@ -278,6 +279,7 @@ def _render_work(request, assignment: Assignment, form=None, skip_form=None, sta
         "project": project,
         "assignment": assignment,
         "item": item,
+        "prompt_html": html["prompt"],
         "domain": item.domain,
         "left": left,
         "right": right,

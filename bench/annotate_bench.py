@@ -114,7 +114,7 @@ def child_setup(params: dict) -> None:
     from rest_framework.authtoken.models import Token
 
     from annotate.models import ImageAsset, Item, Membership, Project, shuffle_key
-    from annotate.services import image_storage_name
+    from annotate.services import image_storage_name, render_item_html
     from curation.models import Verdict
 
     migrate()
@@ -159,6 +159,8 @@ def child_setup(params: dict) -> None:
                 )
             )
     items = Item.objects.bulk_create(items, batch_size=1000)
+    # What the import's render_item_html task stores: each item's HTML.
+    render_item_html(item_ids=[item.pk for item in items])
     # What the import's items_imported receiver makes: one Verdict per item.
     Verdict.objects.bulk_create(
         [Verdict(item=item, project=project) for item in items], batch_size=1000

@@ -579,7 +579,8 @@ def test_exif_orientation_is_applied_before_storing(tmp_path):
 def test_thumbnails_are_made_after_commit(tmp_path, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         corpus_import(make_project(), "valid.json")
-    assert len(callbacks) == 1
+    assert len(callbacks) == 2  # thumbnails, then the items' HTML
+    assert not Item.objects.filter(rendered_version=0).exists()
     for asset in ImageAsset.objects.all():
         # The corpus images are 8x8: already thumbnail-sized, so reused as they are.
         assert asset.thumbnail == asset.file
