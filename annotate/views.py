@@ -261,6 +261,17 @@ def _progress(project: Project, user) -> dict:
     }
 
 
+# The compare form's radio buttons, as the template writes them (values as
+# strings, the empty "not answered" choice left out).
+CORRECTNESS_CHOICES = [
+    (str(v), label) for v, label in JudgementForm.base_fields["correct_left"].choices if v
+]
+CONFIDENCE_CHOICES = [
+    (str(v), label) for v, label in JudgementForm.base_fields["confidence"].choices
+]
+FRESH_CONFIDENCE = "2"
+
+
 def _render_work(request, assignment: Assignment, form=None, skip_form=None, status=200):
     item = assignment.item
     project = item.project
@@ -275,6 +286,9 @@ def _render_work(request, assignment: Assignment, form=None, skip_form=None, sta
     )
     if form is None and judgement is not None:
         form = JudgementForm(initial=_displayed_initial(judgement, assignment))
+    # A fresh item (the common case, after every submit) gets no form objects:
+    # the template reads choices from constants and finds no values or errors.
+    confidence = str(form["confidence"].value()) if form is not None else FRESH_CONFIDENCE
     context = {
         "project": project,
         "assignment": assignment,
@@ -285,8 +299,13 @@ def _render_work(request, assignment: Assignment, form=None, skip_form=None, sta
         "right": right,
         "judgement": judgement,
         "can_revise": judgement is not None and can_revise(item),
-        "form": form or JudgementForm(initial={"confidence": 2}),
-        "skip_form": skip_form or SkipForm(),
+        "form": form,
+        "skip_form": skip_form,
+        "correctness_choices": CORRECTNESS_CHOICES,
+        "confidence_choices": CONFIDENCE_CHOICES,
+        "confidence": confidence,
+        "submit_url": reverse("work_submit", args=[assignment.pk]),
+        "skip_url": reverse("work_skip", args=[assignment.pk]),
         "progress": _progress(project, request.user),
     }
     template = "annotate/work.html" if not request.htmx else "annotate/_work.html"

@@ -1,0 +1,83 @@
+"""The compare fragment's form state: a fresh item is rendered without form
+objects, so check what it pre-selects, and that a rejected submit and a
+revisited judgement still show what was chosen."""
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from annotate.models import Assignment, AssignmentStatus
+from annotate.services import Vote, claim_next_item, submit_judgement
+from tests.factories import make_item, make_member, make_project
+
+pytestmark = pytest.mark.django_db
+
+
+def checked(html: str) -> set[tuple[str, str]]:
+    """(name, value) of every checked radio button or checkbox."""
+    return {
+        (m["name"], m["value"])
+        for m in re.finditer(
+            r'<input type="\w+" name="(?P<name>\w+)" value="(?P<value>\w+)" checked>', html
+        )
+    }
+
+
+def setup(client, *, swapped=False):
+    project = make_project()
+    make_item(project, domain=project.domains.get(slug="vqa"))
+    user = make_member(project, role="annotator")
+    client.force_login(user)
+    assignment = claim_next_item(project=project, annotator=user)
+    Assignment.objects.filter(pk=assignment.pk).update(shown_swapped=swapped)
+    return user, assignment
+
+
+def test_a_fresh_item_preselects_medium_confidence_only(client):
+    _, assignment = setup(client)
+    html = client.get(reverse("work_item", args=[assignment.pk])).content.decode()
+    assert checked(html) == {("confidence", "2")}
+    for value, label in (("yes", "Correct"), ("no", "Incorrect"), ("unsure", "Unsure")):
+        for side in ("left", "right"):
+            assert f'name="correct_{side}" value="{value}"> {label}' in html
+    assert f'action="{reverse("work_submit", args=[assignment.pk])}"' in html
+    assert f'hx-post="{reverse("work_skip", args=[assignment.pk])}"' in html
+    assert 'class="error"' not in html and "form-errors" not in html
+
+
+def test_a_rejected_submit_shows_what_was_sent_and_the_errors(client):
+    _, assignment = setup(client)
+    response = client.post(
+        reverse("work_submit", args=[assignment.pk]),
+        {
+            "confidence": "3",
+            "correct_left": "no",
+            "rationale": "because <b>",
+            "flagged_problem": "on",
+        },
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert checked(html) == {("confidence", "3"), ("correct_left", "no"), ("flagged_problem", "on")}
+    assert "Choose the better response." in html
+    assert "because &lt;b&gt;</textarea>" in html
+
+
+@pytest.mark.parametrize("swapped", [False, True])
+def test_a_judged_item_shows_its_judgement_in_displayed_terms(client, swapped):
+    user, assignment = setup(client, swapped=swapped)
+    vote = Vote(choice="1", correct_1="yes", correct_2="unsure", confidence=1, rationale="r")
+    submit_judgement(assignment_id=assignment.pk, annotator=user, vote=vote)
+    assert Assignment.objects.get(pk=assignment.pk).status == AssignmentStatus.SUBMITTED
+
+    html = client.get(reverse("work_item", args=[assignment.pk])).content.decode()
+
+    shown_1, shown_2 = ("right", "left") if swapped else ("left", "right")
+    assert checked(html) == {
+        ("choice", shown_1),
+        ("confidence", "1"),
+        (f"correct_{shown_1}", "yes"),
+        (f"correct_{shown_2}", "unsure"),
+    }
