@@ -396,7 +396,16 @@ SPECTACULAR_SETTINGS = {
     # Separate request/response components: multipart uploads and read-only
     # fields then describe exactly what is sent and what comes back.
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"CorrectnessEnum": "annotate.apis.CORRECTNESS_CHOICES"},
+    # Choice sets shared by several fields get one name each.
+    "ENUM_NAME_OVERRIDES": {
+        "CorrectnessEnum": "annotate.api_schema.CORRECTNESS_CHOICES",
+        "DisplayedChoiceEnum": "annotate.api_schema.DISPLAYED_CHOICES",
+        "CanonicalChoiceEnum": "annotate.api_schema.CANONICAL_CHOICES",
+        "ResponseEnum": "annotate.api_schema.RESPONSES",
+        "AssignmentStatusEnum": "annotate.models.AssignmentStatus.choices",
+        "VerdictStatusEnum": "curation.models.VerdictStatus.choices",
+        "ReleaseStatusEnum": "curation.models.ReleaseStatus.choices",
+    },
 }
 
 # --- Production hardening, switched on by variables -----------------------------------
