@@ -277,15 +277,18 @@ def render_item_html(*, item_ids: list[int]) -> int:
     renderer (idempotent). Returns how many were rendered."""
     rendered = 0
     for start in range(0, len(item_ids), 500):
-        batch = list(
+        batch = (
             Item.objects.filter(pk__in=item_ids[start : start + 500])
             .exclude(rendered_version=rendering.RENDERER_VERSION)
-            .only("pk", "prompt", "response_1", "response_2")
+            .only("pk", "prompt", "response_1", "response_2", "content_hash")
         )
         for item in batch:
             item.render_html()
-        Item.objects.bulk_update(batch, RENDERED_FIELDS)
-        rendered += len(batch)
+            # One short UPDATE each (no lock held while rendering), and none
+            # if an --update import replaced the text meanwhile.
+            rendered += Item.objects.filter(pk=item.pk, content_hash=item.content_hash).update(
+                **{name: getattr(item, name) for name in RENDERED_FIELDS}
+            )
     return rendered
 
 

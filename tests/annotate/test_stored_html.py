@@ -136,3 +136,17 @@ def test_import_leaves_html_to_the_task_and_update_refreshes_it(
     assert item.response_1_html == "<p><em>new</em></p>\n"
     # The raw text is what the exporter and the API read; it is unchanged.
     assert item.response_1 == "*new*"
+
+
+def test_the_task_does_not_store_html_for_text_replaced_while_it_rendered(monkeypatch):
+    item = bulk_item(make_project(), response_1="old text")
+    original = Item.render_html
+
+    def replaced_meanwhile(self):
+        # An --update import commits new text while the task renders the old.
+        Item.objects.filter(pk=self.pk).update(response_1="new text", content_hash="changed")
+        original(self)
+
+    monkeypatch.setattr(Item, "render_html", replaced_meanwhile)
+    assert render_item_html(item_ids=[item.pk]) == 0
+    assert stored(item) == ("", "", "", 0)
