@@ -67,10 +67,29 @@ def building_folders() -> list[Path]:
     return sorted(root.iterdir()) if root.exists() else []
 
 
+# Seconds before a message a dead worker took is handed to another (the test's).
+VISIBILITY_TIMEOUT = 3
+
+
 def purge_queue() -> None:
     """Messages other tests left in this Redis database must not reach our worker."""
     with celery_app.connection_for_write() as conn:
         conn.default_channel.queue_purge(celery_app.conf.task_default_queue)
+    forget_unacked_messages()
+
+
+def forget_unacked_messages() -> None:
+    """Drop kombu's record of unacknowledged messages and its restore mutex.
+
+    Workers that earlier tests killed leave both behind in this Redis
+    database; a mutex left by a worker killed while restoring blocks every
+    redelivery for `unacked_mutex_expire` (300 s), longer than a test waits.
+    Only the test's own database (REDIS_URL) is touched."""
+    with celery_app.connection_for_write() as conn:
+        channel = conn.default_channel
+        channel.client.delete(
+            channel.unacked_mutex_key, channel.unacked_key, channel.unacked_index_key
+        )
 
 
 # --- The worker dies in the middle of a release build ------------------------------------------
@@ -109,7 +128,7 @@ def test_a_worker_killed_mid_build_leaves_no_partial_release_and_the_retry_is_id
     env = server_env(
         tmp_path,
         redis=server_env_redis(),
-        CELERY_VISIBILITY_TIMEOUT="3",
+        CELERY_VISIBILITY_TIMEOUT=str(VISIBILITY_TIMEOUT),
         RELEASE_BUILD_ITEM_DELAY_MS="150",
     )
     first = CeleryWorker(env, tmp_path / "worker1.log", name="doomed")
@@ -125,6 +144,15 @@ def test_a_worker_killed_mid_build_leaves_no_partial_release_and_the_retry_is_id
 
         row = wait_for(building, timeout=40, what=lambda: f"the build to start\n{tail(first.log)}")
         first.kill()
+        # Had the kill caught the worker holding kombu's restore mutex, the
+        # redelivery would wait out the mutex's expiry (300 s); release it.
+        with celery_app.connection_for_write() as conn:
+            channel = conn.default_channel
+            channel.client.delete(channel.unacked_mutex_key)
+        # kombu hands back an unacknowledged message older than the visibility
+        # timeout when a worker starts polling, and after that only about every
+        # 100 s; start the heir once the message is old enough to be handed back.
+        time.sleep(VISIBILITY_TIMEOUT + 0.5)
         row.refresh_from_db()
         # Killed in the middle: not ready, nothing published, its work folder left behind.
         assert row.status == ReleaseStatus.BUILDING
