@@ -381,7 +381,7 @@ def main() -> int:
             (
                 "thumbnails left to the background task",
                 f"{first['inline_thumbnails']} made inline, "
-                f"{first['queued_messages']} task message queued",
+                f"{first['queued_messages']} task messages queued (thumbnails, Markdown)",
                 "0 inline",
                 check(first["inline_thumbnails"] == 0),
             ),
