@@ -12,8 +12,6 @@ and turned into canonical ones before it reaches the service.
 from __future__ import annotations
 
 import mimetypes
-import tempfile
-from pathlib import Path
 
 from django.core.files.storage import default_storage
 from django.db.models import OuterRef, Subquery, Value
@@ -37,7 +35,7 @@ from .services import (
     JudgementInvalid,
     Vote,
     claim_next_item,
-    import_items_from_paths,
+    import_uploaded_items,
     skip_item,
     submit_judgement,
 )
@@ -123,17 +121,6 @@ class DomainListApi(APIView):
 # --- Import -------------------------------------------------------------------------------
 
 
-def _save_upload(upload, folder: Path) -> Path:
-    # Keep only the base name: the client-supplied name is untrusted.
-    name = Path(upload.name).name or "upload"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    with path.open("wb") as fh:
-        for chunk in upload.chunks():
-            fh.write(chunk)
-    return path
-
-
 class ImportApi(APIView):
     parser_classes = [MultiPartParser]
 
@@ -214,44 +201,36 @@ class ImportApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        with tempfile.TemporaryDirectory(prefix="api-import-") as tmp:
-            # Separate folders: the two uploads may share a file name.
-            dataset = _save_upload(data["dataset"], Path(tmp) / "dataset")
-            images = (
-                _save_upload(data["images"], Path(tmp) / "images") if data.get("images") else None
+        try:
+            result = import_uploaded_items(
+                project=project,
+                dataset=data["dataset"],
+                images=data.get("images"),
+                fmt=data["format"] or None,
+                domain=data["domain"] or None,
+                field_map=data["field_map"],
+                gold_from_label=data["gold_from_label"],
+                update=data["update"],
             )
-            try:
-                result = import_items_from_paths(
-                    project=project,
-                    dataset=dataset,
-                    images=images,
-                    fmt=data["format"] or None,
-                    domain=data["domain"] or None,
-                    field_map=data["field_map"],
-                    gold_from_label=data["gold_from_label"],
-                    update=data["update"],
-                )
-            except ImportFailed as exc:
-                message = (
-                    f"The import was refused ({len(exc.problems)} problems); nothing was written."
-                )
-                if exc.truncated:
-                    message += f" Stopped looking after {len(exc.problems)} problems."
-                raise Rejected(
-                    message,
-                    code="import_failed",
-                    fields={"dataset": [str(p) for p in exc.problems]},
-                    problems=[
-                        {
-                            "file": p.file,
-                            "line": p.line,
-                            "index": p.index,
-                            "field": p.field,
-                            "message": p.message,
-                        }
-                        for p in exc.problems
-                    ],
-                ) from None
+        except ImportFailed as exc:
+            message = f"The import was refused ({len(exc.problems)} problems); nothing was written."
+            if exc.truncated:
+                message += f" Stopped looking after {len(exc.problems)} problems."
+            raise Rejected(
+                message,
+                code="import_failed",
+                fields={"dataset": [str(p) for p in exc.problems]},
+                problems=[
+                    {
+                        "file": p.file,
+                        "line": p.line,
+                        "index": p.index,
+                        "field": p.field,
+                        "message": p.message,
+                    }
+                    for p in exc.problems
+                ],
+            ) from None
         return Response(self.OutputSerializer(result).data)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import logging
 import random
+import tempfile
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -15,6 +16,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.core.files.uploadedfile import UploadedFile
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -437,6 +439,36 @@ def _remove_orphans(names: list[str]) -> None:
                 default_storage.delete(name)
             except OSError:
                 log.warning("could not remove orphan image %s", name)
+
+
+def import_uploaded_items(
+    *,
+    project: Project,
+    dataset: UploadedFile,
+    images: UploadedFile | None = None,
+    **options,
+) -> ImportResult:
+    """Import uploaded files (the upload page and the API): each is written
+    to a private temporary folder under its base name only (the client's
+    name is untrusted), then imported as `import_items_from_paths` does, so
+    problems name the uploaded file."""
+    with tempfile.TemporaryDirectory(prefix="import-") as tmp:
+        # Separate folders: the two uploads may share a file name.
+        dataset_path = _save_upload(dataset, Path(tmp) / "dataset")
+        images_path = _save_upload(images, Path(tmp) / "images") if images else None
+        return import_items_from_paths(
+            project=project, dataset=dataset_path, images=images_path, **options
+        )
+
+
+def _save_upload(upload: UploadedFile, folder: Path) -> Path:
+    name = Path(upload.name or "").name or "upload"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    with path.open("wb") as fh:
+        for chunk in upload.chunks():
+            fh.write(chunk)
+    return path
 
 
 def import_items_from_paths(

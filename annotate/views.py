@@ -1,4 +1,3 @@
-import tempfile
 from pathlib import Path
 
 from django.contrib import messages
@@ -23,7 +22,7 @@ from .services import (
     JudgementInvalid,
     can_revise,
     claim_next_item,
-    import_items_from_paths,
+    import_uploaded_items,
     revise_judgement,
     skip_item,
     submit_judgement,
@@ -75,29 +74,24 @@ def import_upload(request, slug):
         form = ImportForm(request.POST, request.FILES, domains=domains)
         if form.is_valid():
             data = form.cleaned_data
-            with tempfile.TemporaryDirectory(prefix="import-") as tmp:
-                # Separate folders: the two uploads may share a file name.
-                dataset = _save_upload(data["dataset"], Path(tmp) / "dataset")
-                images = (
-                    _save_upload(data["images"], Path(tmp) / "images") if data["images"] else None
+            try:
+                result = import_uploaded_items(
+                    project=project,
+                    dataset=data["dataset"],
+                    images=data["images"],
+                    fmt=data["format"] or None,
+                    domain=data["domain"] or None,
+                    field_map=data["field_map"],
+                    gold_from_label=data["gold_from_label"],
+                    update=data["update"],
                 )
-                try:
-                    result = import_items_from_paths(
-                        project=project,
-                        dataset=dataset,
-                        images=images,
-                        fmt=data["format"] or None,
-                        domain=data["domain"] or None,
-                        field_map=data["field_map"],
-                        gold_from_label=data["gold_from_label"],
-                        update=data["update"],
-                    )
-                except ImportFailed as exc:
-                    problems = [str(p) for p in exc.problems]
-                    truncated = exc.truncated
-                else:
-                    messages.success(request, f"{dataset.name}: {result.summary()}")
-                    return redirect("project", slug=project.slug)
+            except ImportFailed as exc:
+                problems = [str(p) for p in exc.problems]
+                truncated = exc.truncated
+            else:
+                name = Path(data["dataset"].name).name
+                messages.success(request, f"{name}: {result.summary()}")
+                return redirect("project", slug=project.slug)
     else:
         form = ImportForm(domains=domains)
     return render(
@@ -112,17 +106,6 @@ def import_upload(request, slug):
         },
         status=400 if problems or form.errors else 200,
     )
-
-
-def _save_upload(upload, folder: Path) -> Path:
-    # Keep only the base name: the browser-supplied name is untrusted.
-    name = Path(upload.name).name or "upload"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    with path.open("wb") as fh:
-        for chunk in upload.chunks():
-            fh.write(chunk)
-    return path
 
 
 SERVED_MEDIA_PREFIXES = ("images/", "thumbs/")
