@@ -108,10 +108,11 @@ def reliability_data(project, domain_id=None, *, labels=False) -> np.ndarray:
     return data
 
 
+CODE_VALUES = [0.0, 1.0, 2.0]
+
+
 def package_alpha(data: np.ndarray) -> float:
-    return krippendorff.alpha(
-        reliability_data=data, level_of_measurement="nominal", value_domain=[0.0, 1.0, 2.0]
-    )
+    return krippendorff.alpha(data, level_of_measurement="nominal", value_domain=CODE_VALUES)
 
 
 def with_revisions(project):
