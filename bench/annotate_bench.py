@@ -439,6 +439,28 @@ class Browser:
         wire += sum(len(k) + len(v) + 4 for k, v in header_list)
         return Response(resp.status, {k.lower(): v for k, v in header_list}, data, wire, seconds)
 
+    def sign_in(self, username: str, password: str, next_path: str) -> Response:
+        """The login form as a person sends it: fetch it for the CSRF token,
+        post it, and expect the redirect with a session cookie."""
+        page = self.request("GET", "/accounts/login/")
+        token = CSRF_INPUT.search(page.text())
+        if page.status != 200 or token is None:
+            raise Failure(f"login page: {page.status}")
+        resp = self.request(
+            "POST",
+            "/accounts/login/",
+            form={
+                "csrfmiddlewaretoken": token.group(1),
+                "username": username,
+                "password": password,
+                "next": next_path,
+            },
+            headers={"Referer": f"{self.origin}/accounts/login/"},
+        )
+        if resp.status != 302 or "sessionid" not in self.cookies:
+            raise Failure(f"login failed: {resp.status}")
+        return resp
+
     def close(self) -> None:
         self.conn.close()
 
@@ -472,26 +494,9 @@ class Annotator:
         return response
 
     def login(self) -> None:
-        page = self.browser.request("GET", "/accounts/login/")
-        token = CSRF_INPUT.search(page.text())
-        if page.status != 200 or token is None:
-            raise Failure(f"login page: {page.status}")
         resp = self.timed(
-            "login",
-            self.browser.request(
-                "POST",
-                "/accounts/login/",
-                form={
-                    "csrfmiddlewaretoken": token.group(1),
-                    "username": self.username,
-                    "password": PASSWORD,
-                    "next": f"/p/{self.slug}/",
-                },
-                headers={"Referer": f"{self.browser.origin}/accounts/login/"},
-            ),
+            "login", self.browser.sign_in(self.username, PASSWORD, f"/p/{self.slug}/")
         )
-        if resp.status != 302 or "sessionid" not in self.browser.cookies:
-            raise Failure(f"login failed: {resp.status}")
         # The project page it redirects to holds the Start form.
         page = self.browser.request("GET", resp.headers["location"])
         token = CSRF_INPUT.search(page.text())

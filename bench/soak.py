@@ -55,7 +55,7 @@ from pathlib import Path
 
 import annotate_bench
 import harness
-from annotate_bench import Annotator, Browser, Failure, Gunicorn, percentile
+from annotate_bench import CSRF_INPUT, Annotator, Browser, Failure, Gunicorn, percentile
 from harness import ROOT, Results, bench_database, database_url, print_table, recreate_database
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/bench_soak"
@@ -243,7 +243,6 @@ def annotate_loop(a: Annotator, load: Load, think: float) -> None:
         pause(a.rng, think, load)
 
 
-CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 VERSION_INPUT = re.compile(r'name="version" value="(\d+)"')
 
 
@@ -271,23 +270,7 @@ class Curator:
         return resp
 
     def login(self) -> None:
-        page = self.browser.request("GET", "/accounts/login/")
-        token = CSRF_INPUT.search(page.text())
-        if page.status != 200 or token is None:
-            raise Failure(f"login page: {page.status}")
-        resp = self.browser.request(
-            "POST",
-            "/accounts/login/",
-            form={
-                "csrfmiddlewaretoken": token.group(1),
-                "username": self.username,
-                "password": PASSWORD,
-                "next": f"/p/{self.slug}/curation/",
-            },
-            headers={"Referer": f"{self.browser.origin}/accounts/login/"},
-        )
-        if resp.status != 302 or "sessionid" not in self.browser.cookies:
-            raise Failure(f"login failed: {resp.status}")
+        self.browser.sign_in(self.username, PASSWORD, f"/p/{self.slug}/curation/")
 
     def round(self, load: Load) -> None:
         queue_path = f"/p/{self.slug}/curation/"
