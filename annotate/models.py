@@ -157,6 +157,12 @@ class Membership(models.Model):
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANNOTATOR)
     # Stable, non-identifying name shown to curators and written to releases.
     pseudonym = models.CharField(max_length=40, blank=True)
+    # How many of the project's items this member has judged (submitted
+    # assignments): the "You: N judged" of the compare page, kept by
+    # submit_judgement in the vote's own transaction so the page never counts
+    # the annotator's whole history. Filled from the assignments when the
+    # membership is created (a re-added member keeps their count).
+    judged = models.PositiveIntegerField(default=0, editable=False)
 
     class Meta:
         constraints = [
@@ -170,6 +176,19 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.project} as {self.role}"
+
+    def save(self, *args, **kwargs) -> None:
+        if self._state.adding and self.user_id and self.project_id:
+            self.judged = submitted_count(project_id=self.project_id, user_id=self.user_id)
+        super().save(*args, **kwargs)
+
+
+def submitted_count(*, project_id: int, user_id: int) -> int:
+    """The user's submitted assignments in the project, counted from the rows
+    (Membership.judged keeps the same number without counting)."""
+    return Assignment.objects.filter(
+        annotator_id=user_id, item__project_id=project_id, status=AssignmentStatus.SUBMITTED
+    ).count()
 
 
 class Domain(models.Model):

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 from django.conf import settings
@@ -52,6 +53,7 @@ from .models import (
     ImageAsset,
     Item,
     Judgement,
+    Membership,
     Project,
     shuffle_key,
 )
@@ -622,23 +624,36 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
     time). Candidates: items with fewer live assignments than votes needed that
     this person has never been assigned; fewest missing votes first, then the
     project's seeded shuffle. The display order is randomised here and stored.
+
+    On PostgreSQL the assignment comes with its item, domain and image, and
+    with `judged_in_project`: how many items the annotator has judged in the
+    project (Membership.judged, None for a non-member), read in the same
+    statement, for the compare page's progress line.
     """
     now = now or timezone.now()
-    resumed, any_stale = check_leases(project=project, annotator=annotator, now=now)
-    if resumed is not None:
-        return resumed
     swapped = _coin.random() < 0.5
     lease_expires_at = now + timedelta(minutes=project.lease_minutes)
-    if any_stale:
-        expire_stale_leases(project=project, now=now)
     if connection.features.has_select_for_update_skip_locked:
-        return _claim_in_one_statement(
+        claim = partial(
+            _claim_in_one_statement,
             project=project,
             annotator=annotator,
             swapped=swapped,
             now=now,
             lease_expires_at=lease_expires_at,
         )
+        assignment, stale = claim(check_stale=True)
+        if stale:
+            # Nothing was leased because abandoned leases wait to be returned
+            # first; return them, then claim without asking again.
+            expire_stale_leases(project=project, now=now)
+            assignment, _ = claim(check_stale=False)
+        return assignment
+    resumed, any_stale = check_leases(project=project, annotator=annotator, now=now)
+    if resumed is not None:
+        return resumed
+    if any_stale:
+        expire_stale_leases(project=project, now=now)
     # SQLite: the IMMEDIATE transaction serialises claims.
     with transaction.atomic():
         item = (
@@ -668,31 +683,54 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
         )
 
 
-# PostgreSQL's claim: pick, count and lease in one statement (its own
-# transaction), and bring back what the compare page shows. Same rules as the
-# SQLite branch: Item.objects.needing_votes() of the project, never an item
-# this person was assigned, fewest missing votes first (the ORDER BY matches
-# annotate_item_claim_idx), then the seeded shuffle. NOT IN, as the ORM's
-# exclude() writes it: PostgreSQL hashes the annotator's items once, where NOT
-# EXISTS let it plan a nested loop over them for every candidate (item_id is
-# never NULL, so the two mean the same).
-# - FOR UPDATE OF i SKIP LOCKED: lock the chosen item row and skip rows other
+# PostgreSQL's claim: the lease checks, the pick, the count and the lease in
+# one statement (its own transaction), bringing back what the compare page
+# shows. The same rules as check_leases() and the SQLite branch:
+# - `own`: the annotator's oldest unexpired open lease in the project; when
+#   there is one, nothing new is leased and it comes back (`resumed`).
+# - `stale`: whether any open lease of the project has run out (only asked
+#   when check_stale). Then nothing is leased either: the caller returns the
+#   abandoned items to the pool first (expire_stale_leases) and claims again
+#   without the check, so an item someone abandoned goes out before a fresh
+#   one, as it would if the expiry had already happened.
+# - `picked`: Item.objects.needing_votes() of the project, never an item this
+#   person was assigned, fewest missing votes first (the ORDER BY matches
+#   annotate_item_claim_idx), then the seeded shuffle. NOT IN, as the ORM's
+#   exclude() writes it: PostgreSQL hashes the annotator's items once, where
+#   NOT EXISTS let it plan a nested loop over them for every candidate
+#   (item_id is never NULL, so the two mean the same).
+#   FOR UPDATE OF i SKIP LOCKED: lock the chosen item row and skip rows other
 #   claimers hold, so concurrent claimers take different items without
 #   waiting; only the item row, since locking the joined domain and image rows
 #   would make every other claimer skip all items sharing them.
-# - The UPDATE's condition (rechecked on the row's latest version) and the
-#   CHECK constraint make overlap impossible even if the lock did not.
-# - The final SELECT reads the item as of the statement's start: only
+# - `counted`: the UPDATE's condition (rechecked on the row's latest version)
+#   and the CHECK constraint make overlap impossible even if the lock did not.
+# - The final SELECT always returns one row (the membership's count and the
+#   stale flag), with the leased or resumed assignment's item, domain and
+#   image when there is one, read as of the statement's start: only
 #   live_assignments changed, and that comes from the UPDATE's RETURNING.
 _CLAIM_SQL = """
-    WITH picked AS (
-        SELECT i.id FROM annotate_item i
-        WHERE i.project_id = %(project)s AND i.live_assignments < i.votes_needed
-          AND i.id NOT IN (
-              SELECT x.item_id FROM annotate_assignment x WHERE x.annotator_id = %(annotator)s)
-        ORDER BY (i.votes_needed - i.live_assignments), i.shuffle_key, i.id
+    WITH own AS (
+        SELECT a.id, a.item_id, a.shown_swapped, a.claimed_at, a.lease_expires_at
+        FROM annotate_assignment a INNER JOIN annotate_item o ON o.id = a.item_id
+        WHERE a.annotator_id = %(annotator)s AND a.status = 'open'
+          AND a.lease_expires_at > %(now)s AND o.project_id = %(project)s
+        ORDER BY a.claimed_at, a.id
         LIMIT 1
-        FOR UPDATE OF i SKIP LOCKED
+    ), stale AS (
+        SELECT 1 FROM annotate_assignment a INNER JOIN annotate_item o ON o.id = a.item_id
+        WHERE %(check_stale)s AND a.status = 'open' AND a.lease_expires_at <= %(now)s
+          AND o.project_id = %(project)s
+        LIMIT 1
+    ), picked AS (
+        SELECT p.id FROM annotate_item p
+        WHERE p.project_id = %(project)s AND p.live_assignments < p.votes_needed
+          AND p.id NOT IN (
+              SELECT x.item_id FROM annotate_assignment x WHERE x.annotator_id = %(annotator)s)
+          AND NOT EXISTS (SELECT 1 FROM own) AND NOT EXISTS (SELECT 1 FROM stale)
+        ORDER BY (p.votes_needed - p.live_assignments), p.shuffle_key, p.id
+        LIMIT 1
+        FOR UPDATE OF p SKIP LOCKED
     ), counted AS (
         UPDATE annotate_item u SET live_assignments = u.live_assignments + 1
         FROM picked WHERE u.id = picked.id AND u.live_assignments < u.votes_needed
@@ -703,14 +741,25 @@ _CLAIM_SQL = """
              submitted_at, skip_reason)
         SELECT id, %(annotator)s, 'open', %(swapped)s, %(now)s, %(lease)s, NULL, ''
         FROM counted
-        RETURNING id, item_id
+        RETURNING id, item_id, shown_swapped, claimed_at, lease_expires_at
+    ), found AS (
+        SELECT leased.*, counted.live_assignments AS live
+        FROM leased INNER JOIN counted ON counted.id = leased.item_id
+        UNION ALL
+        SELECT own.*, NULL FROM own
     )
-    SELECT leased.id, counted.live_assignments, {columns}
-    FROM leased
-    INNER JOIN counted ON counted.id = leased.item_id
-    INNER JOIN annotate_item i ON i.id = leased.item_id
-    INNER JOIN annotate_domain d ON d.id = i.domain_id
-    INNER JOIN annotate_imageasset g ON g.id = i.image_id
+    SELECT
+        (SELECT m.judged FROM annotate_membership m
+         WHERE m.project_id = %(project)s AND m.user_id = %(annotator)s),
+        EXISTS (SELECT 1 FROM stale),
+        found.id, found.shown_swapped, found.claimed_at, found.lease_expires_at,
+        COALESCE(found.live, i.live_assignments),
+        {columns}
+    FROM (SELECT 1) AS one
+    LEFT JOIN found ON TRUE
+    LEFT JOIN annotate_item i ON i.id = found.item_id
+    LEFT JOIN annotate_domain d ON d.id = i.domain_id
+    LEFT JOIN annotate_imageasset g ON g.id = i.image_id
 """
 
 
@@ -745,8 +794,10 @@ _CLAIM_SQL = _CLAIM_SQL.format(
 
 
 def _claim_in_one_statement(
-    *, project: Project, annotator, swapped: bool, now, lease_expires_at
-) -> Assignment | None:
+    *, project: Project, annotator, swapped: bool, now, lease_expires_at, check_stale: bool
+) -> tuple[Assignment | None, bool]:
+    """(the leased or resumed assignment or None, whether nothing was leased
+    because stale leases wait to be returned)."""
     with connection.cursor() as cursor:
         cursor.execute(
             _CLAIM_SQL,
@@ -756,15 +807,16 @@ def _claim_in_one_statement(
                 "swapped": swapped,
                 "now": now,
                 "lease": lease_expires_at,
+                "check_stale": check_stale,
             },
         )
         row = cursor.fetchone()
-    if row is None:
-        return None
-    assignment_id, live = row[0], row[1]
+    judged, stale, assignment_id, shown_swapped, claimed_at, lease_until, live = row[:7]
+    if assignment_id is None:
+        return None, stale
     item, item.domain, item.image = _instances(
         connection.alias,
-        row[2:],
+        row[7:],
         (Item, _CLAIM_ITEM),
         (Domain, _CLAIM_DOMAIN),
         (ImageAsset, _CLAIM_IMAGE),
@@ -776,15 +828,16 @@ def _claim_in_one_statement(
         item=item,
         annotator=annotator,
         status=AssignmentStatus.OPEN,
-        shown_swapped=swapped,
-        claimed_at=now,
-        lease_expires_at=lease_expires_at,
+        shown_swapped=shown_swapped,
+        claimed_at=claimed_at,
+        lease_expires_at=lease_until,
         submitted_at=None,
         skip_reason="",
     )
     assignment._state.adding = False
     assignment._state.db = connection.alias
-    return assignment
+    assignment.judged_in_project = judged
+    return assignment, False
 
 
 def validate_vote(vote: Vote, *, project: Project, domain) -> None:
@@ -814,13 +867,22 @@ def validate_vote(vote: Vote, *, project: Project, domain) -> None:
         raise JudgementInvalid(errors)
 
 
-def submit_judgement(*, assignment_id: int, annotator, vote: Vote, now=None) -> Judgement:
+def submit_judgement(
+    *, assignment_id: int, annotator, vote: Vote | Callable[[Assignment], Vote], now=None
+) -> Judgement:
     """Record a vote for the annotator's assignment, in canonical terms.
 
+    `vote` is the Vote, or a function making it from the assignment (as read
+    and locked here): how a page or API maps what it displayed (left/right)
+    to canonical terms without reading the assignment first.
+
     Idempotent per assignment: a double click or a retry after a network
-    error returns the judgement already stored. Item tallies and the
-    judgement_recorded signal happen in the same transaction; the item sent
-    with the signal carries its tallies with this vote counted.
+    error returns the judgement already stored, with `already_submitted` set
+    to True (False on the judgement this call stored). Item tallies, the
+    annotator's Membership.judged and the judgement_recorded signal happen in
+    the same transaction; the item sent with the signal carries its tallies
+    with this vote counted. Raises Assignment.DoesNotExist for an assignment
+    that is not the annotator's.
     """
     now = now or timezone.now()
     on_postgres = connection.vendor == "postgresql"
@@ -839,8 +901,12 @@ def submit_judgement(*, assignment_id: int, annotator, vote: Vote, now=None) -> 
         if assignment is None:
             raise Assignment.DoesNotExist
         if assignment.status == AssignmentStatus.SUBMITTED:
-            return assignment.judgements.get(is_current=True)
+            stored = assignment.judgements.get(is_current=True)
+            stored.already_submitted = True
+            return stored
         item = assignment.item
+        if callable(vote):
+            vote = vote(assignment)
         validate_vote(vote, project=item.project, domain=item.domain)
         if assignment.status == AssignmentStatus.SKIPPED:
             raise AnnotationError("You skipped this item; it can no longer be judged.")
@@ -860,17 +926,23 @@ def submit_judgement(*, assignment_id: int, annotator, vote: Vote, now=None) -> 
             **_vote_fields(vote),
         }
         if on_postgres:
-            judgement = _record_vote(item=item, fields=fields, vote=vote, now=now)
+            judgement = _record_vote(
+                item=item, annotator_id=annotator.pk, fields=fields, vote=vote, now=now
+            )
         else:
             judgement = Judgement.objects.create(**fields)
             Assignment.objects.filter(pk=assignment.pk).update(
                 status=AssignmentStatus.SUBMITTED, submitted_at=now
             )
             Item.objects.filter(pk=item.pk).update(**_tally_changes(new=vote))
+            Membership.objects.filter(project_id=item.project_id, user=annotator).update(
+                judged=F("judged") + 1
+            )
             item.refresh_from_db(fields=_ITEM_COUNTS)
         assignment.status = AssignmentStatus.SUBMITTED
         assignment.submitted_at = now
         judgement.assignment = assignment
+        judgement.already_submitted = False
         signals.judgement_recorded.send(
             sender=Judgement, judgement=judgement, item=item, revision=False
         )
@@ -919,11 +991,11 @@ def _locked_assignment(*, assignment_id: int, annotator) -> Assignment | None:
 _JUDGEMENT_COLUMNS = [f.column for f in Judgement._meta.concrete_fields if not f.primary_key]
 
 
-def _record_vote(*, item: Item, fields: dict, vote: Vote, now) -> Judgement:
-    """PostgreSQL: store the judgement, mark the assignment submitted and count
-    the vote in the item's tallies in one statement; the item gets the tallies
-    back (the UPDATE holds the item row until commit, so they include every
-    vote committed before and none after)."""
+def _record_vote(*, item: Item, annotator_id: int, fields: dict, vote: Vote, now) -> Judgement:
+    """PostgreSQL: store the judgement, mark the assignment submitted, count
+    the vote in the item's tallies and in the annotator's membership, in one
+    statement; the item gets the tallies back (the UPDATE holds the item row
+    until commit, so they include every vote committed before and none after)."""
     quote = connection.ops.quote_name
     # Column names from a fixed set (validate_vote checked the labels).
     tallies = ", ".join(f"{quote(c)} = {quote(c)} + 1" for c in _tally_columns(vote))
@@ -937,6 +1009,9 @@ def _record_vote(*, item: Item, fields: dict, vote: Vote, now) -> Judgement:
         ), counted AS (
             UPDATE annotate_item SET {tallies} WHERE id = %s
             RETURNING {", ".join(_ITEM_COUNTS)}
+        ), member AS (
+            UPDATE annotate_membership SET judged = judged + 1
+            WHERE project_id = %s AND user_id = %s
         )
         SELECT judged.id, counted.* FROM judged, counted
     """
@@ -944,7 +1019,15 @@ def _record_vote(*, item: Item, fields: dict, vote: Vote, now) -> Judgement:
     with connection.cursor() as cursor:
         cursor.execute(
             sql,
-            [*values, AssignmentStatus.SUBMITTED, now, fields["assignment_id"], item.pk],
+            [
+                *values,
+                AssignmentStatus.SUBMITTED,
+                now,
+                fields["assignment_id"],
+                item.pk,
+                item.project_id,
+                annotator_id,
+            ],
         )
         judgement_id, *counts = cursor.fetchone()
     for name, value in zip(_ITEM_COUNTS, counts, strict=True):

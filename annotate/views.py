@@ -15,7 +15,15 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from .forms import ImportForm, JudgementForm, SkipForm
 from .importing import ImportFailed, safe_relative_path
-from .models import Assignment, AssignmentStatus, ImageAsset, Item, Judgement, Project
+from .models import (
+    Assignment,
+    AssignmentStatus,
+    ImageAsset,
+    Item,
+    Judgement,
+    Project,
+    submitted_count,
+)
 from .permissions import ADMIN_ROLES, project_for
 from .services import (
     AnnotationError,
@@ -223,21 +231,23 @@ def _project_totals(project: Project) -> tuple[int, int]:
     return totals
 
 
-_MY_VOTES_SQL = """
-    SELECT COUNT(*) FROM annotate_assignment a INNER JOIN annotate_item i ON i.id = a.item_id
-    WHERE a.annotator_id = %s AND i.project_id = %s AND a.status = 'submitted'
-"""
+_JUDGED_SQL = "SELECT judged FROM annotate_membership WHERE project_id = %s AND user_id = %s"
 
 
-def _progress(project: Project, user) -> dict:
+def _progress(project: Project, user, judged: int | None = None) -> dict:
+    """The progress line: the annotator's own count (Membership.judged, kept
+    by every submit; `judged` when the caller already read it, as a claim
+    does) and the project's, briefly cached."""
     collected, needed = _project_totals(project)
-    # The annotator's own count changes with every vote: always fresh (one
-    # query on the annotator/status index; raw SQL, as it runs on every item).
-    with connection.cursor() as cursor:
-        cursor.execute(_MY_VOTES_SQL, [user.pk, project.pk])
-        (mine,) = cursor.fetchone()
+    if judged is None:
+        # Raw SQL, as it runs on every compare page.
+        with connection.cursor() as cursor:
+            cursor.execute(_JUDGED_SQL, [project.pk, user.pk])
+            row = cursor.fetchone()
+        # An admin judging without a membership: counted from the rows.
+        judged = row[0] if row else submitted_count(project_id=project.pk, user_id=user.pk)
     return {
-        "mine": mine,
+        "mine": judged,
         "project_percent": round(100 * collected / needed, 1) if needed else 0,
         "collected": collected,
         "needed": needed,
@@ -289,7 +299,9 @@ def _render_work(request, assignment: Assignment, form=None, skip_form=None, sta
         "confidence": confidence,
         "submit_url": reverse("work_submit", args=[assignment.pk]),
         "skip_url": reverse("work_skip", args=[assignment.pk]),
-        "progress": _progress(project, request.user),
+        "progress": _progress(
+            project, request.user, judged=getattr(assignment, "judged_in_project", None)
+        ),
     }
     template = "annotate/work.html" if not request.htmx else "annotate/_work.html"
     response = render(request, template, context, status=status)
@@ -364,30 +376,37 @@ def work_item(request, assignment_id):
 @require_POST
 @login_required
 def work_submit(request, assignment_id):
-    # The vote needs only the assignment (display order, status); the
-    # service brings the item and project, and a re-render fetches the rest.
-    assignment = _assignment_for(request, assignment_id, related=())
     form = JudgementForm(request.POST)
+    errors: dict[str, str] = {}
     if form.is_valid():
-        vote = form.to_vote(assignment)
         try:
-            if assignment.status == AssignmentStatus.SUBMITTED and "revise" in request.POST:
-                revised = revise_judgement(
-                    assignment_id=assignment.pk, annotator=request.user, vote=vote
-                )
-                messages.success(request, "Your judgement was revised.")
-                return redirect("history", slug=revised.assignment.item.project.slug)
+            if "revise" in request.POST:
+                assignment = _assignment_for(request, assignment_id, related=())
+                if assignment.status == AssignmentStatus.SUBMITTED:
+                    revised = revise_judgement(
+                        assignment_id=assignment.pk,
+                        annotator=request.user,
+                        vote=form.to_vote(assignment),
+                    )
+                    messages.success(request, "Your judgement was revised.")
+                    return redirect("history", slug=revised.assignment.item.project.slug)
+            # The vote needs the assignment's display order: the service reads
+            # and locks the assignment (with its item and project) and maps the
+            # form's sides to canonical terms; the view reads nothing first.
             judgement = submit_judgement(
-                assignment_id=assignment.pk, annotator=request.user, vote=vote
+                assignment_id=assignment_id, annotator=request.user, vote=form.to_vote
             )
+        except Assignment.DoesNotExist:
+            raise Http404("No such assignment") from None
         except JudgementInvalid as exc:
-            form.add_service_errors(exc.errors, assignment)
+            errors = exc.errors
         except AnnotationError as exc:
             form.add_error(None, str(exc))
         else:
             return _go_next(request, judgement.assignment.item.project)
     # Read again (the status may have changed) with what the page shows.
     assignment = _assignment_for(request, assignment_id)
+    form.add_service_errors(errors, assignment)
     return _render_work(request, assignment, form=form, status=422 if request.htmx else 400)
 
 

@@ -891,6 +891,13 @@ def check_database(url: str, acknowledged: dict[int, str]) -> dict[str, int]:
             """SELECT count(*) FROM annotate_assignment a WHERE a.status = 'submitted'
                  AND NOT EXISTS (SELECT 1 FROM annotate_judgement j WHERE j.assignment_id = a.id)"""
         )
+        counts["members whose judged count disagrees with their assignments"] = one(
+            """SELECT count(*) FROM annotate_membership m WHERE m.judged <> (
+                 SELECT count(*) FROM annotate_assignment a
+                 INNER JOIN annotate_item i ON i.id = a.item_id
+                 WHERE a.annotator_id = m.user_id AND i.project_id = m.project_id
+                   AND a.status = 'submitted')"""
+        )
         counts["items without a Verdict row"] = one(
             """SELECT count(*) FROM annotate_item i
                WHERE NOT EXISTS (SELECT 1 FROM curation_verdict v WHERE v.item_id = i.id)"""

@@ -6,7 +6,7 @@ import pytest
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
-from annotate.models import Assignment, AssignmentStatus, Item
+from annotate.models import Assignment, AssignmentStatus, Item, Membership
 from annotate.services import (
     Vote,
     claim_next_item,
@@ -15,7 +15,7 @@ from annotate.services import (
     submit_judgement,
 )
 from tests.conftest import on_postgres, requires_postgres
-from tests.factories import make_item, make_project, make_user
+from tests.factories import make_item, make_member, make_project, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -160,11 +160,12 @@ def test_claim_runs_a_constant_number_of_queries(django_assert_max_num_queries):
     for _ in range(30):
         make_item(project)
     user = make_user()
-    # One look at the open leases (resume? expire?), then PostgreSQL picks,
-    # counts, leases and returns what the compare page shows in one statement;
-    # SQLite takes the candidate, increment and insert separately, plus the
-    # SAVEPOINT/RELEASE pair the test's own transaction adds.
-    with django_assert_max_num_queries(2 if on_postgres() else 6):
+    # PostgreSQL looks at the open leases (resume? expire?), picks, counts,
+    # leases and returns what the compare page shows, with the annotator's
+    # count, in one statement; SQLite looks at the leases, then takes the
+    # candidate, increment and insert separately, plus the SAVEPOINT/RELEASE
+    # pair the test's own transaction adds.
+    with django_assert_max_num_queries(1 if on_postgres() else 6):
         assignment = claim_next_item(project=project, annotator=user)
     with django_assert_max_num_queries(0):
         assignment.item.domain, assignment.item.image, assignment.item.project  # noqa: B018
@@ -183,6 +184,62 @@ def test_claim_with_a_stale_lease_in_the_project_expires_it_first():
     assert stale.status == AssignmentStatus.EXPIRED
     item.refresh_from_db()
     assert item.live_assignments == 0
+
+
+def test_an_item_someone_abandoned_goes_to_the_next_claimer():
+    # The only item's only slot is held by a lease that ran out: the claim
+    # returns it to the pool and hands it out in the same call.
+    project = make_project(votes_per_item=1, lease_minutes=30)
+    item = make_item(project)
+    slow, next_one = make_user(), make_user()
+    stale = claim_next_item(project=project, annotator=slow)
+    later = timezone.now() + timedelta(minutes=31)
+    taken = claim_next_item(project=project, annotator=next_one, now=later)
+    assert taken is not None and taken.item_id == item.pk
+    stale.refresh_from_db()
+    assert stale.status == AssignmentStatus.EXPIRED
+    item.refresh_from_db()
+    assert item.live_assignments == 1
+
+
+def test_resumed_lease_comes_back_with_what_the_compare_page_shows(
+    django_assert_max_num_queries,
+):
+    project = make_project(votes_per_item=2)
+    make_item(project)
+    make_item(project)
+    user = make_member(project)
+    first = claim_next_item(project=project, annotator=user)
+    submit_judgement(assignment_id=first.pk, annotator=user, vote=vote())
+    second = claim_next_item(project=project, annotator=user)
+    with django_assert_max_num_queries(1 if on_postgres() else 5):
+        again = claim_next_item(project=project, annotator=user)
+    assert again.pk == second.pk
+    stored = Assignment.objects.get(pk=second.pk)
+    assert (again.shown_swapped, again.claimed_at, again.lease_expires_at) == (
+        stored.shown_swapped,
+        stored.claimed_at,
+        stored.lease_expires_at,
+    )
+    if on_postgres():
+        # The item, domain and image come along, and the annotator's count.
+        with django_assert_max_num_queries(0):
+            assert again.item.domain.slug and again.item.image.sha256
+            assert again.item.project == project
+        assert again.judged_in_project == 1
+        assert again.item.live_assignments == 1
+
+
+def test_membership_created_after_judging_counts_the_earlier_judgements():
+    project = make_project(votes_per_item=1)
+    make_item(project)
+    user = make_member(project)
+    a = claim_next_item(project=project, annotator=user)
+    submit_judgement(assignment_id=a.pk, annotator=user, vote=vote())
+    assert Membership.objects.get(user=user).judged == 1
+    Membership.objects.filter(user=user).delete()
+    # Re-added (say, after a role change by delete and add): the count is kept.
+    assert Membership.objects.create(project=project, user=user).judged == 1
 
 
 @requires_postgres
