@@ -18,7 +18,7 @@ from django.db.models import OuterRef, Subquery, Value
 from django.http import FileResponse
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
@@ -36,6 +36,7 @@ from .services import (
     Vote,
     claim_next_item,
     import_uploaded_items,
+    own_assignments,
     skip_item,
     submit_judgement,
 )
@@ -309,17 +310,34 @@ class NextAssignmentApi(APIView):
         assignment = claim_next_item(project=project, annotator=request.user)
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        if not Assignment.item.is_cached(assignment):
-            # A fresh claim brings its item, domain and image; a resumed lease comes bare.
-            assignment = Assignment.objects.select_related("item__domain", "item__image").get(
-                pk=assignment.pk
-            )
-        return Response(AssignmentSerializer(assignment_payload(assignment, project)).data)
+        return Response(
+            AssignmentSerializer(assignment_payload(_with_item(assignment), project)).data
+        )
+
+
+def _with_item(assignment: Assignment) -> Assignment:
+    """A claimed assignment with its item, domain and image: PostgreSQL's claim
+    brings them along, and so does SQLite's fresh claim; its resumed lease
+    comes bare."""
+    if Assignment.item.is_cached(assignment):
+        return assignment
+    return Assignment.objects.select_related("item__domain", "item__image").get(pk=assignment.pk)
+
+
+def _flag(request, name: str) -> bool:
+    """A boolean query parameter: true/1/yes or false/0/no (absent: false)."""
+    value = request.query_params.get(name, "false").lower()
+    if value in ("true", "1", "yes"):
+        return True
+    if value in ("false", "0", "no", ""):
+        return False
+    raise exceptions.ValidationError({name: ["Must be true or false."]})
 
 
 def _own_assignment(request, assignment_id: int, *related: str) -> Assignment:
-    """The requester's own assignment; anyone else's is a 404."""
-    mine = Assignment.objects.filter(pk=assignment_id, annotator=request.user)
+    """The requester's own assignment in a project they are a member of;
+    anyone else's (or a removed member's) is a 404."""
+    mine = own_assignments(request.user).filter(pk=assignment_id)
     assignment = (mine.select_related(*related) if related else mine).first()
     if assignment is None:
         raise exceptions.NotFound("No such assignment.")
@@ -404,55 +422,88 @@ class SubmitJudgementApi(APIView):
             "returned unchanged (submits are idempotent)."
         )
 
+    class OutputWithNextSerializer(OutputSerializer):
+        """The answer's schema: `next` is there only when asked for."""
+
+        next = AssignmentSerializer(
+            required=False,
+            allow_null=True,
+            help_text="With ?next=true only: your next assignment in the project, claimed "
+            "as assignments/next/ would (your open one if you hold one), or null when "
+            "nothing is left for you. Saves a round trip per judgement.",
+        )
+
     @extend_schema(
         operation_id="assignments_judgement",
         summary="Submit your judgement (idempotent per assignment)",
         request=InputSerializer,
+        parameters=[
+            OpenApiParameter(
+                "next",
+                OpenApiTypes.BOOL,
+                description="Also claim your next assignment and return it as `next`.",
+                default=False,
+            )
+        ],
         responses={
-            201: OutputSerializer,
-            200: OpenApiResponse(OutputSerializer, description="Already judged; unchanged."),
+            201: OutputWithNextSerializer,
+            200: OpenApiResponse(
+                OutputWithNextSerializer, description="Already judged; unchanged."
+            ),
             **errors(400, 401, 404, 409),
         },
     )
     def post(self, request, assignment_id):
-        # Only the display order and status are needed here; the service
-        # locks the row and brings the item and project itself.
-        assignment = _own_assignment(request, assignment_id)
         serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        if not serializer.is_valid():
+            # Someone else's assignment is a 404 whatever the body says.
+            _own_assignment(request, assignment_id)
+            raise exceptions.ValidationError(serializer.errors)
+        claim_next = _flag(request, "next")
         data = serializer.validated_data
-        to_canon = assignment.displayed_to_canonical
-        correct = {
-            to_canon("left"): data["correct_left"],
-            to_canon("right"): data["correct_right"],
-        }
-        vote = Vote(
-            choice="tie" if data["choice"] == "tie" else to_canon(data["choice"]),
-            correct_1=correct["1"],
-            correct_2=correct["2"],
-            confidence=data["confidence"],
-            rationale=data["rationale"],
-            active_seconds=data["active_seconds"],
-            flagged_problem=data["flagged_problem"],
-            problem_reason=data["problem_reason"],
-        )
-        repeat = assignment.status == AssignmentStatus.SUBMITTED
+        # The service reads and locks the assignment (with its item and
+        # project) and hands it here to map displayed sides to canonical ones:
+        # nothing is read before it.
+        seen: list[Assignment] = []
+
+        def vote_for(assignment: Assignment) -> Vote:
+            seen.append(assignment)
+            to_canon = assignment.displayed_to_canonical
+            correct = {
+                to_canon("left"): data["correct_left"],
+                to_canon("right"): data["correct_right"],
+            }
+            return Vote(
+                choice="tie" if data["choice"] == "tie" else to_canon(data["choice"]),
+                correct_1=correct["1"],
+                correct_2=correct["2"],
+                confidence=data["confidence"],
+                rationale=data["rationale"],
+                active_seconds=data["active_seconds"],
+                flagged_problem=data["flagged_problem"],
+                problem_reason=data["problem_reason"],
+            )
+
         try:
             judgement = submit_judgement(
-                assignment_id=assignment.pk, annotator=request.user, vote=vote
+                assignment_id=assignment_id, annotator=request.user, vote=vote_for
             )
         except Assignment.DoesNotExist:
             raise exceptions.NotFound("No such assignment.") from None
         except JudgementInvalid as exc:
+            to_canon = seen[0].displayed_to_canonical
             names = {"correct_" + to_canon("left"): "correct_left"}
             names["correct_" + to_canon("right")] = "correct_right"
             fields = {names.get(k, k): [v] for k, v in exc.errors.items()}
             raise exceptions.ValidationError(fields) from None
         except AnnotationError as exc:
             raise Conflict(str(exc)) from None
+        assignment = judgement.assignment
         shown = "tie"
         if judgement.choice != "tie":
-            shown = "left" if to_canon("left") == judgement.choice else "right"
+            left = assignment.displayed_to_canonical("left")
+            shown = "left" if left == judgement.choice else "right"
+        repeat = judgement.already_submitted
         body = {
             "assignment": assignment.pk,
             "status": AssignmentStatus.SUBMITTED,
@@ -460,8 +511,14 @@ class SubmitJudgementApi(APIView):
             "revision": judgement.revision,
             "already_submitted": repeat,
         }
+        output = self.OutputSerializer
+        if claim_next:
+            project = assignment.item.project
+            following = claim_next_item(project=project, annotator=request.user)
+            body["next"] = following and assignment_payload(_with_item(following), project)
+            output = self.OutputWithNextSerializer
         return Response(
-            self.OutputSerializer(body).data,
+            output(body).data,
             status=status.HTTP_200_OK if repeat else status.HTTP_201_CREATED,
         )
 

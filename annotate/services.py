@@ -19,7 +19,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 from PIL import Image
 
@@ -617,6 +617,23 @@ _CHECK_LEASES_SQL = """
 """
 
 
+def own_assignments(annotator) -> QuerySet[Assignment]:
+    """The annotator's assignments in projects they are a member of (a
+    superuser: all of theirs). A member removed from a project loses the
+    items they hold there at once: every read of "my assignment" goes
+    through this (or the same condition in raw SQL: _MEMBER_CONDITION)."""
+    mine = Assignment.objects.filter(annotator=annotator)
+    if annotator.is_superuser:
+        return mine
+    return mine.filter(item__project__memberships__user=annotator)
+
+
+# The raw-SQL form of own_assignments()' membership test, with named
+# parameters; `{project}` and `{user}` are the SQL expressions to test.
+_MEMBER_CONDITION = """(%(superuser)s OR EXISTS (
+    SELECT 1 FROM annotate_membership m WHERE m.project_id = {project} AND m.user_id = {user}))"""
+
+
 def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | None:
     """Lease the next item to `annotator`, or None when nothing is left for them.
 
@@ -649,6 +666,8 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
             expire_stale_leases(project=project, now=now)
             assignment, _ = claim(check_stale=False)
         return assignment
+    if not annotator.is_superuser and not project.memberships.filter(user=annotator).exists():
+        return None  # (PostgreSQL's statement asks the same)
     resumed, any_stale = check_leases(project=project, annotator=annotator, now=now)
     if resumed is not None:
         return resumed
@@ -686,6 +705,8 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
 # PostgreSQL's claim: the lease checks, the pick, the count and the lease in
 # one statement (its own transaction), bringing back what the compare page
 # shows. The same rules as check_leases() and the SQLite branch:
+# - Only for a member of the project (or a superuser): `{member}` in `own`
+#   and `picked`, as own_assignments() asks.
 # - `own`: the annotator's oldest unexpired open lease in the project; when
 #   there is one, nothing new is leased and it comes back (`resumed`).
 # - `stale`: whether any open lease of the project has run out (only asked
@@ -714,7 +735,7 @@ _CLAIM_SQL = """
         SELECT a.id, a.item_id, a.shown_swapped, a.claimed_at, a.lease_expires_at
         FROM annotate_assignment a INNER JOIN annotate_item o ON o.id = a.item_id
         WHERE a.annotator_id = %(annotator)s AND a.status = 'open'
-          AND a.lease_expires_at > %(now)s AND o.project_id = %(project)s
+          AND a.lease_expires_at > %(now)s AND o.project_id = %(project)s AND {member}
         ORDER BY a.claimed_at, a.id
         LIMIT 1
     ), stale AS (
@@ -727,7 +748,7 @@ _CLAIM_SQL = """
         WHERE p.project_id = %(project)s AND p.live_assignments < p.votes_needed
           AND p.id NOT IN (
               SELECT x.item_id FROM annotate_assignment x WHERE x.annotator_id = %(annotator)s)
-          AND NOT EXISTS (SELECT 1 FROM own) AND NOT EXISTS (SELECT 1 FROM stale)
+          AND NOT EXISTS (SELECT 1 FROM own) AND NOT EXISTS (SELECT 1 FROM stale) AND {member}
         ORDER BY (p.votes_needed - p.live_assignments), p.shuffle_key, p.id
         LIMIT 1
         FOR UPDATE OF p SKIP LOCKED
@@ -789,7 +810,8 @@ _CLAIM_ITEM = _select_columns("i", Item)
 _CLAIM_DOMAIN = _select_columns("d", Domain)
 _CLAIM_IMAGE = _select_columns("g", ImageAsset)
 _CLAIM_SQL = _CLAIM_SQL.format(
-    columns=", ".join(column for _, column in _CLAIM_ITEM + _CLAIM_DOMAIN + _CLAIM_IMAGE)
+    columns=", ".join(column for _, column in _CLAIM_ITEM + _CLAIM_DOMAIN + _CLAIM_IMAGE),
+    member=_MEMBER_CONDITION.format(project="%(project)s", user="%(annotator)s"),
 )
 
 
@@ -808,6 +830,7 @@ def _claim_in_one_statement(
                 "now": now,
                 "lease": lease_expires_at,
                 "check_stale": check_stale,
+                "superuser": annotator.is_superuser,
             },
         )
         row = cursor.fetchone()
@@ -893,9 +916,10 @@ def submit_judgement(
             assignment = _locked_assignment(assignment_id=assignment_id, annotator=annotator)
         else:
             assignment = (
-                Assignment.objects.select_for_update(of=("self",))
+                own_assignments(annotator)
+                .select_for_update(of=("self",))
                 .select_related("item__project", "item__domain")
-                .filter(pk=assignment_id, annotator=annotator)
+                .filter(pk=assignment_id)
                 .first()
             )
         if assignment is None:
@@ -965,14 +989,23 @@ _LOCK_ASSIGNMENT_SQL = f"""
     INNER JOIN annotate_item i ON i.id = a.item_id
     INNER JOIN annotate_project p ON p.id = i.project_id
     INNER JOIN annotate_domain d ON d.id = i.domain_id
-    WHERE a.id = %s AND a.annotator_id = %s
+    WHERE a.id = %(assignment)s AND a.annotator_id = %(annotator)s AND {
+    _MEMBER_CONDITION.format(project="i.project_id", user="a.annotator_id")
+}
     FOR UPDATE OF a
 """
 
 
 def _locked_assignment(*, assignment_id: int, annotator) -> Assignment | None:
     with connection.cursor() as cursor:
-        cursor.execute(_LOCK_ASSIGNMENT_SQL, [assignment_id, annotator.pk])
+        cursor.execute(
+            _LOCK_ASSIGNMENT_SQL,
+            {
+                "assignment": assignment_id,
+                "annotator": annotator.pk,
+                "superuser": annotator.is_superuser,
+            },
+        )
         row = cursor.fetchone()
     if row is None:
         return None
@@ -1044,8 +1077,9 @@ def skip_item(*, assignment_id: int, annotator, reason: str) -> Assignment:
         raise JudgementInvalid({"skip_reason": "Say why you skip this item."})
     with transaction.atomic():
         assignment = (
-            Assignment.objects.select_for_update()
-            .filter(pk=assignment_id, annotator=annotator)
+            own_assignments(annotator)
+            .select_for_update(of=("self",))
+            .filter(pk=assignment_id)
             .first()
         )
         if assignment is None:
@@ -1076,8 +1110,9 @@ def revise_judgement(*, assignment_id: int, annotator, vote: Vote) -> Judgement:
     The old row stays (is_current=False): history is never lost."""
     with transaction.atomic():
         assignment = (
-            Assignment.objects.select_for_update()
-            .filter(pk=assignment_id, annotator=annotator, status=AssignmentStatus.SUBMITTED)
+            own_assignments(annotator)
+            .select_for_update(of=("self",))
+            .filter(pk=assignment_id, status=AssignmentStatus.SUBMITTED)
             .first()
         )
         if assignment is None:

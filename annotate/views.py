@@ -31,6 +31,7 @@ from .services import (
     can_revise,
     claim_next_item,
     import_uploaded_items,
+    own_assignments,
     revise_judgement,
     skip_item,
     submit_judgement,
@@ -185,27 +186,14 @@ COMPARE_PAGE_RELATED = ("item__project", "item__domain", "item__image")
 
 
 def _assignment_for(request, assignment_id: int, related=COMPARE_PAGE_RELATED) -> Assignment:
-    """The signed-in annotator's own assignment; anyone else's is a 404."""
-    if related:
-        # (select_related() without names would follow every foreign key.)
-        assignment = (
-            Assignment.objects.filter(pk=assignment_id, annotator=request.user)
-            .select_related(*related)
-            .first()
-        )
-    else:
-        # The bare row, on every submit: raw SQL costs a fraction of the CPU
-        # of building the QuerySet.
-        assignment = next(
-            iter(Assignment.objects.raw(_OWN_ASSIGNMENT_SQL, [assignment_id, request.user.pk])),
-            None,
-        )
+    """The signed-in annotator's own assignment in a project they are a member
+    of; anyone else's (or a removed member's) is a 404."""
+    mine = own_assignments(request.user).filter(pk=assignment_id)
+    # (select_related() without names would follow every foreign key.)
+    assignment = (mine.select_related(*related) if related else mine).first()
     if assignment is None:
         raise Http404("No such assignment")
     return assignment
-
-
-_OWN_ASSIGNMENT_SQL = "SELECT * FROM annotate_assignment WHERE id = %s AND annotator_id = %s"
 
 
 # The project-wide figure sums over every item of the project, which costs

@@ -584,14 +584,19 @@ class Annotator:
 API_NEXT = "API next: POST /api/v1/projects/<slug>/assignments/next/"
 API_SUBMIT = "API submit: POST /api/v1/assignments/<id>/judgement/"
 API_DETAIL = "API assignment: GET /api/v1/assignments/<id>/"
+API_SUBMIT_NEXT = "API submit + next: POST /api/v1/assignments/<id>/judgement/?next=true"
 
 
 @dataclass
 class ApiAnnotator(Annotator):
     """Claims and judges through /api/v1/ with token authentication, as a
-    script or labelling tool would: next assignment, then submit, repeat."""
+    script or labelling tool would: next assignment, then submit with
+    ?next=true, which answers with the next assignment (one request per
+    judgement, as the page's htmx submit); or, `separate`, submit and next
+    as two requests."""
 
     api_token: str = ""
+    separate: bool = False
 
     def call(self, kind: str | None, method: str, path: str, body: dict | None = None):
         headers = {"Authorization": f"Token {self.api_token}", "Accept": "application/json"}
@@ -611,9 +616,14 @@ class ApiAnnotator(Annotator):
             return
         if resp.status != 200:
             raise Failure(f"next: {resp.status} {resp.body[:200]!r}")
-        data = json.loads(resp.text())
-        self.assignment = data["id"]
-        self.correctness = data["domain"]["kind"] == "correctness"
+        self.take(json.loads(resp.text()))
+
+    def take(self, assignment: dict | None) -> None:
+        if assignment is None:
+            self.done = True
+            return
+        self.assignment = assignment["id"]
+        self.correctness = assignment["domain"]["kind"] == "correctness"
 
     def page_load(self) -> None:
         resp = self.call(API_DETAIL, "GET", f"/api/v1/assignments/{self.assignment}/")
@@ -632,9 +642,15 @@ class ApiAnnotator(Annotator):
         if self.correctness:
             body["correct_left"] = self.rng.choice(("yes", "no", "unsure"))
             body["correct_right"] = self.rng.choice(("yes", "no", "unsure"))
-        resp = self.call(
-            API_SUBMIT, "POST", f"/api/v1/assignments/{self.assignment}/judgement/", body
-        )
+        url = f"/api/v1/assignments/{self.assignment}/judgement/"
+        if not self.separate:
+            resp = self.call(API_SUBMIT_NEXT, "POST", url + "?next=true", body)
+            if resp.status != 201:
+                raise Failure(f"submit: {resp.status} {resp.body[:200]!r}")
+            self.acknowledged[self.assignment] = rationale
+            self.take(json.loads(resp.text())["next"])
+            return resp
+        resp = self.call(API_SUBMIT, "POST", url, body)
         if resp.status != 201:
             raise Failure(f"submit: {resp.status} {resp.body[:200]!r}")
         self.acknowledged[self.assignment] = rationale
@@ -654,11 +670,18 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
-def make_annotator(port: int, username: str, slug: str, seed, tokens: dict | None) -> Annotator:
+def make_annotator(
+    port: int, username: str, slug: str, seed, tokens: dict | None, separate: bool = False
+) -> Annotator:
     if tokens is None:
         return Annotator(Browser(port), username, slug, random.Random(seed))
     return ApiAnnotator(
-        Browser(port), username, slug, random.Random(seed), api_token=tokens[username]
+        Browser(port),
+        username,
+        slug,
+        random.Random(seed),
+        api_token=tokens[username],
+        separate=separate,
     )
 
 
@@ -668,9 +691,13 @@ def phase_solo(
     annotator = make_annotator(port, username, slug, 1, tokens)
     annotator.login()
     annotator.start()
-    for _ in range(cycles):
+    for n in range(cycles):
         if annotator.done:
             break
+        if isinstance(annotator, ApiAnnotator):
+            # The API's first half: submit and next as two requests; then
+            # submit with ?next=true.
+            annotator.separate = n < cycles // 2
         annotator.judge()
     # Page loads: the Start button resumes the open item, then the full page
     # (API: the open assignment again).
@@ -705,8 +732,9 @@ def phase_concurrent(
     server_pids: list[int],
     database: str,
     tokens: dict | None,
+    separate: bool = False,
 ) -> ConcurrentResult:
-    annotators = [make_annotator(port, u, slug, u, tokens) for u in usernames]
+    annotators = [make_annotator(port, u, slug, u, tokens, separate) for u in usernames]
     for a in annotators:  # PBKDF2 logins are slow on purpose; not part of the run
         a.login()
         a.start()
@@ -1031,6 +1059,13 @@ def child_env(url: str, tmp: Path) -> dict[str, str]:
     )
 
 
+def api_mode(args) -> str:
+    if not args.api:
+        return ""
+    loop = "submit and next as two requests" if args.api_separate else "submit with ?next=true"
+    return f" (API, token auth; {args.annotators} annotators: {loop})"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=5211, help="items in the project (5211)")
@@ -1050,7 +1085,12 @@ def main() -> int:
     parser.add_argument(
         "--api",
         action="store_true",
-        help="judge through /api/v1/ with token auth (next assignment + submit), not the pages",
+        help="judge through /api/v1/ with token auth (submit with ?next=true), not the pages",
+    )
+    parser.add_argument(
+        "--api-separate",
+        action="store_true",
+        help="with --api: 16 annotators submit and ask for the next item in two requests",
     )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -1059,6 +1099,8 @@ def main() -> int:
         return 0
     if not 1 <= args.duration <= 600 or args.items < 10 or args.annotators < 1:
         parser.error("--duration is 1-600 s, --items at least 10, --annotators at least 1")
+    if args.api_separate and not args.api:
+        parser.error("--api-separate goes with --api")
 
     url = database_url(DEFAULT_DATABASE_URL)
     name, _ = bench_database(url)
@@ -1102,7 +1144,14 @@ def main() -> int:
 
         print(f"phase 2: {len(crowd)} annotators for {args.duration:.0f} s ...", file=sys.stderr)
         crowd_result = phase_concurrent(
-            server.port, setup["slug"], crowd, args.duration, workers, name, tokens
+            server.port,
+            setup["slug"],
+            crowd,
+            args.duration,
+            workers,
+            name,
+            tokens,
+            separate=args.api_separate,
         )
 
         weight = None
@@ -1128,7 +1177,7 @@ def main() -> int:
             setup_seconds=setup_seconds,
         )
         print(
-            f"\nAnnotation bench{' (API, token auth)' if args.api else ''}: PostgreSQL "
+            f"\nAnnotation bench{api_mode(args)}: PostgreSQL "
             f"database {name}, {setup['items']:,} items x 3 "
             f"votes, gunicorn {args.workers} {args.worker_class} workers"
             + (f" x {args.threads} threads" if args.worker_class == "gthread" else "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 
 from annotate.models import Item, Judgement, Project
@@ -94,12 +94,19 @@ def _apply(verdict: Verdict, item: Item, votes: list[RuleVote], thresholds: Thre
     return True
 
 
+_LOCK_VERDICT_SQL = "SELECT * FROM curation_verdict WHERE item_id = %s" + (
+    " FOR UPDATE" if connection.features.has_select_for_update else ""
+)
+
+
 def update_verdict(*, item: Item) -> Verdict:
     """Re-apply the contested rule to one item after a vote. Runs inside the
     vote's transaction (called from the judgement_recorded receiver)."""
     # The verdict row lock serialises concurrent votes on the same item, so
-    # each sees the other's judgement and the escalation happens once.
-    verdict = Verdict.objects.select_for_update().filter(item_id=item.pk).first()
+    # each sees the other's judgement and the escalation happens once. Raw
+    # SQL: it runs on every vote, and compiling the QuerySet cost more CPU
+    # than the database spends on it.
+    verdict = next(iter(Verdict.objects.raw(_LOCK_VERDICT_SQL, [item.pk])), None)
     if verdict is None:
         verdict = Verdict.objects.create(item_id=item.pk, project_id=item.project_id)
     if verdict.status in CURATOR_DECIDED:

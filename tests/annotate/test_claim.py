@@ -15,7 +15,7 @@ from annotate.services import (
     submit_judgement,
 )
 from tests.conftest import on_postgres, requires_postgres
-from tests.factories import make_item, make_member, make_project, make_user
+from tests.factories import make_item, make_member, make_project
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +28,7 @@ def vote(choice="1"):
 def test_claim_gives_an_item_and_counts_it_live():
     project = make_project(votes_per_item=2)
     item = make_item(project)
-    user = make_user()
+    user = make_member(project)
     assignment = claim_next_item(project=project, annotator=user)
     assert assignment.item == item
     assert assignment.status == AssignmentStatus.OPEN
@@ -40,7 +40,7 @@ def test_claim_resumes_the_open_assignment_instead_of_taking_another():
     project = make_project()
     make_item(project)
     make_item(project)
-    user = make_user()
+    user = make_member(project)
     first = claim_next_item(project=project, annotator=user)
     again = claim_next_item(project=project, annotator=user)
     assert again.pk == first.pk
@@ -50,7 +50,7 @@ def test_claim_resumes_the_open_assignment_instead_of_taking_another():
 def test_item_is_never_given_twice_to_the_same_annotator():
     project = make_project(votes_per_item=3)
     make_item(project)
-    user = make_user()
+    user = make_member(project)
     a = claim_next_item(project=project, annotator=user)
     submit_judgement(assignment_id=a.pk, annotator=user, vote=vote())
     assert claim_next_item(project=project, annotator=user) is None
@@ -59,7 +59,7 @@ def test_item_is_never_given_twice_to_the_same_annotator():
 def test_overlap_never_exceeds_votes_needed():
     project = make_project(votes_per_item=2)
     item = make_item(project)
-    users = [make_user() for _ in range(3)]
+    users = [make_member(project) for _ in range(3)]
     claims = [claim_next_item(project=project, annotator=u) for u in users]
     assert claims[0] is not None and claims[1] is not None
     assert claims[2] is None
@@ -72,7 +72,7 @@ def test_items_closest_to_completion_come_first():
     fresh = make_item(project)
     started = make_item(project)
     for _ in range(2):
-        u = make_user()
+        u = make_member(project)
         a = claim_next_item(project=project, annotator=u)
         # make sure the first two claims went to one item by pinning order
         if a.item_id != started.pk:
@@ -82,7 +82,7 @@ def test_items_closest_to_completion_come_first():
             break
     Item.objects.filter(pk=started.pk).update(live_assignments=2)
     Item.objects.filter(pk=fresh.pk).update(live_assignments=0)
-    nxt = claim_next_item(project=project, annotator=make_user())
+    nxt = claim_next_item(project=project, annotator=make_member(project))
     assert nxt.item_id == started.pk
 
 
@@ -91,7 +91,7 @@ def test_equal_items_follow_the_seeded_shuffle_not_insertion_order():
     items = [make_item(project, shuffle_key=key) for key in (50, 10, 30)]
     order = []
     for _ in items:
-        a = claim_next_item(project=project, annotator=make_user())
+        a = claim_next_item(project=project, annotator=make_member(project))
         order.append(a.item_id)
     assert order == [items[1].pk, items[2].pk, items[0].pk]
 
@@ -99,10 +99,10 @@ def test_equal_items_follow_the_seeded_shuffle_not_insertion_order():
 def test_expired_lease_returns_the_item_to_the_pool():
     project = make_project(votes_per_item=1, lease_minutes=30)
     item = make_item(project)
-    slow = make_user()
+    slow = make_member(project)
     a = claim_next_item(project=project, annotator=slow)
     later = timezone.now() + timedelta(minutes=31)
-    other = claim_next_item(project=project, annotator=make_user(), now=later)
+    other = claim_next_item(project=project, annotator=make_member(project), now=later)
     assert other is not None and other.item_id == item.pk
     a.refresh_from_db()
     assert a.status == AssignmentStatus.EXPIRED
@@ -113,22 +113,22 @@ def test_expired_lease_returns_the_item_to_the_pool():
 def test_lease_not_yet_expired_keeps_the_item():
     project = make_project(votes_per_item=1, lease_minutes=30)
     make_item(project)
-    claim_next_item(project=project, annotator=make_user())
+    claim_next_item(project=project, annotator=make_member(project))
     soon = timezone.now() + timedelta(minutes=29)
     assert expire_stale_leases(project=project, now=soon) == 0
-    assert claim_next_item(project=project, annotator=make_user(), now=soon) is None
+    assert claim_next_item(project=project, annotator=make_member(project), now=soon) is None
 
 
 def test_skipped_item_returns_to_pool_and_is_never_offered_to_skipper_again():
     project = make_project(votes_per_item=1)
     item = make_item(project)
-    skipper = make_user()
+    skipper = make_member(project)
     a = claim_next_item(project=project, annotator=skipper)
     skip_item(assignment_id=a.pk, annotator=skipper, reason="outside my expertise")
     item.refresh_from_db()
     assert item.live_assignments == 0
     assert claim_next_item(project=project, annotator=skipper) is None
-    assert claim_next_item(project=project, annotator=make_user()).item_id == item.pk
+    assert claim_next_item(project=project, annotator=make_member(project)).item_id == item.pk
 
 
 def test_skip_requires_a_reason():
@@ -136,7 +136,7 @@ def test_skip_requires_a_reason():
 
     project = make_project()
     make_item(project)
-    user = make_user()
+    user = make_member(project)
     a = claim_next_item(project=project, annotator=user)
     with pytest.raises(JudgementInvalid):
         skip_item(assignment_id=a.pk, annotator=user, reason="  ")
@@ -148,7 +148,7 @@ def test_display_order_is_randomised_per_assignment():
         make_item(project)
     swapped = Counter()
     for _ in range(40):
-        user = make_user()
+        user = make_member(project)
         a = claim_next_item(project=project, annotator=user)
         swapped[a.shown_swapped] += 1
         submit_judgement(assignment_id=a.pk, annotator=user, vote=vote())
@@ -159,13 +159,14 @@ def test_claim_runs_a_constant_number_of_queries(django_assert_max_num_queries):
     project = make_project(votes_per_item=3)
     for _ in range(30):
         make_item(project)
-    user = make_user()
-    # PostgreSQL looks at the open leases (resume? expire?), picks, counts,
-    # leases and returns what the compare page shows, with the annotator's
-    # count, in one statement; SQLite looks at the leases, then takes the
-    # candidate, increment and insert separately, plus the SAVEPOINT/RELEASE
-    # pair the test's own transaction adds.
-    with django_assert_max_num_queries(1 if on_postgres() else 6):
+    user = make_member(project)
+    # PostgreSQL checks the membership, looks at the open leases (resume?
+    # expire?), picks, counts, leases and returns what the compare page shows,
+    # with the annotator's count, in one statement; SQLite checks the
+    # membership and looks at the leases, then takes the candidate, increment
+    # and insert separately, plus the SAVEPOINT/RELEASE pair the test's own
+    # transaction adds.
+    with django_assert_max_num_queries(1 if on_postgres() else 7):
         assignment = claim_next_item(project=project, annotator=user)
     with django_assert_max_num_queries(0):
         assignment.item.domain, assignment.item.image, assignment.item.project  # noqa: B018
@@ -174,7 +175,7 @@ def test_claim_runs_a_constant_number_of_queries(django_assert_max_num_queries):
 def test_claim_with_a_stale_lease_in_the_project_expires_it_first():
     project = make_project(votes_per_item=1, lease_minutes=30)
     item = make_item(project)
-    slow = make_user()
+    slow = make_member(project)
     stale = claim_next_item(project=project, annotator=slow)
     later = timezone.now() + timedelta(minutes=31)
     # The slow annotator's own lease ran out too: they get nothing back, and
@@ -191,7 +192,7 @@ def test_an_item_someone_abandoned_goes_to_the_next_claimer():
     # returns it to the pool and hands it out in the same call.
     project = make_project(votes_per_item=1, lease_minutes=30)
     item = make_item(project)
-    slow, next_one = make_user(), make_user()
+    slow, next_one = make_member(project), make_member(project)
     stale = claim_next_item(project=project, annotator=slow)
     later = timezone.now() + timedelta(minutes=31)
     taken = claim_next_item(project=project, annotator=next_one, now=later)
@@ -251,7 +252,7 @@ def test_concurrent_claimers_never_exceed_overlap_or_repeat_an_item():
     project = make_project(votes_per_item=3)
     for _ in range(40):
         make_item(project)
-    users = [make_user() for _ in range(20)]
+    users = [make_member(project) for _ in range(20)]
     errors: list[BaseException] = []
     barrier = threading.Barrier(len(users))
 

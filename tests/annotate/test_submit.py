@@ -14,7 +14,7 @@ from annotate.services import (
     submit_judgement,
 )
 from tests.conftest import on_postgres
-from tests.factories import make_item, make_project, make_user
+from tests.factories import make_item, make_member, make_project, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 def claimed(project=None, domain="vqa", **project_kwargs):
     project = project or make_project(**project_kwargs)
     item = make_item(project, domain=project.domains.get(slug=domain))
-    user = make_user()
+    user = make_member(project)
     return claim_next_item(project=project, annotator=user), user, item
 
 

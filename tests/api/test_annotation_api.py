@@ -109,6 +109,54 @@ def test_submit_is_idempotent(project):
     assert Judgement.objects.filter(assignment_id=a["id"]).count() == 1
 
 
+def test_submit_with_next_returns_the_next_assignment_as_next_would(project):
+    user = make_member(project)
+    client = token_client(user)
+    vote = {"choice": "left", "correct_left": "yes", "correct_right": "no"}
+    a = client.post(next_url(project)).json()
+    seen = [a["id"]]
+    for _ in range(2):
+        r = client.post(f"/api/v1/assignments/{a['id']}/judgement/?next=true", vote, format="json")
+        assert r.status_code == 201
+        body = r.json()
+        assert body["assignment"] == a["id"] and body["already_submitted"] is False
+        following = body["next"]
+        # The same payload as assignments/next/ gives for the lease now held.
+        assert client.post(next_url(project)).json() == following
+        assert following["id"] not in seen
+        seen.append(following["id"])
+        a = following
+    # A retried submit: unchanged, and the open lease comes back as `next`.
+    retry = client.post(
+        f"/api/v1/assignments/{seen[-2]}/judgement/?next=1", vote, format="json"
+    ).json()
+    assert retry["already_submitted"] is True and retry["next"]["id"] == seen[-1]
+    # The last item: nothing left.
+    last = client.post(f"/api/v1/assignments/{a['id']}/judgement/?next=yes", vote, format="json")
+    assert last.status_code == 201 and last.json()["next"] is None
+    assert Judgement.objects.filter(assignment__annotator=user).count() == 3
+    # Without the flag there is no `next`; a bad flag is a 400 that stores nothing.
+    assert (
+        "next"
+        not in client.post(f"/api/v1/assignments/{a['id']}/judgement/", vote, format="json").json()
+    )
+    bad = client.post(f"/api/v1/assignments/{a['id']}/judgement/?next=maybe", vote, format="json")
+    assert bad.status_code == 400 and "next" in bad.json()["error"]["fields"]
+
+
+def test_submit_with_next_adds_only_the_claim_statement(project):
+    for _ in range(5):
+        make_item(project)
+    client = token_client(make_member(project))
+    a = client.post(next_url(project)).json()
+    vote = {"choice": "left", "correct_left": "yes", "correct_right": "no"}
+    # test_submit_query_count_is_constant's statements, then the claim (see
+    # test_next_assignment_query_count_is_constant, without token and project).
+    with exact_queries(6 if on_postgres() else 14):
+        r = client.post(f"/api/v1/assignments/{a['id']}/judgement/?next=true", vote, format="json")
+    assert r.status_code == 201 and r.json()["next"]["id"] != a["id"]
+
+
 def test_submit_errors_name_displayed_fields(project):
     client = token_client(make_member(project))
     a = client.post(next_url(project)).json()
@@ -204,15 +252,15 @@ def test_next_assignment_query_count_is_constant(project):
     user = make_member(project)
     client = token_client(user)
     # token+user, project+role, then the claim: on PostgreSQL one statement
-    # looks at the leases, picks the item (with domain and image), counts it
-    # and creates the assignment; SQLite looks at the leases, then takes
-    # three statements.
-    with exact_queries(3 if on_postgres() else 6):
+    # checks the membership, looks at the leases, picks the item (with domain
+    # and image), counts it and creates the assignment; SQLite checks the
+    # membership and looks at the leases, then takes three statements.
+    with exact_queries(3 if on_postgres() else 7):
         a = client.post(next_url(project)).json()
     # The resumed lease: token, project, the claim statement (PostgreSQL: it
-    # returns the held lease with its item; SQLite: the leases, then the item
-    # with domain and image).
-    with exact_queries(3 if on_postgres() else 4):
+    # returns the held lease with its item; SQLite: membership, leases, then
+    # the item with domain and image).
+    with exact_queries(3 if on_postgres() else 5):
         assert client.post(next_url(project)).json()["id"] == a["id"]
 
 
@@ -221,11 +269,12 @@ def test_submit_query_count_is_constant(project):
     client = token_client(user)
     a = client.post(next_url(project)).json()
     vote = {"choice": "left", "correct_left": "yes", "correct_right": "no"}
-    # token+user, the assignment (display order), the locked assignment with item,
-    # project and domain; then insert the judgement, mark the assignment and
-    # count the vote (one statement on PostgreSQL; three and a read-back of the
-    # tallies on SQLite); then the verdict in the same transaction: lock, save
-    # (the item is below its votes, so the rule needs no votes read).
-    with exact_queries(6 if on_postgres() else 9):
+    # token+user, the locked assignment with item, project and domain (and the
+    # membership test); then insert the judgement, mark the assignment and
+    # count the vote for the item and the annotator (one statement on
+    # PostgreSQL; four and a read-back of the tallies on SQLite); then the
+    # verdict in the same transaction: lock, save (the item is below its
+    # votes, so the rule needs no votes read).
+    with exact_queries(5 if on_postgres() else 9):
         r = client.post(f"/api/v1/assignments/{a['id']}/judgement/", vote, format="json")
     assert r.status_code == 201

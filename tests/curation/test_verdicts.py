@@ -6,7 +6,7 @@ from annotate.models import Item
 from annotate.services import Vote, claim_next_item, submit_judgement
 from curation.models import AuditEvent, Verdict, VerdictStatus
 from curation.services import update_thresholds
-from tests.factories import make_item, make_project, make_user
+from tests.factories import make_item, make_member, make_project, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +19,7 @@ def new_item(**project_kwargs):
 
 
 def vote_on(project, item, choice, *, user=None, **vote_kwargs):
-    user = user or make_user()
+    user = user or make_member(project)
     a = claim_next_item(project=project, annotator=user)
     assert a is not None and a.item_id == item.pk
     submit_judgement(assignment_id=a.pk, annotator=user, vote=Vote(choice=choice, **vote_kwargs))
