@@ -695,9 +695,9 @@ def phase_solo(
         if annotator.done:
             break
         if isinstance(annotator, ApiAnnotator):
-            # The API's first half: submit and next as two requests; then
-            # submit with ?next=true.
-            annotator.separate = n < cycles // 2
+            # The API alternates: submit and next as two requests, then submit
+            # with ?next=true (so both see the same state of the project).
+            annotator.separate = n % 2 == 0
         annotator.judge()
     # Page loads: the Start button resumes the open item, then the full page
     # (API: the open assignment again).

@@ -369,7 +369,7 @@ REST_FRAMEWORK = {
     # Token first: an anonymous request then gets 401 with WWW-Authenticate
     # (DRF answers 403 when the first class has no authenticate header).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "config.auth_backends.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from django.db import connection, transaction
 from django.db.models import F, Q
+from django.utils import timezone
 
 from annotate.models import Item, Judgement, Project
 
@@ -114,21 +115,51 @@ def update_verdict(*, item: Item) -> Verdict:
     # The sender's item carries its tallies with this vote counted. Below the
     # votes it needs, the rule looks at nothing but that count (needs_votes),
     # so the votes themselves need not be read.
-    votes = [] if item.n_votes < item.votes_needed else _rule_votes([item.pk])[item.pk]
+    votes = [] if item.n_votes < item.votes_needed else _item_rule_votes(item.pk)
     if _apply(verdict, item, votes, thresholds_for(item.project)):
-        verdict.save(
-            update_fields=[
-                "status",
-                "final_choice",
-                "provenance",
-                "reason",
-                "escalations",
-                "contest_kind",
-                "version",
-                "updated_at",
-            ]
-        )
+        # What verdict.save(update_fields=VOTE_FIELDS) writes, as plain SQL
+        # (this too runs inside every vote that completes an item).
+        verdict.updated_at = timezone.now()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _SAVE_VERDICT_SQL,
+                [
+                    *(getattr(verdict, name) for name in VOTE_FIELDS[:-1]),
+                    connection.ops.adapt_datetimefield_value(verdict.updated_at),
+                    verdict.pk,
+                ],
+            )
     return verdict
+
+
+# The verdict fields a vote can change (the rule's outcome), updated_at last.
+VOTE_FIELDS = (
+    "status",
+    "final_choice",
+    "provenance",
+    "reason",
+    "escalations",
+    "contest_kind",
+    "version",
+    "updated_at",
+)
+_SAVE_VERDICT_SQL = (
+    "UPDATE curation_verdict SET "
+    + ", ".join(f"{name} = %s" for name in VOTE_FIELDS)
+    + " WHERE id = %s"
+)
+# _rule_votes() for one item, as plain SQL.
+_ITEM_RULE_VOTES_SQL = """
+    SELECT j.choice, j.correct_1, j.correct_2, j.flagged_problem
+    FROM annotate_judgement j INNER JOIN annotate_assignment a ON a.id = j.assignment_id
+    WHERE a.item_id = %s AND j.is_current
+"""
+
+
+def _item_rule_votes(item_id: int) -> list[RuleVote]:
+    with connection.cursor() as cursor:
+        cursor.execute(_ITEM_RULE_VOTES_SQL, [item_id])
+        return [RuleVote(choice, c1, c2, bool(flagged)) for choice, c1, c2, flagged in cursor]
 
 
 def update_thresholds(
@@ -217,8 +248,6 @@ def request_agreement_refresh(*, project: Project) -> bool:
     """Queue a recomputation of the project's expensive agreement figures
     unless one is already queued (the one-shot transition is a conditional
     update, so two clicks queue one task). Returns True if queued."""
-    from django.utils import timezone
-
     from config.celery import enqueue_on_commit
 
     from .models import AgreementCache
