@@ -287,7 +287,11 @@ RENDERED_FIELDS = ("prompt_html", "response_1_html", "response_2_html", "rendere
 
 
 class Item(models.Model):
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    # No index of its own: every composite index below starts with project_id,
+    # and each index is written again by every claim and vote (non-HOT updates).
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="items", db_index=False
+    )
     domain = models.ForeignKey(Domain, on_delete=models.PROTECT, related_name="items")
     external_id = models.CharField(max_length=200)
     prompt = models.TextField()
@@ -382,12 +386,11 @@ class Item(models.Model):
                 name="annotate_item_claim_idx",
                 condition=Q(live_assignments__lt=F("votes_needed")),
             ),
-            # Per-domain listings and counts (dashboards, exports).
-            models.Index(fields=["project", "domain"], name="annotate_item_domain_idx"),
             # curation.reports.tally_patterns (the agreement dashboard's point
             # estimates): items grouped by domain and tallies, read from this
             # small index alone (index-only scan, already in group order)
-            # instead of the wide item rows.
+            # instead of the wide item rows. Its (project, domain) prefix also
+            # serves per-domain listings and counts (dashboards, exports).
             models.Index(
                 fields=[
                     "project",
@@ -459,9 +462,17 @@ LIVE_ASSIGNMENT_STATUSES = (AssignmentStatus.OPEN, AssignmentStatus.SUBMITTED)
 
 
 class Assignment(models.Model):
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    # No single-column indexes: (item, annotator) is unique and
+    # annotate_assignment_user_idx starts with annotator; fewer indexes to
+    # write on every claim and vote.
+    item = models.ForeignKey(
+        Item, on_delete=models.CASCADE, related_name="assignments", db_index=False
+    )
     annotator = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="assignments",
+        db_index=False,
     )
     status = models.CharField(
         max_length=16, choices=AssignmentStatus.choices, default=AssignmentStatus.OPEN
@@ -532,7 +543,10 @@ class Judgement(models.Model):
     Append-only: a revision adds a new row with revision+1 and clears
     `is_current` on the old one; nothing is ever deleted."""
 
-    assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="judgements")
+    # No index of its own: (assignment, revision) is unique.
+    assignment = models.ForeignKey(
+        Assignment, on_delete=models.PROTECT, related_name="judgements", db_index=False
+    )
     revision = models.PositiveSmallIntegerField(default=1)
     is_current = models.BooleanField(default=True)
     choice = models.CharField(max_length=3, choices=Choice.choices)

@@ -144,6 +144,27 @@ def test_submit_with_next_returns_the_next_assignment_as_next_would(project):
     assert bad.status_code == 400 and "next" in bad.json()["error"]["fields"]
 
 
+@pytest.mark.parametrize("swapped", [False, True])
+def test_loop_bodies_are_exactly_what_the_documented_serializers_write(project, swapped):
+    from annotate.apis import AssignmentSerializer, SubmitJudgementApi
+
+    client = token_client(make_member(project))
+    a = client.post(next_url(project)).json()
+    assert AssignmentSerializer(a).data == a
+    Assignment.objects.filter(pk=a["id"]).update(shown_swapped=swapped)
+    vote = {"choice": "right", "correct_left": "no", "correct_right": "yes", "rationale": "r"}
+    url = f"/api/v1/assignments/{a['id']}/judgement/"
+    for query in ("?next=true", ""):
+        body = client.post(url + query, vote, format="json").json()
+        serializer = (
+            SubmitJudgementApi.OutputWithNextSerializer
+            if query
+            else SubmitJudgementApi.OutputSerializer
+        )
+        assert serializer(body).data == body
+    assert body["choice"] == "right"
+
+
 def test_submit_with_next_adds_only_the_claim_statement(project):
     for _ in range(5):
         make_item(project)

@@ -1,0 +1,54 @@
+"""After all migrations, the database has exactly the indexes and constraints
+the models declare (migration 0007 drops covered indexes and must keep the
+partial unique index behind one current judgement per assignment)."""
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+
+from annotate.models import Assignment, Item, Judgement
+from annotate.services import Vote, claim_next_item, submit_judgement
+from tests.factories import make_item, make_member, make_project
+
+pytestmark = pytest.mark.django_db
+
+
+def index_columns(model) -> dict[str, tuple[list[str], bool]]:
+    with connection.cursor() as cursor:
+        found = connection.introspection.get_constraints(cursor, model._meta.db_table)
+    return {
+        name: (info["columns"], info["unique"])
+        for name, info in found.items()
+        if info["index"] or info["unique"]
+    }
+
+
+def test_covered_single_column_indexes_are_gone_and_the_covering_ones_stay():
+    item = index_columns(Item)
+    assert ["project_id"] not in [cols for cols, _ in item.values()]
+    assert "annotate_item_domain_idx" not in item
+    assert item["annotate_item_tally_idx"][0][:2] == ["project_id", "domain_id"]
+    assignment = index_columns(Assignment)
+    singles = [cols for cols, _ in assignment.values() if len(cols) == 1]
+    assert ["item_id"] not in singles and ["annotator_id"] not in singles
+    assert assignment["annotate_assignment_one_per_annotator"] == (
+        ["item_id", "annotator_id"],
+        True,
+    )
+    assert assignment["annotate_assignment_user_idx"][0] == ["annotator_id", "status"]
+    judgement = index_columns(Judgement)
+    assert judgement["annotate_judgement_one_current_per_assignment"] == (["assignment_id"], True)
+    assert judgement["annotate_judgement_revision_unique"] == (
+        ["assignment_id", "revision"],
+        True,
+    )
+
+
+def test_a_second_current_judgement_is_still_refused_by_the_database():
+    project = make_project(votes_per_item=1)
+    make_item(project, domain=project.domains.get(slug="general_preference"))
+    user = make_member(project)
+    a = claim_next_item(project=project, annotator=user)
+    j = submit_judgement(assignment_id=a.pk, annotator=user, vote=Vote(choice="1"))
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Judgement.objects.create(assignment_id=a.pk, revision=2, is_current=True, choice="2")
+    assert Judgement.objects.get(assignment_id=a.pk, is_current=True).pk == j.pk
