@@ -38,6 +38,7 @@ from .services import (
     import_uploaded_items,
     own_assignments,
     skip_item,
+    submit_and_claim_next,
     submit_judgement,
 )
 
@@ -492,9 +493,15 @@ class SubmitJudgementApi(APIView):
             )
 
         try:
-            judgement = submit_judgement(
-                assignment_id=assignment_id, annotator=request.user, vote=vote_for
-            )
+            if claim_next:
+                # The next item is leased in the vote's transaction (one commit).
+                judgement, following = submit_and_claim_next(
+                    assignment_id=assignment_id, annotator=request.user, vote=vote_for
+                )
+            else:
+                judgement = submit_judgement(
+                    assignment_id=assignment_id, annotator=request.user, vote=vote_for
+                )
         except Assignment.DoesNotExist:
             raise exceptions.NotFound("No such assignment.") from None
         except JudgementInvalid as exc:
@@ -520,7 +527,6 @@ class SubmitJudgementApi(APIView):
         }
         if claim_next:
             project = assignment.item.project
-            following = claim_next_item(project=project, annotator=request.user)
             body["next"] = following and assignment_payload(_with_item(following), project)
         # As OutputSerializer (OutputWithNextSerializer) writes it.
         return Response(body, status=status.HTTP_200_OK if repeat else status.HTTP_201_CREATED)

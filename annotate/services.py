@@ -907,70 +907,93 @@ def submit_judgement(
     with this vote counted. Raises Assignment.DoesNotExist for an assignment
     that is not the annotator's.
     """
-    now = now or timezone.now()
-    on_postgres = connection.vendor == "postgresql"
     with transaction.atomic():
-        # The assignment row lock serialises double submits of one assignment.
-        # Only that row (`of`); the item, project and domain come along unlocked.
-        if on_postgres:
-            assignment = _locked_assignment(assignment_id=assignment_id, annotator=annotator)
-        else:
-            assignment = (
-                own_assignments(annotator)
-                .select_for_update(of=("self",))
-                .select_related("item__project", "item__domain")
-                .filter(pk=assignment_id)
-                .first()
-            )
-        if assignment is None:
-            raise Assignment.DoesNotExist
-        if assignment.status == AssignmentStatus.SUBMITTED:
-            stored = assignment.judgements.get(is_current=True)
-            stored.already_submitted = True
-            return stored
-        item = assignment.item
-        if callable(vote):
-            vote = vote(assignment)
-        validate_vote(vote, project=item.project, domain=item.domain)
-        if assignment.status == AssignmentStatus.SKIPPED:
-            raise AnnotationError("You skipped this item; it can no longer be judged.")
-        # A late submit after the lease expired still counts if the item has room.
-        if assignment.status == AssignmentStatus.EXPIRED and not Item.objects.filter(
-            pk=item.pk, live_assignments__lt=F("votes_needed")
-        ).update(live_assignments=F("live_assignments") + 1):
-            raise AnnotationError(
-                "Your time on this item ran out and it was given to someone else."
-            )
-        fields = {
-            "assignment_id": assignment.pk,
-            "revision": 1,
-            "is_current": True,
-            "seconds_spent": max(0.0, (now - assignment.claimed_at).total_seconds()),
-            "created_at": timezone.now(),
-            **_vote_fields(vote),
-        }
-        if on_postgres:
-            judgement = _record_vote(
-                item=item, annotator_id=annotator.pk, fields=fields, vote=vote, now=now
-            )
-        else:
-            judgement = Judgement.objects.create(**fields)
-            Assignment.objects.filter(pk=assignment.pk).update(
-                status=AssignmentStatus.SUBMITTED, submitted_at=now
-            )
-            Item.objects.filter(pk=item.pk).update(**_tally_changes(new=vote))
-            Membership.objects.filter(project_id=item.project_id, user=annotator).update(
-                judged=F("judged") + 1
-            )
-            item.refresh_from_db(fields=_ITEM_COUNTS)
-        assignment.status = AssignmentStatus.SUBMITTED
-        assignment.submitted_at = now
-        judgement.assignment = assignment
-        judgement.already_submitted = False
-        signals.judgement_recorded.send(
-            sender=Judgement, judgement=judgement, item=item, revision=False
+        return _submit(
+            assignment_id=assignment_id,
+            annotator=annotator,
+            vote=vote,
+            now=now or timezone.now(),
         )
-        return judgement
+
+
+def submit_and_claim_next(
+    *, assignment_id: int, annotator, vote: Vote | Callable[[Assignment], Vote], now=None
+) -> tuple[Judgement, Assignment | None]:
+    """submit_judgement(), then claim_next_item() in the item's project, in one
+    transaction: the page's and the API's submit-and-next. One commit (one WAL
+    flush) instead of two. If the claim failed, the vote would roll back with
+    it and the request answer an error, so a retry stores it exactly once;
+    only an acknowledged vote is ever stored. Raises as submit_judgement().
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        judgement = _submit(assignment_id=assignment_id, annotator=annotator, vote=vote, now=now)
+        project = judgement.assignment.item.project
+        return judgement, claim_next_item(project=project, annotator=annotator, now=now)
+
+
+def _submit(*, assignment_id: int, annotator, vote, now) -> Judgement:
+    """submit_judgement()'s work, inside the caller's transaction."""
+    on_postgres = connection.vendor == "postgresql"
+    # The assignment row lock serialises double submits of one assignment.
+    # Only that row (`of`); the item, project and domain come along unlocked.
+    if on_postgres:
+        assignment = _locked_assignment(assignment_id=assignment_id, annotator=annotator)
+    else:
+        assignment = (
+            own_assignments(annotator)
+            .select_for_update(of=("self",))
+            .select_related("item__project", "item__domain")
+            .filter(pk=assignment_id)
+            .first()
+        )
+    if assignment is None:
+        raise Assignment.DoesNotExist
+    if assignment.status == AssignmentStatus.SUBMITTED:
+        stored = assignment.judgements.get(is_current=True)
+        stored.already_submitted = True
+        return stored
+    item = assignment.item
+    if callable(vote):
+        vote = vote(assignment)
+    validate_vote(vote, project=item.project, domain=item.domain)
+    if assignment.status == AssignmentStatus.SKIPPED:
+        raise AnnotationError("You skipped this item; it can no longer be judged.")
+    # A late submit after the lease expired still counts if the item has room.
+    if assignment.status == AssignmentStatus.EXPIRED and not Item.objects.filter(
+        pk=item.pk, live_assignments__lt=F("votes_needed")
+    ).update(live_assignments=F("live_assignments") + 1):
+        raise AnnotationError("Your time on this item ran out and it was given to someone else.")
+    fields = {
+        "assignment_id": assignment.pk,
+        "revision": 1,
+        "is_current": True,
+        "seconds_spent": max(0.0, (now - assignment.claimed_at).total_seconds()),
+        "created_at": timezone.now(),
+        **_vote_fields(vote),
+    }
+    if on_postgres:
+        judgement = _record_vote(
+            item=item, annotator_id=annotator.pk, fields=fields, vote=vote, now=now
+        )
+    else:
+        judgement = Judgement.objects.create(**fields)
+        Assignment.objects.filter(pk=assignment.pk).update(
+            status=AssignmentStatus.SUBMITTED, submitted_at=now
+        )
+        Item.objects.filter(pk=item.pk).update(**_tally_changes(new=vote))
+        Membership.objects.filter(project_id=item.project_id, user=annotator).update(
+            judged=F("judged") + 1
+        )
+        item.refresh_from_db(fields=_ITEM_COUNTS)
+    assignment.status = AssignmentStatus.SUBMITTED
+    assignment.submitted_at = now
+    judgement.assignment = assignment
+    judgement.already_submitted = False
+    signals.judgement_recorded.send(
+        sender=Judgement, judgement=judgement, item=item, revision=False
+    )
+    return judgement
 
 
 # What update_verdict() reads from the item a vote was counted on.

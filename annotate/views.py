@@ -34,7 +34,7 @@ from .services import (
     own_assignments,
     revise_judgement,
     skip_item,
-    submit_judgement,
+    submit_and_claim_next,
 )
 from .storage import open_stored
 
@@ -310,10 +310,10 @@ def _displayed_initial(judgement: Judgement, assignment: Assignment) -> dict:
     }
 
 
-def _go_next(request, project: Project):
-    """After a submit or skip: the next item (htmx: swapped in, URL pushed so
-    the back button returns to the previous one), or the done page."""
-    assignment = claim_next_item(project=project, annotator=request.user)
+def _go_next(request, project: Project, assignment: Assignment | None):
+    """After a submit or skip: the item the caller claimed next (htmx: swapped
+    in, URL pushed so the back button returns to the previous one), or, with
+    None, the done page."""
     if assignment is None:
         url = reverse("work_done", args=[project.slug])
     else:
@@ -381,7 +381,8 @@ def work_submit(request, assignment_id):
             # The vote needs the assignment's display order: the service reads
             # and locks the assignment (with its item and project) and maps the
             # form's sides to canonical terms; the view reads nothing first.
-            judgement = submit_judgement(
+            # The next item is leased in the vote's transaction (one commit).
+            judgement, following = submit_and_claim_next(
                 assignment_id=assignment_id, annotator=request.user, vote=form.to_vote
             )
         except Assignment.DoesNotExist:
@@ -391,7 +392,7 @@ def work_submit(request, assignment_id):
         except AnnotationError as exc:
             form.add_error(None, str(exc))
         else:
-            return _go_next(request, judgement.assignment.item.project)
+            return _go_next(request, judgement.assignment.item.project, following)
     # Read again (the status may have changed) with what the page shows.
     assignment = _assignment_for(request, assignment_id)
     form.add_service_errors(errors, assignment)
@@ -413,7 +414,10 @@ def work_skip(request, assignment_id):
         except AnnotationError as exc:
             skip_form.add_error(None, str(exc))
         else:
-            return _go_next(request, assignment.item.project)
+            project = assignment.item.project
+            return _go_next(
+                request, project, claim_next_item(project=project, annotator=request.user)
+            )
     return _render_work(request, assignment, skip_form=skip_form, status=400)
 
 

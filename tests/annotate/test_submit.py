@@ -215,3 +215,38 @@ def test_submit_runs_a_constant_number_of_queries(django_assert_max_num_queries)
     # change adds one update.
     with django_assert_max_num_queries(5 if on_postgres() else 9):
         submit_judgement(assignment_id=a.pk, annotator=user, vote=Vote(choice="1"))
+
+
+def test_submit_and_claim_next_is_one_transaction(monkeypatch):
+    from annotate import services
+
+    project = make_project(votes_per_item=1)
+    domain = project.domains.get(slug="general_preference")
+    first, second = make_item(project, domain=domain), make_item(project, domain=domain)
+    user = make_member(project)
+    a = claim_next_item(project=project, annotator=user)
+
+    def broken_claim(**kwargs):
+        raise RuntimeError("claim failed")
+
+    # A failing claim takes the vote with it: nothing acknowledged, nothing stored.
+    monkeypatch.setattr(services, "claim_next_item", broken_claim)
+    with pytest.raises(RuntimeError):
+        services.submit_and_claim_next(assignment_id=a.pk, annotator=user, vote=Vote(choice="1"))
+    assert not Judgement.objects.filter(assignment=a).exists()
+    a.refresh_from_db()
+    assert a.status == AssignmentStatus.OPEN
+    monkeypatch.undo()
+    # The retry stores the vote once and leases the other item.
+    judgement, following = services.submit_and_claim_next(
+        assignment_id=a.pk, annotator=user, vote=Vote(choice="1")
+    )
+    assert judgement.already_submitted is False
+    assert {a.item_id, following.item_id} == {first.pk, second.pk}
+    assert Judgement.objects.filter(assignment=a).count() == 1
+    # A repeat returns the stored vote and the lease now held.
+    again, held = services.submit_and_claim_next(
+        assignment_id=a.pk, annotator=user, vote=Vote(choice="2")
+    )
+    assert again.already_submitted is True and again.choice == "1"
+    assert held.pk == following.pk
