@@ -132,7 +132,8 @@ def update_verdict(*, item: Item) -> Verdict:
     return verdict
 
 
-# The verdict fields a vote can change (the rule's outcome), updated_at last.
+# The verdict fields the rule's outcome changes, then updated_at (written by a
+# vote's save; reevaluate_items' bulk update leaves it).
 VOTE_FIELDS = (
     "status",
     "final_choice",
@@ -229,16 +230,7 @@ def reevaluate_items(*, project: Project, items) -> int:
         new = [v for v in dirty if v.pk is None]
         Verdict.objects.bulk_create(new)
         Verdict.objects.bulk_update(
-            [v for v in dirty if v.pk is not None],
-            [
-                "status",
-                "final_choice",
-                "provenance",
-                "reason",
-                "escalations",
-                "contest_kind",
-                "version",
-            ],
+            [v for v in dirty if v.pk is not None], list(VOTE_FIELDS[:-1])
         )
         changed += len(dirty)
     return changed

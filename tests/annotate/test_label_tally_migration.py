@@ -4,26 +4,17 @@ judgements that existed before it."""
 from datetime import timedelta
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
+
+from tests.migrations import migrate, migrated_to
 
 BEFORE = [("annotate", "0002_project_allow_self_adjudication")]
 AFTER = [("annotate", "0003_item_label_tallies")]
 
 
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.mark.django_db(transaction=True)
 def test_migration_counts_existing_current_labels_per_item():
-    latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
-    try:
-        apps = migrate(BEFORE)
+    with migrated_to(BEFORE) as apps:
         User = apps.get_model("auth", "User")
         Project = apps.get_model("annotate", "Project")
         Domain = apps.get_model("annotate", "Domain")
@@ -98,5 +89,3 @@ def test_migration_counts_existing_current_labels_per_item():
             "i1": {"correct_1_unsure": 1, "correct_2_yes": 1},
             "i2": {},
         }
-    finally:
-        migrate(latest)

@@ -4,26 +4,17 @@ existed before it, per project."""
 from datetime import timedelta
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
+
+from tests.migrations import migrate, migrated_to
 
 BEFORE = [("annotate", "0005_item_rendered_html")]
 AFTER = [("annotate", "0006_membership_judged")]
 
 
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.mark.django_db(transaction=True)
 def test_migration_counts_each_members_submitted_assignments_per_project():
-    latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
-    try:
-        apps = migrate(BEFORE)
+    with migrated_to(BEFORE) as apps:
         User = apps.get_model("auth", "User")
         Project = apps.get_model("annotate", "Project")
         Domain = apps.get_model("annotate", "Domain")
@@ -96,5 +87,3 @@ def test_migration_counts_each_members_submitted_assignments_per_project():
             ("idle", "p"): 0,
             ("idle", "q"): 0,
         }
-    finally:
-        migrate(latest)
