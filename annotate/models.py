@@ -462,6 +462,10 @@ LIVE_ASSIGNMENT_STATUSES = (AssignmentStatus.OPEN, AssignmentStatus.SUBMITTED)
 
 
 class Assignment(models.Model):
+    # Not a column: set by PostgreSQL's claim_next_item() to the annotator's
+    # Membership.judged, read in the claim's statement (absent otherwise).
+    judged_in_project: int | None
+
     # No single-column indexes: (item, annotator) is unique and
     # annotate_assignment_user_idx starts with annotator; fewer indexes to
     # write on every claim and vote.
@@ -542,6 +546,10 @@ class Judgement(models.Model):
 
     Append-only: a revision adds a new row with revision+1 and clears
     `is_current` on the old one; nothing is ever deleted."""
+
+    # Not a column: set by submit_judgement() (True when the assignment had
+    # been judged before and the stored judgement came back unchanged).
+    already_submitted: bool
 
     # No index of its own: (assignment, revision) is unique.
     assignment = models.ForeignKey(

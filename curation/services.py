@@ -239,9 +239,7 @@ def reevaluate_items(*, project: Project, items) -> int:
                 dirty.append(verdict)
         new = [v for v in dirty if v.pk is None]
         Verdict.objects.bulk_create(new)
-        Verdict.objects.bulk_update(
-            [v for v in dirty if v.pk is not None], list(VOTE_FIELDS[:-1])
-        )
+        Verdict.objects.bulk_update([v for v in dirty if v.pk is not None], list(VOTE_FIELDS[:-1]))
         changed += len(dirty)
     return changed
 
