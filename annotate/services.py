@@ -19,7 +19,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
 from django.db import connection, transaction
-from django.db.models import F, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from PIL import Image
 
@@ -591,30 +591,21 @@ def expire_stale_leases(*, project: Project, now=None) -> int:
 def check_leases(*, project: Project, annotator, now=None) -> tuple[Assignment | None, bool]:
     """The two questions a claim asks first, in one query over the project's
     open leases: the annotator's own unexpired one, if any (oldest first), and
-    whether any lease has run out."""
+    whether any lease has run out. (SQLite's claim; PostgreSQL's asks both
+    inside its one statement, _CLAIM_SQL.)"""
     now = now or timezone.now()
     current, any_stale = None, False
-    # Raw SQL: this runs before every claim, and building the equivalent
-    # QuerySet cost more CPU than PostgreSQL spends answering it. Same query
-    # as Assignment.objects.filter(item__project=..., status=OPEN).filter(
-    # Q(annotator=..., lease_expires_at__gt=now) | Q(lease_expires_at__lte=now)).
-    at = connection.ops.adapt_datetimefield_value(now)
-    for lease in Assignment.objects.raw(_CHECK_LEASES_SQL, [project.pk, annotator.pk, at, at]):
+    leases = (
+        Assignment.objects.filter(item__project=project, status=AssignmentStatus.OPEN)
+        .filter(Q(annotator=annotator, lease_expires_at__gt=now) | Q(lease_expires_at__lte=now))
+        .order_by("claimed_at", "pk")
+    )
+    for lease in leases:
         if lease.lease_expires_at <= now:
             any_stale = True
         elif current is None:
             current = lease
     return current, any_stale
-
-
-_CHECK_LEASES_SQL = """
-    SELECT a.id, a.item_id, a.annotator_id, a.status, a.shown_swapped, a.claimed_at,
-           a.lease_expires_at, a.submitted_at, a.skip_reason
-    FROM annotate_assignment a INNER JOIN annotate_item i ON i.id = a.item_id
-    WHERE i.project_id = %s AND a.status = 'open'
-      AND ((a.annotator_id = %s AND a.lease_expires_at > %s) OR a.lease_expires_at <= %s)
-    ORDER BY a.claimed_at, a.id
-"""
 
 
 def own_assignments(annotator) -> QuerySet[Assignment]:
