@@ -378,12 +378,15 @@ class Item(models.Model):
         ]
         indexes = [
             # claim_next_item: items of one project that still need votes,
-            # fewest missing votes first, then the seeded shuffle.
+            # fewest missing votes first, then the seeded shuffle, then the id
+            # (the claim's whole ORDER BY, so its LIMIT 1 stops at the first
+            # item it may take instead of sorting a batch of equal keys).
             models.Index(
                 F("project"),
                 F("votes_needed") - F("live_assignments"),
                 F("shuffle_key"),
-                name="annotate_item_claim_idx",
+                F("id"),
+                name="annotate_item_claim_order_idx",
                 condition=Q(live_assignments__lt=F("votes_needed")),
             ),
             # curation.reports.tally_patterns (the agreement dashboard's point

@@ -706,8 +706,9 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
 #   without the check, so an item someone abandoned goes out before a fresh
 #   one, as it would if the expiry had already happened.
 # - `picked`: Item.objects.needing_votes() of the project, never an item this
-#   person was assigned, fewest missing votes first (the ORDER BY matches
-#   annotate_item_claim_idx), then the seeded shuffle. NOT IN, as the ORM's
+#   person was assigned, fewest missing votes first, then the seeded shuffle
+#   and the id (the whole ORDER BY is annotate_item_claim_order_idx, so the
+#   scan stops at the first item it may take). NOT IN, as the ORM's
 #   exclude() writes it: PostgreSQL hashes the annotator's items once, where
 #   NOT EXISTS let it plan a nested loop over them for every candidate
 #   (item_id is never NULL, so the two mean the same).

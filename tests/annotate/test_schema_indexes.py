@@ -52,3 +52,38 @@ def test_a_second_current_judgement_is_still_refused_by_the_database():
     with pytest.raises(IntegrityError), transaction.atomic():
         Judgement.objects.create(assignment_id=a.pk, revision=2, is_current=True, choice="2")
     assert Judgement.objects.get(assignment_id=a.pk, is_current=True).pk == j.pk
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's plan")
+def test_the_claim_reads_items_in_index_order_without_sorting():
+    """The claim's ORDER BY is annotate_item_claim_order_idx's whole key: the
+    scan can stop at the first item it may take. (With the shuffle key alone
+    in the index, PostgreSQL read a batch of 32+ items to sort by id.)"""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotate.services import _CLAIM_SQL
+
+    project = make_project(votes_per_item=2)
+    for _ in range(3):
+        make_item(project, domain=project.domains.get(slug="general_preference"))
+    user = make_member(project)
+    now = timezone.now()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # tiny tables: force the index path
+        cursor.execute(
+            "EXPLAIN " + _CLAIM_SQL,
+            {
+                "project": project.pk,
+                "annotator": user.pk,
+                "swapped": False,
+                "now": now,
+                "lease": now + timedelta(minutes=5),
+                "check_stale": True,
+                "superuser": False,
+            },
+        )
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "annotate_item_claim_order_idx" in plan
+    assert "Sort" not in plan.split("CTE picked")[1].split("CTE counted")[0]
