@@ -10,7 +10,10 @@ from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Sum
 from django.db.models.functions import Least
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.template import engines
+from django.template.backends.utils import csrf_input
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from .forms import ImportForm, JudgementForm, SkipForm
@@ -285,14 +288,23 @@ def _render_work(request, assignment: Assignment, form=None, skip_form=None, sta
         "correctness_choices": CORRECTNESS_CHOICES,
         "confidence_choices": CONFIDENCE_CHOICES,
         "confidence": confidence,
+        # One masked token for both forms, as Django templates' {% csrf_token %}
+        # does (Jinja2's csrf_input would mask it afresh for each).
+        "csrf_field": csrf_input(request),
         "submit_url": reverse("work_submit", args=[assignment.pk]),
         "skip_url": reverse("work_skip", args=[assignment.pk]),
         "progress": _progress(
             project, request.user, judged=getattr(assignment, "judged_in_project", None)
         ),
     }
-    template = "annotate/work.html" if not request.htmx else "annotate/_work.html"
-    response = render(request, template, context, status=status)
+    # The #work element is a Jinja2 template (config/jinja2.py): it renders on
+    # every judgement. The full page wraps it in the site's Django layout.
+    work = engines["jinja2"].get_template("annotate/_work.html").render(context, request)
+    if request.htmx:
+        response = HttpResponse(work, status=status)
+    else:
+        page = {"project": project, "domain": item.domain, "work_html": mark_safe(work)}
+        response = render(request, "annotate/work.html", page, status=status)
     response["Cache-Control"] = "no-store"
     return response
 

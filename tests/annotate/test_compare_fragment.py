@@ -81,3 +81,41 @@ def test_a_judged_item_shows_its_judgement_in_displayed_terms(client, swapped):
         (f"correct_{shown_1}", "yes"),
         (f"correct_{shown_2}", "unsure"),
     }
+
+
+def test_the_page_and_the_fragment_carry_one_csrf_token_for_both_forms(client):
+    _, assignment = setup(client)
+    page = client.get(reverse("work_item", args=[assignment.pk])).content.decode()
+    fragment = client.get(
+        reverse("work_item", args=[assignment.pk]), HTTP_HX_REQUEST="true"
+    ).content.decode()
+    for html in (page, fragment):
+        assert html.count('<div id="work"') == 1
+        work = html[html.index('<div id="work"') :]
+        tokens = re.findall(r'name="csrfmiddlewaretoken" value="(\w+)"', work)
+        assert len(tokens) == 2 and tokens[0] == tokens[1]  # the submit and skip forms
+    # The page wraps the fragment in the site's layout; the fragment is bare.
+    assert page.lstrip().startswith("<!doctype html>") and "<title>" in page
+    assert fragment.lstrip().startswith('<div id="work"') and "<title>" not in fragment
+
+
+def test_an_error_about_the_item_shows_above_the_form_and_skip_errors_in_the_skip_form(client):
+    _, assignment = setup(client)
+    Assignment.objects.filter(pk=assignment.pk).update(status=AssignmentStatus.SKIPPED)
+    response = client.post(
+        reverse("work_submit", args=[assignment.pk]),
+        {"choice": "left", "correct_left": "yes", "correct_right": "no", "confidence": "2"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert 'class="form-errors" role="alert"' in html
+    assert "You skipped this item; it can no longer be judged." in html
+    assert checked(html) >= {("choice", "left"), ("correct_left", "yes")}
+
+    Assignment.objects.filter(pk=assignment.pk).update(status=AssignmentStatus.OPEN)
+    response = client.post(
+        reverse("work_skip", args=[assignment.pk]), {"reason": ""}, HTTP_HX_REQUEST="true"
+    )
+    html = response.content.decode()
+    assert "<details open>" in html and "Say why you skip." in html
