@@ -100,6 +100,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_htmx",
     "axes",
+    "accounts",
     "annotate",
     "curation",
 ]
@@ -111,7 +112,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Django's, reading the user with the session when it can (config.sessions).
+    "config.auth_middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",

@@ -270,12 +270,12 @@ def test_compare_page_runs_a_constant_number_of_queries(client, django_assert_ma
     user = login(client, project)
     start(client, project)
     a = Assignment.objects.get(annotator=user)
-    # session, user, the assignment with what the page shows, the project's
-    # progress, the annotator's own count
-    with django_assert_max_num_queries(5):
+    # session with its user (config.sessions), the assignment with what the
+    # page shows, the project's progress, the annotator's own count
+    with django_assert_max_num_queries(4):
         client.get(reverse("work_item", args=[a.pk]))
     # The project-wide figure sums over every item: kept for a few seconds.
-    with django_assert_max_num_queries(4):
+    with django_assert_max_num_queries(3):
         client.get(reverse("work_item", args=[a.pk]))
 
 
@@ -291,11 +291,11 @@ def test_htmx_submit_and_next_item_run_a_constant_number_of_queries(
     start(client, project)
     client.get(reverse("work_done", args=[project.slug]))  # caches the project figure
     a = Assignment.objects.get(annotator=user)
-    # session, user; the submit, which reads the assignment itself (see
-    # test_submit: 3 on PostgreSQL, 7 on SQLite, and its SAVEPOINT pair); the
-    # claim (see test_claim: 1 with the annotator's own count, or 5 and a
+    # session with its user; the submit, which reads the assignment itself
+    # (see test_submit: 3 on PostgreSQL, 7 on SQLite, and its SAVEPOINT pair);
+    # the claim (see test_claim: 1 with the annotator's own count, or 5 and a
     # pair, and the count). The fresh claim brings the next item along.
-    with django_assert_max_num_queries(8 if on_postgres() else 19):
+    with django_assert_max_num_queries(7 if on_postgres() else 18):
         response = client.post(
             reverse("work_submit", args=[a.pk]), {"choice": "left"}, HTTP_HX_REQUEST="true"
         )

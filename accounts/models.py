@@ -1,0 +1,32 @@
+"""Sessions with their user as a column (config.sessions).
+
+Django's session table keeps the signed-in user only inside the encoded
+session data, so every signed-in request read the session, then the user:
+two queries. With the user's id beside the data, one query with a join
+brings both; the user id in the data stays the authority (config.sessions,
+config.auth_backends)."""
+
+from django.conf import settings
+from django.contrib.sessions.base_session import AbstractBaseSession
+from django.db import models
+
+
+class Session(AbstractBaseSession):
+    # Written from the session data on every save (config.sessions); NULL for
+    # an anonymous session. Deleting a user deletes their sessions.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+    )
+
+    class Meta(AbstractBaseSession.Meta):
+        db_table = "accounts_session"
+
+    @classmethod
+    def get_session_store_class(cls):
+        from config.sessions import SessionStore
+
+        return SessionStore
