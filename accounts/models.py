@@ -22,9 +22,6 @@ class Session(AbstractBaseSession):
         related_name="+",
     )
 
-    class Meta(AbstractBaseSession.Meta):
-        db_table = "accounts_session"
-
     @classmethod
     def get_session_store_class(cls):
         from config.sessions import SessionStore

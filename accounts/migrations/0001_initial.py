@@ -25,7 +25,6 @@ class Migration(migrations.Migration):
             options={
                 'verbose_name': 'session',
                 'verbose_name_plural': 'sessions',
-                'db_table': 'accounts_session',
                 'abstract': False,
             },
         ),
