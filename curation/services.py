@@ -95,19 +95,32 @@ def _apply(verdict: Verdict, item: Item, votes: list[RuleVote], thresholds: Thre
     return True
 
 
-_LOCK_VERDICT_SQL = "SELECT * FROM curation_verdict WHERE item_id = %s" + (
-    " FOR UPDATE" if connection.features.has_select_for_update else ""
+_VERDICT_ATTNAMES = [f.attname for f in Verdict._meta.concrete_fields]
+_LOCK_VERDICT_SQL = (
+    f"SELECT {', '.join(f.column for f in Verdict._meta.concrete_fields)} "
+    "FROM curation_verdict WHERE item_id = %s"
+    + (" FOR UPDATE" if connection.features.has_select_for_update else "")
 )
+
+
+def _lock_verdict_for_vote(item_id: int) -> Verdict | None:
+    """The item's verdict, its row locked until the transaction ends. Raw SQL:
+    it runs on every vote, and compiling a QuerySet (or a RawQuerySet's
+    column mapping) cost more CPU than the database spends on it."""
+    if connection.vendor != "postgresql":  # SQLite's values need Django's converters
+        return next(iter(Verdict.objects.raw(_LOCK_VERDICT_SQL, [item_id])), None)
+    with connection.cursor() as cursor:
+        cursor.execute(_LOCK_VERDICT_SQL, [item_id])
+        row = cursor.fetchone()
+    return None if row is None else Verdict.from_db(connection.alias, _VERDICT_ATTNAMES, row)
 
 
 def update_verdict(*, item: Item) -> Verdict:
     """Re-apply the contested rule to one item after a vote. Runs inside the
     vote's transaction (called from the judgement_recorded receiver)."""
     # The verdict row lock serialises concurrent votes on the same item, so
-    # each sees the other's judgement and the escalation happens once. Raw
-    # SQL: it runs on every vote, and compiling the QuerySet cost more CPU
-    # than the database spends on it.
-    verdict = next(iter(Verdict.objects.raw(_LOCK_VERDICT_SQL, [item.pk])), None)
+    # each sees the other's judgement and the escalation happens once.
+    verdict = _lock_verdict_for_vote(item.pk)
     if verdict is None:
         verdict = Verdict.objects.create(item_id=item.pk, project_id=item.project_id)
     if verdict.status in CURATOR_DECIDED:
