@@ -619,20 +619,10 @@ def own_assignments(annotator) -> QuerySet[Assignment]:
     return mine.filter(item__project__memberships__user=annotator)
 
 
-# The raw-SQL form of own_assignments()' membership test for a non-superuser;
-# `{project}` and `{user}` are the SQL expressions to test.
-_MEMBER_CONDITION = """EXISTS (
-    SELECT 1 FROM annotate_membership m WHERE m.project_id = {project} AND m.user_id = {user})"""
-
-
-def _for_members_and_superusers(sql: str, **where: str) -> dict[bool, str]:
-    """`sql` with its {member} condition written out, keyed by is_superuser:
-    the membership test for everyone else, nothing for superusers. Two texts
-    rather than a `superuser OR EXISTS (...)` parameter, so each prepared
-    statement plans the same way whatever its parameters and PostgreSQL can
-    keep its generic plan instead of planning again on every execution."""
-    member = _MEMBER_CONDITION.format(**where)
-    return {False: sql.replace("{member}", member), True: sql.replace("{member}", "TRUE")}
+# The raw-SQL form of own_assignments()' membership test, with named
+# parameters; `{project}` and `{user}` are the SQL expressions to test.
+_MEMBER_CONDITION = """(%(superuser)s OR EXISTS (
+    SELECT 1 FROM annotate_membership m WHERE m.project_id = {project} AND m.user_id = {user}))"""
 
 
 def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | None:
@@ -811,13 +801,9 @@ def _instances(db: str, row, *parts: tuple[type, list[tuple[str, str]]]) -> list
 _CLAIM_ITEM = _select_columns("i", Item)
 _CLAIM_DOMAIN = _select_columns("d", Domain)
 _CLAIM_IMAGE = _select_columns("g", ImageAsset)
-_CLAIM_SQL = _for_members_and_superusers(
-    _CLAIM_SQL.replace(
-        "{columns}",
-        ", ".join(column for _, column in _CLAIM_ITEM + _CLAIM_DOMAIN + _CLAIM_IMAGE),
-    ),
-    project="%(project)s",
-    user="%(annotator)s",
+_CLAIM_SQL = _CLAIM_SQL.format(
+    columns=", ".join(column for _, column in _CLAIM_ITEM + _CLAIM_DOMAIN + _CLAIM_IMAGE),
+    member=_MEMBER_CONDITION.format(project="%(project)s", user="%(annotator)s"),
 )
 
 
@@ -828,7 +814,7 @@ def _claim_in_one_statement(
     because stale leases wait to be returned)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            _CLAIM_SQL[annotator.is_superuser],
+            _CLAIM_SQL,
             {
                 "project": project.pk,
                 "annotator": annotator.pk,
@@ -836,6 +822,7 @@ def _claim_in_one_statement(
                 "now": now,
                 "lease": lease_expires_at,
                 "check_stale": check_stale,
+                "superuser": annotator.is_superuser,
             },
         )
         row = cursor.fetchone()
@@ -1011,26 +998,28 @@ _LOCK_PROJECT = _select_columns("p", Project)
 _LOCK_DOMAIN = _select_columns("d", Domain)
 # Raw SQL for the two statements of a PostgreSQL submit: building them as
 # QuerySets cost more CPU than PostgreSQL spends running them.
-_LOCK_ASSIGNMENT_SQL = _for_members_and_superusers(
-    f"""
+_LOCK_ASSIGNMENT_SQL = f"""
     SELECT {", ".join(c for _, c in _LOCK_ASSIGNMENT + _LOCK_ITEM + _LOCK_PROJECT + _LOCK_DOMAIN)}
     FROM annotate_assignment a
     INNER JOIN annotate_item i ON i.id = a.item_id
     INNER JOIN annotate_project p ON p.id = i.project_id
     INNER JOIN annotate_domain d ON d.id = i.domain_id
-    WHERE a.id = %(assignment)s AND a.annotator_id = %(annotator)s AND {{member}}
+    WHERE a.id = %(assignment)s AND a.annotator_id = %(annotator)s AND {
+    _MEMBER_CONDITION.format(project="i.project_id", user="a.annotator_id")
+}
     FOR UPDATE OF a
-""",
-    project="i.project_id",
-    user="a.annotator_id",
-)
+"""
 
 
 def _locked_assignment(*, assignment_id: int, annotator) -> Assignment | None:
     with connection.cursor() as cursor:
         cursor.execute(
-            _LOCK_ASSIGNMENT_SQL[annotator.is_superuser],
-            {"assignment": assignment_id, "annotator": annotator.pk},
+            _LOCK_ASSIGNMENT_SQL,
+            {
+                "assignment": assignment_id,
+                "annotator": annotator.pk,
+                "superuser": annotator.is_superuser,
+            },
         )
         row = cursor.fetchone()
     if row is None:

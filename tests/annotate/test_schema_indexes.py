@@ -73,7 +73,7 @@ def test_the_claim_reads_items_in_index_order_without_sorting():
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")  # tiny tables: force the index path
         cursor.execute(
-            "EXPLAIN " + _CLAIM_SQL[False],
+            "EXPLAIN " + _CLAIM_SQL,
             {
                 "project": project.pk,
                 "annotator": user.pk,
@@ -81,6 +81,7 @@ def test_the_claim_reads_items_in_index_order_without_sorting():
                 "now": now,
                 "lease": now + timedelta(minutes=5),
                 "check_stale": True,
+                "superuser": False,
             },
         )
         plan = "\n".join(row[0] for row in cursor.fetchall())
