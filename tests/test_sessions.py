@@ -180,3 +180,16 @@ def test_clearsessions_clears_expired_rows_of_the_new_table():
     Session.objects.filter(user=gone).update(expire_date=timezone.now())
     call_command("clearsessions")
     assert list(Session.objects.values_list("user_id", flat=True)) == [live.pk]
+
+
+def test_signing_in_deletes_the_sessions_that_ran_out(client):
+    from django.test import Client
+
+    old, other = make_user(), make_user()
+    Client().force_login(old)
+    Client().force_login(other)
+    Session.objects.filter(user=old).update(expire_date=timezone.now())
+    user = make_user()
+    response = client.post(reverse("login"), {"username": user.username, "password": "pw"})
+    assert response.status_code == 302
+    assert sorted(Session.objects.values_list("user_id", flat=True)) == sorted([other.pk, user.pk])
