@@ -12,6 +12,8 @@ by itself as before. Writing, expiry and everything else are Django's
 
 from __future__ import annotations
 
+from functools import cache
+
 from django.contrib.auth import SESSION_KEY, get_user_model
 from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
 from django.core.exceptions import ValidationError
@@ -26,13 +28,25 @@ class _Row:
         self.session_data = session_data
 
 
-def _user_columns():
+@cache
+def _load_query(alias: str) -> tuple[str, list[str], int]:
+    """(the SELECT of a session joined to its user, the user's attnames in
+    column order, the position of the user's pk among them) for one
+    database; built once, since it runs on every signed-in request."""
+    from accounts.models import Session
+
     User = get_user_model()
-    return (
-        User,
-        [f.attname for f in User._meta.concrete_fields],
-        [f.column for f in User._meta.concrete_fields],
+    connection = connections[alias]
+    qn = connection.ops.quote_name
+    fields = User._meta.concrete_fields
+    sql = (
+        f"SELECT s.session_data, {', '.join('u.' + qn(f.column) for f in fields)} "
+        f"FROM {qn(Session._meta.db_table)} s "
+        f"LEFT JOIN {qn(User._meta.db_table)} u ON u.{qn(User._meta.pk.column)} = s.user_id "
+        "WHERE s.session_key = %s AND s.expire_date > %s"
     )
+    attnames = [f.attname for f in fields]
+    return sql, attnames, attnames.index(User._meta.pk.attname)
 
 
 class SessionStore(DatabaseSessionStore):
@@ -51,27 +65,17 @@ class SessionStore(DatabaseSessionStore):
         key = self.session_key  # None when the cookie's key is malformed
         if key is None:
             return None
-        model = self.model
-        connection = connections[router.db_for_read(model)]
-        User, attnames, columns = _user_columns()
-        qn = connection.ops.quote_name
-        user_pk = qn(User._meta.pk.column)
+        connection = connections[router.db_for_read(self.model)]
+        sql, attnames, pk_at = _load_query(connection.alias)
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT s.session_data, {', '.join('u.' + qn(c) for c in columns)} "
-                f"FROM {qn(model._meta.db_table)} s "
-                f"LEFT JOIN {qn(User._meta.db_table)} u ON u.{user_pk} = s.user_id "
-                "WHERE s.session_key = %s AND s.expire_date > %s",
-                [key, connection.ops.adapt_datetimefield_value(timezone.now())],
-            )
+            cursor.execute(sql, [key, connection.ops.adapt_datetimefield_value(timezone.now())])
             row = cursor.fetchone()
         if row is None:
             # As Django's: an unknown or expired key is replaced on save.
             self._session_key = None
             return None
-        pk_at = attnames.index(User._meta.pk.attname)
         if row[1 + pk_at] is not None:
-            self.session_user = User.from_db(connection.alias, attnames, row[1:])
+            self.session_user = get_user_model().from_db(connection.alias, attnames, row[1:])
         return _Row(row[0])
 
     def create_model_instance(self, data):
