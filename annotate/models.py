@@ -436,6 +436,10 @@ class Item(models.Model):
         """Sanitised HTML of prompt and responses; renders and stores it
         first if it is missing or from another renderer version."""
         if self.rendered_version != rendering.RENDERER_VERSION:
+            # Sources a raw read left deferred: one query for all of them.
+            deferred = self.get_deferred_fields() & RENDERED_SOURCES
+            if deferred:
+                self.refresh_from_db(fields=sorted(deferred))
             self.render_html()
             # Only these columns: the row's tallies may have moved meanwhile.
             Item.objects.filter(pk=self.pk).update(

@@ -798,7 +798,12 @@ def _instances(db: str, row, *parts: tuple[type, list[tuple[str, str]]]) -> list
     return made
 
 
-_CLAIM_ITEM = _select_columns("i", Item)
+# The item's long text, out of line in PostgreSQL (migration 0009): each
+# value read costs a TOAST lookup, so the hot statements read only what their
+# callers show (the page its stored HTML, the API the Markdown) and leave the
+# rest deferred.
+_SOURCE_TEXT = ("prompt", "response_1", "response_2", "reference_answer")
+_CLAIM_ITEM = _select_columns("i", Item, skip=("reference_answer",))
 _CLAIM_DOMAIN = _select_columns("d", Domain)
 _CLAIM_IMAGE = _select_columns("g", ImageAsset)
 _CLAIM_SQL = _CLAIM_SQL.format(
@@ -993,7 +998,10 @@ _ITEM_COUNTS = ["votes_needed", "votes_1", "votes_2", "votes_tie"]
 
 
 _LOCK_ASSIGNMENT = _select_columns("a", Assignment)
-_LOCK_ITEM = _select_columns("i", Item)
+# A vote reads no text at all.
+_LOCK_ITEM = _select_columns(
+    "i", Item, skip=(*_SOURCE_TEXT, "prompt_html", "response_1_html", "response_2_html")
+)
 _LOCK_PROJECT = _select_columns("p", Project)
 _LOCK_DOMAIN = _select_columns("d", Domain)
 # Raw SQL for the two statements of a PostgreSQL submit: building them as
@@ -1033,6 +1041,69 @@ def _locked_assignment(*, assignment_id: int, annotator) -> Assignment | None:
         (Domain, _LOCK_DOMAIN),
     )
     item.project, item.domain, assignment.item = project, domain, item
+    return assignment
+
+
+# The compare page's read (PostgreSQL): the annotator's own assignment with its
+# item, project, domain and image, and their Membership.judged for the
+# progress line, in one statement (the ORM's select_related() of the same
+# cost more CPU to compile than the rest of the page). The item's source text
+# stays deferred: the page shows its stored HTML.
+_PAGE_ASSIGNMENT = _LOCK_ASSIGNMENT
+_PAGE_ITEM = _select_columns("i", Item, skip=_SOURCE_TEXT)
+_PAGE_IMAGE = _select_columns("g", ImageAsset)
+_PAGE_COLUMNS = _PAGE_ASSIGNMENT + _PAGE_ITEM + _LOCK_PROJECT + _LOCK_DOMAIN + _PAGE_IMAGE
+_PAGE_SQL = f"""
+    SELECT (SELECT m.judged FROM annotate_membership m
+            WHERE m.project_id = i.project_id AND m.user_id = a.annotator_id),
+        {", ".join(c for _, c in _PAGE_COLUMNS)}
+    FROM annotate_assignment a
+    INNER JOIN annotate_item i ON i.id = a.item_id
+    INNER JOIN annotate_project p ON p.id = i.project_id
+    INNER JOIN annotate_domain d ON d.id = i.domain_id
+    INNER JOIN annotate_imageasset g ON g.id = i.image_id
+    WHERE a.id = %(assignment)s AND a.annotator_id = %(annotator)s AND {
+    _MEMBER_CONDITION.format(project="i.project_id", user="a.annotator_id")
+}
+"""
+
+
+def own_assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
+    """The annotator's own assignment (as own_assignments() allows) with its
+    item, project, domain and image loaded, or None. On PostgreSQL one raw
+    statement that also sets `judged_in_project` (Membership.judged, None for
+    a non-member) and leaves the item's source text deferred."""
+    if connection.vendor != "postgresql":
+        return (
+            own_assignments(annotator)
+            .filter(pk=assignment_id)
+            .select_related("item__project", "item__domain", "item__image")
+            .first()
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _PAGE_SQL,
+            {
+                "assignment": assignment_id,
+                "annotator": annotator.pk,
+                "superuser": annotator.is_superuser,
+            },
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    assignment, item, project, domain, image = _instances(
+        connection.alias,
+        row[1:],
+        (Assignment, _PAGE_ASSIGNMENT),
+        (Item, _PAGE_ITEM),
+        (Project, _LOCK_PROJECT),
+        (Domain, _LOCK_DOMAIN),
+        (ImageAsset, _PAGE_IMAGE),
+    )
+    item.project, item.domain, item.image, assignment.item = project, domain, image, item
+    assignment.annotator = annotator
+    assignment.judged_in_project = row[0]
     return assignment
 
 

@@ -34,6 +34,7 @@ from .services import (
     can_revise,
     claim_next_item,
     import_uploaded_items,
+    own_assignment_for_page,
     own_assignments,
     revise_judgement,
     skip_item,
@@ -190,10 +191,14 @@ COMPARE_PAGE_RELATED = ("item__project", "item__domain", "item__image")
 
 def _assignment_for(request, assignment_id: int, related=COMPARE_PAGE_RELATED) -> Assignment:
     """The signed-in annotator's own assignment in a project they are a member
-    of; anyone else's (or a removed member's) is a 404."""
-    mine = own_assignments(request.user).filter(pk=assignment_id)
-    # (select_related() without names would follow every foreign key.)
-    assignment = (mine.select_related(*related) if related else mine).first()
+    of; anyone else's (or a removed member's) is a 404. With what the compare
+    page shows (the default): annotate.services.own_assignment_for_page."""
+    if related == COMPARE_PAGE_RELATED:
+        assignment = own_assignment_for_page(assignment_id=assignment_id, annotator=request.user)
+    else:
+        mine = own_assignments(request.user).filter(pk=assignment_id)
+        # (select_related() without names would follow every foreign key.)
+        assignment = (mine.select_related(*related) if related else mine).first()
     if assignment is None:
         raise Http404("No such assignment")
     return assignment

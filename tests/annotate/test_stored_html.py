@@ -150,3 +150,22 @@ def test_the_task_does_not_store_html_for_text_replaced_while_it_rendered(monkey
     monkeypatch.setattr(Item, "render_html", replaced_meanwhile)
     assert render_item_html(item_ids=[item.pk]) == 0
     assert stored(item) == ("", "", "", 0)
+
+
+def test_stale_html_of_an_item_read_without_its_text_loads_the_text_in_one_query(
+    django_assert_num_queries,
+):
+    """A raw read (the vote's lock) leaves the source text deferred; rendering
+    again must read all of it at once, then store the HTML."""
+    project = make_project()
+    item = bulk_item(project, prompt="**p**", response_1="`one`", response_2="$x$")
+    partial = Item.objects.defer("prompt", "response_1", "response_2").get(pk=item.pk)
+    with django_assert_num_queries(2):  # the three sources, then the HTML's UPDATE
+        html = partial.rendered()
+    assert html["prompt"] == render_markdown("**p**")
+    assert html["response_1"] == render_markdown("`one`")
+    assert stored(Item.objects.get(pk=item.pk))[:3] == (
+        render_markdown("**p**"),
+        render_markdown("`one`"),
+        render_markdown("$x$"),
+    )
