@@ -16,6 +16,8 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from config.reversing import reverse_one
+
 from .forms import ImportForm, JudgementForm, SkipForm
 from .importing import ImportFailed, safe_relative_path
 from .models import (
@@ -296,8 +298,8 @@ def _render_work(request, assignment: Assignment, form=None, skip_form=None, sta
         # One masked token for both forms, as Django templates' {% csrf_token %}
         # does (Jinja2's csrf_input would mask it afresh for each).
         "csrf_field": csrf_input(request),
-        "submit_url": reverse("work_submit", args=[assignment.pk]),
-        "skip_url": reverse("work_skip", args=[assignment.pk]),
+        "submit_url": reverse_one("work_submit", assignment.pk),
+        "skip_url": reverse_one("work_skip", assignment.pk),
         "progress": _progress(
             project, request.user, judged=getattr(assignment, "judged_in_project", None)
         ),
@@ -334,7 +336,7 @@ def _go_next(request, project: Project, assignment: Assignment | None):
     if assignment is None:
         url = reverse("work_done", args=[project.slug])
     else:
-        url = reverse("work_item", args=[assignment.pk])
+        url = reverse_one("work_item", assignment.pk)
     if request.htmx:
         if assignment is None:
             response = HttpResponse(status=204)

@@ -119,3 +119,18 @@ def test_an_error_about_the_item_shows_above_the_form_and_skip_errors_in_the_ski
     )
     html = response.content.decode()
     assert "<details open>" in html and "Say why you skip." in html
+
+
+def test_judgement_forms_share_their_fields_and_keep_their_own_errors():
+    """SharedFields: no deep copies per form, and one form's bound data or
+    errors never reach another."""
+    from annotate.forms import JudgementForm
+
+    first = JudgementForm({"choice": "left", "confidence": "9"})
+    second = JudgementForm({"choice": "tie"})
+    assert first.fields is not second.fields
+    assert first.fields["choice"] is second.fields["choice"]
+    assert not first.is_valid() and "confidence" in first.errors
+    first.add_error(None, "Something else.")
+    assert second.is_valid() and not second.errors
+    assert JudgementForm({"choice": "left"}).is_valid()

@@ -1,0 +1,47 @@
+"""config.reversing.reverse_one gives exactly what reverse() gives."""
+
+import pytest
+from django.urls import NoReverseMatch, reverse, set_script_prefix
+
+from config.reversing import reverse_one
+
+
+@pytest.mark.parametrize(
+    ("name", "arg"),
+    [
+        ("work_item", 1),
+        ("work_item", 987654321),
+        ("work_submit", 42),
+        ("work_skip", "7"),
+        ("history", "my-project_2"),
+        ("history", "987654321"),
+        ("history", "émoji é"),  # quoted by reverse() itself
+        ("history", "a/b"),
+    ],
+)
+def test_reverse_one_equals_reverse(name, arg):
+    try:
+        expected = reverse(name, args=[arg])
+    except NoReverseMatch:
+        with pytest.raises(NoReverseMatch):
+            reverse_one(name, arg)
+    else:
+        assert reverse_one(name, arg) == expected
+        assert reverse_one(name, arg) == expected  # from the cached template
+
+
+def test_an_argument_the_pattern_refuses_still_raises():
+    with pytest.raises(NoReverseMatch):
+        reverse("work_item", args=["abc"])
+    with pytest.raises(NoReverseMatch):
+        reverse_one("work_item", "abc")
+
+
+def test_the_script_prefix_is_part_of_the_url():
+    plain = reverse_one("work_item", 5)
+    set_script_prefix("/studio/")
+    try:
+        assert reverse_one("work_item", 5) == reverse("work_item", args=[5]) == "/studio" + plain
+    finally:
+        set_script_prefix("/")
+    assert reverse_one("work_item", 5) == plain
