@@ -142,8 +142,13 @@ class Project(models.Model):
             return None
         if user.is_superuser:
             return Role.ADMIN
-        membership = self.memberships.filter(user=user).only("role").first()
-        return membership.role if membership else None
+        # (Not .only("role") on the related manager: Django then reads the
+        # deferred project_id back to attach the project, a second query.)
+        return (
+            Membership.objects.filter(project_id=self.pk, user_id=user.pk)
+            .values_list("role", flat=True)
+            .first()
+        )
 
 
 class Membership(models.Model):
