@@ -1059,6 +1059,16 @@ def child_env(url: str, tmp: Path) -> dict[str, str]:
     )
 
 
+def interpreter() -> str:
+    """Which CPython runs gunicorn (this one): its speed matters as much as
+    the machine's. The production image's (python:3.11-slim) is built with
+    profile-guided and link-time optimisation; pyenv's default build is not
+    (bench/README.md, sixth round)."""
+    import platform
+
+    return f"CPython {platform.python_version()} at {os.path.realpath(sys.executable)}"
+
+
 def api_mode(args) -> str:
     if not args.api:
         return ""
@@ -1183,7 +1193,7 @@ def main() -> int:
             + (f" x {args.threads} threads" if args.worker_class == "gthread" else "")
             + f", {os.cpu_count()} CPUs (load average {load_before:.2f} before the run, "
             f"{os.getloadavg()[0]:.2f} after); responses average "
-            f"{setup['response_chars']} chars\n"
+            f"{setup['response_chars']} chars; {interpreter()}\n"
         )
         print_table(table.rows, rstrip=True)
         failed = table.failed

@@ -367,3 +367,35 @@ def test_a_superuser_outside_the_project_sees_their_own_count(client):
     page = client.get(reverse("work_item", args=[following.pk]))
     assert page.status_code == 200
     assert "You: <strong>1</strong> judged" in page.content.decode()
+
+
+def test_raw_instances_equal_from_db_and_respect_init_signal_listeners():
+    """annotate.services._from_db: the same instance as Model.from_db (values,
+    deferred fields, state), and from_db itself while a post_init receiver
+    listens."""
+    from django.db.models.signals import post_init
+
+    from annotate.models import Item
+    from annotate.services import _from_db
+
+    project, items = setup_project(n_items=1)
+    item = Item.objects.get(pk=items[0].pk)
+    names = ["id", "project_id", "external_id", "votes_needed"]
+    values = [item.pk, project.pk, item.external_id, item.votes_needed]
+    fast, slow = _from_db(Item, "default", names, values), Item.from_db("default", names, values)
+    assert type(fast) is Item and fast == slow
+    assert fast.get_deferred_fields() == slow.get_deferred_fields()
+    assert (fast._state.adding, fast._state.db) == (slow._state.adding, slow._state.db)
+    assert fast.prompt == item.prompt  # a deferred field loads on access
+    assert fast.project == project
+    seen = []
+
+    def receiver(sender, instance, **kwargs):
+        seen.append(instance)
+
+    post_init.connect(receiver, sender=Item)
+    try:
+        made = _from_db(Item, "default", names, values)
+    finally:
+        post_init.disconnect(receiver, sender=Item)
+    assert seen == [made]
