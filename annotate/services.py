@@ -1038,17 +1038,25 @@ _LOCK_ASSIGNMENT_SQL = f"""
 """
 
 
-def _locked_assignment(*, assignment_id: int, annotator) -> Assignment | None:
+def _own_assignment_row(sql: str, *, assignment_id: int, annotator) -> tuple | None:
+    """The one row of `sql` (a read of the annotator's own assignment with
+    _MEMBER_CONDITION's parameters), or None."""
     with connection.cursor() as cursor:
         cursor.execute(
-            _LOCK_ASSIGNMENT_SQL,
+            sql,
             {
                 "assignment": assignment_id,
                 "annotator": annotator.pk,
                 "superuser": annotator.is_superuser,
             },
         )
-        row = cursor.fetchone()
+        return cursor.fetchone()
+
+
+def _locked_assignment(*, assignment_id: int, annotator) -> Assignment | None:
+    row = _own_assignment_row(
+        _LOCK_ASSIGNMENT_SQL, assignment_id=assignment_id, annotator=annotator
+    )
     if row is None:
         return None
     assignment, item, project, domain = _instances(
@@ -1099,16 +1107,7 @@ def own_assignment_for_page(*, assignment_id: int, annotator) -> Assignment | No
             .select_related("item__project", "item__domain", "item__image")
             .first()
         )
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _PAGE_SQL,
-            {
-                "assignment": assignment_id,
-                "annotator": annotator.pk,
-                "superuser": annotator.is_superuser,
-            },
-        )
-        row = cursor.fetchone()
+    row = _own_assignment_row(_PAGE_SQL, assignment_id=assignment_id, annotator=annotator)
     if row is None:
         return None
     assignment, item, project, domain, image = _instances(
