@@ -1095,6 +1095,10 @@ _PAGE_SQL = f"""
 """
 
 
+# What the compare page shows besides the assignment.
+COMPARE_PAGE_RELATED = ("item__project", "item__domain", "item__image")
+
+
 def own_assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
     """The annotator's own assignment (as own_assignments() allows) with its
     item, project, domain and image loaded, or None. On PostgreSQL one raw
@@ -1104,7 +1108,7 @@ def own_assignment_for_page(*, assignment_id: int, annotator) -> Assignment | No
         return (
             own_assignments(annotator)
             .filter(pk=assignment_id)
-            .select_related("item__project", "item__domain", "item__image")
+            .select_related(*COMPARE_PAGE_RELATED)
             .first()
         )
     row = _own_assignment_row(_PAGE_SQL, assignment_id=assignment_id, annotator=annotator)

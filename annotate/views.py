@@ -31,6 +31,7 @@ from .models import (
 )
 from .permissions import ADMIN_ROLES, project_for
 from .services import (
+    COMPARE_PAGE_RELATED,
     AnnotationError,
     JudgementInvalid,
     can_revise,
@@ -185,10 +186,6 @@ def _stored_image_content_type(name: str, user) -> str | None:
 
 
 # --- Annotation ------------------------------------------------------------------------
-
-
-# What the compare page shows besides the assignment.
-COMPARE_PAGE_RELATED = ("item__project", "item__domain", "item__image")
 
 
 def _assignment_for(request, assignment_id: int, related=COMPARE_PAGE_RELATED) -> Assignment:

@@ -26,7 +26,10 @@ def _template(prefix: str, urlconf, name: str) -> tuple[str, str, bool] | None:
     """(text before the argument, text after it, whether letters are
     accepted), or None when the marker does not appear exactly once."""
     del prefix  # part of the cache key only: reverse() reads it itself
-    url = reverse(name, urlconf=urlconf, args=[_MARK])
+    try:
+        url = reverse(name, urlconf=urlconf, args=[_MARK])
+    except NoReverseMatch:  # a pattern that refuses the marker: reverse() each time
+        return None
     if url.count(_MARK) != 1:
         return None
     head, _, tail = url.partition(_MARK)

@@ -45,3 +45,11 @@ def test_the_script_prefix_is_part_of_the_url():
     finally:
         set_script_prefix("/")
     assert reverse_one("work_item", 5) == plain
+
+
+def test_a_pattern_that_refuses_the_marker_falls_back_to_reverse():
+    """work_done takes a slug: fine. A name with no one-argument pattern, or
+    one whose converter refuses the marker, is reverse()'s to answer."""
+    assert reverse_one("work_done", "p") == reverse("work_done", args=["p"])
+    with pytest.raises(NoReverseMatch):
+        reverse_one("healthz", 1)
