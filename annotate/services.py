@@ -9,6 +9,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
@@ -923,13 +924,11 @@ def submit_judgement(
     with this vote counted. Raises Assignment.DoesNotExist for an assignment
     that is not the annotator's.
     """
-    with transaction.atomic():
-        return _submit(
-            assignment_id=assignment_id,
-            annotator=annotator,
-            vote=vote,
-            now=now or timezone.now(),
-        )
+    now = now or timezone.now()
+    with _refusal_commits() as refused:
+        checked = _check_submit(assignment_id=assignment_id, annotator=annotator, vote=vote)
+        return _write_submit(checked, annotator=annotator, now=now)
+    raise refused.error
 
 
 def submit_and_claim_next(
@@ -942,14 +941,60 @@ def submit_and_claim_next(
     only an acknowledged vote is ever stored. Raises as submit_judgement().
     """
     now = now or timezone.now()
-    with transaction.atomic():
-        judgement = _submit(assignment_id=assignment_id, annotator=annotator, vote=vote, now=now)
+    with _refusal_commits() as refused:
+        checked = _check_submit(assignment_id=assignment_id, annotator=annotator, vote=vote)
+        judgement = _write_submit(checked, annotator=annotator, now=now)
         project = judgement.assignment.item.project
         return judgement, claim_next_item(project=project, annotator=annotator, now=now)
+    raise refused.error
 
 
-def _submit(*, assignment_id: int, annotator, vote, now) -> Judgement:
-    """submit_judgement()'s work, inside the caller's transaction."""
+class _Refusal:
+    error: Exception
+
+
+@contextmanager
+def _refusal_commits():
+    """A transaction for a submit, yielding a holder for the refusal.
+
+    _check_submit() writes nothing, so when it refuses (an invalid vote, a
+    skipped or expired item, someone else's assignment) the transaction ends
+    with COMMIT and the caller raises `holder.error` after it. A ROLLBACK
+    would change nothing in the data but cost every later request on the
+    connection: psycopg drops all of the connection's prepared statements on
+    any ROLLBACK, so the next five claims and votes would be parsed and
+    planned again. Anything else raised inside rolls back as usual.
+    """
+    holder = _Refusal()
+    with transaction.atomic():
+        try:
+            yield holder
+        except _Refused as exc:
+            holder.error = exc.error
+
+
+class _Refused(Exception):
+    def __init__(self, error: Exception):
+        self.error = error
+
+
+@dataclass
+class _CheckedSubmit:
+    assignment: Assignment
+    vote: Vote | None  # None: already submitted
+    stored: Judgement | None = None
+
+
+def _check_submit(*, assignment_id: int, annotator, vote) -> _CheckedSubmit:
+    """Lock the annotator's assignment and check the vote, writing nothing.
+    A refusal comes wrapped in _Refused (see _refusal_commits)."""
+    try:
+        return _check_submit_or_raise(assignment_id=assignment_id, annotator=annotator, vote=vote)
+    except (AnnotationError, Assignment.DoesNotExist) as exc:
+        raise _Refused(exc) from None
+
+
+def _check_submit_or_raise(*, assignment_id: int, annotator, vote) -> _CheckedSubmit:
     on_postgres = connection.vendor == "postgresql"
     # The assignment row lock serialises double submits of one assignment.
     # Only that row (`of`); the item, project and domain come along unlocked.
@@ -968,18 +1013,29 @@ def _submit(*, assignment_id: int, annotator, vote, now) -> Judgement:
     if assignment.status == AssignmentStatus.SUBMITTED:
         stored = assignment.judgements.get(is_current=True)
         stored.already_submitted = True
-        return stored
+        return _CheckedSubmit(assignment, None, stored)
     item = assignment.item
     if callable(vote):
         vote = vote(assignment)
     validate_vote(vote, project=item.project, domain=item.domain)
     if assignment.status == AssignmentStatus.SKIPPED:
         raise AnnotationError("You skipped this item; it can no longer be judged.")
-    # A late submit after the lease expired still counts if the item has room.
+    # A late submit after the lease expired still counts if the item has room
+    # (the conditional UPDATE writes nothing when it refuses).
     if assignment.status == AssignmentStatus.EXPIRED and not Item.objects.filter(
         pk=item.pk, live_assignments__lt=F("votes_needed")
     ).update(live_assignments=F("live_assignments") + 1):
         raise AnnotationError("Your time on this item ran out and it was given to someone else.")
+    return _CheckedSubmit(assignment, vote)
+
+
+def _write_submit(checked: _CheckedSubmit, *, annotator, now) -> Judgement:
+    """Store the checked vote, inside the caller's transaction."""
+    if checked.stored is not None:
+        return checked.stored
+    assignment, vote, item = checked.assignment, checked.vote, checked.assignment.item
+    assert vote is not None
+    on_postgres = connection.vendor == "postgresql"
     fields = {
         "assignment_id": assignment.pk,
         "revision": 1,

@@ -250,3 +250,75 @@ def test_submit_and_claim_next_is_one_transaction(monkeypatch):
     )
     assert again.already_submitted is True and again.choice == "1"
     assert held.pk == following.pk
+
+
+def _refusals():
+    """(name, how to set the assignment up, the vote, the exception) for each
+    way a submit is refused before anything is written."""
+    from annotate.models import Assignment
+
+    def expired_without_room(a, user):
+        # The lease ran out and the item went to someone else meanwhile.
+        Assignment.objects.filter(pk=a.pk).update(status=AssignmentStatus.EXPIRED)
+        a.item.__class__.objects.filter(pk=a.item_id).update(votes_needed=1, live_assignments=1)
+
+    return [
+        ("invalid", lambda a, user: None, Vote(choice="tie"), JudgementInvalid),
+        (
+            "skipped",
+            lambda a, user: skip_item(assignment_id=a.pk, annotator=user, reason="unsure"),
+            Vote(choice="1"),
+            AnnotationError,
+        ),
+        ("expired", expired_without_room, Vote(choice="1"), AnnotationError),
+        ("not theirs", "other", Vote(choice="1"), Assignment.DoesNotExist),
+    ]
+
+
+@pytest.mark.parametrize("submit", ["submit_judgement", "submit_and_claim_next"])
+@pytest.mark.parametrize("name,setup,vote,error", _refusals(), ids=lambda v: v)
+def test_a_refused_submit_commits_its_empty_transaction(submit, name, setup, vote, error):
+    """A refusal writes nothing and ends the submit's transaction (here the
+    test's savepoint) with a commit, not a rollback: psycopg drops every
+    prepared statement of the connection on any ROLLBACK."""
+    from annotate import services
+    from annotate.models import Assignment, Item
+
+    a, user, item = claimed(domain="general_preference")
+    if setup == "other":
+        user = make_member(item.project)
+    else:
+        setup(a, user)
+    before = (
+        list(Assignment.objects.values_list("id", "status")),
+        list(Item.objects.values_list("id", "live_assignments", "votes_1", "votes_tie")),
+    )
+    with CaptureQueriesContext(connection) as ctx, pytest.raises(error):
+        getattr(services, submit)(assignment_id=a.pk, annotator=user, vote=vote)
+    statements = [q["sql"].upper() for q in ctx.captured_queries]
+    assert any(s.startswith("RELEASE SAVEPOINT") for s in statements), statements
+    assert not any(s.startswith("ROLLBACK") for s in statements), statements
+    assert not Judgement.objects.exists()
+    assert before == (
+        list(Assignment.objects.values_list("id", "status")),
+        list(Item.objects.values_list("id", "live_assignments", "votes_1", "votes_tie")),
+    )
+
+
+@pytest.mark.skipif(not on_postgres(), reason="prepared statements: PostgreSQL")
+def test_prepared_statements_survive_an_invalid_vote():
+    from annotate.services import submit_and_claim_next
+
+    a, user, _ = claimed(domain="general_preference")
+
+    def prepared() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+            return cursor.fetchone()[0]
+
+    for _ in range(6):  # psycopg prepares a statement on its fifth run
+        prepared()
+    assert prepared() >= 1
+    with pytest.raises(JudgementInvalid):
+        submit_and_claim_next(assignment_id=a.pk, annotator=user, vote=Vote(choice="tie"))
+    assert prepared() >= 1
