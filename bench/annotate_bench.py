@@ -182,6 +182,14 @@ def child_setup(params: dict) -> None:
     )
     # API tokens (--api): what /account/token/ gives an annotator.
     tokens = Token.objects.bulk_create([Token(user=u, key=Token.generate_key()) for u in users])
+    # What autovacuum does in production soon after an import (this machine's
+    # PostgreSQL may run without it): planner statistics and the visibility
+    # map. Without statistics PostgreSQL planned the vote's lock through the
+    # annotator's index instead of the primary key.
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
     print(
         json.dumps(
             {
