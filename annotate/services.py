@@ -9,7 +9,6 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
@@ -924,11 +923,14 @@ def submit_judgement(
     with this vote counted. Raises Assignment.DoesNotExist for an assignment
     that is not the annotator's.
     """
-    now = now or timezone.now()
-    with _refusal_commits() as refused:
-        checked = _check_submit(assignment_id=assignment_id, annotator=annotator, vote=vote)
-        return _write_submit(checked, annotator=annotator, now=now)
-    raise refused.error
+    judgement, _ = _submit(
+        assignment_id=assignment_id,
+        annotator=annotator,
+        vote=vote,
+        now=now or timezone.now(),
+        claim_next=False,
+    )
+    return judgement
 
 
 def submit_and_claim_next(
@@ -940,42 +942,40 @@ def submit_and_claim_next(
     it and the request answer an error, so a retry stores it exactly once;
     only an acknowledged vote is ever stored. Raises as submit_judgement().
     """
-    now = now or timezone.now()
-    with _refusal_commits() as refused:
-        checked = _check_submit(assignment_id=assignment_id, annotator=annotator, vote=vote)
-        judgement = _write_submit(checked, annotator=annotator, now=now)
-        project = judgement.assignment.item.project
-        return judgement, claim_next_item(project=project, annotator=annotator, now=now)
-    raise refused.error
+    return _submit(
+        assignment_id=assignment_id,
+        annotator=annotator,
+        vote=vote,
+        now=now or timezone.now(),
+        claim_next=True,
+    )
 
 
-class _Refusal:
-    error: Exception
-
-
-@contextmanager
-def _refusal_commits():
-    """A transaction for a submit, yielding a holder for the refusal.
+def _submit(
+    *, assignment_id: int, annotator, vote, now, claim_next: bool
+) -> tuple[Judgement, Assignment | None]:
+    """The vote (and, with claim_next, the next lease) in one transaction.
 
     _check_submit() writes nothing, so when it refuses (an invalid vote, a
     skipped or expired item, someone else's assignment) the transaction ends
-    with COMMIT and the caller raises `holder.error` after it. A ROLLBACK
-    would change nothing in the data but cost every later request on the
-    connection: psycopg drops all of the connection's prepared statements on
-    any ROLLBACK, so the next five claims and votes would be parsed and
-    planned again. Anything else raised inside rolls back as usual.
+    with COMMIT and the refusal is raised after it. A ROLLBACK would change
+    nothing in the data but cost every later request on the connection:
+    psycopg drops all of the connection's prepared statements on any
+    ROLLBACK, so the next five claims and votes would be parsed and planned
+    again. Anything raised after the checks rolls back as usual.
     """
-    holder = _Refusal()
     with transaction.atomic():
         try:
-            yield holder
-        except _Refused as exc:
-            holder.error = exc.error
-
-
-class _Refused(Exception):
-    def __init__(self, error: Exception):
-        self.error = error
+            checked = _check_submit(assignment_id=assignment_id, annotator=annotator, vote=vote)
+        except (AnnotationError, Assignment.DoesNotExist) as exc:
+            refused = exc
+        else:
+            judgement = _write_submit(checked, annotator=annotator, now=now)
+            if not claim_next:
+                return judgement, None
+            project = judgement.assignment.item.project
+            return judgement, claim_next_item(project=project, annotator=annotator, now=now)
+    raise refused
 
 
 @dataclass
@@ -986,15 +986,7 @@ class _CheckedSubmit:
 
 
 def _check_submit(*, assignment_id: int, annotator, vote) -> _CheckedSubmit:
-    """Lock the annotator's assignment and check the vote, writing nothing.
-    A refusal comes wrapped in _Refused (see _refusal_commits)."""
-    try:
-        return _check_submit_or_raise(assignment_id=assignment_id, annotator=annotator, vote=vote)
-    except (AnnotationError, Assignment.DoesNotExist) as exc:
-        raise _Refused(exc) from None
-
-
-def _check_submit_or_raise(*, assignment_id: int, annotator, vote) -> _CheckedSubmit:
+    """Lock the annotator's assignment and check the vote, writing nothing."""
     on_postgres = connection.vendor == "postgresql"
     # The assignment row lock serialises double submits of one assignment.
     # Only that row (`of`); the item, project and domain come along unlocked.
