@@ -15,6 +15,8 @@ from django.db.models import F, Q
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
+from config.reversing import reverse_one
+
 from . import rendering
 
 # --- The built-in Multimodal RewardBench taxonomy --------------------------------
@@ -261,11 +263,11 @@ class ImageAsset(models.Model):
     # the view's safety headers.
     @property
     def url(self) -> str:
-        return reverse("media", kwargs={"path": self.file})
+        return reverse_one("media", self.file)
 
     @property
     def thumbnail_url(self) -> str:
-        return reverse("media", kwargs={"path": self.thumbnail or self.file})
+        return reverse_one("media", self.thumbnail or self.file)
 
 
 class GoldChoice(models.TextChoices):

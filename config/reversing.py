@@ -7,9 +7,13 @@ the history link). For a pattern with one argument, the URL is the same
 every time but for the argument, so `reverse_one` asks reverse() once per
 (script prefix, urlconf, name) for the URL of a marker value and afterwards
 splices the argument in where the marker was. An argument the fast path
-cannot vouch for (not plain ASCII letters, digits, `-` or `_`, or not digits
-for a pattern that takes only digits) goes to reverse() itself, which
-quotes it or raises NoReverseMatch as usual.
+cannot vouch for goes to reverse() itself, which quotes it or raises
+NoReverseMatch as usual: anything but plain ASCII letters, digits, `-` and
+`_`; not digits for a pattern that takes only digits; and, only for a
+pattern that takes a path (such as `<path:path>`, the media view's, which
+every compare page and judgement reverses for the item's image), `/` and `.`
+too, but never a leading `/`. Those characters are the ones reverse()
+leaves unquoted, so the spliced URL is the one it would build.
 """
 
 import re
@@ -19,12 +23,14 @@ from django.urls import NoReverseMatch, get_script_prefix, get_urlconf, reverse
 
 _MARK = "987654321"
 _WORD = re.compile(r"[-a-zA-Z0-9_]+")
+_PATH = re.compile(r"[-a-zA-Z0-9_.][-a-zA-Z0-9_./]*")
 
 
 @lru_cache(maxsize=128)
-def _template(prefix: str, urlconf, name: str) -> tuple[str, str, bool] | None:
+def _template(prefix: str, urlconf, name: str) -> tuple[str, str, bool, bool] | None:
     """(text before the argument, text after it, whether letters are
-    accepted), or None when the marker does not appear exactly once."""
+    accepted, whether paths are), or None when the marker does not appear
+    exactly once."""
     del prefix  # part of the cache key only: reverse() reads it itself
     try:
         url = reverse(name, urlconf=urlconf, args=[_MARK])
@@ -33,13 +39,15 @@ def _template(prefix: str, urlconf, name: str) -> tuple[str, str, bool] | None:
     if url.count(_MARK) != 1:
         return None
     head, _, tail = url.partition(_MARK)
+    return head, tail, _takes(urlconf, name, "x-"), _takes(urlconf, name, "x/y./")
+
+
+def _takes(urlconf, name: str, before_mark: str) -> bool:
     try:
-        reverse(name, urlconf=urlconf, args=["x-" + _MARK])
+        url = reverse(name, urlconf=urlconf, args=[before_mark + _MARK])
     except NoReverseMatch:
-        letters = False
-    else:
-        letters = True
-    return head, tail, letters
+        return False
+    return before_mark + _MARK in url
 
 
 def reverse_one(name: str, arg: object) -> str:
@@ -47,8 +55,11 @@ def reverse_one(name: str, arg: object) -> str:
     urlconf = get_urlconf()
     parts = _template(get_script_prefix(), urlconf, name)
     value = str(arg)
-    if parts is not None and _WORD.fullmatch(value):
-        head, tail, letters = parts
-        if letters or value.isdigit():
+    if parts is not None:
+        head, tail, letters, paths = parts
+        if _WORD.fullmatch(value):
+            if letters or value.isdigit():
+                return head + value + tail
+        elif paths and _PATH.fullmatch(value):
             return head + value + tail
     return reverse(name, urlconf=urlconf, args=[arg])

@@ -17,6 +17,22 @@ from config.reversing import reverse_one
         ("history", "987654321"),
         ("history", "émoji é"),  # quoted by reverse() itself
         ("history", "a/b"),
+        # The media view's <path:path>: images and thumbnails.
+        ("media", "images/ab/abcdef0123.jpg"),
+        ("media", "thumbs/ab/abcdef0123_thumb.webp"),
+        ("media", "x"),
+        ("media", ".hidden/x"),
+        ("media", "a/./b"),
+        ("media", "../etc/passwd"),
+        ("media", "a//b"),
+        ("media", "dir/"),
+        ("media", "/absolute/x.png"),
+        ("media", "//evil.example/x.png"),
+        ("media", "a b/c?d#e%20"),
+        ("media", "é/x.png"),
+        ("media", ""),
+        ("history", "a.b"),
+        ("work_item", "1/2"),
     ],
 )
 def test_reverse_one_equals_reverse(name, arg):
@@ -28,6 +44,21 @@ def test_reverse_one_equals_reverse(name, arg):
     else:
         assert reverse_one(name, arg) == expected
         assert reverse_one(name, arg) == expected  # from the cached template
+
+
+def test_plain_arguments_and_media_paths_take_the_fast_path(monkeypatch):
+    """After the first call per pattern, no reverse() at all for the URLs a
+    judgement builds, the image's included."""
+    cases = [("work_item", 3), ("history", "p-1"), ("media", "images/ab/abc.jpg")]
+    expected = [reverse(name, args=[arg]) for name, arg in cases]
+    for name, arg in cases:
+        reverse_one(name, arg)  # the templates are cached
+
+    def no_reverse(*args, **kwargs):
+        raise AssertionError("reverse() was called")
+
+    monkeypatch.setattr("config.reversing.reverse", no_reverse)
+    assert [reverse_one(name, arg) for name, arg in cases] == expected
 
 
 def test_an_argument_the_pattern_refuses_still_raises():
