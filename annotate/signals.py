@@ -5,7 +5,11 @@ change, so receivers update derived state atomically with it."""
 from django.dispatch import Signal
 
 # Sent by annotate.services inside the vote's transaction.
-# kwargs: judgement (Judgement), item (Item), revision (bool)
+# kwargs: judgement (Judgement), item (Item), revision (bool), and for a new
+# vote `locked` (dict): the rows registered with
+# annotate.services.lock_with_each_vote() that the vote's statement locked,
+# by name (a name is missing where it locked none: SQLite, or no row found;
+# see annotate.services.VoteRowLock).
 judgement_recorded = Signal()
 
 # Sent by the import service inside the import transaction.

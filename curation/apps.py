@@ -7,8 +7,10 @@ class CurationConfig(AppConfig):
 
     def ready(self) -> None:
         from annotate import signals as annotate_signals
+        from annotate.services import lock_with_each_vote
 
         from . import receivers
+        from .services import VERDICT_VOTE_LOCK
 
         annotate_signals.items_imported.connect(
             receivers.create_verdicts_for_imported_items, dispatch_uid="curation_items_imported"
@@ -16,3 +18,5 @@ class CurationConfig(AppConfig):
         annotate_signals.judgement_recorded.connect(
             receivers.update_verdict_on_vote, dispatch_uid="curation_judgement_recorded"
         )
+        # The receiver's verdict lock, taken by the vote's own statement.
+        lock_with_each_vote(VERDICT_VOTE_LOCK)

@@ -13,6 +13,6 @@ def create_verdicts_for_imported_items(sender, *, project, item_ids, **kwargs) -
     )
 
 
-def update_verdict_on_vote(sender, *, item, **kwargs) -> None:
+def update_verdict_on_vote(sender, *, item, locked=None, **kwargs) -> None:
     """Move the item's verdict through the contested rule, atomically with the vote."""
-    update_verdict(item=item)
+    update_verdict(item=item, locked=locked)

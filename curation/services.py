@@ -10,6 +10,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotate.models import Item, Judgement, Project
+from annotate.services import VoteRowLock
 
 from .contested import RuleVote, Thresholds, decide
 from .models import (
@@ -101,26 +102,41 @@ _LOCK_VERDICT_SQL = (
     "FROM curation_verdict WHERE item_id = %s"
     + (" FOR UPDATE" if connection.features.has_select_for_update else "")
 )
+# What every vote's own statement locks and brings back for update_verdict()
+# on PostgreSQL (curation.apps registers it with annotate): the verdict row,
+# its columns in _VERDICT_ATTNAMES' order, the primary key first.
+VERDICT_VOTE_LOCK = VoteRowLock(
+    name="curation.verdict",
+    table=Verdict._meta.db_table,
+    item_column=Verdict._meta.get_field("item").column,
+    columns=tuple(f.column for f in Verdict._meta.concrete_fields),
+)
 
 
-def _lock_verdict_for_vote(item_id: int) -> Verdict | None:
-    """The item's verdict, its row locked until the transaction ends. Raw SQL:
-    it runs on every vote, and compiling a QuerySet (or a RawQuerySet's
-    column mapping) cost more CPU than the database spends on it."""
-    if connection.vendor != "postgresql":  # SQLite's values need Django's converters
+def _lock_verdict_for_vote(item_id: int, locked: dict | None = None) -> Verdict | None:
+    """The item's verdict, its row locked until the transaction ends: as the
+    vote's statement locked it (`locked`, the judgement_recorded signal's),
+    else read here. Raw SQL: it runs on every vote, and compiling a QuerySet
+    (or a RawQuerySet's column mapping) cost more CPU than the database
+    spends on it."""
+    if locked and VERDICT_VOTE_LOCK.name in locked:
+        row = locked[VERDICT_VOTE_LOCK.name]
+    elif connection.vendor != "postgresql":  # SQLite's values need Django's converters
         return next(iter(Verdict.objects.raw(_LOCK_VERDICT_SQL, [item_id])), None)
-    with connection.cursor() as cursor:
-        cursor.execute(_LOCK_VERDICT_SQL, [item_id])
-        row = cursor.fetchone()
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(_LOCK_VERDICT_SQL, [item_id])
+            row = cursor.fetchone()
     return None if row is None else Verdict.from_db(connection.alias, _VERDICT_ATTNAMES, row)
 
 
-def update_verdict(*, item: Item) -> Verdict:
+def update_verdict(*, item: Item, locked: dict | None = None) -> Verdict:
     """Re-apply the contested rule to one item after a vote. Runs inside the
-    vote's transaction (called from the judgement_recorded receiver)."""
+    vote's transaction (called from the judgement_recorded receiver, which
+    passes the rows the vote's statement locked, if any)."""
     # The verdict row lock serialises concurrent votes on the same item, so
     # each sees the other's judgement and the escalation happens once.
-    verdict = _lock_verdict_for_vote(item.pk)
+    verdict = _lock_verdict_for_vote(item.pk, locked)
     if verdict is None:
         verdict = Verdict.objects.create(item_id=item.pk, project_id=item.project_id)
     if verdict.status in CURATOR_DECIDED:

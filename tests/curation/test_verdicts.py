@@ -6,6 +6,7 @@ from annotate.models import Item
 from annotate.services import Vote, claim_next_item, submit_judgement
 from curation.models import AuditEvent, Verdict, VerdictStatus
 from curation.services import update_thresholds
+from tests.conftest import requires_postgres
 from tests.factories import make_item, make_member, make_project, make_user
 
 pytestmark = pytest.mark.django_db
@@ -170,3 +171,107 @@ def test_rule_settings_page_is_for_admins_only(client):
     assert ok.status_code == 302
     project.refresh_from_db()
     assert (project.votes_per_item, project.agree_share, project.escalation_votes) == (5, 0.75, 0)
+
+
+def test_a_vote_on_an_item_without_a_verdict_row_creates_it():
+    project = make_project(votes_per_item=2)
+    item = make_item(project, domain=project.domains.get(slug="general_preference"))
+    assert not Verdict.objects.filter(item=item).exists()
+    vote_on(project, item, "1")
+    assert verdict(item).status == VerdictStatus.NEEDS_VOTES
+    vote_on(project, item, "1")
+    assert (verdict(item).status, verdict(item).final_choice) == ("agreed", "1")
+
+
+# --- PostgreSQL: the vote's own statement locks the verdict ----------------------------
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_votes_statement_locks_the_verdict_and_hands_it_to_the_receiver():
+    """No statement of its own for the verdict's lock: the vote's statement
+    takes it (after the item's) and the signal brings the row."""
+    import psycopg
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotate import signals
+    from curation import receivers
+    from curation.services import VERDICT_VOTE_LOCK
+
+    project, item = new_item(votes_per_item=3)
+    user = make_member(project)
+    a = claim_next_item(project=project, annotator=user)
+    seen = {}
+    params = connection.get_connection_params()
+    dsn = psycopg.conninfo.make_conninfo(
+        **{k: v for k, v in params.items() if k in ("dbname", "host", "port", "user", "password")}
+    )
+
+    def first_receiver(sender, *, locked, **kwargs):
+        # Runs before curation's receiver: only the vote's statement has run.
+        seen["locked"] = locked
+        with psycopg.connect(dsn, autocommit=True) as other:
+            other.execute("SET lock_timeout = '100ms'")
+            try:
+                other.execute(
+                    "SELECT 1 FROM curation_verdict WHERE item_id = %s FOR UPDATE", [item.pk]
+                )
+            except psycopg.errors.LockNotAvailable:
+                seen["held"] = True
+            else:
+                seen["held"] = False
+
+    signal = signals.judgement_recorded
+    signal.disconnect(dispatch_uid="curation_judgement_recorded")
+    signal.connect(first_receiver, dispatch_uid="test_first_receiver")
+    signal.connect(receivers.update_verdict_on_vote, dispatch_uid="curation_judgement_recorded")
+    try:
+        with CaptureQueriesContext(connection) as queries:
+            submit_judgement(assignment_id=a.pk, annotator=user, vote=Vote(choice="1"))
+    finally:
+        signal.disconnect(dispatch_uid="test_first_receiver")
+    assert seen["held"] is True
+    row = seen["locked"][VERDICT_VOTE_LOCK.name]
+    assert row[0] == verdict(item).pk and row[1] == item.pk
+    touching = [q["sql"].lstrip() for q in queries if "curation_verdict" in q["sql"]]
+    assert len(touching) == 1 and touching[0].startswith("WITH judged AS"), touching
+    assert verdict(item).status == VerdictStatus.NEEDS_VOTES
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_last_two_votes_at_once_agree_the_item_once():
+    """Both locks in one order (item, then verdict), whoever comes second
+    waits and sees the first's vote: no deadlock, one rule event."""
+    import threading
+
+    from django.db import close_old_connections, connection
+
+    project, item = new_item(votes_per_item=3)
+    vote_on(project, item, "2")
+    users = [make_member(project) for _ in range(2)]
+    leases = [claim_next_item(project=project, annotator=u) for u in users]
+    barrier = threading.Barrier(2)
+    errors = []
+
+    def vote(user, lease):
+        try:
+            barrier.wait()
+            submit_judgement(assignment_id=lease.pk, annotator=user, vote=Vote(choice="2"))
+        except Exception as exc:
+            errors.append(exc)
+        finally:
+            close_old_connections()
+            connection.close()
+
+    threads = [threading.Thread(target=vote, args=pair) for pair in zip(users, leases, strict=True)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert errors == []
+    v = verdict(item)
+    assert (v.status, v.final_choice, v.provenance) == ("agreed", "2", "unanimous")
+    assert AuditEvent.objects.filter(item=item, action="rule").count() == 1
+    assert Item.objects.get(pk=item.pk).votes_2 == 3
