@@ -43,6 +43,8 @@ def _template(prefix: str, urlconf, name: str) -> tuple[str, str, bool, bool] | 
 
 
 def _takes(urlconf, name: str, before_mark: str) -> bool:
+    """Whether the pattern takes `before_mark` + the marker and reverse()
+    leaves it as it is."""
     try:
         url = reverse(name, urlconf=urlconf, args=[before_mark + _MARK])
     except NoReverseMatch:

@@ -97,11 +97,6 @@ def _apply(verdict: Verdict, item: Item, votes: list[RuleVote], thresholds: Thre
 
 
 _VERDICT_ATTNAMES = [f.attname for f in Verdict._meta.concrete_fields]
-_LOCK_VERDICT_SQL = (
-    f"SELECT {', '.join(f.column for f in Verdict._meta.concrete_fields)} "
-    "FROM curation_verdict WHERE item_id = %s"
-    + (" FOR UPDATE" if connection.features.has_select_for_update else "")
-)
 # What every vote's own statement locks and brings back for update_verdict()
 # on PostgreSQL (curation.apps registers it with annotate): the verdict row,
 # its columns in _VERDICT_ATTNAMES' order, the primary key first.
@@ -110,6 +105,12 @@ VERDICT_VOTE_LOCK = VoteRowLock(
     table=Verdict._meta.db_table,
     item_column=Verdict._meta.get_field("item").column,
     columns=tuple(f.column for f in Verdict._meta.concrete_fields),
+)
+# The same lock in a statement of its own (SQLite, revisions, no row found).
+_LOCK_VERDICT_SQL = (
+    f"SELECT {', '.join(VERDICT_VOTE_LOCK.columns)} FROM {VERDICT_VOTE_LOCK.table} "
+    f"WHERE {VERDICT_VOTE_LOCK.item_column} = %s"
+    + (" FOR UPDATE" if connection.features.has_select_for_update else "")
 )
 
 
