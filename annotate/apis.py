@@ -40,6 +40,7 @@ from .services import (
     skip_item,
     submit_and_claim_next,
     submit_judgement,
+    votes_may_come,
 )
 
 # --- Access -------------------------------------------------------------------------------
@@ -302,16 +303,37 @@ def assignment_payload(assignment: Assignment, project: Project) -> dict:
     }
 
 
+# How long a client told "more may come" should wait before asking again.
+RETRY_AFTER_SECONDS = 15
+MORE_MAY_COME = (
+    "Nothing is free for you right now, but items you have not seen are still collecting "
+    "votes: someone's lease may run out, or a split may ask for more votes. Ask again later."
+)
+
+
+class MoreMayComeSerializer(serializers.Serializer):
+    more_may_come = serializers.BooleanField()
+    detail = serializers.CharField()
+
+
 class NextAssignmentApi(APIView):
     @extend_schema(
         operation_id="assignments_next",
         summary="Claim the next item to judge (or get your open one back)",
         description="Leases the next item to you, or returns the item you already hold in "
-        "this project (one at a time). 204 when nothing is left for you.",
+        "this project (one at a time). 204 when you are done for good: no item of the "
+        "project still collecting votes is one you were never assigned (only a curator "
+        "asking for more votes later can change that). 202 when nothing is free for you "
+        "now but more may come (others hold leases that may run out, or votes still "
+        "coming may split and escalate): ask again after `Retry-After` seconds.",
         request=None,
         responses={
             200: AssignmentSerializer,
-            204: OpenApiResponse(description="Nothing left for you to judge in this project."),
+            202: OpenApiResponse(
+                MoreMayComeSerializer,
+                description="Nothing free for you now; more may come. Ask again later.",
+            ),
+            204: OpenApiResponse(description="Done: nothing is left for you in this project."),
             **errors(401, 404),
         },
     )
@@ -319,6 +341,12 @@ class NextAssignmentApi(APIView):
         project, _ = project_for_api(request.user, slug)
         assignment = claim_next_item(project=project, annotator=request.user)
         if assignment is None:
+            if votes_may_come(project=project, annotator=request.user):
+                return Response(
+                    {"more_may_come": True, "detail": MORE_MAY_COME},
+                    status=status.HTTP_202_ACCEPTED,
+                    headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+                )
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(assignment_payload(_with_item(assignment), project))
 
@@ -438,7 +466,13 @@ class SubmitJudgementApi(APIView):
             allow_null=True,
             help_text="With ?next=true only: your next assignment in the project, claimed "
             "as assignments/next/ would (your open one if you hold one), or null when "
-            "nothing is left for you. Saves a round trip per judgement.",
+            "nothing is free for you now. Saves a round trip per judgement.",
+        )
+        more_may_come = serializers.BooleanField(
+            required=False,
+            help_text="With ?next=true only: when `next` is null, true if more may still "
+            "come (ask assignments/next/ again later, as its 202 says), false when you are "
+            "done for good (its 204).",
         )
 
     @extend_schema(
@@ -528,6 +562,9 @@ class SubmitJudgementApi(APIView):
         if claim_next:
             project = assignment.item.project
             body["next"] = following and assignment_payload(_with_item(following), project)
+            body["more_may_come"] = following is not None or votes_may_come(
+                project=project, annotator=request.user
+            )
         # As OutputSerializer (OutputWithNextSerializer) writes it.
         return Response(body, status=status.HTTP_200_OK if repeat else status.HTTP_201_CREATED)
 

@@ -321,7 +321,9 @@ class Item(models.Model):
     # Position in the project's seeded shuffle (see shuffle_key()); claim order
     # among items equally close to completion.
     shuffle_key = models.BigIntegerField(default=0)
-    # How many votes this item needs in all (base count plus escalations).
+    # How many votes this item collects in all (base count plus escalations
+    # and curators' requests); a curator's decision lowers it to the votes it
+    # has (0 for an item closed before any vote), so nothing more is claimed.
     votes_needed = models.PositiveSmallIntegerField()
     # Assignments that count towards votes_needed: open (leased) or submitted.
     live_assignments = models.PositiveSmallIntegerField(default=0)
@@ -360,9 +362,6 @@ class Item(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(gold_choice__in=GoldChoice.values), name="annotate_item_gold_valid"
-            ),
-            models.CheckConstraint(
-                condition=Q(votes_needed__gte=1), name="annotate_item_votes_needed_positive"
             ),
             # The overlap guarantee: never more live assignments than needed.
             models.CheckConstraint(

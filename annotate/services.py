@@ -6,6 +6,7 @@ import io
 import logging
 import random
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -588,7 +589,44 @@ def expire_stale_leases(*, project: Project, now=None) -> int:
         per_item = Counter(item_id for _, item_id in stale)
         for item_id, n in per_item.items():
             Item.objects.filter(pk=item_id).update(live_assignments=F("live_assignments") - n)
+        signals.eligibility_changed.send(
+            sender=Assignment, project_id=project.pk, item_ids=sorted(per_item)
+        )
     return len(stale)
+
+
+def stop_collecting_votes(*, item_id: int) -> int:
+    """A curator closed the item: no more votes are wanted. Its open leases end
+    (their holders are told so if they submit) and votes_needed drops to the
+    votes it has, so no claim offers it again. Returns how many leases ended.
+
+    Locks the item's open assignments, then its row: the order a vote takes
+    them, so a curator's decision and a vote on the same item never deadlock
+    (the caller locks the verdict after this, as the vote does)."""
+    open_leases = list(
+        Assignment.objects.select_for_update(of=("self",))
+        .filter(item_id=item_id, status=AssignmentStatus.OPEN)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    item = Item.objects.select_for_update().only(*_ITEM_COUNTS).get(pk=item_id)
+    if open_leases:
+        Assignment.objects.filter(pk__in=open_leases).update(status=AssignmentStatus.EXPIRED)
+    Item.objects.filter(pk=item_id).update(
+        votes_needed=item.n_votes, live_assignments=F("live_assignments") - len(open_leases)
+    )
+    return len(open_leases)
+
+
+def votes_may_come(*, project: Project, annotator) -> bool:
+    """Whether an item of the project may still ask this annotator for a vote:
+    one still collecting votes that they have never been assigned (someone
+    else's lease on it may run out, or the votes coming may split and
+    escalate). False means the annotator is done for good, unless a curator
+    asks for more votes later."""
+    from .eligibility import collecting
+
+    return collecting(project).exclude(assignments__annotator=annotator).exists()
 
 
 def check_leases(*, project: Project, annotator, now=None) -> tuple[Assignment | None, bool]:
@@ -659,6 +697,8 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
             # first; return them, then claim without asking again.
             expire_stale_leases(project=project, now=now)
             assignment, _ = claim(check_stale=False)
+        if assignment is None and not connection.in_atomic_block:
+            assignment = _claim_past_locks(claim, project=project, annotator=annotator)
         return assignment
     if not annotator.is_superuser and not project.memberships.filter(user=annotator).exists():
         return None  # (PostgreSQL's statement asks the same)
@@ -694,6 +734,33 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
             claimed_at=now,
             lease_expires_at=lease_expires_at,
         )
+
+
+# Pauses (seconds) of a claim that found nothing while an item it may take
+# exists: SKIP LOCKED passed over it because another transaction (a vote on
+# it, another claim) held its row for a few milliseconds. Bounded: 0.155 s in
+# all, after which the answer is "none now", and votes_may_come() tells the
+# caller that more may come.
+_LOCKED_PAUSES = (0.005, 0.01, 0.02, 0.04, 0.08)
+
+
+def _claim_past_locks(claim, *, project: Project, annotator) -> Assignment | None:
+    """Claim again while an item this annotator may take exists but was
+    locked. Outside any transaction only: waiting while holding a vote's
+    locks would stall the claimers waiting for them."""
+    for pause in _LOCKED_PAUSES:
+        takeable = (
+            Item.objects.needing_votes()
+            .filter(project=project)
+            .exclude(assignments__annotator=annotator)
+        )
+        if not takeable.exists():
+            return None
+        time.sleep(pause)
+        assignment, _ = claim(check_stale=False)
+        if assignment is not None:
+            return assignment
+    return None
 
 
 # PostgreSQL's claim: the lease checks, the pick, the count and the lease in
@@ -971,6 +1038,8 @@ def _submit(
     ROLLBACK, so the next five claims and votes would be parsed and planned
     again. Anything raised after the checks rolls back as usual.
     """
+    refused: Exception | None = None
+    following: Assignment | None = None
     with transaction.atomic():
         try:
             checked = _check_submit(assignment_id=assignment_id, annotator=annotator, vote=vote)
@@ -978,11 +1047,22 @@ def _submit(
             refused = exc
         else:
             judgement = _write_submit(checked, annotator=annotator, now=now)
-            if not claim_next:
-                return judgement, None
-            project = judgement.assignment.item.project
-            return judgement, claim_next_item(project=project, annotator=annotator, now=now)
-    raise refused
+            if claim_next:
+                project = judgement.assignment.item.project
+                following = claim_next_item(project=project, annotator=annotator, now=now)
+    if refused is not None:
+        raise refused
+    if (
+        claim_next
+        and following is None
+        and connection.features.has_select_for_update_skip_locked
+        and not connection.in_atomic_block
+    ):
+        # Nothing could be leased inside the vote's transaction (where a claim
+        # must not wait for locked rows); now, with the vote committed and its
+        # locks released, one patient claim.
+        following = claim_next_item(project=project, annotator=annotator, now=now)
+    return judgement, following
 
 
 @dataclass
@@ -1024,7 +1104,10 @@ def _check_submit(*, assignment_id: int, annotator, vote) -> _CheckedSubmit:
     if assignment.status == AssignmentStatus.EXPIRED and not Item.objects.filter(
         pk=item.pk, live_assignments__lt=F("votes_needed")
     ).update(live_assignments=F("live_assignments") + 1):
-        raise AnnotationError("Your time on this item ran out and it was given to someone else.")
+        raise AnnotationError(
+            "This item is no longer open for your vote: your time on it ran out and it was "
+            "given to someone else, or a curator closed it."
+        )
     return _CheckedSubmit(assignment, vote)
 
 
@@ -1332,6 +1415,12 @@ def skip_item(*, assignment_id: int, annotator, reason: str) -> Assignment:
             Item.objects.filter(pk=assignment.item_id).update(
                 live_assignments=F("live_assignments") - 1
             )
+        project_id = Item.objects.filter(pk=assignment.item_id).values_list(
+            "project_id", flat=True
+        )[0]
+        signals.eligibility_changed.send(
+            sender=Assignment, project_id=project_id, item_ids=[assignment.item_id]
+        )
         return assignment
 
 

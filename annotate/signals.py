@@ -15,3 +15,10 @@ judgement_recorded = Signal()
 # Sent by the import service inside the import transaction.
 # kwargs: project (Project), item_ids (list[int]), updated_ids (list[int])
 items_imported = Signal()
+
+# Sent inside the transaction when annotators stopped being eligible for some
+# items without voting (annotate.eligibility): leases ran out
+# (expire_stale_leases) or an item was skipped (skip_item). Membership and
+# account changes are seen through Membership's and User's own model signals.
+# kwargs: project_id (int), item_ids (list[int])
+eligibility_changed = Signal()

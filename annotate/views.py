@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from config.reversing import reverse_one
 
+from .eligibility import short_of_annotators
 from .forms import ImportForm, JudgementForm, SkipForm
 from .importing import ImportFailed, safe_relative_path
 from .models import (
@@ -29,7 +30,7 @@ from .models import (
     Project,
     submitted_count,
 )
-from .permissions import ADMIN_ROLES, project_for
+from .permissions import ADMIN_ROLES, CURATOR_ROLES, project_for
 from .services import (
     COMPARE_PAGE_RELATED,
     AnnotationError,
@@ -42,6 +43,7 @@ from .services import (
     revise_judgement,
     skip_item,
     submit_and_claim_next,
+    votes_may_come,
 )
 from .storage import open_stored
 
@@ -72,10 +74,12 @@ def home(request):
 def project_overview(request, slug):
     project, role = project_for(request.user, slug)
     domains = project.domains.annotate(n_items=Count("items")).order_by("position")
+    # Curators see what waits on votes nobody eligible can give.
+    stuck = short_of_annotators(project).count() if role in CURATOR_ROLES else 0
     return render(
         request,
         "annotate/project.html",
-        {"project": project, "role": role, "domains": domains},
+        {"project": project, "role": role, "domains": domains, "stuck": stuck},
     )
 
 
@@ -366,7 +370,12 @@ def work_done(request, slug):
     return render(
         request,
         "annotate/done.html",
-        {"project": project, "role": role, "progress": _progress(project, request.user)},
+        {
+            "project": project,
+            "role": role,
+            "progress": _progress(project, request.user),
+            "more_may_come": votes_may_come(project=project, annotator=request.user),
+        },
     )
 
 

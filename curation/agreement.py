@@ -49,7 +49,13 @@ Definitions (each is also stated where it is computed):
 * Left pick: the response displayed on the left was chosen, i.e.
   ``choice == "2"`` if ``shown_swapped`` else ``choice == "1"``. Ties are
   excluded from the denominator (a tie picks no side). The interval is
-  Wilson's score interval.
+  Wilson's score interval and the p-value the exact two-sided binomial test
+  of a 50% left-pick rate (both ``scipy.stats.binomtest``).
+* Side bias: the left-pick test runs once per annotator, so the p-values are
+  adjusted for the number of tests with Benjamini-Hochberg
+  (``scipy.stats.false_discovery_control``) over the project's annotators with
+  at least ``MIN_SIDE_VOTES`` non-tie votes (fewer are not tested). An
+  annotator is flagged when their adjusted p-value is below ``SIDE_BIAS_FDR``.
 
 Degenerate data never raises and never yields a made-up number: every
 statistic is ``float | Undefined`` and ``Undefined.reason`` says why.
@@ -67,11 +73,15 @@ from typing import NamedTuple
 
 import krippendorff
 import numpy as np
+from scipy.stats import binomtest, false_discovery_control
 
 CHOICES: tuple[str, ...] = ("1", "2", "tie")
 LABELS: tuple[str, ...] = ("yes", "no", "unsure")
 RESPONSES: tuple[str, ...] = ("1", "2")
-Z_95 = 1.959963984540054  # standard normal quantile for a two-sided 95% interval
+# Side bias: annotators with fewer non-tie votes are not tested, and the
+# false discovery rate the Benjamini-Hochberg adjustment controls.
+MIN_SIDE_VOTES = 30
+SIDE_BIAS_FDR = 0.05
 
 _ONE, _TWO, _TIE = (CHOICES.index(c) for c in ("1", "2", "tie"))
 _YES, _NO = LABELS.index("yes"), LABELS.index("no")
@@ -187,6 +197,15 @@ class AnnotatorStats:
     left_pick_rate: Stat
     left_pick_ci: Interval | Undefined
     n_sided: int  # non-tie votes: the left-pick denominator
+    left_pick_p: Stat  # exact binomial test of 50% (Undefined below MIN_SIDE_VOTES)
+    left_pick_p_adjusted: Stat  # Benjamini-Hochberg over the annotators tested
+
+    @property
+    def side_bias(self) -> bool:
+        """Flagged: adjusted p-value below SIDE_BIAS_FDR (enough votes to test)."""
+        q = self.left_pick_p_adjusted
+        return isinstance(q, float) and q < SIDE_BIAS_FDR
+
     tie_rate: float
     median_seconds: float
 
@@ -550,17 +569,31 @@ def bootstrap_alpha_ci(
 # --- small statistics ----------------------------------------------------------
 
 
-def wilson_interval(k: int, n: int, z: float = Z_95) -> Interval | Undefined:
-    """Wilson score interval for k successes in n trials."""
+def wilson_interval(k: int, n: int, confidence: float = 0.95) -> Interval | Undefined:
+    """Wilson score interval for k successes in n trials (scipy)."""
     if n <= 0:
         return Undefined("no trials")
     if not 0 <= k <= n:
         raise ValueError("need 0 <= k <= n")
-    p = k / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z / denominator * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return Interval(max(0.0, centre - half), min(1.0, centre + half))
+    ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return Interval(float(ci.low), float(ci.high))
+
+
+def side_bias_p_values(
+    counts: Sequence[tuple[int, int]], *, min_votes: int = MIN_SIDE_VOTES
+) -> list[tuple[Stat, Stat]]:
+    """(p-value, Benjamini-Hochberg adjusted p-value) of each (left picks,
+    non-tie votes) pair: the exact two-sided binomial test of a 50% left-pick
+    rate, adjusted over the pairs with at least `min_votes` votes; the others
+    are Undefined (not tested)."""
+    tested = [i for i, (_, n) in enumerate(counts) if n >= min_votes]
+    raw = [binomtest(counts[i][0], counts[i][1], 0.5).pvalue for i in tested]
+    adjusted = false_discovery_control(raw, method="bh") if raw else []
+    untested = Undefined(f"fewer than {min_votes} non-tie votes")
+    result: list[tuple[Stat, Stat]] = [(untested, untested)] * len(counts)
+    for i, p, q in zip(tested, raw, adjusted, strict=True):
+        result[i] = (float(p), float(q))
+    return result
 
 
 def _kappa_from_confusion(confusion: np.ndarray) -> Stat:
@@ -807,6 +840,7 @@ def annotator_stats(votes: Sequence[Vote]) -> dict[Hashable, AnnotatorStats]:
     medians = _group_medians(seconds, rater, n_raters).tolist()
 
     result: dict[Hashable, AnnotatorStats] = {}
+    side = side_bias_p_values([(left[r], n_votes[r] - ties[r]) for r in range(n_raters)])
     for r, annotator in enumerate(annotators):
         sided = n_votes[r] - ties[r]
         result[annotator] = AnnotatorStats(
@@ -820,6 +854,8 @@ def annotator_stats(votes: Sequence[Vote]) -> dict[Hashable, AnnotatorStats]:
             ),
             left_pick_ci=wilson_interval(left[r], sided),
             n_sided=sided,
+            left_pick_p=side[r][0],
+            left_pick_p_adjusted=side[r][1],
             tie_rate=ties[r] / n_votes[r],  # every listed annotator has a vote
             median_seconds=medians[r],
         )

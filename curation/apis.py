@@ -25,6 +25,7 @@ from annotate.api_errors import Conflict, PayloadTooLarge, Rejected, errors
 from annotate.api_paging import PAGE_PARAMETERS, paginate, paginated
 from annotate.api_schema import CANONICAL_CHOICES, OPTIONAL_RESPONSES, RESPONSES
 from annotate.apis import project_for_api
+from annotate.eligibility import eligible_counts
 from annotate.models import Judgement, Membership
 from annotate.permissions import CURATOR_ROLES
 
@@ -49,6 +50,8 @@ from .services import (
     request_agreement_refresh,
     request_more_votes,
     resolve_item,
+    stuck_items,
+    stuck_reason,
 )
 
 
@@ -71,13 +74,18 @@ class VerdictSerializer(serializers.Serializer):
     domain = serializers.SlugField(source="item.domain.slug")
     status = serializers.ChoiceField(choices=VerdictStatus.choices)
     final_choice = serializers.ChoiceField(
-        choices=OPTIONAL_RESPONSES, help_text="Canonical response chosen (agreed or resolved)."
+        choices=[*OPTIONAL_RESPONSES, "tie"],
+        help_text="Canonical response chosen (agreed or resolved); 'tie' when a curator "
+        "resolved it as a tie (such items are not in MRB releases).",
     )
     provenance = serializers.CharField(help_text="unanimous, majority, adjudicated, gold or ''.")
     contest_kind = serializers.ChoiceField(choices=ContestKind.choices)
     exclusion_category = serializers.ChoiceField(choices=ExclusionCategory.choices)
     reason = serializers.CharField()
     escalations = serializers.IntegerField()
+    escalated_by = serializers.IntegerField(
+        help_text="Extra votes the escalation asks for now (capped by eligible annotators)."
+    )
     version = serializers.IntegerField(help_text="Send it back with a decision.")
     votes = VotesSerializer(source="item", help_text="Current votes, canonical.")
     votes_needed = serializers.IntegerField(source="item.votes_needed")
@@ -92,7 +100,10 @@ def _verdicts(project):
 class VerdictListApi(APIView):
     class FilterSerializer(serializers.Serializer):
         status = serializers.ChoiceField(
-            choices=["all", *VerdictStatus.values], required=False, default="all"
+            choices=["all", *VerdictStatus.values, "stuck"],
+            required=False,
+            default="all",
+            help_text="'stuck': items waiting for votes that no eligible annotator can give.",
         )
         domain = serializers.SlugField(required=False)
         kind = serializers.ChoiceField(choices=ContestKind.values, required=False)
@@ -110,7 +121,11 @@ class VerdictListApi(APIView):
         filters.is_valid(raise_exception=True)
         f = filters.validated_data
         verdicts = _verdicts(project)
-        if f["status"] != "all":
+        if f["status"] == "stuck":
+            verdicts = verdicts.filter(
+                status=VerdictStatus.NEEDS_VOTES, item_id__in=stuck_items(project).values("pk")
+            )
+        elif f["status"] != "all":
             verdicts = verdicts.filter(status=f["status"])
         if f.get("domain"):
             verdicts = verdicts.filter(item__domain__slug=f["domain"])
@@ -155,6 +170,14 @@ class VerdictDetailSerializer(VerdictSerializer):
         help_text="You voted on this item: unless the project allows self-adjudication, "
         "another curator must decide it."
     )
+    eligible_annotators = serializers.IntegerField(
+        help_text="Annotators who could still vote on it (active, annotator role, never "
+        "assigned it): asking for more votes than this leaves the item stuck."
+    )
+    stuck = serializers.CharField(
+        allow_null=True,
+        help_text="Why it waits for votes no eligible annotator can give; null if it does not.",
+    )
 
 
 def _verdict_detail(project, item_id: int, user) -> dict:
@@ -184,10 +207,13 @@ def _verdict_detail(project, item_id: int, user) -> dict:
             }
         )
     data = VerdictSerializer(verdict).data
+    stuck = stuck_items(project).filter(pk=item_id).first()
     data.update(
         item=VerdictDetailSerializer.ItemSerializer(verdict.item).data,
         current_votes=votes,
         you_voted=you_voted,
+        eligible_annotators=eligible_counts(project=project, item_ids=[item_id])[item_id],
+        stuck=stuck_reason(stuck) if stuck is not None else None,
     )
     return data
 
@@ -207,7 +233,9 @@ class DecisionApi(APIView):
     class InputSerializer(serializers.Serializer):
         action = serializers.ChoiceField(choices=["resolve", "exclude", "more_votes", "reopen"])
         choice = serializers.ChoiceField(
-            choices=RESPONSES, required=False, help_text="resolve: the better response."
+            choices=CANONICAL_CHOICES,
+            required=False,
+            help_text="resolve: the better response, or 'tie' (projects that allow ties).",
         )
         category = serializers.ChoiceField(
             choices=[c for c in ExclusionCategory.values if c],
@@ -233,8 +261,10 @@ class DecisionApi(APIView):
 
     @extend_schema(
         operation_id="verdicts_decide",
-        summary="Decide a contested item: resolve, exclude, ask for more votes, reopen",
-        description="Same rules as the adjudication page: a reason is required and audited; "
+        summary="Decide any open item: resolve, exclude, ask for more votes, reopen",
+        description="Same rules as the adjudication page, in any state (an item still "
+        "collecting votes stops collecting when resolved or excluded, and goes to the "
+        "contested queue when reopened): a reason is required and audited; "
         "a decision on a stale `version` is refused with 409 (code `stale`); a curator who "
         "voted on the item gets 403 (code `conflict_of_interest`) unless the project allows "
         "self-adjudication.",

@@ -6,7 +6,11 @@ class CurationConfig(AppConfig):
     verbose_name = "Curation"
 
     def ready(self) -> None:
+        from django.contrib.auth import get_user_model
+        from django.db.models.signals import post_delete, post_save
+
         from annotate import signals as annotate_signals
+        from annotate.models import Membership
         from annotate.services import lock_with_each_vote
 
         from . import receivers
@@ -17,6 +21,20 @@ class CurationConfig(AppConfig):
         )
         annotate_signals.judgement_recorded.connect(
             receivers.update_verdict_on_vote, dispatch_uid="curation_judgement_recorded"
+        )
+        annotate_signals.eligibility_changed.connect(
+            receivers.recheck_on_eligibility_change, dispatch_uid="curation_eligibility_changed"
+        )
+        for signal in (post_save, post_delete):
+            signal.connect(
+                receivers.recheck_on_membership_change,
+                sender=Membership,
+                dispatch_uid=f"curation_membership_{signal is post_save}",
+            )
+        post_save.connect(
+            receivers.recheck_on_account_change,
+            sender=get_user_model(),
+            dispatch_uid="curation_account_changed",
         )
         # The receiver's verdict lock, taken by the vote's own statement.
         lock_with_each_vote(VERDICT_VOTE_LOCK)

@@ -13,6 +13,9 @@ NEEDS_VOTES = "needs_votes"
 AGREED = "agreed"
 CONTESTED = "contested"
 
+# Why a split went to the curators without (all) its escalation votes.
+NO_ONE_LEFT = "no annotator left to break it"
+
 
 @dataclass(frozen=True)
 class Thresholds:
@@ -56,6 +59,7 @@ def decide(
     escalations: int,
     thresholds: Thresholds,
     gold: str = "",
+    eligible: int | None = None,
 ) -> Outcome:
     """Where an item stands given its current votes.
 
@@ -64,8 +68,12 @@ def decide(
     3. a tie majority or no strict majority → contested;
     4. winner 1 or 2 with share ≥ agree_share, or whose only dissent is ties
        → agreed (unanimous or majority) unless it disagrees with gold;
-    5. otherwise an A-vs-B split: escalate once (ask for more votes), and
-       contested if it is still split after the extra votes.
+    5. otherwise an A-vs-B split: escalate once, asking for
+       min(escalation_votes, eligible) more votes, where `eligible` is how many
+       annotators could still give one (None: not counted yet, the caller asks
+       again with the count when the outcome escalates); with none eligible the
+       split goes straight to contested. Contested if still split after the
+       extra votes.
     """
     votes = list(votes)
     n = len(votes)
@@ -105,9 +113,14 @@ def decide(
         provenance = "unanimous" if counts[winner] == n else "majority"
         return Outcome(AGREED, final_choice=winner, provenance=provenance, reason=tally)
     if escalations == 0 and thresholds.escalation_votes > 0:
+        extra = thresholds.escalation_votes
+        if eligible is not None:
+            extra = min(extra, max(eligible, 0))
+        if extra == 0:
+            return Outcome(CONTESTED, reason=f"split {tally}, {NO_ONE_LEFT}", kind="split")
         return Outcome(
             NEEDS_VOTES,
-            reason=f"split {tally}: escalated for {thresholds.escalation_votes} more votes",
-            escalate_by=thresholds.escalation_votes,
+            reason=f"split {tally}: escalated for {extra} more vote{'s' if extra != 1 else ''}",
+            escalate_by=extra,
         )
     return Outcome(CONTESTED, reason=f"still split after escalation: {tally}", kind="split")

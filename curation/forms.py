@@ -30,7 +30,8 @@ class DecisionForm(forms.Form):
         ]
     )
     choice = forms.ChoiceField(
-        choices=[("", "—"), ("1", "Response 1"), ("2", "Response 2")], required=False
+        choices=[("", "—"), ("1", "Response 1"), ("2", "Response 2"), ("tie", "Tie")],
+        required=False,
     )
     category = forms.CharField(required=False, max_length=16)
     n = forms.IntegerField(required=False, min_value=1, max_value=20)

@@ -21,6 +21,9 @@ class FinalChoice(models.TextChoices):
     NONE = "", "None"
     RESPONSE_1 = "1", "Response 1"
     RESPONSE_2 = "2", "Response 2"
+    # A curator's decision that neither response is better (projects that
+    # allow ties). Closed, but not in an MRB release: its format has no tie.
+    TIE = "tie", "Tie"
 
 
 class Provenance(models.TextChoices):
@@ -53,8 +56,12 @@ class ContestKind(models.TextChoices):
     REOPENED = "reopened", "Reopened by a curator"
 
 
-# Statuses whose items go into a release.
+# Statuses whose items go into a release (with a side: see RELEASABLE).
 RELEASABLE_STATUSES = (VerdictStatus.AGREED, VerdictStatus.RESOLVED)
+SIDES = (FinalChoice.RESPONSE_1, FinalChoice.RESPONSE_2)
+# What a release holds: agreed or resolved with a better response (a tie a
+# curator resolved has none to write as `Better`).
+RELEASABLE = Q(status__in=RELEASABLE_STATUSES, final_choice__in=SIDES)
 
 
 class VerdictQuerySet(models.QuerySet["Verdict"]):
@@ -62,7 +69,7 @@ class VerdictQuerySet(models.QuerySet["Verdict"]):
         return self.filter(status=VerdictStatus.CONTESTED)
 
     def releasable(self) -> VerdictQuerySet:
-        return self.filter(status__in=RELEASABLE_STATUSES)
+        return self.filter(RELEASABLE)
 
 
 class Verdict(models.Model):
@@ -73,7 +80,7 @@ class Verdict(models.Model):
         max_length=16, choices=VerdictStatus.choices, default=VerdictStatus.NEEDS_VOTES
     )
     final_choice = models.CharField(
-        max_length=1, choices=FinalChoice.choices, blank=True, default=FinalChoice.NONE
+        max_length=3, choices=FinalChoice.choices, blank=True, default=FinalChoice.NONE
     )
     provenance = models.CharField(
         max_length=16, choices=Provenance.choices, blank=True, default=Provenance.NONE
@@ -87,6 +94,11 @@ class Verdict(models.Model):
         max_length=16, choices=ContestKind.choices, blank=True, default=ContestKind.NONE
     )
     escalations = models.PositiveSmallIntegerField(default=0)
+    # Extra votes the rule's escalation adds to the item's votes_needed now
+    # (at most the project's escalation_votes, fewer when fewer eligible
+    # annotators were left): what a rule change or a departing annotator
+    # takes back.
+    escalated_by = models.PositiveSmallIntegerField(default=0)
     # Bumped on every change: a curator's decision names the version it was
     # made on, so a decision on a stale page is refused instead of overwriting.
     version = models.PositiveIntegerField(default=0)
@@ -102,10 +114,12 @@ class Verdict(models.Model):
             models.CheckConstraint(
                 condition=Q(status__in=VerdictStatus.values), name="curation_verdict_status_valid"
             ),
-            # A decided item (agreed or resolved) has a side; nothing else has one.
+            # A decided item (agreed or resolved) has a side, or a curator's
+            # tie; nothing else has one.
             models.CheckConstraint(
                 condition=(
                     Q(status__in=RELEASABLE_STATUSES, final_choice__in=["1", "2"])
+                    | Q(status=VerdictStatus.RESOLVED, final_choice="tie")
                     | (~Q(status__in=RELEASABLE_STATUSES) & Q(final_choice=""))
                 ),
                 name="curation_verdict_final_choice_iff_decided",

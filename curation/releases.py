@@ -32,7 +32,7 @@ from annotate.storage import local_path, open_stored
 
 from . import agreement, exporter, parquet_export, release_publishing, reports
 from .models import (
-    RELEASABLE_STATUSES,
+    RELEASABLE,
     Release,
     ReleaseItem,
     ReleaseStatus,
@@ -175,8 +175,8 @@ def _remove_dead_attempts(building: Path, release_id: int) -> None:
 
 def _included(release: Release):
     return Verdict.objects.filter(
+        RELEASABLE,
         project=release.project,
-        status__in=RELEASABLE_STATUSES,
         item__domain__slug__in=release.domains,
     )
 

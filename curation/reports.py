@@ -305,9 +305,9 @@ class AnnotatorRow:
 
     @property
     def left_bias(self) -> bool:
-        """The 95% Wilson interval of the left-pick rate excludes 50%."""
-        ci = self.stats.left_pick_ci
-        return isinstance(ci, agreement.Interval) and (ci.low > 0.5 or ci.high < 0.5)
+        """The left-pick test is significant after Benjamini-Hochberg over the
+        project's annotators (agreement.AnnotatorStats.side_bias)."""
+        return self.stats.side_bias
 
 
 @dataclass
@@ -485,7 +485,7 @@ DOMAIN_COLUMNS = [
 ANNOTATOR_COLUMNS = [
     "annotator", "votes", "agreement_with_majority", "kappa_vs_majority", "alpha_delta",
     "gold_accuracy", "gold_items", "left_pick_rate", "left_pick_ci_low", "left_pick_ci_high",
-    "left_bias", "tie_rate", "median_seconds",
+    "left_pick_p", "left_pick_p_adjusted", "left_bias", "tie_rate", "median_seconds",
 ]  # fmt: skip
 
 
@@ -527,7 +527,8 @@ def annotators_csv(report: Report) -> str:
             [
                 r.name, s.n_votes, _num(s.choice.agreement), _num(s.choice.kappa),
                 _num(r.alpha_delta), _num(s.gold_accuracy), s.n_gold, _num(s.left_pick_rate),
-                *_ci_parts(s.left_pick_ci), int(r.left_bias), _num(s.tie_rate),
+                *_ci_parts(s.left_pick_ci), _num(s.left_pick_p), _num(s.left_pick_p_adjusted),
+                int(r.left_bias), _num(s.tie_rate),
                 _num(s.median_seconds),
             ]
         )  # fmt: skip

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Callable
 from datetime import timedelta
+from functools import partial
 
 from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from annotate.eligibility import eligible_counts, short_of_annotators
 from annotate.models import Item, Judgement, Project
-from annotate.services import VoteRowLock
+from annotate.services import VoteRowLock, stop_collecting_votes
 
-from .contested import RuleVote, Thresholds, decide
+from .contested import NO_ONE_LEFT, RuleVote, Thresholds, decide
 from .models import (
     AuditEvent,
     ContestKind,
@@ -42,6 +45,7 @@ def verdict_snapshot(verdict: Verdict) -> dict:
         "final_choice": verdict.final_choice,
         "provenance": verdict.provenance,
         "escalations": verdict.escalations,
+        "escalated_by": verdict.escalated_by,
         "reason": verdict.reason,
         "contest_kind": verdict.contest_kind,
         "exclusion_category": verdict.exclusion_category,
@@ -59,25 +63,42 @@ def _rule_votes(item_ids) -> dict[int, list[RuleVote]]:
     return votes
 
 
-def _apply(verdict: Verdict, item: Item, votes: list[RuleVote], thresholds: Thresholds) -> bool:
+def _apply(
+    verdict: Verdict,
+    item: Item,
+    votes: list[RuleVote],
+    thresholds: Thresholds,
+    *,
+    eligible: Callable[[], int],
+    escalation_cut: bool = False,
+) -> bool:
     """Move `verdict` to where the rule puts it. Returns True if it changed
-    (the caller saves it). Escalation raises the item's votes_needed."""
+    (the caller saves it). An escalation raises the item's votes_needed by as
+    many votes as `eligible()` annotators can still give (asked only then).
+    `escalation_cut`: the escalation's votes were taken back because nobody
+    is left to give them (the reason says so)."""
     before = verdict_snapshot(verdict)
-    outcome = decide(
-        votes,
-        votes_needed=item.votes_needed,
-        escalations=verdict.escalations,
-        thresholds=thresholds,
-        gold=item.gold_choice,
-    )
+    decide_with = {
+        "votes_needed": item.votes_needed,
+        "escalations": verdict.escalations,
+        "thresholds": thresholds,
+        "gold": item.gold_choice,
+    }
+    outcome = decide(votes, **decide_with)
+    if outcome.escalate_by:
+        outcome = decide(votes, **decide_with, eligible=eligible())
     if outcome.escalate_by:
         Item.objects.filter(pk=item.pk).update(votes_needed=F("votes_needed") + outcome.escalate_by)
         item.votes_needed += outcome.escalate_by
         verdict.escalations += 1
+        verdict.escalated_by = outcome.escalate_by
+    reason = outcome.reason
+    if escalation_cut and outcome.kind == ContestKind.SPLIT:
+        reason = f"split {reason.rsplit(': ', 1)[-1]}, {NO_ONE_LEFT}"
     verdict.status = outcome.status
     verdict.final_choice = outcome.final_choice
     verdict.provenance = outcome.provenance
-    verdict.reason = outcome.reason
+    verdict.reason = reason
     verdict.contest_kind = outcome.kind
     after = verdict_snapshot(verdict)
     if after == before:
@@ -91,7 +112,7 @@ def _apply(verdict: Verdict, item: Item, votes: list[RuleVote], thresholds: Thre
             action="rule",
             before=before,
             after=after,
-            reason=outcome.reason,
+            reason=reason,
         )
     return True
 
@@ -146,7 +167,11 @@ def update_verdict(*, item: Item, locked: dict | None = None) -> Verdict:
     # votes it needs, the rule looks at nothing but that count (needs_votes),
     # so the votes themselves need not be read.
     votes = [] if item.n_votes < item.votes_needed else _item_rule_votes(item.pk)
-    if _apply(verdict, item, votes, thresholds_for(item.project)):
+
+    def eligible() -> int:
+        return eligible_counts(project=item.project, item_ids=[item.pk])[item.pk]
+
+    if _apply(verdict, item, votes, thresholds_for(item.project), eligible=eligible):
         # What verdict.save(update_fields=VOTE_FIELDS) writes, as plain SQL
         # (this too runs inside every vote that completes an item).
         verdict.updated_at = timezone.now()
@@ -170,6 +195,7 @@ VOTE_FIELDS = (
     "provenance",
     "reason",
     "escalations",
+    "escalated_by",
     "contest_kind",
     "version",
     "updated_at",
@@ -210,9 +236,21 @@ def update_thresholds(
     votes_per_item: int,
     agree_share: float,
     escalation_votes: int,
-) -> int:
+) -> Counter:
     """Change a project's contested-rule thresholds and re-evaluate every item
-    a curator has not decided. Returns the number of verdicts that changed."""
+    a curator has not decided, escalations already granted included.
+
+    - The base count moves every open item's votes_needed by the difference.
+    - A lower escalation takes votes back from escalated items (to 0: they
+      are decided at once on the votes they have); a higher one asks more of
+      items still waiting for their escalation votes (as far as eligible
+      annotators can give them). Items the rule has already settled after
+      their escalation are re-decided on their votes, not escalated again.
+    - Never below an item's live assignments: a vote someone is giving right
+      now still counts when it comes.
+
+    Returns how many verdicts moved into each status (only verdicts whose
+    status changed)."""
     with transaction.atomic():
         project = Project.objects.select_for_update().get(pk=project.pk)
         before = {
@@ -226,7 +264,7 @@ def update_thresholds(
             "escalation_votes": escalation_votes,
         }
         if before == after:
-            return 0
+            return Counter()
         delta = votes_per_item - project.votes_per_item
         project.votes_per_item = votes_per_item
         project.agree_share = agree_share
@@ -235,43 +273,180 @@ def update_thresholds(
         AuditEvent.objects.create(
             project=project, actor=actor, action="thresholds", before=before, after=after
         )
-        open_items = Item.objects.filter(project=project).exclude(
-            verdict__status__in=CURATOR_DECIDED
-        )
+        open_verdicts = Verdict.objects.filter(project=project).exclude(status__in=CURATOR_DECIDED)
+        if escalation_votes != before["escalation_votes"]:
+            regranted = open_verdicts.filter(escalations__gt=0)
+            if escalation_votes > before["escalation_votes"]:
+                regranted = regranted.filter(status=VerdictStatus.NEEDS_VOTES)
+            else:
+                regranted = regranted.filter(escalated_by__gt=escalation_votes)
+            _regrant_escalations(
+                project=project, verdicts=regranted, escalation_votes=escalation_votes
+            )
         if delta:
-            # Keep each item's escalation extra; never go below its live claims.
-            for item in open_items.only("pk", "votes_needed", "live_assignments"):
+            items = Item.objects.filter(project=project).exclude(
+                verdict__status__in=CURATOR_DECIDED
+            )
+            for item in items.only("pk", "votes_needed", "live_assignments").order_by("pk"):
                 needed = max(item.votes_needed + delta, item.live_assignments, 1)
                 if needed != item.votes_needed:
                     Item.objects.filter(pk=item.pk).update(votes_needed=needed)
-        return reevaluate_items(project=project, items=open_items)
+        open_items = Item.objects.filter(project=project).exclude(
+            verdict__status__in=CURATOR_DECIDED
+        )
+        moved = reevaluate_items(project=project, items=open_items)
+        moved.update(recheck_waiting_items(project=project))
+        return moved
 
 
-def reevaluate_items(*, project: Project, items) -> int:
-    """Apply the rule to many items at once (constant number of queries per
-    batch). Returns how many verdicts changed."""
+def _regrant_escalations(*, project: Project, verdicts, escalation_votes: int) -> None:
+    """Set escalated items' extra votes to the project's new escalation_votes
+    (rechecked against the eligible annotators afterwards)."""
+    for verdict in verdicts.select_related("item").order_by("item_id"):
+        item = verdict.item
+        needed = max(
+            item.votes_needed - verdict.escalated_by + escalation_votes, item.live_assignments
+        )
+        granted = verdict.escalated_by + (needed - item.votes_needed)
+        Item.objects.filter(pk=item.pk).update(votes_needed=needed)
+        Verdict.objects.filter(pk=verdict.pk).update(escalated_by=max(granted, 0))
+
+
+def reevaluate_items(*, project: Project, items) -> Counter:
+    """Apply the rule to many items at once (a constant number of queries per
+    batch, plus one per item that escalates). Returns how many verdicts moved
+    into each status."""
     thresholds = thresholds_for(project)
-    changed = 0
-    item_list = list(items.only("pk", "project_id", "votes_needed", "gold_choice"))
-    for start in range(0, len(item_list), 2000):
-        batch = item_list[start : start + 2000]
-        ids = [i.pk for i in batch]
+    moved: Counter = Counter()
+    item_ids = list(items.order_by("pk").values_list("pk", flat=True))
+    for start in range(0, len(item_ids), 2000):
+        ids = item_ids[start : start + 2000]
+        # Items before verdicts: the order a vote locks them in.
+        batch = list(
+            Item.objects.select_for_update()
+            .filter(pk__in=ids)
+            .only("pk", "project_id", "votes_needed", "gold_choice")
+            .order_by("pk")
+        )
         verdicts = {
             v.item_id: v for v in Verdict.objects.select_for_update().filter(item_id__in=ids)
         }
         votes = _rule_votes(ids)
+        eligible = _EligibleCounts(project, ids)
         dirty = []
         for item in batch:
             verdict = verdicts.get(item.pk) or Verdict(item_id=item.pk, project=project)
             if verdict.status in CURATOR_DECIDED:
                 continue
-            if _apply(verdict, item, votes.get(item.pk, []), thresholds) or verdict.pk is None:
+            status = verdict.status
+            changed = _apply(
+                verdict,
+                item,
+                votes.get(item.pk, []),
+                thresholds,
+                eligible=partial(eligible.of, item.pk),
+            )
+            if changed or verdict.pk is None:
                 dirty.append(verdict)
+            if verdict.status != status:
+                moved[verdict.status] += 1
         new = [v for v in dirty if v.pk is None]
         Verdict.objects.bulk_create(new)
         Verdict.objects.bulk_update([v for v in dirty if v.pk is not None], list(VOTE_FIELDS[:-1]))
-        changed += len(dirty)
-    return changed
+    return moved
+
+
+class _EligibleCounts:
+    """eligible_counts() of a batch of items, asked for the first time one of
+    them escalates (most re-evaluations escalate none)."""
+
+    def __init__(self, project: Project, item_ids: list[int]):
+        self.project, self.item_ids = project, item_ids
+        self.counts: dict[int, int] | None = None
+
+    def of(self, item_id: int) -> int:
+        if self.counts is None:
+            self.counts = eligible_counts(project=self.project, item_ids=self.item_ids)
+        return self.counts[item_id]
+
+
+def recheck_waiting_items(*, project: Project, item_ids: list[int] | None = None) -> Counter:
+    """Items that wait for more votes than eligible annotators can still give
+    (someone left, was deactivated, skipped, or let a lease run out): take
+    back the escalation votes that cannot come and decide them on the votes
+    they have; a split with nobody left to break it goes to the curators.
+    What remains short (the base count, a curator's request) is reported as
+    stuck (stuck_items), never silently waited for. Returns how many verdicts
+    moved into each status."""
+    with transaction.atomic():
+        short = short_of_annotators(project)
+        if item_ids is not None:
+            short = short.filter(pk__in=item_ids)
+        ids = list(short.values_list("pk", flat=True))
+        if not ids:
+            return Counter()
+        # Locked in a vote's order (item, then verdict), then counted again:
+        # a claim or vote that committed meanwhile is seen.
+        items = {
+            i.pk: i
+            for i in Item.objects.select_for_update()
+            .filter(pk__in=ids)
+            .only("pk", "project_id", "votes_needed", "live_assignments", "gold_choice")
+            .order_by("pk")
+        }
+        eligible = eligible_counts(project=project, item_ids=ids)
+        verdicts = (
+            Verdict.objects.select_for_update()
+            .filter(item_id__in=ids, escalated_by__gt=0)
+            .exclude(status__in=CURATOR_DECIDED)
+        )
+        cut = []
+        for verdict in verdicts:
+            item = items[verdict.item_id]
+            shortfall = item.votes_needed - item.live_assignments - eligible[item.pk]
+            take = min(verdict.escalated_by, shortfall)
+            if take <= 0:
+                continue
+            item.votes_needed -= take
+            Item.objects.filter(pk=item.pk).update(votes_needed=item.votes_needed)
+            verdict.escalated_by -= take
+            cut.append((verdict, item))
+        if not cut:
+            return Counter()
+        thresholds = thresholds_for(project)
+        votes = _rule_votes([item.pk for _, item in cut])
+        moved: Counter = Counter()
+        for verdict, item in cut:
+            status = verdict.status
+            _apply(
+                verdict,
+                item,
+                votes.get(item.pk, []),
+                thresholds,
+                eligible=partial(eligible.__getitem__, item.pk),
+                escalation_cut=True,
+            )
+            verdict.save()
+            if verdict.status != status:
+                moved[verdict.status] += 1
+        return moved
+
+
+def stuck_items(project: Project):
+    """Items still collecting votes that no eligible annotator can give (the
+    base count above the team, or a curator asking for more votes than
+    people are left), each annotated with `eligible`; a reason per item from
+    stuck_reason(). One query."""
+    return short_of_annotators(project)
+
+
+def stuck_reason(item) -> str:
+    missing = item.votes_needed - item.n_votes
+    if item.eligible <= 0:
+        who = "no annotator left who has not seen it"
+    else:
+        who = f"only {item.eligible} eligible annotator{'s' if item.eligible != 1 else ''} left"
+    return f"needs {missing} more vote{'s' if missing != 1 else ''}; {who}"
 
 
 def request_agreement_refresh(*, project: Project) -> bool:
@@ -368,23 +543,40 @@ def _require_reason(reason: str) -> str:
     return reason
 
 
+def _close(project: Project, item_id: int) -> None:
+    """A curator's decision ends the item's vote collection (open leases end,
+    nothing more is claimed). Called before the verdict is locked: it locks
+    the item's assignments and row first, as a vote does."""
+    if not Item.objects.filter(pk=item_id, project=project).exists():
+        raise Verdict.DoesNotExist
+    stop_collecting_votes(item_id=item_id)
+
+
 def resolve_item(
     *, project: Project, item_id: int, curator, choice: str, reason: str, version: int | None
 ) -> Verdict:
-    """A curator decides which response is better."""
-    if choice not in ("1", "2"):
-        raise CurationError("Choose response 1 or response 2.")
+    """A curator decides which response is better, or that neither is (a tie,
+    in projects that allow ties), whatever state the item is in: a split
+    nobody is left to break, an item still collecting votes, a contested or
+    agreed one. An item still collecting votes stops collecting."""
+    allowed = ("1", "2", "tie") if project.allow_tie else ("1", "2")
+    if choice not in allowed:
+        raise CurationError(
+            "Choose response 1, response 2 or a tie."
+            if project.allow_tie
+            else "Choose response 1 or response 2."
+        )
     reason = _require_reason(reason)
     with transaction.atomic():
+        _close(project, item_id)
         verdict = _locked_verdict(item_id=item_id, project=project, version=version)
         _check_conflict(project, item_id, curator)
-        if verdict.status == VerdictStatus.NEEDS_VOTES:
-            raise CurationError("This item is still collecting votes.")
         before = verdict_snapshot(verdict)
         verdict.status = VerdictStatus.RESOLVED
         verdict.final_choice = choice
         verdict.provenance = Provenance.ADJUDICATED
         verdict.exclusion_category = ""
+        verdict.escalated_by = 0
         verdict.decided_by = curator
         verdict.reason = reason
         return _record(verdict, before=before, actor=curator, action="resolve", reason=reason)
@@ -393,11 +585,13 @@ def resolve_item(
 def exclude_item(
     *, project: Project, item_id: int, curator, category: str, reason: str, version: int | None
 ) -> Verdict:
-    """Keep an item out of releases (it stays visible, with its votes)."""
+    """Keep an item out of releases (it stays visible, with its votes),
+    whatever state it is in; an item still collecting votes stops collecting."""
     if category not in ExclusionCategory.values or not category:
         raise CurationError("Choose why the item is excluded.")
     reason = _require_reason(reason)
     with transaction.atomic():
+        _close(project, item_id)
         verdict = _locked_verdict(item_id=item_id, project=project, version=version)
         _check_conflict(project, item_id, curator)
         before = verdict_snapshot(verdict)
@@ -405,6 +599,7 @@ def exclude_item(
         verdict.final_choice = ""
         verdict.provenance = ""
         verdict.exclusion_category = category
+        verdict.escalated_by = 0
         verdict.decided_by = curator
         verdict.reason = reason
         return _record(verdict, before=before, actor=curator, action="exclude", reason=reason)
@@ -413,11 +608,14 @@ def exclude_item(
 def request_more_votes(
     *, project: Project, item_id: int, curator, n: int, reason: str, version: int | None
 ) -> Verdict:
-    """Ask for n more votes; the item goes back to the annotators' pool."""
+    """Ask for n more votes; the item goes back to the annotators' pool. (Ask
+    eligible_counts() first to warn when fewer annotators are left than
+    asked: the item is then reported stuck until a curator closes it.)"""
     if not 1 <= n <= 20:
         raise CurationError("Ask for between 1 and 20 more votes.")
     reason = _require_reason(reason)
     with transaction.atomic():
+        Item.objects.select_for_update().filter(pk=item_id, project=project).first()
         verdict = _locked_verdict(item_id=item_id, project=project, version=version)
         if verdict.status in CURATOR_DECIDED:
             raise CurationError("Reopen the item before asking for more votes.")
@@ -433,18 +631,30 @@ def request_more_votes(
 
 
 def reopen_item(*, project: Project, item_id: int, curator, reason: str, version: int | None):
-    """Undo a curator decision: the item goes back to the contested queue."""
+    """Undo a curator decision or an agreement: the item goes to the contested
+    queue. An item still collecting votes goes there at once (it stops
+    collecting: the curators decide it on the votes it has)."""
     reason = _require_reason(reason)
     with transaction.atomic():
+        current = Verdict.objects.filter(item_id=item_id, project=project).values_list(
+            "status", flat=True
+        )
+        if VerdictStatus.NEEDS_VOTES in current:
+            _close(project, item_id)
         verdict = _locked_verdict(item_id=item_id, project=project, version=version)
-        if verdict.status not in CURATOR_DECIDED and verdict.status != VerdictStatus.AGREED:
-            raise CurationError("Only agreed, resolved or excluded items can be reopened.")
+        if verdict.status == VerdictStatus.CONTESTED:
+            raise CurationError("This item is already in the contested queue.")
+        if verdict.status == VerdictStatus.NEEDS_VOTES:
+            # It went back to collecting votes since it was read (a version
+            # given with the decision would have said so already).
+            raise StaleDecision("This item is collecting votes again; reload it and decide.")
         before = verdict_snapshot(verdict)
         verdict.status = VerdictStatus.CONTESTED
         verdict.final_choice = ""
         verdict.provenance = ""
         verdict.exclusion_category = ""
         verdict.contest_kind = ContestKind.REOPENED
+        verdict.escalated_by = 0
         verdict.decided_by = None
         verdict.reason = reason
         return _record(verdict, before=before, actor=curator, action="reopen", reason=reason)

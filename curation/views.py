@@ -13,11 +13,13 @@ from django.http import FileResponse, Http404, HttpResponse, StreamingHttpRespon
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotate.eligibility import eligible_counts
 from annotate.models import Judgement, Membership
 from annotate.permissions import ADMIN_ROLES, CURATOR_ROLES, project_for
 from annotate.storage import open_stored
 
 from . import release_publishing, reports
+from .agreement import MIN_SIDE_VOTES
 from .evaluations import EvaluationError, evaluate_release, leaderboard
 from .forms import AuditFilterForm, DecisionForm, EvaluationForm, ReleaseForm, ThresholdsForm
 from .judge_views import run_form
@@ -42,6 +44,8 @@ from .services import (
     request_agreement_refresh,
     request_more_votes,
     resolve_item,
+    stuck_items,
+    stuck_reason,
     update_thresholds,
 )
 
@@ -55,6 +59,18 @@ def attachment_name(name: str) -> str:
     return UNSAFE_IN_FILENAME.sub("_", name).lstrip(".") or "download"
 
 
+def describe_moves(moved) -> str:
+    """'3 items now agreed, 2 now contested.' from update_thresholds' counts."""
+    if not moved:
+        return "No item changed status."
+    labels = dict(VerdictStatus.choices)
+    parts = [
+        f"{n} item{'s' if n != 1 else ''} now {labels[status].lower()}"
+        for status, n in sorted(moved.items(), key=lambda kv: list(labels).index(kv[0]))
+    ]
+    return ", ".join(parts) + "."
+
+
 @require_http_methods(["GET", "POST"])
 @login_required
 def rule_settings(request, slug):
@@ -66,10 +82,15 @@ def rule_settings(request, slug):
     }
     form = ThresholdsForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
-        changed = update_thresholds(project=project, actor=request.user, **form.cleaned_data)
-        messages.success(
-            request, f"Thresholds saved; {changed} verdict{'s' if changed != 1 else ''} changed."
-        )
+        moved = update_thresholds(project=project, actor=request.user, **form.cleaned_data)
+        messages.success(request, f"Rule saved. {describe_moves(moved)}")
+        stuck = stuck_items(project).count()
+        if stuck:
+            messages.warning(
+                request,
+                f"{stuck} item{'s' if stuck != 1 else ''} still wait for votes that no "
+                "eligible annotator can give: see the curation queue's Stuck tab.",
+            )
         return redirect("rule_settings", slug=project.slug)
     return render(
         request,
@@ -93,7 +114,14 @@ def agreement_dashboard(request, slug):
     return render(
         request,
         "curation/agreement.html",
-        {"project": project, "role": role, "report": report, "fmt": reports.fmt},
+        {
+            "project": project,
+            "role": role,
+            "report": report,
+            "fmt": reports.fmt,
+            "min_side_votes": MIN_SIDE_VOTES,
+            "stuck_count": stuck_items(project).count(),
+        },
     )
 
 
@@ -125,6 +153,8 @@ def agreement_status(request, slug):
 # --- Contested queue and adjudication ------------------------------------------------
 
 QUEUE_PAGE_SIZE = 50
+# The queue's filter for items waiting on votes nobody eligible can give.
+STUCK = "stuck"
 QUEUE_SORTS = {
     "oldest": ("updated_at", "pk"),
     "newest": ("-updated_at", "-pk"),
@@ -136,7 +166,11 @@ def _queue(project, params):
     """The curation queue's verdicts, filtered and sorted as `params` say."""
     status = params.get("status") or VerdictStatus.CONTESTED
     verdicts = Verdict.objects.filter(project=project)
-    if status != "all":
+    if status == STUCK:
+        verdicts = verdicts.filter(
+            status=VerdictStatus.NEEDS_VOTES, item_id__in=stuck_items(project).values("pk")
+        )
+    elif status != "all":
         verdicts = verdicts.filter(status=status)
     if params.get("domain"):
         verdicts = verdicts.filter(item__domain__slug=params["domain"])
@@ -189,6 +223,11 @@ def curation_queue(request, slug):
     )
     query = params.copy()
     query.pop("page", None)
+    if params.get("status") == STUCK:
+        rows = stuck_items(project).filter(pk__in=[v.item_id for v in page.object_list])
+        reasons = {item.pk: stuck_reason(item) for item in rows}
+        for v in page.object_list:  # (evaluated once, above; the template reuses it)
+            v.stuck_reason = reasons.get(v.item_id, "")
     return render(
         request,
         "curation/queue.html",
@@ -200,6 +239,7 @@ def curation_queue(request, slug):
             "query": query.urlencode(),
             "kinds": [(k, label, by_kind.get(k, 0)) for k, label in ContestKind.choices if k],
             "statuses": [(s, label, by_status.get(s, 0)) for s, label in VerdictStatus.choices],
+            "stuck_count": stuck_items(project).count(),
             "domains": [(d, agreed_by_domain.get(d.pk, 0)) for d in domains],
             "pseudonyms": Membership.objects.filter(project=project)
             .exclude(pseudonym="")
@@ -247,6 +287,7 @@ def _adjudication_context(request, project, role, item_id):
         AuditEvent.objects.filter(item=item).select_related("actor").order_by("created_at", "pk")
     )
     next_verdict = next_contested(project, request.user, after=verdict)
+    eligible = eligible_counts(project=project, item_ids=[item.pk])[item.pk]
     voted = any(j.assignment.annotator_id == request.user.pk for j in judgements)
     return {
         "project": project,
@@ -261,6 +302,7 @@ def _adjudication_context(request, project, role, item_id):
         "self_adjudication_warning": voted and project.allow_self_adjudication,
         "exclusion_categories": [c for c in ExclusionCategory.choices if c[0]],
         "reliability_at": cache.computed_at if cache else None,
+        "eligible": eligible,
     }
 
 
@@ -312,7 +354,16 @@ def decide(request, slug, item_id):
             elif action == "exclude":
                 exclude_item(category=data["category"], **common)
             elif action == "more_votes":
-                request_more_votes(n=data["n"] or 2, **common)
+                n = data["n"] or 2
+                request_more_votes(n=n, **common)
+                eligible = eligible_counts(project=project, item_ids=[item_id])[item_id]
+                if eligible < n:
+                    messages.warning(
+                        request,
+                        f"Only {eligible} eligible annotator{'s are' if eligible != 1 else ' is'} "
+                        f"left for this item, fewer than the {n} votes asked: it is listed as "
+                        "stuck until they vote or a curator closes it.",
+                    )
             else:
                 reopen_item(**common)
         except Verdict.DoesNotExist:

@@ -12,7 +12,16 @@ from django.db.models import F
 from django.utils import timezone
 from PIL import Image
 
-from annotate.models import Assignment, Domain, ImageAsset, Item, Judgement, Membership, Project
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    Domain,
+    ImageAsset,
+    Item,
+    Judgement,
+    Membership,
+    Project,
+)
 
 _seq = itertools.count(1)
 
@@ -91,6 +100,14 @@ def make_judgement(assignment: Assignment, choice: str = "1", **kwargs) -> Judge
     """A judgement row; a current one is counted in its item's tallies, as
     annotate.services counts a vote (the dashboard reads only the tallies)."""
     judgement = Judgement.objects.create(assignment=assignment, choice=choice, **kwargs)
+    if assignment.status == AssignmentStatus.OPEN:
+        # A judged assignment is no longer an open lease (a curator's decision
+        # ends open leases).
+        now = timezone.now()
+        Assignment.objects.filter(pk=assignment.pk).update(
+            status=AssignmentStatus.SUBMITTED, submitted_at=now
+        )
+        assignment.status, assignment.submitted_at = AssignmentStatus.SUBMITTED, now
     if judgement.is_current:
         columns = [{"1": "votes_1", "2": "votes_2", "tie": "votes_tie"}.get(choice)]
         columns += [

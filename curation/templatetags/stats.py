@@ -13,12 +13,14 @@ def _number(value: float, style: str) -> str:
         return f"{100 * value:.1f}%"
     if style == "signed":
         return f"{value:+.3f}"
+    if style == "p":
+        return "< 0.001" if value < 0.001 else f"{value:.3f}"
     return f"{value:.3f}"
 
 
 @register.filter
 def stat(value, style: str = ""):
-    """`{{ x|stat }}`, `{{ x|stat:"pct" }}`, `{{ x|stat:"signed" }}`."""
+    """`{{ x|stat }}`, `{{ x|stat:"pct" }}`, `{{ x|stat:"signed" }}`, `{{ x|stat:"p" }}`."""
     if value is None:
         return format_html('<span class="muted" title="not computed yet">{}</span>', "…")
     if isinstance(value, agreement.Undefined):

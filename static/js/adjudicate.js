@@ -32,6 +32,11 @@
       case "1": case "2":
         if (pick("action", "resolve")) { pick("choice", e.key); reason(); }
         break;
+      case "0":
+        if (form().querySelector('input[name="choice"][value="tie"]') && pick("action", "resolve")) {
+          pick("choice", "tie"); reason();
+        } else handled = false;
+        break;
       case "x": if (pick("action", "exclude")) { var c = form().querySelector('select[name="category"]'); if (c) c.focus(); } break;
       case "m": if (pick("action", "more_votes")) reason(); break;
       case "o": if (pick("action", "reopen")) reason(); break;

@@ -216,10 +216,9 @@ def test_empty_or_canonical_gold_choice_is_accepted():
         assert make_item(project=project, gold_choice=gold).gold_choice == gold
 
 
-def test_item_needing_no_votes_is_rejected():
-    with rejected_by("annotate_item_votes_needed_positive"):
-        make_item(votes_needed=0)
-    assert make_item(votes_needed=1).votes_needed == 1
+def test_item_a_curator_closed_before_any_vote_needs_none():
+    # 0: what a curator's decision leaves on an item that had no vote yet.
+    assert make_item(votes_needed=0).votes_needed == 0
 
 
 def test_more_live_assignments_than_votes_needed_is_rejected():

@@ -131,7 +131,7 @@ def test_htmx_submit_of_the_last_item_redirects_to_done(client):
     )
     assert response["HX-Redirect"] == reverse("work_done", args=[project.slug])
     done = client.get(response["HX-Redirect"])
-    assert b"Nothing left for you to judge" in done.content
+    assert b"You are done with" in done.content
 
 
 def test_double_post_stores_one_judgement(client):

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from curation.agreement import (
     CHOICES,
     LABELS,
+    SIDE_BIAS_FDR,
     Interval,
     Undefined,
     Vote,
@@ -43,6 +44,7 @@ from curation.agreement import (
     pairwise_agreement,
     reliability,
     reliability_of_patterns,
+    side_bias_p_values,
     summarise,
     wilson_interval,
 )
@@ -557,6 +559,88 @@ def test_left_bias_is_detected_and_quality_preference_is_not():
     assert biased.left_pick_rate == pytest.approx(0.8, abs=0.07)
     assert biased.left_pick_ci.low > 0.5
     assert fair.left_pick_ci.low < 0.5 < fair.left_pick_ci.high
+    assert biased.side_bias and not fair.side_bias
+
+
+@pytest.mark.reference
+def test_side_bias_p_values_equal_statsmodels_free_references():
+    """The raw p-value is the exact two-sided binomial test and the adjustment
+    Benjamini-Hochberg's step-up, both written out here from their definitions
+    and compared to 1e-9; below the minimum a count is not tested."""
+    from math import comb
+
+    counts = [(31, 40), (22, 40), (19, 40), (60, 100), (5, 10), (45, 80)]
+
+    def exact_two_sided(k, n):
+        pmf = [comb(n, i) / 2**n for i in range(n + 1)]
+        return min(1.0, sum(p for p in pmf if p <= pmf[k] * (1 + 1e-7)))
+
+    tested = [(k, n) for k, n in counts if n >= 30]
+    raw = [exact_two_sided(k, n) for k, n in tested]
+    m = len(raw)
+    order = sorted(range(m), key=lambda i: raw[i])
+    adjusted = [0.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        running = min(running, raw[i] * m / rank)
+        adjusted[i] = running
+    got = side_bias_p_values(counts, min_votes=30)
+    expected = iter(zip(raw, adjusted, strict=True))
+    for (_k, n), (p, q) in zip(counts, got, strict=True):
+        if n < 30:
+            assert isinstance(p, Undefined) and isinstance(q, Undefined)
+            continue
+        want_p, want_q = next(expected)
+        assert p == pytest.approx(want_p, abs=1e-9) and q == pytest.approx(want_q, abs=1e-9)
+
+
+def test_honest_teams_are_rarely_flagged_and_a_70_percent_left_picker_nearly_always():
+    """Many seeded projects of 20 honest annotators x 200 non-tie votes (left
+    picks ~ Binomial(200, 0.5)): a false flag in at most 5% of projects (the
+    rate holds for the whole team, where an unadjusted test per annotator
+    would flag about 64% of projects). One more annotator picking the left
+    70% of the time is flagged in at least 95% of projects."""
+    rng = np.random.default_rng(2026)
+    projects = 2000
+    false_flags = caught = 0
+    for _ in range(projects):
+        honest = [(int(k), 200) for k in rng.binomial(200, 0.5, size=20)]
+        false_flags += any(
+            q < SIDE_BIAS_FDR for _, q in side_bias_p_values(honest) if isinstance(q, float)
+        )
+        _, q = side_bias_p_values([*honest, (int(rng.binomial(200, 0.7)), 200)])[-1]
+        caught += q < SIDE_BIAS_FDR
+    assert false_flags / projects <= 0.05
+    assert caught / projects >= 0.95
+    # Unadjusted, the same projects would be flagged far more often.
+    raw = sum(
+        any(p < 0.05 for p, _ in side_bias_p_values([(int(k), 200) for k in ks]))
+        for ks in rng.binomial(200, 0.5, size=(200, 20))
+    )
+    assert raw / 200 > 0.4
+
+
+def test_project_flags_come_from_the_adjusted_test():
+    """annotator_stats flags exactly the annotators side_bias_p_values flags
+    on their (left picks, non-tie votes)."""
+    rng = np.random.default_rng(7)
+    votes = []
+    for r in range(8):
+        votes += biased_annotator_votes(rng, f"h{r}", 60, left_rate=0, prefer_1=0.7)
+    votes += biased_annotator_votes(rng, "left", 60, left_rate=0.75, prefer_1=0)
+    stats = annotator_stats(votes)
+    counts = [(round(s.left_pick_rate * s.n_sided), s.n_sided) for s in stats.values()]
+    expected = [isinstance(q, float) and q < SIDE_BIAS_FDR for _, q in side_bias_p_values(counts)]
+    assert [s.side_bias for s in stats.values()] == expected
+    assert stats["left"].side_bias
+
+
+def test_too_few_votes_are_not_tested():
+    votes = biased_annotator_votes(np.random.default_rng(1), "new", 20, left_rate=1.0, prefer_1=0)
+    stats = annotator_stats(votes)["new"]
+    assert stats.left_pick_rate == 1.0 and not stats.side_bias
+    assert isinstance(stats.left_pick_p_adjusted, Undefined)
 
 
 # --- Cohen's kappa and Wilson -------------------------------------------------------------
@@ -579,6 +663,7 @@ def test_cohen_kappa_degenerate():
         cohen_kappa(["1"], [], CHOICES)
 
 
+@pytest.mark.reference
 @pytest.mark.skipif(importlib.util.find_spec("sklearn") is None, reason="no scikit-learn")
 def test_cohen_kappa_matches_sklearn():
     from sklearn.metrics import cohen_kappa_score

@@ -12,15 +12,17 @@ from tests.factories import make_item, make_member, make_project, make_user
 pytestmark = pytest.mark.django_db
 
 
-def new_item(**project_kwargs):
+def new_item(team=7, **project_kwargs):
+    """A project of `team` annotators (who vote_on() in turn) and one item."""
     project = make_project(**project_kwargs)
+    project.team = [make_member(project) for _ in range(team)]
     item = make_item(project, domain=project.domains.get(slug="general_preference"))
     Verdict.objects.create(item=item, project=project)
     return project, item
 
 
 def vote_on(project, item, choice, *, user=None, **vote_kwargs):
-    user = user or make_member(project)
+    user = user or (project.team.pop(0) if getattr(project, "team", None) else make_member(project))
     a = claim_next_item(project=project, annotator=user)
     assert a is not None and a.item_id == item.pk
     submit_judgement(assignment_id=a.pk, annotator=user, vote=Vote(choice=choice, **vote_kwargs))
@@ -117,7 +119,7 @@ def test_changing_thresholds_reevaluates_open_items():
     changed = update_thresholds(
         project=project, actor=admin, votes_per_item=3, agree_share=0.6, escalation_votes=2
     )
-    assert changed == 1
+    assert changed == {"agreed": 1}
     v = verdict(item)
     assert (v.status, v.final_choice) == ("agreed", "1")
     assert AuditEvent.objects.filter(action="thresholds", actor=admin).exists()
