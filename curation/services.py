@@ -639,12 +639,13 @@ def reopen_item(*, project: Project, item_id: int, curator, reason: str, version
         current = Verdict.objects.filter(item_id=item_id, project=project).values_list(
             "status", flat=True
         )
-        if VerdictStatus.NEEDS_VOTES in current:
+        closed = VerdictStatus.NEEDS_VOTES in current
+        if closed:
             _close(project, item_id)
         verdict = _locked_verdict(item_id=item_id, project=project, version=version)
         if verdict.status == VerdictStatus.CONTESTED:
             raise CurationError("This item is already in the contested queue.")
-        if verdict.status == VerdictStatus.NEEDS_VOTES:
+        if verdict.status == VerdictStatus.NEEDS_VOTES and not closed:
             # It went back to collecting votes since it was read (a version
             # given with the decision would have said so already).
             raise StaleDecision("This item is collecting votes again; reload it and decide.")
