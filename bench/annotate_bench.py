@@ -619,7 +619,7 @@ class ApiAnnotator(Annotator):
 
     def start(self) -> None:
         resp = self.call(API_NEXT, "POST", f"/api/v1/projects/{self.slug}/assignments/next/")
-        if resp.status == 204:
+        if resp.status in (202, 204):  # nothing free now (202: more may come later)
             self.done = True
             return
         if resp.status != 200:

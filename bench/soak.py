@@ -252,7 +252,8 @@ class Curator:
     username: str
     slug: str
     rng: random.Random
-    decided: dict[int, str] = field(default_factory=dict)  # item → choice, acknowledged
+    # item → (monotonic time of the acknowledgement, choice)
+    decided: dict[int, tuple[float, str]] = field(default_factory=dict)
     last_refresh: float = 0.0
 
     def get(self, load: Load, kind: str, path: str) -> str:
@@ -301,7 +302,7 @@ class Curator:
                 with load.lock:
                     load.conflicts += 1
             elif resp.status in (302, 303):
-                self.decided[item_id] = choice
+                self.decided[item_id] = (time.monotonic(), choice)
             else:
                 raise Failure(f"decide {item_id}: {resp.status} {resp.body[:200]!r}")
         page = self.get(load, "curator: GET agreement dashboard", f"/p/{self.slug}/agreement/")
@@ -389,22 +390,38 @@ def check_database(url: str, acknowledged: dict[int, str], decided: dict[int, st
             votes[item_id].append(RuleVote(choice, c1, c2, flagged))
         wrong = wrong_needed = 0
         rows = conn.execute(
-            """SELECT i.id, i.votes_needed, i.gold_choice, v.status, v.final_choice, v.escalations
+            """SELECT i.id, i.votes_needed, i.gold_choice, v.status, v.final_choice,
+                      v.escalations, v.escalated_by
                FROM annotate_item i JOIN curation_verdict v ON v.item_id = i.id"""
         ).fetchall()
+        # Eligible annotators per item (annotate.eligibility): active members
+        # with the annotator role never assigned the item.
+        eligible = dict(
+            conn.execute(
+                """SELECT i.id, (SELECT count(*) FROM annotate_membership m
+                                 JOIN auth_user u ON u.id = m.user_id
+                                 WHERE m.project_id = i.project_id AND m.role = 'annotator'
+                                   AND u.is_active AND NOT EXISTS (
+                                       SELECT 1 FROM annotate_assignment a
+                                       WHERE a.item_id = i.id AND a.annotator_id = m.user_id))
+                   FROM annotate_item i"""
+            ).fetchall()
+        )
         curator_decided = {}
-        for item_id, needed, gold, status, final, escalations in rows:
-            if needed != votes_per_item + escalations * escalation_votes:
-                wrong_needed += 1
+        for item_id, needed, gold, status, final, escalations, escalated_by in rows:
             if status in ("resolved", "excluded"):
+                # A decision lowers votes_needed to the votes the item has.
                 curator_decided[item_id] = final
                 continue
+            if needed != votes_per_item + escalated_by:
+                wrong_needed += 1
             outcome = decide(
                 votes[item_id],
                 votes_needed=needed,
                 escalations=escalations,
                 thresholds=thresholds,
                 gold=gold or "",
+                eligible=eligible[item_id],
             )
             if (outcome.status, outcome.final_choice, outcome.escalate_by) != (status, final, 0):
                 wrong += 1
@@ -415,7 +432,7 @@ def check_database(url: str, acknowledged: dict[int, str], decided: dict[int, st
             )
         }
     counts["verdicts that differ from the rule applied to their votes"] = wrong
-    counts["items whose votes_needed is not base + escalations"] = wrong_needed
+    counts["open items whose votes_needed is not base + escalation granted"] = wrong_needed
     counts["acknowledged curator decisions not in place"] = sum(
         1 for item, choice in decided.items() if curator_decided.get(item) != choice
     )
@@ -636,9 +653,14 @@ def main() -> int:
         acknowledged: dict[int, str] = {}
         for a in annotators:
             acknowledged.update(a.acknowledged)
-        decided: dict[int, str] = {}
+        # Both curators may decide one item in turn (the second having read the
+        # first decision, as the version check demands): the later one holds.
+        latest: dict[int, tuple[float, str]] = {}
         for c in curators:
-            decided.update(c.decided)
+            for item_id, (at, choice) in c.decided.items():
+                if item_id not in latest or at > latest[item_id][0]:
+                    latest[item_id] = (at, choice)
+        decided = {item_id: choice for item_id, (_, choice) in latest.items()}
         print("checking the database ...", file=sys.stderr)
         problems = check_database(url, acknowledged, decided)
         table = report(
