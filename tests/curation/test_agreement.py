@@ -204,6 +204,7 @@ def test_krippendorff_2011_worked_example():
 
 
 @pytest.mark.parametrize("seed", range(25))
+@pytest.mark.reference
 def test_alpha_equals_package_on_reliability_data(seed):
     rng = np.random.default_rng(seed)
     ratings = random_ratings(rng, n_raters=int(rng.integers(2, 7)), n_units=40, domain=CHOICES)
@@ -214,6 +215,7 @@ def test_alpha_equals_package_on_reliability_data(seed):
 
 
 @pytest.mark.parametrize("seed", range(25))
+@pytest.mark.reference
 def test_ac1_equals_reference_implementation(seed):
     rng = np.random.default_rng(100 + seed)
     ratings = random_ratings(rng, n_raters=int(rng.integers(2, 7)), n_units=30, domain=LABELS)
@@ -222,6 +224,7 @@ def test_ac1_equals_reference_implementation(seed):
     assert gwet_ac1(counts) == pytest.approx(expected, abs=1e-9)
 
 
+@pytest.mark.reference
 def test_ac1_two_raters_two_categories_matches_gwet_2008_formula():
     # Gwet (2008), two raters, two categories: p_a = (a + d) / n,
     # pi = (A + B) / 2 with A, B the raters' "yes" shares, p_e = 2 pi (1 - pi).
@@ -563,7 +566,7 @@ def test_left_bias_is_detected_and_quality_preference_is_not():
 
 
 @pytest.mark.reference
-def test_side_bias_p_values_equal_statsmodels_free_references():
+def test_side_bias_p_values_equal_their_definitions():
     """The raw p-value is the exact two-sided binomial test and the adjustment
     Benjamini-Hochberg's step-up, both written out here from their definitions
     and compared to 1e-9; below the minimum a count is not tested."""
@@ -722,6 +725,7 @@ def test_bootstrap_alphas_equal_package_on_each_resample():
         assert alphas[b] == pytest.approx(expected, abs=1e-9)
 
 
+@pytest.mark.reference
 def test_bootstrap_closed_form_equals_package_on_varied_shapes():
     # Items with one to nine votes, including single-vote items that resampling drops.
     rng = np.random.default_rng(21)
@@ -861,6 +865,7 @@ def assert_same_reliability(got, expected):
 
 
 @pytest.mark.parametrize("seed", range(20))
+@pytest.mark.reference
 def test_patterns_alpha_equals_krippendorff_on_the_expanded_matrix(seed):
     rng = np.random.default_rng(300 + seed)
     # Up to 9 values a unit (single-value and empty units included), many repeats.
@@ -877,6 +882,7 @@ def test_patterns_alpha_equals_krippendorff_on_the_expanded_matrix(seed):
     assert_same_reliability(got, reliability(counts, CHOICES))
 
 
+@pytest.mark.reference
 def test_patterns_give_krippendorff_2011_and_gwet_reference():
     _, counts = count_matrix(pairs_of(K2011), categories=K2011_DOMAIN)
     got = reliability_of_patterns(*distinct_patterns(counts), K2011_DOMAIN)

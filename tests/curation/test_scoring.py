@@ -321,6 +321,7 @@ def test_category_with_no_predictions_is_listed_as_undefined_and_left_out_of_mac
     assert report.macro_categories == 1
 
 
+@pytest.mark.reference
 def test_wilson_interval_matches_the_published_value():
     # 8 of 10, z = 1.96: centre (0.8 + z²/20) / (1 + z²/10) = 0.71674, half-width
     # z / (1 + z²/10) * sqrt(0.8 * 0.2 / 10 + z²/400) = 0.22658 -> [0.4902, 0.9433].
