@@ -93,11 +93,23 @@ class FakeJudge:
                 with fake.lock:
                     fake.in_flight += 1
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                self.counted = True
                 try:
                     fake._serve(self)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test)
                 finally:
+                    self._answered()
+
+            def send_response(self, *args, **kwargs):
+                # In flight until the answer starts: once it is sent the client
+                # may send its next request before this thread gets further.
+                self._answered()
+                super().send_response(*args, **kwargs)
+
+            def _answered(self):
+                if getattr(self, "counted", False):
+                    self.counted = False
                     with fake.lock:
                         fake.in_flight -= 1
 
