@@ -581,18 +581,40 @@ def expire_stale_leases(*, project: Project, now=None) -> int:
             .filter(item__project=project, status=AssignmentStatus.OPEN, lease_expires_at__lte=now)
             .values_list("pk", "item_id")
         )
-        if not stale:
-            return 0
-        Assignment.objects.filter(pk__in=[pk for pk, _ in stale]).update(
-            status=AssignmentStatus.EXPIRED
-        )
-        per_item = Counter(item_id for _, item_id in stale)
-        for item_id, n in per_item.items():
-            Item.objects.filter(pk=item_id).update(live_assignments=F("live_assignments") - n)
-        signals.eligibility_changed.send(
-            sender=Assignment, project_id=project.pk, item_ids=sorted(per_item)
-        )
+        _end_leases(stale, project_id=project.pk)
     return len(stale)
+
+
+def return_leases(*, project_id: int, user_id: int) -> int:
+    """A member left the project (or their account was deactivated): their
+    open leases there go back to the pool now, not when they run out, so no
+    item waits on someone who is not there. Their votes stay. Returns how
+    many leases ended."""
+    with transaction.atomic(savepoint=False):
+        held = list(
+            Assignment.objects.select_for_update(of=("self",))
+            .filter(annotator_id=user_id, item__project_id=project_id, status=AssignmentStatus.OPEN)
+            .order_by("pk")
+            .values_list("pk", "item_id")
+        )
+        _end_leases(held, project_id=project_id)
+    return len(held)
+
+
+def _end_leases(leases: list[tuple[int, int]], *, project_id: int) -> None:
+    """Expire locked open assignments (pk, item_id): they stop counting
+    towards their items' votes, and curation rechecks those items."""
+    if not leases:
+        return
+    Assignment.objects.filter(pk__in=[pk for pk, _ in leases]).update(
+        status=AssignmentStatus.EXPIRED
+    )
+    per_item = Counter(item_id for _, item_id in leases)
+    for item_id, n in sorted(per_item.items()):
+        Item.objects.filter(pk=item_id).update(live_assignments=F("live_assignments") - n)
+    signals.eligibility_changed.send(
+        sender=Assignment, project_id=project_id, item_ids=sorted(per_item)
+    )
 
 
 def stop_collecting_votes(*, item_id: int) -> int:

@@ -1,7 +1,7 @@
 """A member removed from a project loses the annotator's loop at once, even
 for an item they still hold: no compare page, no submit, skip or revision, no
 new item after a submit, in the browser and through the API. Nothing is
-stored."""
+stored, and the lease they held goes back to the pool at once."""
 
 import pytest
 from django.urls import reverse
@@ -32,7 +32,7 @@ def held():
 
 def unchanged(user, judged, open_one):
     open_one.refresh_from_db()
-    assert open_one.status == AssignmentStatus.OPEN
+    assert open_one.status == AssignmentStatus.EXPIRED  # returned when they left
     assert Assignment.objects.filter(annotator=user).count() == 2
     assert Judgement.objects.filter(assignment__annotator=user).count() == 1
 
@@ -81,8 +81,13 @@ def test_services_refuse_a_removed_member(held):
     unchanged(user, judged, open_one)
 
 
-def test_a_member_added_back_gets_their_item_again(held):
+def test_a_member_added_back_gets_a_new_item_and_theirs_went_to_the_pool(held):
     project, user, _judged, open_one = held
+    open_one.refresh_from_db()
+    assert open_one.status == AssignmentStatus.EXPIRED
+    assert open_one.item.live_assignments == 0
     Membership.objects.create(project=project, user=user)
     again = claim_next_item(project=project, annotator=user)
-    assert again.pk == open_one.pk
+    assert again.item_id not in (open_one.item_id, _judged.item_id)
+    newcomer = make_member(project)
+    assert claim_next_item(project=project, annotator=newcomer).item_id == open_one.item_id

@@ -422,3 +422,26 @@ def test_an_item_held_by_someone_else_may_come_back():
     Assignment.objects.filter(pk=lease.pk).update(lease_expires_at=timezone.now())
     assert claim_next_item(project=project, annotator=team[3]).item_id == item.pk
     assert Item.objects.get(pk=item.pk).live_assignments == 3
+
+
+def test_a_departing_member_returns_their_open_lease_at_once():
+    project, team, item = team_project(3)
+    for user, choice in zip(team[:2], "12", strict=True):
+        vote(project, user, choice)
+    lease = claim_next_item(project=project, annotator=team[2])
+    Membership.objects.filter(project=project, user=team[2]).delete()
+    assert Assignment.objects.get(pk=lease.pk).status == AssignmentStatus.EXPIRED
+    item.refresh_from_db()
+    assert item.live_assignments == 2
+    stuck = list(stuck_items(project))
+    assert stuck_reason(stuck[0]) == "needs 1 more vote; no annotator left who has not seen it"
+
+
+def test_a_deactivated_account_returns_its_leases_in_every_project():
+    project, team, item = team_project(4)
+    vote(project, team[0], "1")
+    lease = claim_next_item(project=project, annotator=team[1])
+    team[1].is_active = False
+    team[1].save(update_fields=["is_active"])
+    assert Assignment.objects.get(pk=lease.pk).status == AssignmentStatus.EXPIRED
+    assert claim_next_item(project=project, annotator=team[2]).item_id == item.pk
