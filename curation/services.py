@@ -78,15 +78,17 @@ def _apply(
     `escalation_cut`: the escalation's votes were taken back because nobody
     is left to give them (the reason says so)."""
     before = verdict_snapshot(verdict)
-    decide_with = {
-        "votes_needed": item.votes_needed,
-        "escalations": verdict.escalations,
-        "thresholds": thresholds,
-        "gold": item.gold_choice,
-    }
-    outcome = decide(votes, **decide_with)
+    decide_with = partial(
+        decide,
+        votes,
+        votes_needed=item.votes_needed,
+        escalations=verdict.escalations,
+        thresholds=thresholds,
+        gold=item.gold_choice,
+    )
+    outcome = decide_with()
     if outcome.escalate_by:
-        outcome = decide(votes, **decide_with, eligible=eligible())
+        outcome = decide_with(eligible=eligible())
     if outcome.escalate_by:
         Item.objects.filter(pk=item.pk).update(votes_needed=F("votes_needed") + outcome.escalate_by)
         item.votes_needed += outcome.escalate_by
