@@ -24,3 +24,25 @@ def requeue_missing_thumbnails() -> int:
     for start in range(0, len(ids), 500):
         make_thumbnails.delay(ids[start : start + 500])
     return len(ids)
+
+
+@shared_task(name="annotate.tasks.expire_stale_leases_everywhere", ignore_result=True)
+def expire_stale_leases_everywhere() -> int:
+    """Return every lease that ran out, in every project, and let curation
+    recheck those items (a claim does this too, but once everybody has
+    stopped claiming nothing would): sent by config.celery.ExpireLeases
+    every LEASE_SWEEP_SECONDS."""
+    from django.utils import timezone
+
+    from .models import Assignment, AssignmentStatus, Project
+
+    now = timezone.now()
+    stale_in = (
+        Assignment.objects.filter(status=AssignmentStatus.OPEN, lease_expires_at__lte=now)
+        .values_list("item__project_id", flat=True)
+        .distinct()
+    )
+    return sum(
+        services.expire_stale_leases(project=project, now=now)
+        for project in Project.objects.filter(pk__in=stale_in).order_by("pk")
+    )

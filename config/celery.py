@@ -59,6 +59,42 @@ class RequeueMissedWork(bootsteps.StartStopStep):
 app.steps["consumer"].add(RequeueMissedWork)
 
 
+class ExpireLeases(bootsteps.StartStopStep):
+    """A worker consumer step: every LEASE_SWEEP_SECONDS, queue the return of
+    every lease that ran out (annotate.tasks.expire_stale_leases_everywhere),
+    on either broker, so an item never waits on an abandoned lease once
+    nobody claims any more."""
+
+    requires = {"celery.worker.consumer.tasks:Tasks"}
+
+    def __init__(self, parent, **kwargs):
+        super().__init__(parent, **kwargs)
+        self.timer_ref = None
+
+    def start(self, parent):
+        from django.conf import settings
+
+        if parent.timer is not None and self.timer_ref is None:
+            self.timer_ref = parent.timer.call_repeatedly(
+                settings.LEASE_SWEEP_SECONDS, send_lease_sweep
+            )
+
+    def shutdown(self, parent):
+        if self.timer_ref is not None:
+            self.timer_ref.cancel()
+            self.timer_ref = None
+
+
+def send_lease_sweep() -> None:
+    try:
+        app.send_task("annotate.tasks.expire_stale_leases_everywhere")
+    except Exception:  # the broker is gone: the next tick tries again
+        log.exception("could not queue the lease sweep")
+
+
+app.steps["consumer"].add(ExpireLeases)
+
+
 def enqueue_on_commit(task, *args, **kwargs) -> None:
     """Queue `task` once the current transaction commits.
 

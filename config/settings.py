@@ -352,6 +352,9 @@ CELERY_TASK_IGNORE_RESULT = True
 # How often each worker queues a sweep for background work whose message was
 # lost (besides every time it connects to the broker); see config.celery.
 BACKGROUND_SWEEP_SECONDS = env_int("BACKGROUND_SWEEP_SECONDS", 300, minimum=1)
+# How often each worker queues the return of leases that ran out in every
+# project (config.celery.ExpireLeases), so items never wait on them.
+LEASE_SWEEP_SECONDS = env_int("LEASE_SWEEP_SECONDS", 60, minimum=1)
 # Fault tests only: seconds a release build sleeps after each item, so a test
 # can kill the worker in the middle of a build. Never set it in production.
 RELEASE_BUILD_ITEM_DELAY = env_int("RELEASE_BUILD_ITEM_DELAY_MS", 0, minimum=0) / 1000

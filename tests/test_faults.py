@@ -447,3 +447,42 @@ def test_two_web_processes_never_over_assign_and_store_every_acknowledged_vote_o
         .values_list("item_id", flat=True)
     )
     assert taken == votes  # every assignment handed out was judged: none duplicate or excess
+
+
+# --- Abandoned leases come back with nobody claiming -----------------------------------------
+
+
+@pytest.mark.redis
+@requires_redis
+def test_the_worker_returns_abandoned_leases_and_the_item_is_rechecked(tmp_path, cleanup):
+    """The last annotator abandons an item and nobody claims again: the
+    worker's lease sweep (LEASE_SWEEP_SECONDS) returns the lease and curation
+    reports the item stuck instead of it waiting for good."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotate.services import Vote, claim_next_item, submit_judgement
+    from curation.services import stuck_items
+
+    project = make_project(votes_per_item=2)
+    item = make_item(project, domain=project.domains.get(slug="general_preference"))
+    Verdict.objects.create(item=item, project=project)
+    first, second = make_member(project), make_member(project)
+    a = claim_next_item(project=project, annotator=first)
+    submit_judgement(assignment_id=a.pk, annotator=first, vote=Vote(choice="1"))
+    lease = claim_next_item(project=project, annotator=second)
+    past = timezone.now() - timedelta(minutes=5)
+    Assignment.objects.filter(pk=lease.pk).update(
+        claimed_at=past, lease_expires_at=past + timedelta(seconds=1)
+    )
+    purge_queue()
+    env = server_env(tmp_path, redis=server_env_redis(), LEASE_SWEEP_SECONDS="1")
+    worker = CeleryWorker(env, tmp_path / "worker.log", name="sweeper")
+    cleanup.append(worker.stop)
+    wait_for(
+        lambda: Assignment.objects.get(pk=lease.pk).status == AssignmentStatus.EXPIRED,
+        timeout=60,
+        what=f"the lease sweep\n{tail(tmp_path / 'worker.log')}",
+    )
+    assert [i.pk for i in stuck_items(project)] == [item.pk]

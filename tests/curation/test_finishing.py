@@ -445,3 +445,17 @@ def test_a_deactivated_account_returns_its_leases_in_every_project():
     team[1].save(update_fields=["is_active"])
     assert Assignment.objects.get(pk=lease.pk).status == AssignmentStatus.EXPIRED
     assert claim_next_item(project=project, annotator=team[2]).item_id == item.pk
+
+
+def test_the_worker_sweep_returns_expired_leases_when_nobody_claims():
+    from annotate.tasks import expire_stale_leases_everywhere
+
+    project, team, _ = team_project(3)
+    for user, choice in zip(team[:2], "12", strict=True):
+        vote(project, user, choice)
+    lease = claim_next_item(project=project, annotator=team[2])
+    Assignment.objects.filter(pk=lease.pk).update(lease_expires_at=timezone.now())
+    assert not list(stuck_items(project))  # the lease still counts
+    assert expire_stale_leases_everywhere.delay().get() == 1
+    stuck = list(stuck_items(project))
+    assert stuck_reason(stuck[0]) == "needs 1 more vote; no annotator left who has not seen it"
