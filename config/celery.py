@@ -28,8 +28,9 @@ def requeue_missed_work() -> None:
             log.exception("could not queue %s", name)
 
 
-class RequeueMissedWork(bootsteps.StartStopStep):
-    """A worker consumer step: started whenever the consumer (re)connects."""
+class RepeatingStep(bootsteps.StartStopStep):
+    """A worker consumer step that calls `tick` every `seconds()` while the
+    consumer runs (started whenever it (re)connects to the broker)."""
 
     requires = {"celery.worker.consumer.tasks:Tasks"}
 
@@ -37,61 +38,72 @@ class RequeueMissedWork(bootsteps.StartStopStep):
         super().__init__(parent, **kwargs)
         self.timer_ref = None
 
-    def start(self, parent):
-        from django.conf import settings
+    def enabled(self) -> bool:
+        return True
 
-        if not settings.REDIS_URL:
-            # The embedded broker is a local folder: sending cannot fail for
-            # an outage, and nothing there is lost with a server.
+    def seconds(self) -> float:
+        raise NotImplementedError
+
+    def tick(self) -> None:
+        raise NotImplementedError
+
+    def start(self, parent):
+        if not self.enabled():
             return
-        requeue_missed_work()
+        self.at_start()
         if parent.timer is not None and self.timer_ref is None:
-            self.timer_ref = parent.timer.call_repeatedly(
-                settings.BACKGROUND_SWEEP_SECONDS, requeue_missed_work
-            )
+            self.timer_ref = parent.timer.call_repeatedly(self.seconds(), self.tick)
+
+    def at_start(self) -> None:
+        pass
 
     def shutdown(self, parent):
         if self.timer_ref is not None:
             self.timer_ref.cancel()
             self.timer_ref = None
+
+
+class RequeueMissedWork(RepeatingStep):
+    """requeue_missed_work() at every (re)connection and every
+    BACKGROUND_SWEEP_SECONDS, on Redis only: the embedded broker is a local
+    folder, where sending cannot fail for an outage and nothing is lost with a
+    server."""
+
+    def enabled(self) -> bool:
+        from django.conf import settings
+
+        return bool(settings.REDIS_URL)
+
+    def seconds(self) -> float:
+        from django.conf import settings
+
+        return settings.BACKGROUND_SWEEP_SECONDS
+
+    def at_start(self) -> None:
+        requeue_missed_work()
+
+    def tick(self) -> None:
+        requeue_missed_work()
+
+
+class ExpireLeases(RepeatingStep):
+    """Every LEASE_SWEEP_SECONDS, on either broker, queue the return of every
+    lease that ran out (annotate.tasks.expire_stale_leases_everywhere), so an
+    item never waits on an abandoned lease once nobody claims any more."""
+
+    def seconds(self) -> float:
+        from django.conf import settings
+
+        return settings.LEASE_SWEEP_SECONDS
+
+    def tick(self) -> None:
+        try:
+            app.send_task("annotate.tasks.expire_stale_leases_everywhere")
+        except Exception:  # the broker is gone: the next tick tries again
+            log.exception("could not queue the lease sweep")
 
 
 app.steps["consumer"].add(RequeueMissedWork)
-
-
-class ExpireLeases(bootsteps.StartStopStep):
-    """A worker consumer step: every LEASE_SWEEP_SECONDS, queue the return of
-    every lease that ran out (annotate.tasks.expire_stale_leases_everywhere),
-    on either broker, so an item never waits on an abandoned lease once
-    nobody claims any more."""
-
-    requires = {"celery.worker.consumer.tasks:Tasks"}
-
-    def __init__(self, parent, **kwargs):
-        super().__init__(parent, **kwargs)
-        self.timer_ref = None
-
-    def start(self, parent):
-        from django.conf import settings
-
-        if parent.timer is not None and self.timer_ref is None:
-            self.timer_ref = parent.timer.call_repeatedly(
-                settings.LEASE_SWEEP_SECONDS, send_lease_sweep
-            )
-
-    def shutdown(self, parent):
-        if self.timer_ref is not None:
-            self.timer_ref.cancel()
-            self.timer_ref = None
-
-
-def send_lease_sweep() -> None:
-    try:
-        app.send_task("annotate.tasks.expire_stale_leases_everywhere")
-    except Exception:  # the broker is gone: the next tick tries again
-        log.exception("could not queue the lease sweep")
-
-
 app.steps["consumer"].add(ExpireLeases)
 
 

@@ -2,20 +2,13 @@
 close any item through it (issue 17)."""
 
 import pytest
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
 from annotate.services import claim_next_item
 from curation.models import Verdict
+from tests.api.test_curation_api import client_for
 from tests.factories import make_item, make_member, make_project
 
 pytestmark = pytest.mark.django_db
-
-
-def client_for(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
-    return client
 
 
 @pytest.fixture
