@@ -6,6 +6,7 @@ With nothing set the app runs embedded: SQLite (WAL, IMMEDIATE transactions)
 and a Celery broker on the local filesystem, so no server is needed.
 """
 
+import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -369,6 +370,19 @@ JUDGE_MAX_CONCURRENCY = env_int("JUDGE_MAX_CONCURRENCY", 16, minimum=1)
 JUDGE_MAX_CONSECUTIVE_ERRORS = env_int("JUDGE_MAX_CONSECUTIVE_ERRORS", 10, minimum=1)
 # A running run silent this long lost its worker: the sweep and Resume take it over.
 JUDGE_STALE_SECONDS = env_int("JUDGE_STALE_SECONDS", 120, minimum=30)
+# Judge requests go only to globally routable addresses (no loopback, private,
+# link-local, metadata, ... ranges; see curation/judge_client.py). List the
+# networks of a judge you run yourself, comma-separated CIDRs, e.g.
+# JUDGE_ALLOWED_NETWORKS=10.0.0.0/8 for a vLLM server on the LAN, or
+# 127.0.0.1/32 for one on this machine.
+JUDGE_ALLOWED_NETWORKS = env_list("JUDGE_ALLOWED_NETWORKS", [])
+for _network in JUDGE_ALLOWED_NETWORKS:
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"JUDGE_ALLOWED_NETWORKS: {_network!r} is not an IP network (e.g. 10.0.0.0/8)"
+        ) from None
 
 # --- Annotation defaults -------------------------------------------------------
 ASSIGNMENT_LEASE_MINUTES = env_int("ASSIGNMENT_LEASE_MINUTES", 30, minimum=1)

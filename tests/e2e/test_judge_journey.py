@@ -25,6 +25,7 @@ def test_an_admin_sets_up_a_judge_and_runs_it_on_a_release(
     live_server, browser, artifacts, tmp_path, settings
 ):
     settings.JUDGE_HEARTBEAT_SECONDS = 0.2
+    settings.JUDGE_ALLOWED_NETWORKS = ["127.0.0.1/32"]  # the fake judge's address
     project = make_release_project(tmp_path, slug="judge")
     user = make_user("boss")
     Membership.objects.create(project=project, user=user, role="admin")
