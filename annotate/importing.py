@@ -1009,9 +1009,7 @@ def parse_dataset(
     is_jsonl = fmt == "pairs" and data[_skip_ws(data, 0) : _skip_ws(data, 0) + 1] != b"["
     if fmt is None:
         is_jsonl = filename.lower().endswith(".jsonl")
-    reader = partial(
-        iter_jsonl if is_jsonl else iter_json_array, max_record_bytes=max_record_bytes
-    )
+    reader = partial(iter_jsonl if is_jsonl else iter_json_array, max_record_bytes=max_record_bytes)
     # Two passes, one record in memory at a time: the first reports every
     # syntax error (and counts the records), the second validates records,
     # so problems come in the order they always have.
