@@ -17,4 +17,9 @@ class AccountsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.core import checks
+
+        from config.checks import deploy_checks
+
+        checks.register(deploy_checks, checks.Tags.security, deploy=True)
         user_logged_in.connect(clear_expired_sessions, dispatch_uid="clear_expired_sessions")

@@ -14,6 +14,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config.checks import allowed_hosts_problem, secret_key_weakness
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -67,15 +69,12 @@ if PRODUCTION and DEBUG:
     raise ImproperlyConfigured("DEBUG must be off when DJANGO_ENV=production")
 EMBEDDED_SECRET_KEY = "insecure-embedded-default-change-me"
 SECRET_KEY = env_str("SECRET_KEY", "")
-if PRODUCTION and (
-    len(SECRET_KEY) < 50
-    or len(set(SECRET_KEY)) < 5
-    or SECRET_KEY.startswith(("django-insecure", EMBEDDED_SECRET_KEY))
-):
-    # The same bar as Django's deploy check (security.W009), enforced at start.
+if PRODUCTION and (secret_key_weakness(SECRET_KEY) or SECRET_KEY.startswith(EMBEDDED_SECRET_KEY)):
+    # A higher bar than Django's deploy check (security.W009), enforced at start.
     raise ImproperlyConfigured(
         "SECRET_KEY must be set to a random value of at least 50 characters when "
-        "DJANGO_ENV=production (e.g. python -c 'import secrets; print(secrets.token_urlsafe(64))')"
+        f"DJANGO_ENV=production ({secret_key_weakness(SECRET_KEY) or 'the embedded default'}; "
+        "e.g. python -c 'import secrets; print(secrets.token_urlsafe(64))')"
     )
 if not SECRET_KEY:
     if not DEBUG and env_bool("REQUIRE_SECRET_KEY", False):
@@ -87,6 +86,11 @@ if PRODUCTION and not os.environ.get("ALLOWED_HOSTS", "").strip():
         "ALLOWED_HOSTS must name the site's host(s) when DJANGO_ENV=production"
     )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+if PRODUCTION and allowed_hosts_problem(ALLOWED_HOSTS):
+    raise ImproperlyConfigured(
+        "ALLOWED_HOSTS is unsafe when DJANGO_ENV=production: "
+        + str(allowed_hosts_problem(ALLOWED_HOSTS))
+    )
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
