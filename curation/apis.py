@@ -644,9 +644,9 @@ class EvaluationListApi(APIView):
             evaluation = evaluate_release(
                 release=release,
                 name=data["name"],
-                predictions=data["predictions"].read(),
+                predictions=data["predictions"],
                 filename=data["predictions"].name,
-                swapped=swapped.read() if swapped else None,
+                swapped=swapped or None,
                 swapped_filename=swapped.name if swapped else "",
                 user=request.user,
             )
