@@ -65,6 +65,8 @@ DATASET_MAX_BYTES = 512 * 1024 * 1024
 # free of Django; a test keeps them equal to the columns).
 MAX_MODEL_LENGTH = 200
 MAX_IMAGE_PATH_LENGTH = 500
+# A folder or file name in an image path (NAME_MAX of common file systems).
+MAX_PATH_SEGMENT_BYTES = 255
 # How deep a record's values may nest (real records are two or three levels);
 # deeper ones could hit Python's recursion limit when they are serialised again.
 MAX_NESTING = 32
@@ -817,7 +819,7 @@ def parse_mrb_record(value: Any, line: int, index: int, log: ProblemLog) -> Reco
             field="Better",
         )
     _check_id(fields["ID"], log, line, index, "ID")
-    _check_length(fields["Image"], MAX_IMAGE_PATH_LENGTH, log, line, index, "Image")
+    _check_image_path(fields["Image"], log, line, index, "Image")
     if len(log.problems) > before or log.truncated:
         return None
     extra = {k: v for k, v in value.items() if k not in MRB_KEYS}
@@ -842,6 +844,27 @@ def _check_length(
 ) -> None:
     if value is not None and len(value) > limit:
         log.add(f"is longer than {limit} characters", line=line, index=index, field=label)
+
+
+def _check_image_path(value: str | None, log: ProblemLog, line: int, index: int, label: str):
+    """The path's length, and each folder or file name within what file
+    systems and zip readers take (255 bytes): a release writes the image
+    under this path."""
+    if value is None:
+        return
+    if len(value) > MAX_IMAGE_PATH_LENGTH:
+        _check_length(value, MAX_IMAGE_PATH_LENGTH, log, line, index, label)
+        return
+    for part in value.replace("\\", "/").split("/"):
+        if len(part.encode("utf-8", "surrogatepass")) > MAX_PATH_SEGMENT_BYTES:
+            log.add(
+                f"has a folder or file name longer than {MAX_PATH_SEGMENT_BYTES} bytes "
+                f"({brief(part, 40)})",
+                line=line,
+                index=index,
+                field=label,
+            )
+            return
 
 
 def _check_id(value: str | None, log: ProblemLog, line: int, index: int, label: str) -> None:
@@ -919,7 +942,7 @@ def parse_pairs_record(
     _check_length(chosen_model, MAX_MODEL_LENGTH, log, line, index, key("chosen_model"))
     _check_length(rejected_model, MAX_MODEL_LENGTH, log, line, index, key("rejected_model"))
     image_label = key("image") if value.get(key("image")) is not None else "images"
-    _check_length(image_ref, MAX_IMAGE_PATH_LENGTH, log, line, index, image_label)
+    _check_image_path(image_ref, log, line, index, image_label)
     if len(log.problems) > before or log.truncated:
         return None
     assert ext_id is not None and chosen is not None and rejected is not None

@@ -144,7 +144,7 @@ def build_release(*, release_id: int, progress=None, take_over: bool = False) ->
         # Only a build still in progress fails: an attempt overtaken by a
         # retry that already published must not mark the ready release failed.
         Release.objects.filter(pk=release_id, status=ReleaseStatus.BUILDING).update(
-            status=ReleaseStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000]
+            status=ReleaseStatus.FAILED, error=public_error(exc, work=work, hidden=[root])
         )
         raise
     finally:
@@ -153,6 +153,34 @@ def build_release(*, release_id: int, progress=None, take_over: bool = False) ->
 
 
 _HOST = socket.gethostname()
+
+
+def public_error(exc: BaseException, *, work: Path, hidden: list[Path]) -> str:
+    """What the release page may say about a failed build: the error and the
+    file it concerns relative to the release folder, never a server path,
+    host name or process id (the log has the full traceback)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        names = [str(f) for f in (exc.filename, exc.filename2) if f]
+        shown = [_relative_to(name, work) for name in names]
+        text = f"{type(exc).__name__}: {exc.strerror}"
+        if shown:
+            text += " (" + ", ".join(shown) + ")"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    for path in sorted({str(work), *map(str, hidden)}, key=len, reverse=True):
+        text = text.replace(path, "…")
+    return text.replace(_HOST, "…")[:2000]
+
+
+def _relative_to(name: str, work: Path) -> str:
+    """`name` inside the release folder (below work/<release name>/), or
+    just its file name."""
+    path = Path(name)
+    try:
+        parts = path.relative_to(work).parts
+    except ValueError:
+        return path.name
+    return "/".join(parts[1:]) if len(parts) > 1 else path.name
 
 
 def _remove_dead_attempts(building: Path, release_id: int) -> None:

@@ -185,3 +185,18 @@ def test_a_50_mb_json_is_parsed_in_less_than_200_mb_of_extra_memory(tmp_path):
 def test_rss_is_measured_in_kilobytes_here():
     # ru_maxrss is in kilobytes on Linux (bytes on macOS): the test above divides by 1024.
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > 10_000
+
+
+@pytest.mark.parametrize("name", ["d.json", "d.jsonl"])
+def test_an_image_name_longer_than_255_bytes_is_an_error_naming_the_record(name):
+    long_name = "images/" + "é" * 130 + ".png"  # 260 bytes, 135 characters
+    if name == "d.json":
+        data = json.dumps([mrb_record("a", Image=long_name)]).encode()
+        field = "Image"
+    else:
+        data = json.dumps(pairs_record("a", image=long_name)).encode()
+        field = "image"
+    (problem,) = problems(data, name)
+    assert problem.startswith(
+        f"{name}:1: record 0: field '{field}': has a folder or file name longer than 255 bytes"
+    )

@@ -123,3 +123,39 @@ def test_a_predictions_line_over_the_limit_is_refused(release, monkeypatch):
             release=release, name="x", predictions=b'{"ID": "' + b"x" * 100 + b'"}',
             filename="p.jsonl",
         )  # fmt: skip
+
+
+def test_a_failed_release_shows_no_server_path_host_or_pid(tmp_path, monkeypatch, settings):
+    import os
+    import socket
+
+    from curation import releases
+    from curation.models import ReleaseStatus
+    from tests.curation.test_releases import new_release
+
+    project = make_release_project(tmp_path, slug="fp")
+    release = new_release(project, "v9")
+    long_name = "images/" + "a" * 300 + ".png"
+
+    def too_long(folder, archive, root):
+        raise OSError(36, "File name too long", str(folder / long_name))
+
+    monkeypatch.setattr(releases.exporter, "write_zip", too_long)
+    with pytest.raises(OSError):
+        releases.build_release(release_id=release.pk)
+    release.refresh_from_db()
+    assert release.status == ReleaseStatus.FAILED
+    assert release.error == f"OSError: File name too long ({long_name})"
+    for secret in (str(settings.MEDIA_ROOT), str(tmp_path), socket.gethostname(), str(os.getpid())):
+        assert secret not in release.error
+
+
+def test_other_build_errors_lose_their_paths_too(tmp_path):
+    from pathlib import Path
+
+    from curation.releases import public_error
+
+    work = Path("/srv/var/releases/.building/7-host-123-abc")
+    exc = ValueError(f"cannot read {work}/fp-v9/all_data.json on {Path('/srv/var')}")
+    shown = public_error(exc, work=work, hidden=[Path("/srv/var")])
+    assert shown == "ValueError: cannot read …/fp-v9/all_data.json on …"
