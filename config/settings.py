@@ -119,6 +119,9 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     # Django's, reading the user with the session when it can (config.sessions).
     "config.auth_middleware.AuthenticationMiddleware",
+    # Before CsrfViewMiddleware.process_view reads a form body: refuses
+    # oversized and anonymous uploads unread (config.request_limits).
+    "config.request_limits.RequestLimitsMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -303,6 +306,11 @@ RELEASE_WORK_DIR = env_str("RELEASE_WORK_DIR", "").strip()
 # Uploads (dataset files and zips) may be large; stream them to disk.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# The largest request body (a dataset zip with its images), refused by its
+# Content-Length before it is read; and the largest a client that is not
+# signed in may send (the log-in form is well under 1 kB).
+UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 2 * 1024**3, minimum=1)
+ANONYMOUS_BODY_MAX_BYTES = env_int("ANONYMOUS_BODY_MAX_BYTES", 64 * 1024, minimum=1024)
 
 # --- Images (import validation) -------------------------------------------------
 IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 40_000_000, minimum=1)

@@ -39,7 +39,7 @@ from .models import (
     Verdict,
     VerdictStatus,
 )
-from .releases import ReleaseError, create_release
+from .releases import ReleaseError, ReleaseVersionTaken, create_release
 from .services import (
     ConflictOfInterest,
     CurationError,
@@ -505,6 +505,8 @@ class ReleaseListApi(APIView):
                 seed=project.seed if data.get("seed") is None else data["seed"],
                 user=request.user,
             )
+        except ReleaseVersionTaken as exc:
+            raise Conflict(str(exc), code="exists") from None
         except ReleaseError as exc:
             raise Rejected(str(exc), code="refused") from None
         # Read again: an eager (or very fast) build may already have moved on.

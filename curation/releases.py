@@ -23,7 +23,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.files.storage import default_storage
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
@@ -51,6 +51,10 @@ STALE_BUILD = timedelta(minutes=30)
 
 class ReleaseError(Exception):
     pass
+
+
+class ReleaseVersionTaken(ReleaseError):
+    """The version exists (perhaps created a moment ago by another request)."""
 
 
 def releases_root() -> Path:
@@ -88,17 +92,23 @@ def create_release(
     unknown = sorted(set(domains) - known)
     if unknown or not domains:
         raise ReleaseError(f"Choose at least one known domain (unknown: {', '.join(unknown)}).")
+    taken = f"Release {version} already exists; releases are immutable."
     if Release.objects.filter(project=project, version=version).exists():
-        raise ReleaseError(f"Release {version} already exists; releases are immutable.")
+        raise ReleaseVersionTaken(taken)
     with transaction.atomic():
-        release = Release.objects.create(
-            project=project,
-            version=version,
-            notes=notes,
-            domains=sorted(domains),
-            seed=seed,
-            created_by=user,
-        )
+        try:
+            # Two requests past the check above: the unique constraint decides.
+            with transaction.atomic():
+                release = Release.objects.create(
+                    project=project,
+                    version=version,
+                    notes=notes,
+                    domains=sorted(domains),
+                    seed=seed,
+                    created_by=user,
+                )
+        except IntegrityError:
+            raise ReleaseVersionTaken(taken) from None
         if enqueue:
             enqueue_on_commit(build_release_task, release.pk)
     return release
