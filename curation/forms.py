@@ -110,7 +110,7 @@ class JudgeEndpointForm(forms.Form):
         label="Base URL",
         help_text="Up to /v1, e.g. https://api.openai.com/v1, or http://10.0.0.5:8000/v1 for a "
         "vLLM server whose network the JUDGE_ALLOWED_NETWORKS setting lists; requests go to "
-        "<base URL>/chat/completions.",
+        "the base URL + /chat/completions.",
     )
     model = forms.CharField(max_length=200, help_text="Sent as the request's model field.")
     api_key = forms.CharField(
