@@ -144,9 +144,9 @@ MEMORY_SCRIPT = textwrap.dedent(
 
 
 def write_big_mrb(folder: Path, megabytes: int) -> Path:
-    """Realistic records (a few kB of text each, non-ASCII letters in all and
-    one em dash in the first, as multilingual answers have) up to `megabytes`,
-    all with one image."""
+    """Realistic records (a few kB of text each, non-ASCII letters in all, an
+    emoji and an em dash in the first, as model answers have) up to
+    `megabytes`, all with one image."""
     from tests.factories import png_bytes
 
     (folder / "images").mkdir(parents=True, exist_ok=True)
@@ -157,7 +157,7 @@ def write_big_mrb(folder: Path, megabytes: int) -> Path:
         out.write("[\n")
         size, i = 0, 0
         while size < megabytes * 2**20:
-            first = "One em dash — here. " if i == 0 else ""
+            first = "One emoji \U0001f4c8 and an em dash \u2014 here. " if i == 0 else ""
             record = mrb_record(f"r{i}", Output1=first + answer + str(i), Output2=answer[::-1])
             line = json.dumps(record, ensure_ascii=False)
             out.write(("," if i else "") + line + "\n")
@@ -177,8 +177,8 @@ def test_a_50_mb_json_is_parsed_in_less_than_200_mb_of_extra_memory(tmp_path):
     records, extra_mb = map(int, result.stdout.split())
     assert records > 5000
     # The file's bytes (50 MB) and the records' text are the floor; the
-    # whole-file decoder added a str copy of the file (2 bytes a character
-    # once one em dash appears) and every record's decoded JSON on top.
+    # whole-file decoder added a str copy of the whole file, 4 bytes a
+    # character once a single emoji appears anywhere.
     assert extra_mb < 200, f"peak RSS grew by {extra_mb} MB"
 
 
