@@ -74,7 +74,7 @@ MAX_NESTING = 32
 # 100,000 items) and the largest record, in bytes of the file: records are
 # decoded one at a time, so these bound an import's memory and time.
 MAX_RECORDS = 200_000
-MAX_RECORD_BYTES = 16 * 1024 * 1024
+MAX_RECORD_BYTES = 4 * 1024 * 1024
 EXIF_ORIENTATION = 0x0112
 DATASET_SUFFIXES = (".json", ".jsonl")
 # Images are read, decoded and hashed in this many threads: Pillow's decoders,
@@ -528,6 +528,8 @@ _STRING_REST = re.compile(rb'(?:[^"\\]++|\\.)*+"', re.S)
 _STRUCTURE = re.compile(rb'["\[\]{}]')
 _SCALAR = re.compile(rb"[^,\]\s]*")
 _UTF8_CHUNK = 1 << 20
+# The first window a record is decoded from (grown 4x until the record fits).
+_FIRST_WINDOW = 64 * 1024
 
 
 def _scan_value(data: bytes, pos: int, limit: int) -> int | None:
@@ -560,6 +562,41 @@ def _scan_value(data: bytes, pos: int, limit: int) -> int | None:
             depth -= 1
             if depth == 0:
                 return pos
+
+
+def _decode_value(
+    data: bytes, pos: int, limit: int, decoder: json.JSONDecoder
+) -> tuple[Any, int] | None:
+    """(value, end) of the JSON value starting at `pos`, decoded by the C
+    decoder from a window of the data that grows until the value fits; None
+    when it does not end within `limit` bytes. A syntax error is raised as
+    decoding exactly the value's bytes raises it (positions relative to
+    `pos`), the whole-file decoder's error at the same place."""
+    n = len(data)
+    if data[pos : pos + 1] in (b"[", b"{", b'"'):
+        window = _FIRST_WINDOW
+        while True:
+            stop = min(n, pos + min(window, limit + 1))
+            while stop < n and data[stop] & 0xC0 == 0x80:  # a character boundary
+                stop -= 1
+            chunk = data[pos:stop].decode("utf-8")
+            try:
+                value, used = decoder.raw_decode(chunk, 0)
+            except (ValueError, RecursionError):
+                if stop >= n or window > limit:
+                    break  # a real error, or too large: the exact slice tells
+                window *= 4
+                continue
+            # A container or string that decoded is complete, window or not.
+            return value, pos + len(chunk[:used].encode()) if used < len(chunk) else stop
+    end = _scan_value(data, pos, limit + 1)
+    if end is None and pos + limit < n:
+        return None
+    stop = n if end is None else end
+    chunk = data[pos:stop].decode("utf-8")
+    value, used = decoder.raw_decode(chunk, 0)  # raises the value's own error
+    # Where the decoder stopped ("1x" is the number 1, then an "x"), in bytes.
+    return value, stop if used == len(chunk) else pos + len(chunk[:used].encode())
 
 
 def _skip_ws(data: bytes, pos: int) -> int:
@@ -605,18 +642,8 @@ def iter_json_array(
             return
         line += data.count(b"\n", line_pos, pos)
         line_pos = pos
-        end = _scan_value(data, pos, max_record_bytes + 1)
-        if end is None and pos + max_record_bytes < n:
-            log.add(
-                f"record is larger than the limit of {max_record_bytes} bytes",
-                line=line,
-                index=index,
-            )
-            return
-        stop = n if end is None else end
-        chunk = data[pos:stop].decode("utf-8")
         try:
-            value, used = decoder.raw_decode(chunk, 0)
+            decoded = _decode_value(data, pos, max_record_bytes, decoder)
         except json.JSONDecodeError as exc:
             column = exc.colno
             if exc.lineno == 1:  # columns count characters from the line's start
@@ -631,9 +658,14 @@ def iter_json_array(
         except (ValueError, RecursionError) as exc:
             log.add(f"invalid JSON: {_undecodable(exc)}", line=line, index=index)
             return
-        # Where the decoder stopped ("1x" is the number 1, then an "x"), in bytes.
-        end = stop if used == len(chunk) else pos + len(chunk[:used].encode())
-        del chunk
+        if decoded is None:
+            log.add(
+                f"record is larger than the limit of {max_record_bytes} bytes",
+                line=line,
+                index=index,
+            )
+            return
+        value, end = decoded
         yield line, index, value
         del value
         index += 1
