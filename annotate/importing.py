@@ -528,8 +528,9 @@ _STRING_REST = re.compile(rb'(?:[^"\\]++|\\.)*+"', re.S)
 _STRUCTURE = re.compile(rb'["\[\]{}]')
 _SCALAR = re.compile(rb"[^,\]\s]*")
 _UTF8_CHUNK = 1 << 20
-# The first window a record is decoded from (grown 4x until the record fits).
-_FIRST_WINDOW = 64 * 1024
+# The first window a record is decoded from (grown 4x until the record fits):
+# about the size of a typical record, so small records cost one small decode.
+_FIRST_WINDOW = 8 * 1024
 
 
 def _scan_value(data: bytes, pos: int, limit: int) -> int | None:
