@@ -74,7 +74,12 @@ class BoundedJSONParser(parsers.JSONParser):
                 if len(data) > limit:
                     raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
                 stream = io.BytesIO(data)
-        return super().parse(stream, media_type, parser_context)
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError(
+                "JSON parse error - values are nested too deeply."
+            ) from None
 
 
 def _flatten(detail, prefix: str = "") -> dict[str, list[str]]:

@@ -16,6 +16,7 @@ file.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import io
 import json
@@ -23,6 +24,7 @@ import lzma
 import math
 import os
 import posixpath
+import re
 import threading
 import warnings
 import zipfile
@@ -33,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import chain
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +65,16 @@ DATASET_MAX_BYTES = 512 * 1024 * 1024
 # free of Django; a test keeps them equal to the columns).
 MAX_MODEL_LENGTH = 200
 MAX_IMAGE_PATH_LENGTH = 500
+# A folder or file name in an image path (NAME_MAX of common file systems).
+MAX_PATH_SEGMENT_BYTES = 255
 # How deep a record's values may nest (real records are two or three levels);
 # deeper ones could hit Python's recursion limit when they are serialised again.
 MAX_NESTING = 32
+# The most records one file may hold (the largest projects have about
+# 100,000 items) and the largest record, in bytes of the file: records are
+# decoded one at a time, so these bound an import's memory and time.
+MAX_RECORDS = 200_000
+MAX_RECORD_BYTES = 4 * 1024 * 1024
 EXIF_ORIENTATION = 0x0112
 DATASET_SUFFIXES = (".json", ".jsonl")
 # Images are read, decoded and hashed in this many threads: Pillow's decoders,
@@ -509,70 +518,205 @@ def stored_image_bytes(source: ImageSource, info: ImageInfo, limits: ImageLimits
 # --- Dataset parsing ----------------------------------------------------------------
 
 
-def iter_json_array(text: str, log: ProblemLog) -> Iterator[tuple[int, int, Any]]:
+# Whitespace between JSON tokens, as bytes; U+FEFF (a stray byte-order mark)
+# counts as whitespace, as it always has here.
+_WS = re.compile(rb"(?:[ \t\r\n]|\xef\xbb\xbf)*")
+_BOM = b"\xef\xbb\xbf"
+# The rest of a JSON string after its opening quote, up to its closing one
+# (possessive: linear, never backtracks).
+_STRING_REST = re.compile(rb'(?:[^"\\]++|\\.)*+"', re.S)
+_STRUCTURE = re.compile(rb'["\[\]{}]')
+_SCALAR = re.compile(rb"[^,\]\s]*")
+_UTF8_CHUNK = 1 << 20
+# The first window a record is decoded from (grown 4x until the record fits):
+# about the size of a typical record, so small records cost one small decode.
+_FIRST_WINDOW = 8 * 1024
+
+
+def _scan_value(data: bytes, pos: int, limit: int) -> int | None:
+    """The end of the JSON value starting at `pos`, found without decoding
+    it: brackets counted outside strings. None when it does not end within
+    `limit` bytes (or before the end of the data: a truncated file)."""
+    stop = min(len(data), pos + limit)
+    first = data[pos : pos + 1]
+    if first == b'"':
+        m = _STRING_REST.match(data, pos + 1, stop)
+        return m.end() if m else None
+    if first not in (b"[", b"{"):
+        return _SCALAR.match(data, pos, stop).end()
+    depth = 0
+    while True:
+        m = _STRUCTURE.search(data, pos, stop)
+        if m is None:
+            return None
+        char = data[m.start()]
+        if char == 0x22:  # '"'
+            m = _STRING_REST.match(data, m.end(), stop)
+            if m is None:
+                return None
+            pos = m.end()
+            continue
+        pos = m.end()
+        if char in (0x5B, 0x7B):  # '[', '{'
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return pos
+
+
+def _decode_value(
+    data: bytes, pos: int, limit: int, decoder: json.JSONDecoder
+) -> tuple[Any, int] | None:
+    """(value, end) of the JSON value starting at `pos`, decoded by the C
+    decoder from a window of the data that grows until the value fits; None
+    when it does not end within `limit` bytes. A syntax error is raised as
+    decoding exactly the value's bytes raises it (positions relative to
+    `pos`), the whole-file decoder's error at the same place."""
+    n = len(data)
+    if data[pos : pos + 1] in (b"[", b"{", b'"'):
+        window = _FIRST_WINDOW
+        while True:
+            stop = min(n, pos + min(window, limit + 1))
+            while stop < n and data[stop] & 0xC0 == 0x80:  # a character boundary
+                stop -= 1
+            chunk = data[pos:stop].decode("utf-8")
+            try:
+                value, used = decoder.raw_decode(chunk, 0)
+            except (ValueError, RecursionError):
+                if stop >= n or window > limit:
+                    break  # a real error, or too large: the exact slice tells
+                window *= 4
+                continue
+            # A container or string that decoded is complete, window or not.
+            return value, pos + len(chunk[:used].encode()) if used < len(chunk) else stop
+    end = _scan_value(data, pos, limit + 1)
+    if end is None and pos + limit < n:
+        return None
+    stop = n if end is None else end
+    chunk = data[pos:stop].decode("utf-8")
+    value, used = decoder.raw_decode(chunk, 0)  # raises the value's own error
+    # Where the decoder stopped ("1x" is the number 1, then an "x"), in bytes.
+    return value, stop if used == len(chunk) else pos + len(chunk[:used].encode())
+
+
+def _skip_ws(data: bytes, pos: int) -> int:
+    return _WS.match(data, pos).end()
+
+
+def _line_of(data: bytes, pos: int) -> int:
+    return data.count(b"\n", 0, pos) + 1
+
+
+def _char_at(data: bytes, pos: int) -> str:
+    return data[pos : pos + 4].decode("utf-8", "ignore")[:1]
+
+
+def iter_json_array(
+    data: bytes, log: ProblemLog, *, max_record_bytes: int
+) -> Iterator[tuple[int, int, Any]]:
     """Yield (line, index, value) for each element of a top-level JSON array,
-    with the line where each element starts. Syntax errors are reported with
-    their line and column; parsing stops at the first one."""
+    with the line where each element starts, decoding one element at a time
+    (memory grows with the largest record, not the file). Syntax errors are
+    reported with their line and column; parsing stops at the first one."""
     decoder = json.JSONDecoder()
-    n = len(text)
-    pos = _skip_ws(text, 0)
-    if text.startswith("\ufeff"):
-        pos = _skip_ws(text, 1)
+    n = len(data)
+    body_start = len(_BOM) if data.startswith(_BOM) else 0  # decode_text's utf-8-sig
+    pos = _skip_ws(data, 0)
     if pos >= n:
         log.add("file is empty", line=1)
         return
-    if text[pos] != "[":
-        log.add("expected a JSON array of records at the top level", line=_line_of(text, pos))
+    if data[pos] != 0x5B:  # '['
+        log.add("expected a JSON array of records at the top level", line=_line_of(data, pos))
         return
-    pos = _skip_ws(text, pos + 1)
+    pos = _skip_ws(data, pos + 1)
     index = 0
     line = 1
     line_pos = 0
-    if pos < n and text[pos] == "]":
+    if pos < n and data[pos] == 0x5D:  # ']'
         return
     while True:
         if pos >= n:
             log.add(
-                "invalid JSON: the array is not closed (file truncated?)", line=_line_of(text, n)
+                "invalid JSON: the array is not closed (file truncated?)", line=_line_of(data, n)
             )
             return
-        line += text.count("\n", line_pos, pos)
+        line += data.count(b"\n", line_pos, pos)
         line_pos = pos
         try:
-            value, end = decoder.raw_decode(text, pos)
+            decoded = _decode_value(data, pos, max_record_bytes, decoder)
         except json.JSONDecodeError as exc:
-            log.add(f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno, index=index)
+            column = exc.colno
+            if exc.lineno == 1:  # columns count characters from the line's start
+                line_start = max(data.rfind(b"\n", 0, pos) + 1, body_start)
+                column += len(data[line_start:pos].decode("utf-8"))
+            log.add(
+                f"invalid JSON: {exc.msg} (column {column})",
+                line=line + exc.lineno - 1,
+                index=index,
+            )
             return
         except (ValueError, RecursionError) as exc:
             log.add(f"invalid JSON: {_undecodable(exc)}", line=line, index=index)
             return
-        yield line, index, value
-        index += 1
-        pos = _skip_ws(text, end)
-        if pos >= n:
+        if decoded is None:
             log.add(
-                "invalid JSON: the array is not closed (file truncated?)", line=_line_of(text, n)
+                f"record is larger than the limit of {max_record_bytes} bytes",
+                line=line,
+                index=index,
             )
             return
-        if text[pos] == ",":
-            pos = _skip_ws(text, pos + 1)
+        value, end = decoded
+        yield line, index, value
+        del value
+        index += 1
+        pos = _skip_ws(data, end)
+        if pos >= n:
+            log.add(
+                "invalid JSON: the array is not closed (file truncated?)", line=_line_of(data, n)
+            )
+            return
+        if data[pos] == 0x2C:  # ','
+            pos = _skip_ws(data, pos + 1)
             continue
-        if text[pos] == "]":
-            rest = _skip_ws(text, pos + 1)
+        if data[pos] == 0x5D:  # ']'
+            rest = _skip_ws(data, pos + 1)
             if rest < n:
-                log.add("invalid JSON: extra data after the array", line=_line_of(text, rest))
+                log.add("invalid JSON: extra data after the array", line=_line_of(data, rest))
             return
         log.add(
-            f"invalid JSON: expected ',' or ']' after record, found {text[pos]!r}",
-            line=_line_of(text, pos),
+            f"invalid JSON: expected ',' or ']' after record, found {_char_at(data, pos)!r}",
+            line=_line_of(data, pos),
         )
         return
 
 
-def iter_jsonl(text: str, log: ProblemLog) -> Iterator[tuple[int, int, Any]]:
+def iter_jsonl(
+    data: bytes, log: ProblemLog, *, max_record_bytes: int
+) -> Iterator[tuple[int, int, Any]]:
+    """Yield (line, index, value) for each non-blank line, decoding one line
+    at a time."""
     index = 0
-    # split("\n"), not splitlines(): JSON strings may hold a raw U+2028 or U+0085.
-    for line_no, raw in enumerate(text.split("\n"), start=1):
+    pos = len(_BOM) if data.startswith(_BOM) else 0
+    n = len(data)
+    line_no = 0
+    # Split at "\n" only, not splitlines(): JSON strings may hold a raw U+2028 or U+0085.
+    while pos <= n:
+        line_no += 1
+        end = data.find(b"\n", pos)
+        end = n if end == -1 else end
+        start, pos = pos, end + 1
+        if end - start > max_record_bytes:
+            log.add(
+                f"record is larger than the limit of {max_record_bytes} bytes",
+                line=line_no,
+                index=index,
+            )
+            if log.full:
+                return
+            index += 1
+            continue
+        raw = data[start:end].decode("utf-8")
         if not raw.strip():
             continue
         try:
@@ -586,6 +730,7 @@ def iter_jsonl(text: str, log: ProblemLog) -> Iterator[tuple[int, int, Any]]:
             if log.full:
                 return
         else:
+            del raw
             yield line_no, index, value
         index += 1
 
@@ -601,24 +746,22 @@ def _undecodable(exc: ValueError | RecursionError) -> str:
     return str(exc)
 
 
-def _skip_ws(text: str, pos: int) -> int:
-    n = len(text)
-    while pos < n and text[pos] in " \t\r\n\ufeff":
-        pos += 1
-    return pos
-
-
-def _line_of(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
-
-
-def decode_text(data: bytes, log: ProblemLog) -> str | None:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        log.add(f"file is not valid UTF-8 (byte {exc.start})", line=line)
-        return None
+def check_utf8(data: bytes, log: ProblemLog) -> bool:
+    """Whether `data` is UTF-8 (a leading byte-order mark allowed), checked a
+    megabyte at a time rather than decoded whole."""
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    base = len(_BOM) if data.startswith(_BOM) else 0  # positions as utf-8-sig counts them
+    for offset in range(0, len(data), _UTF8_CHUNK):
+        pending = len(decoder.getstate()[0])
+        final = offset + _UTF8_CHUNK >= len(data)
+        try:
+            decoder.decode(data[offset : offset + _UTF8_CHUNK], final)
+        except UnicodeDecodeError as exc:
+            # utf-8-sig counts from after the mark, as decode_text did.
+            byte = exc.start if offset == 0 else offset - pending + exc.start - base
+            log.add(f"file is not valid UTF-8 (byte {byte})", line=_line_of(data, byte))
+            return False
+    return True
 
 
 def detect_format(filename: str, first: Any) -> str:
@@ -709,7 +852,7 @@ def parse_mrb_record(value: Any, line: int, index: int, log: ProblemLog) -> Reco
             field="Better",
         )
     _check_id(fields["ID"], log, line, index, "ID")
-    _check_length(fields["Image"], MAX_IMAGE_PATH_LENGTH, log, line, index, "Image")
+    _check_image_path(fields["Image"], log, line, index, "Image")
     if len(log.problems) > before or log.truncated:
         return None
     extra = {k: v for k, v in value.items() if k not in MRB_KEYS}
@@ -734,6 +877,27 @@ def _check_length(
 ) -> None:
     if value is not None and len(value) > limit:
         log.add(f"is longer than {limit} characters", line=line, index=index, field=label)
+
+
+def _check_image_path(value: str | None, log: ProblemLog, line: int, index: int, label: str):
+    """The path's length, and each folder or file name within what file
+    systems and zip readers take (255 bytes): a release writes the image
+    under this path."""
+    if value is None:
+        return
+    if len(value) > MAX_IMAGE_PATH_LENGTH:
+        _check_length(value, MAX_IMAGE_PATH_LENGTH, log, line, index, label)
+        return
+    for part in value.replace("\\", "/").split("/"):
+        if len(part.encode("utf-8", "surrogatepass")) > MAX_PATH_SEGMENT_BYTES:
+            log.add(
+                f"has a folder or file name longer than {MAX_PATH_SEGMENT_BYTES} bytes "
+                f"({brief(part, 40)})",
+                line=line,
+                index=index,
+                field=label,
+            )
+            return
 
 
 def _check_id(value: str | None, log: ProblemLog, line: int, index: int, label: str) -> None:
@@ -811,7 +975,7 @@ def parse_pairs_record(
     _check_length(chosen_model, MAX_MODEL_LENGTH, log, line, index, key("chosen_model"))
     _check_length(rejected_model, MAX_MODEL_LENGTH, log, line, index, key("rejected_model"))
     image_label = key("image") if value.get(key("image")) is not None else "images"
-    _check_length(image_ref, MAX_IMAGE_PATH_LENGTH, log, line, index, image_label)
+    _check_image_path(image_ref, log, line, index, image_label)
     if len(log.problems) > before or log.truncated:
         return None
     assert ext_id is not None and chosen is not None and rejected is not None
@@ -883,6 +1047,8 @@ def parse_dataset(
     images: ImageSource,
     limits: ImageLimits,
     max_errors: int = 50,
+    max_records: int = MAX_RECORDS,
+    max_record_bytes: int = MAX_RECORD_BYTES,
     progress=None,
 ) -> ParsedDataset:
     """Parse and validate a whole dataset file and the images it references.
@@ -894,16 +1060,36 @@ def parse_dataset(
     if fmt is not None and fmt not in FORMATS:
         log.add(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
         log.raise_if_any()
-    text = decode_text(data, log)
+    check_utf8(data, log)
     log.raise_if_any()
-    assert text is not None
-    is_jsonl = fmt == "pairs" and not text.lstrip("\ufeff \t\r\n").startswith("[")
+    is_jsonl = fmt == "pairs" and data[_skip_ws(data, 0) : _skip_ws(data, 0) + 1] != b"["
     if fmt is None:
         is_jsonl = filename.lower().endswith(".jsonl")
-    values = list((iter_jsonl if is_jsonl else iter_json_array)(text, log))
+    reader = partial(iter_jsonl if is_jsonl else iter_json_array, max_record_bytes=max_record_bytes)
+    # Two passes, one record in memory at a time: the first reports every
+    # syntax error (and counts the records), the second validates records,
+    # so problems come in the order they always have.
+    count = 0
+    first = None
+    for _line, _index, value in reader(data, log):
+        if count == 0:
+            first = value
+        count += 1
+        if count > max_records:
+            too_many = ImportProblem(
+                filename,
+                f"has more than {max_records} records, the most one import may hold; "
+                "split it into several files",
+                line=_line,
+                index=_index,
+            )
+            raise ImportFailed([*log.problems, too_many])
+        del value
+    values = islice(reader(data, ProblemLog(filename, max_errors)), count)
     if fmt is None:
-        fmt = detect_format(filename, values[0][2] if values else None)
-    if not values and not log.problems:
+        fmt = detect_format(filename, first)
+    del first
+    if count == 0 and not log.problems:
         log.add("file has no records")
     records: list[Record] = []
     seen: dict[str, int] = {}

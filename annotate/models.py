@@ -432,10 +432,13 @@ class Item(models.Model):
         super().save(*args, **kwargs)
 
     def render_html(self) -> None:
-        """Set the stored HTML from the current text (not saved)."""
-        self.prompt_html = rendering.render_markdown(self.prompt)
-        self.response_1_html = rendering.render_markdown(self.response_1)
-        self.response_2_html = rendering.render_markdown(self.response_2)
+        """Set the stored HTML from the current text (not saved), within one
+        time budget for the three (a text past it is stored plain, with a
+        note saying why)."""
+        with rendering.render_budget():
+            self.prompt_html = rendering.render_markdown(self.prompt)
+            self.response_1_html = rendering.render_markdown(self.response_1)
+            self.response_2_html = rendering.render_markdown(self.response_2)
         self.rendered_version = rendering.RENDERER_VERSION
 
     def rendered(self) -> dict[str, SafeString]:

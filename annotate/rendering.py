@@ -16,12 +16,27 @@ defence in depth:
    steps 1-2 still cannot produce a script, an event handler or a dangerous URL.
 
 ``render_markdown`` is pure and deterministic, so results are memoised.
+
+Its cost is bounded too, since a dataset chooses both the text and the
+language of each code fence: only an allow-list of Pygments lexers (the
+languages VLM answers use; others are shown as plain code), code blocks
+longer than ``HIGHLIGHT_MAX_CHARS`` are not highlighted, and each call has a
+time budget (``RENDER_SECONDS``, shared by the fields of one item through
+``render_budget``) checked between tokens: a text that exceeds it, or is
+longer than ``RENDER_MAX_CHARS``, is stored as plain escaped paragraphs with
+a note saying why (``PlainFallback``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import html
+import io
+import logging
 import re
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -34,7 +49,6 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 from mdit_py_plugins.dollarmath import dollarmath_plugin
-from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
@@ -45,7 +59,43 @@ from pygments.util import ClassNotFound
 # was made with: bump this whenever the output of render_markdown changes
 # (parser options, render rules, the sanitiser's allow-lists, Pygments), and
 # items re-render on their next view.
-RENDERER_VERSION = 1
+RENDERER_VERSION = 2
+
+log = logging.getLogger(__name__)
+
+# The lexers a code fence may pick, by the names and aliases models write
+# (the info string is lower-cased first). Lexers that delegate to a lexer
+# named by the input (Markdown's nested fences) have that switched off.
+LEXER_ALIASES = {
+    "python": "python", "py": "python", "python3": "python", "py3": "python",
+    "javascript": "javascript", "js": "javascript", "jsx": "javascript",
+    "node": "javascript", "mjs": "javascript",
+    "typescript": "typescript", "ts": "typescript", "tsx": "typescript",
+    "c": "c", "h": "c",
+    "cpp": "cpp", "c++": "cpp", "cc": "cpp", "cxx": "cpp", "hpp": "cpp",
+    "java": "java",
+    "go": "go", "golang": "go",
+    "rust": "rust", "rs": "rust",
+    "sql": "sql",
+    "bash": "bash", "sh": "bash", "shell": "bash", "zsh": "bash",
+    "json": "json",
+    "yaml": "yaml", "yml": "yaml",
+    "html": "html", "htm": "html", "xhtml": "html",
+    "css": "css",
+    "latex": "latex", "tex": "latex",
+    "markdown": "markdown", "md": "markdown",
+    "text": "text", "txt": "text", "plaintext": "text", "plain": "text",
+}  # fmt: skip
+ALLOWED_LEXERS = frozenset(LEXER_ALIASES.values())
+_LEXER_OPTIONS = {"markdown": {"handlecodeblocks": False}}
+
+# Code blocks longer than this are shown unhighlighted.
+HIGHLIGHT_MAX_CHARS = 100_000
+# Texts longer than this are shown as plain paragraphs (datasets cap fields
+# well below; this bounds what the Markdown parser is ever given).
+RENDER_MAX_CHARS = 1_000_000
+# Seconds one render_markdown call, or one render_budget() block, may take.
+RENDER_SECONDS = 2.0
 
 # Only these URLs become links; everything else stays literal text.
 # Relative URLs are refused too: a response must not link into this app.
@@ -73,6 +123,7 @@ _ALLOWED_ATTRIBUTES = {
     "ol": {"start"},
 }
 _ALLOWED_CLASSES = {
+    "p": {"render-note"},
     "a": {"md-image"},
     "div": {"highlight", "math-display"},
     "span": {"math-inline", "math-display", *_PYGMENTS_CLASSES},
@@ -87,24 +138,65 @@ def _validate_link(url: str) -> bool:
     return bool(_ALLOWED_URL.match(url))
 
 
+class PlainFallback(Exception):
+    """Rendering went over its time or size budget; the text is shown plain."""
+
+
+_budget = threading.local()  # .deadline: time.monotonic() value, or absent
+
+
+@contextlib.contextmanager
+def render_budget(seconds: float | None = None) -> Iterator[None]:
+    """Every render_markdown call inside shares one deadline (an item's
+    prompt and two responses); nested blocks keep the outer deadline."""
+    if getattr(_budget, "deadline", None) is not None:
+        yield
+        return
+    _budget.deadline = time.monotonic() + (RENDER_SECONDS if seconds is None else seconds)
+    try:
+        yield
+    finally:
+        _budget.deadline = None
+
+
+def _check_deadline() -> None:
+    deadline = getattr(_budget, "deadline", None)
+    if deadline is not None and time.monotonic() > deadline:
+        raise PlainFallback("rendering took longer than its time limit")
+
+
 @lru_cache(maxsize=64)
 def _lexer_for(lang: str) -> Lexer | None:
+    name = LEXER_ALIASES.get(lang)
+    if name is None:
+        return None
     try:
-        return get_lexer_by_name(lang)
+        return get_lexer_by_name(name, **_LEXER_OPTIONS.get(name, {}))
     except ClassNotFound:
         return None
+
+
+def _checked_tokens(tokens):
+    """The lexer's tokens, with the deadline checked before each (several
+    allowed lexers are quadratic on hostile input, token by token)."""
+    for token in tokens:
+        _check_deadline()
+        yield token
 
 
 def _render_fence(
     self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
 ) -> str:
+    _check_deadline()
     token = tokens[idx]
     info = unescapeAll(token.info).strip() if token.info else ""
     lang = info.split(maxsplit=1)[0].lower() if info else ""
-    lexer = _lexer_for(lang) if lang else None
+    lexer = _lexer_for(lang) if lang and len(token.content) <= HIGHLIGHT_MAX_CHARS else None
     if lexer is None:
         return f"<pre><code>{escapeHtml(token.content)}</code></pre>\n"
-    return highlight(token.content, lexer, _FORMATTER)
+    out = io.StringIO()
+    _FORMATTER.format(_checked_tokens(lexer.get_tokens(token.content)), out)
+    return out.getvalue()
 
 
 def _render_link_open(
@@ -244,14 +336,42 @@ def sanitise_html(html: str) -> str:
 
 
 @lru_cache(maxsize=256)
-def _render_cached(text: str) -> str:
-    return sanitise_html(_MD.render(text))
+def _render_cached(text: str) -> str:  # a PlainFallback raised is not cached
+    return _render(text)
+
+
+def _render(text: str) -> str:
+    if len(text) > RENDER_MAX_CHARS:
+        raise PlainFallback(f"the text is longer than {RENDER_MAX_CHARS:,} characters")
+    tokens = _MD.parse(text)
+    _check_deadline()
+    rendered = _MD.renderer.render(tokens, _MD.options, {})
+    _check_deadline()
+    return sanitise_html(rendered)
+
+
+def plain_html(text: str, reason: str) -> str:
+    """`text` as escaped paragraphs (line breaks kept), after a note saying
+    why it is not formatted."""
+    note = f'<p class="render-note"><em>Shown as plain text: {html.escape(reason)}.</em></p>'
+    paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
+    body = "".join(
+        "<p>" + "<br>".join(html.escape(line) for line in p.split("\n")) + "</p>"
+        for p in paragraphs
+    )
+    return sanitise_html(note + body)
 
 
 def render_markdown(text: str) -> SafeString:
-    """Render untrusted Markdown to sanitised HTML that is safe to embed."""
+    """Render untrusted Markdown to sanitised HTML that is safe to embed,
+    within the time budget of the enclosing render_budget() (or its own)."""
     if not text:
         return mark_safe("")
-    if len(text) > _CACHE_MAX_CHARS:
-        return mark_safe(sanitise_html(_MD.render(text)))
-    return mark_safe(_render_cached(text))
+    with render_budget():
+        try:
+            if len(text) > _CACHE_MAX_CHARS:
+                return mark_safe(_render(text))
+            return mark_safe(_render_cached(text))
+        except PlainFallback as exc:
+            log.warning("rendered as plain text (%d characters): %s", len(text), exc)
+            return mark_safe(plain_html(text, str(exc)))

@@ -1447,9 +1447,12 @@ def skip_item(*, assignment_id: int, annotator, reason: str) -> Assignment:
 
 
 def can_revise(item: Item) -> bool:
-    """Votes can be revised while the item still waits for votes; once it has
-    all it needs, the verdict is being decided from them."""
-    return item.n_votes < item.votes_needed
+    """Votes can be revised while the item still waits for the votes every
+    item gets (the project's votes per item); once it has had them, the
+    verdict is decided from them, and Revise stays gone even if the item is
+    escalated for more votes: offering it again would tell the annotator
+    that the others disagreed (votes are blind). `item.project` is loaded."""
+    return item.n_votes < min(item.votes_needed, item.project.votes_per_item)
 
 
 def revise_judgement(*, assignment_id: int, annotator, vote: Vote) -> Judgement:

@@ -6,12 +6,15 @@ With nothing set the app runs embedded: SQLite (WAL, IMMEDIATE transactions)
 and a Celery broker on the local filesystem, so no server is needed.
 """
 
+import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+
+from config.checks import allowed_hosts_problem, secret_key_weakness
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -66,15 +69,12 @@ if PRODUCTION and DEBUG:
     raise ImproperlyConfigured("DEBUG must be off when DJANGO_ENV=production")
 EMBEDDED_SECRET_KEY = "insecure-embedded-default-change-me"
 SECRET_KEY = env_str("SECRET_KEY", "")
-if PRODUCTION and (
-    len(SECRET_KEY) < 50
-    or len(set(SECRET_KEY)) < 5
-    or SECRET_KEY.startswith(("django-insecure", EMBEDDED_SECRET_KEY))
-):
-    # The same bar as Django's deploy check (security.W009), enforced at start.
+if PRODUCTION and (secret_key_weakness(SECRET_KEY) or SECRET_KEY.startswith(EMBEDDED_SECRET_KEY)):
+    # A higher bar than Django's deploy check (security.W009), enforced at start.
     raise ImproperlyConfigured(
         "SECRET_KEY must be set to a random value of at least 50 characters when "
-        "DJANGO_ENV=production (e.g. python -c 'import secrets; print(secrets.token_urlsafe(64))')"
+        f"DJANGO_ENV=production ({secret_key_weakness(SECRET_KEY) or 'the embedded default'}; "
+        "e.g. python -c 'import secrets; print(secrets.token_urlsafe(64))')"
     )
 if not SECRET_KEY:
     if not DEBUG and env_bool("REQUIRE_SECRET_KEY", False):
@@ -86,6 +86,11 @@ if PRODUCTION and not os.environ.get("ALLOWED_HOSTS", "").strip():
         "ALLOWED_HOSTS must name the site's host(s) when DJANGO_ENV=production"
     )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+if PRODUCTION and allowed_hosts_problem(ALLOWED_HOSTS):
+    raise ImproperlyConfigured(
+        "ALLOWED_HOSTS is unsafe when DJANGO_ENV=production: "
+        + str(allowed_hosts_problem(ALLOWED_HOSTS))
+    )
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
@@ -114,6 +119,9 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     # Django's, reading the user with the session when it can (config.sessions).
     "config.auth_middleware.AuthenticationMiddleware",
+    # Before CsrfViewMiddleware.process_view reads a form body: refuses
+    # oversized and anonymous uploads unread (config.request_limits).
+    "config.request_limits.RequestLimitsMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -298,6 +306,11 @@ RELEASE_WORK_DIR = env_str("RELEASE_WORK_DIR", "").strip()
 # Uploads (dataset files and zips) may be large; stream them to disk.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# The largest request body (a dataset zip with its images), refused by its
+# Content-Length before it is read; and the largest a client that is not
+# signed in may send (the log-in form is well under 1 kB).
+UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 2 * 1024**3, minimum=1)
+ANONYMOUS_BODY_MAX_BYTES = env_int("ANONYMOUS_BODY_MAX_BYTES", 64 * 1024, minimum=1024)
 
 # --- Images (import validation) -------------------------------------------------
 IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 40_000_000, minimum=1)
@@ -372,6 +385,19 @@ JUDGE_MAX_CONCURRENCY = env_int("JUDGE_MAX_CONCURRENCY", 16, minimum=1)
 JUDGE_MAX_CONSECUTIVE_ERRORS = env_int("JUDGE_MAX_CONSECUTIVE_ERRORS", 10, minimum=1)
 # A running run silent this long lost its worker: the sweep and Resume take it over.
 JUDGE_STALE_SECONDS = env_int("JUDGE_STALE_SECONDS", 120, minimum=30)
+# Judge requests go only to globally routable addresses (no loopback, private,
+# link-local, metadata, ... ranges; see curation/judge_client.py). List the
+# networks of a judge you run yourself, comma-separated CIDRs, e.g.
+# JUDGE_ALLOWED_NETWORKS=10.0.0.0/8 for a vLLM server on the LAN, or
+# 127.0.0.1/32 for one on this machine.
+JUDGE_ALLOWED_NETWORKS = env_list("JUDGE_ALLOWED_NETWORKS", [])
+for _network in JUDGE_ALLOWED_NETWORKS:
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"JUDGE_ALLOWED_NETWORKS: {_network!r} is not an IP network (e.g. 10.0.0.0/8)"
+        ) from None
 
 # --- Annotation defaults -------------------------------------------------------
 ASSIGNMENT_LEASE_MINUTES = env_int("ASSIGNMENT_LEASE_MINUTES", 30, minimum=1)

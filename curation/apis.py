@@ -40,7 +40,7 @@ from .models import (
     Verdict,
     VerdictStatus,
 )
-from .releases import ReleaseError, create_release
+from .releases import ReleaseError, ReleaseVersionTaken, create_release
 from .services import (
     ConflictOfInterest,
     CurationError,
@@ -535,6 +535,8 @@ class ReleaseListApi(APIView):
                 seed=project.seed if data.get("seed") is None else data["seed"],
                 user=request.user,
             )
+        except ReleaseVersionTaken as exc:
+            raise Conflict(str(exc), code="exists") from None
         except ReleaseError as exc:
             raise Rejected(str(exc), code="refused") from None
         # Read again: an eager (or very fast) build may already have moved on.
@@ -674,9 +676,9 @@ class EvaluationListApi(APIView):
             evaluation = evaluate_release(
                 release=release,
                 name=data["name"],
-                predictions=data["predictions"].read(),
+                predictions=data["predictions"],
                 filename=data["predictions"].name,
-                swapped=swapped.read() if swapped else None,
+                swapped=swapped or None,
                 swapped_filename=swapped.name if swapped else "",
                 user=request.user,
             )

@@ -3,9 +3,12 @@ the science) and the leaderboard's rows."""
 
 from __future__ import annotations
 
+import codecs
+import io
 import uuid
+from collections.abc import Iterator
 
-from django.core.files.base import ContentFile
+from django.core.files.base import ContentFile, File
 from django.core.files.storage import default_storage
 from django.db import transaction
 
@@ -15,26 +18,49 @@ from . import release_publishing, scoring
 from .models import Evaluation, Release, ReleaseStatus
 
 MAX_PREDICTIONS_BYTES = 200 * 1024 * 1024
+# One prediction line: an ID and a judge's answer of a few kB.
+MAX_LINE_BYTES = 1024 * 1024
 
 
 class EvaluationError(Exception):
     pass
 
 
-def _lines(data: bytes, filename: str) -> list[str]:
-    try:
-        return data.decode("utf-8-sig").split("\n")
-    except UnicodeDecodeError as exc:
-        raise EvaluationError(f"{filename}: not valid UTF-8 (byte {exc.start})") from None
+Predictions = bytes | File
+
+
+def size_of(predictions: Predictions) -> int:
+    return len(predictions) if isinstance(predictions, bytes) else predictions.size
+
+
+def _lines(predictions: Predictions, filename: str) -> Iterator[str]:
+    """The file's lines (split at "\\n" only), read and decoded one at a
+    time: an upload is never read whole."""
+    fh = io.BytesIO(predictions) if isinstance(predictions, bytes) else predictions.file
+    fh.seek(0)
+    offset = 0  # in bytes after a byte-order mark, as utf-8-sig counts
+    for number, raw in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), start=1):
+        if len(raw) > MAX_LINE_BYTES:
+            raise EvaluationError(f"{filename}: line {number}: longer than {MAX_LINE_BYTES} bytes")
+        if number == 1 and raw.startswith(codecs.BOM_UTF8):
+            raw = raw[len(codecs.BOM_UTF8) :]
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise EvaluationError(
+                f"{filename}: not valid UTF-8 (byte {offset + exc.start})"
+            ) from None
+        offset += len(raw)
+        yield line.removesuffix("\n")
 
 
 def evaluate_release(
     *,
     release: Release,
     name: str,
-    predictions: bytes,
+    predictions: Predictions,
     filename: str,
-    swapped: bytes | None = None,
+    swapped: Predictions | None = None,
     swapped_filename: str = "",
     user=None,
 ) -> Evaluation:
@@ -48,7 +74,7 @@ def evaluate_release(
     if Evaluation.objects.filter(release=release, name=name).exists():
         raise EvaluationError(f"{name!r} is already on this release's leaderboard.")
     for data, label in ((predictions, filename), (swapped or b"", swapped_filename)):
-        if len(data) > MAX_PREDICTIONS_BYTES:
+        if size_of(data) > MAX_PREDICTIONS_BYTES:  # before a byte of it is read
             raise EvaluationError(f"{label}: larger than {MAX_PREDICTIONS_BYTES} bytes")
     # From the releases storage (local or a bucket) by name, not by path.
     # Not `name`: that is the evaluation's name, stored below.
@@ -69,9 +95,9 @@ def evaluate_release(
     result = scoring.report_as_dict(report)
     base = f"evaluations/{release.project.slug}/{release.version}/{uuid.uuid4().hex}"
     with transaction.atomic():
-        stored = default_storage.save(f"{base}.jsonl", ContentFile(predictions))
+        stored = default_storage.save(f"{base}.jsonl", _content(predictions))
         stored_swapped = (
-            default_storage.save(f"{base}-swapped.jsonl", ContentFile(swapped)) if swapped else ""
+            default_storage.save(f"{base}-swapped.jsonl", _content(swapped)) if swapped else ""
         )
         return Evaluation.objects.create(
             release=release,
@@ -82,6 +108,13 @@ def evaluate_release(
             accuracy=report.group("all").accuracy,
             created_by=user,
         )
+
+
+def _content(predictions: Predictions) -> File:
+    if isinstance(predictions, bytes):
+        return ContentFile(predictions)
+    predictions.seek(0)
+    return predictions
 
 
 def leaderboard(release: Release) -> tuple[list[str], list[dict]]:

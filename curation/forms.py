@@ -1,7 +1,11 @@
+import urllib.parse
 from typing import cast
 
 from django import forms
+from django.conf import settings
 from django.core.validators import MaxValueValidator
+
+from . import judge_client
 
 
 class ThresholdsForm(forms.Form):
@@ -105,8 +109,9 @@ class JudgeEndpointForm(forms.Form):
         max_length=500,
         assume_scheme="https",
         label="Base URL",
-        help_text="Up to /v1, e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1 (vLLM); "
-        "requests go to <base URL>/chat/completions.",
+        help_text="Up to /v1, e.g. https://api.openai.com/v1, or http://10.0.0.5:8000/v1 for a "
+        "vLLM server whose network the JUDGE_ALLOWED_NETWORKS setting lists; requests go to "
+        "the base URL + /chat/completions.",
     )
     model = forms.CharField(max_length=200, help_text="Sent as the request's model field.")
     api_key = forms.CharField(
@@ -114,7 +119,9 @@ class JudgeEndpointForm(forms.Form):
         max_length=1000,
         label="API key",
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
-        help_text="Leave blank to keep the stored key. Stored encrypted; never shown again.",
+        help_text="Leave blank to keep the stored key; changing the base URL's scheme, host or "
+        "port removes it (a key is only sent where it was entered for). Stored encrypted; "
+        "never shown again.",
     )
     clear_api_key = forms.BooleanField(required=False, label="Remove the stored API key")
     temperature = forms.FloatField(min_value=0, max_value=2, initial=0.0)
@@ -131,6 +138,13 @@ class JudgeEndpointForm(forms.Form):
             raise forms.ValidationError("Use an http:// or https:// URL.")
         if "?" in url or "#" in url:
             raise forms.ValidationError("Give the base URL without a query or fragment.")
+        refusal = _address_refusal(url)
+        if refusal:
+            raise forms.ValidationError(
+                f"{refusal}: judge requests go only to public addresses unless the server's "
+                "JUDGE_ALLOWED_NETWORKS setting lists the network (e.g. 10.0.0.0/8 for a "
+                "vLLM server on the LAN)."
+            )
         return url.rstrip("/")
 
     def clean(self):
@@ -140,6 +154,22 @@ class JudgeEndpointForm(forms.Form):
                 "Either enter a new key or remove the stored one, not both."
             )
         return data
+
+
+def _address_refusal(url: str) -> str:
+    """Early feedback for a base URL whose host is an address (or localhost)
+    that judge requests may not reach; names are checked again, resolved,
+    when each request connects (curation.judge_client.guarded_socket)."""
+    host = (urllib.parse.urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        host = "127.0.0.1"
+    try:
+        kind = judge_client.address_refusal(
+            host, judge_client.parse_networks(settings.JUDGE_ALLOWED_NETWORKS)
+        )
+    except ValueError:  # a name, resolved only when a run connects
+        return ""
+    return f"{host} is a {kind} address" if kind else ""
 
 
 class JudgeRunForm(forms.Form):

@@ -13,7 +13,18 @@ The swapped pass fills A with ``Output2`` and B with ``Output1``.
 
 The API key only ever goes into the ``Authorization`` header. Error texts
 that leave this module pass through ``redact`` first, because some servers
-echo the key they refused.
+echo the key they refused, and never quote a body that is not a JSON error.
+
+Outbound requests cannot be turned inward (server-side request forgery): the
+host is resolved here, every address it resolves to must be globally
+routable (not loopback, private, link-local, shared, multicast, reserved,
+documentation or a cloud metadata address, in IPv4 or IPv6, IPv4-mapped and
+6to4/Teredo/NAT64-embedded forms included) unless it lies in one of the
+endpoint's ``allowed_networks`` (the ``JUDGE_ALLOWED_NETWORKS`` setting, for
+a vLLM server on the LAN), and the socket connects to exactly the address
+that was checked, which is checked again once connected, so a DNS answer that
+changes between the check and the connection cannot slip through. Redirects
+are never followed, no proxy is used, and response bodies are capped.
 """
 
 from __future__ import annotations
@@ -21,14 +32,16 @@ from __future__ import annotations
 import base64
 import email.utils
 import http.client
+import ipaddress
 import json
 import mimetypes
 import random
+import socket
+import ssl
 import threading
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable
+import urllib.parse
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,10 +77,20 @@ RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 52
 # wherever they point) and count as a wrong base URL.
 FATAL_STATUSES = frozenset({301, 302, 303, 307, 308, 401, 403, 404, 405})
 MAX_ERROR_CHARS = 500
+# The longest answer read: a completion of max_tokens=131072 is well under
+# this; anything longer is refused unread rather than held in memory.
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+# Of an error answer, only this much is read, and only a JSON error's
+# message from it is ever shown.
+MAX_ERROR_BODY_BYTES = 64 * 1024
 
 
 class FatalEndpointError(Exception):
     """The endpoint refuses every request (bad key, URL or model)."""
+
+
+class RefusedAddress(FatalEndpointError):
+    """The endpoint's host resolves to an address outbound requests may not reach."""
 
 
 class Stopped(Exception):
@@ -82,6 +105,8 @@ class Endpoint:
     temperature: float = 0.0
     max_tokens: int = 1024
     timeout: float = 60.0
+    # CIDR networks that may be reached although not globally routable.
+    allowed_networks: tuple[str, ...] = ()
 
     def __repr__(self) -> str:  # never let the key reach a log line or traceback
         return f"Endpoint(base_url={self.base_url!r}, model={self.model!r}, api_key=<hidden>)"
@@ -194,43 +219,242 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        return None  # urllib then raises HTTPError with the 3xx status
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+# Globally routable by the registries' tables yet never a judge: cloud
+# metadata services that sit outside the link-local and private ranges.
+METADATA_ADDRESSES = frozenset(
+    ipaddress.ip_address(a)
+    for a in (
+        "100.100.100.200",  # Alibaba Cloud (also in 100.64.0.0/10, shared)
+        "fd00:ec2::254",  # AWS IMDS over IPv6 (also unique-local)
+    )
+)
+NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+# The resolver; tests replace it with a stub so they never reach another host.
+getaddrinfo = socket.getaddrinfo
+
+
+def parse_networks(values: Iterable[str]) -> tuple[IPNetwork, ...]:
+    """CIDR networks (a bare address is a /32 or /128); ValueError names a bad one."""
+    networks = []
+    for value in values:
+        try:
+            networks.append(ipaddress.ip_network(value.strip(), strict=False))
+        except ValueError:
+            raise ValueError(f"{value!r} is not an IP network (e.g. 10.0.0.0/8)") from None
+    return tuple(networks)
+
+
+def _embedded(ip: IPAddress) -> list[IPAddress]:
+    """The address and any IPv4 address an IPv6 one carries (mapped, 6to4,
+    Teredo, NAT64), each of which must pass on its own."""
+    found: list[IPAddress] = []
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            found.append(ip.ipv4_mapped)
+        if ip.sixtofour is not None:
+            found.append(ip.sixtofour)
+        if ip.teredo is not None:
+            found.extend(ip.teredo)
+        if ip in NAT64:
+            found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    return [*found, ip]
+
+
+def _kind(ip: IPAddress) -> str | None:
+    """Why `ip` may not be reached, or None for a public address."""
+    if ip in METADATA_ADDRESSES:
+        return "cloud metadata"
+    for kind, test in (
+        ("unspecified", ip.is_unspecified),
+        ("loopback", ip.is_loopback),
+        ("link-local", ip.is_link_local),  # 169.254.169.254, the common metadata address
+        ("multicast", ip.is_multicast),
+        ("private", ip.is_private),
+        ("reserved", ip.is_reserved),
+    ):
+        if test:
+            return kind
+    if not ip.is_global:  # shared (100.64/10), documentation, benchmarking, ...
+        return "non-public"
+    return None
+
+
+def address_refusal(address: str, allowed: Sequence[IPNetwork] = ()) -> str | None:
+    """Why outbound requests may not go to `address` (an IP literal, a
+    scope suffix allowed), or None when they may."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if any(ip in net for net in allowed if net.version == ip.version):
+        return None
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    if mapped is not None and any(mapped in net for net in allowed if net.version == 4):
+        return None
+    for part in _embedded(ip):
+        kind = _kind(part)
+        if kind is not None:
+            return kind
+    return None
+
+
+def _refused(host: str, kind: str) -> RefusedAddress:
+    return RefusedAddress(
+        f"refused: {host} is or resolves to a {kind} address; outbound requests go only to "
+        "public addresses unless JUDGE_ALLOWED_NETWORKS lists the network"
+    )
+
+
+def _open_socket(family: int, sockaddr: tuple, timeout: float) -> socket.socket:
+    """A TCP socket connected to exactly `sockaddr` (no further resolving)."""
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        sock.connect(sockaddr)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def guarded_socket(
+    host: str, port: int, timeout: float, allowed: Sequence[IPNetwork]
+) -> socket.socket:
+    """Resolve `host` once, refuse it if any address it resolves to is not
+    allowed, and connect to the checked addresses in turn; the peer of the
+    connected socket is checked again. Raises RefusedAddress or OSError."""
+    try:
+        infos = getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise OSError(f"cannot resolve {host}: {exc.strerror}") from None
+    candidates = []
+    for family, _type, _proto, _name, sockaddr in infos:
+        if family not in (socket.AF_INET, socket.AF_INET6):
+            continue
+        kind = address_refusal(sockaddr[0], allowed)
+        if kind is not None:  # one bad answer refuses the name (DNS rebinding)
+            raise _refused(host, kind)
+        candidates.append((family, sockaddr))
+    if not candidates:
+        raise OSError(f"cannot resolve {host}: no IPv4 or IPv6 address")
+    error: OSError | None = None
+    for family, sockaddr in candidates:
+        try:
+            sock = _open_socket(family, sockaddr, timeout)
+        except OSError as exc:
+            error = exc
+            continue
+        kind = address_refusal(sock.getpeername()[0], allowed)
+        if kind is not None:
+            sock.close()
+            raise _refused(host, kind)
+        return sock
+    assert error is not None
+    raise error
+
+
+class _GuardedHTTP(http.client.HTTPConnection):
+    def __init__(self, host, port, *, timeout, allowed):
+        super().__init__(host, port, timeout=timeout)
+        self.allowed = allowed
+
+    def connect(self):
+        self.sock = guarded_socket(self.host, self.port, self.timeout, self.allowed)
+
+
+class _GuardedHTTPS(http.client.HTTPSConnection):
+    def __init__(self, host, port, *, timeout, allowed):
+        self.tls = ssl.create_default_context()
+        super().__init__(host, port, timeout=timeout, context=self.tls)
+        self.allowed = allowed
+
+    def connect(self):
+        sock = guarded_socket(self.host, self.port, self.timeout, self.allowed)
+        self.sock = self.tls.wrap_socket(sock, server_hostname=self.host)
+
+
+def _connection(endpoint: Endpoint) -> tuple[http.client.HTTPConnection, str]:
+    """A connection to the endpoint's host and the request path."""
+    parts = urllib.parse.urlsplit(endpoint.url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise FatalEndpointError("the base URL is not an http(s) URL with a host")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        allowed = parse_networks(endpoint.allowed_networks)
+    except ValueError as exc:
+        raise FatalEndpointError(str(exc)) from None
+    cls = _GuardedHTTPS if parts.scheme == "https" else _GuardedHTTP
+    return cls(parts.hostname, port, timeout=endpoint.timeout, allowed=allowed), parts.path
+
+
+def _read_capped(response: http.client.HTTPResponse, cap: int) -> bytes | None:
+    """The body, or None when it is (or says it will be) longer than `cap`."""
+    length = response.getheader("Content-Length")
+    if length and length.strip().isdigit() and int(length) > cap:
+        return None
+    raw = response.read(cap + 1)
+    return None if len(raw) > cap else raw
+
+
+def error_detail(raw: bytes | None) -> str:
+    """What an error answer may show: the message of an OpenAI-style JSON
+    error ({"error": {"message": ...}} or {"error": "..."} or {"message": ...}),
+    never other body text (it could be an internal page)."""
+    if not raw:
+        return ""
+    try:
+        payload = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return "(a non-JSON body, not shown)"
+    message = None
+    if isinstance(payload, dict):
+        error = payload.get("error")
+        if isinstance(error, dict):
+            message = error.get("message")
+        elif isinstance(error, str):
+            message = error
+        elif isinstance(payload.get("message"), str):
+            message = payload["message"]
+    if not isinstance(message, str):
+        return "(a JSON body without an error message)"
+    return message[:MAX_ERROR_CHARS]
 
 
 def _post(endpoint: Endpoint, body: bytes) -> str:
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if endpoint.api_key:
         headers["Authorization"] = f"Bearer {endpoint.api_key}"
-    request = urllib.request.Request(endpoint.url, data=body, headers=headers, method="POST")
+    connection, path = _connection(endpoint)
     try:
-        opener = urllib.request.build_opener(_NoRedirects)
-        with opener.open(request, timeout=endpoint.timeout) as response:
-            raw = response.read()
-    except urllib.error.HTTPError as exc:
-        try:
-            detail = exc.read(MAX_ERROR_CHARS).decode("utf-8", "replace")
-        except (http.client.HTTPException, OSError):  # the body broke off: the status will do
-            detail = ""
-        message = f"HTTP {exc.code}: {detail}".strip()
-        if exc.code in FATAL_STATUSES:
-            raise FatalEndpointError(message) from None
-        if exc.code in RETRY_STATUSES:
-            raise _Retryable(message, retry_after_seconds(exc.headers.get("Retry-After"))) from None
-        raise ValueError(message) from None
+        connection.request("POST", path, body=body, headers=headers)
+        response = connection.getresponse()
+        status = response.status
+        if status != 200:
+            # 3xx included: never followed (the key would go wherever it points).
+            detail = error_detail(_read_capped(response, MAX_ERROR_BODY_BYTES))
+            message = f"HTTP {status}: {detail}".strip().rstrip(":")
+            if status in FATAL_STATUSES:
+                raise FatalEndpointError(message)
+            if status in RETRY_STATUSES:
+                raise _Retryable(message, retry_after_seconds(response.getheader("Retry-After")))
+            raise ValueError(message)
+        raw = _read_capped(response, MAX_RESPONSE_BYTES)
     except TimeoutError:
         raise _Retryable(f"timed out after {endpoint.timeout:g} s") from None
-    except urllib.error.URLError as exc:
-        if isinstance(exc.reason, TimeoutError):
-            raise _Retryable(f"timed out after {endpoint.timeout:g} s") from None
-        raise _Retryable(f"connection failed: {exc.reason}") from None
-    except (http.client.HTTPException, ConnectionError, OSError) as exc:
+    except ssl.SSLCertVerificationError as exc:
+        raise FatalEndpointError(f"TLS certificate refused: {exc.verify_message}") from None
+    except (http.client.HTTPException, OSError) as exc:
         raise _Retryable(f"connection failed: {type(exc).__name__}: {exc}") from None
+    finally:
+        connection.close()
+    if raw is None:
+        raise ValueError(f"the answer is longer than {MAX_RESPONSE_BYTES // 2**20} MiB; not read")
     try:
         return content_of(json.loads(raw))
     except (ValueError, UnicodeDecodeError) as exc:
-        raise _Retryable(f"unreadable response: {exc}") from None
+        reason = str(exc) if not isinstance(exc, json.JSONDecodeError) else "not JSON"
+        raise _Retryable(f"unreadable response: {reason}") from None
 
 
 def judge(
@@ -256,7 +480,7 @@ def judge(
         try:
             text = _post(endpoint, data)
         except FatalEndpointError as exc:
-            raise FatalEndpointError(redact(str(exc), endpoint.api_key)[:MAX_ERROR_CHARS]) from None
+            raise type(exc)(redact(str(exc), endpoint.api_key)[:MAX_ERROR_CHARS]) from None
         except ValueError as exc:  # a 4xx that retrying will not fix
             return _failed(str(exc), endpoint, attempts, clock() - started)
         except _Retryable as exc:

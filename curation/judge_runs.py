@@ -38,7 +38,7 @@ from annotate.storage import read_stored
 
 from . import judge_client, release_publishing, scoring
 from .evaluations import EvaluationError, evaluate_release
-from .key_encryption import UndecryptableKey
+from .key_encryption import UndecryptableKey, origin_of
 from .models import (
     AuditEvent,
     Evaluation,
@@ -86,6 +86,9 @@ def stale_after() -> timedelta:
 # --- Endpoints (admins) -----------------------------------------------------------------
 
 
+KEY_CLEARED_ADDRESS_CHANGED = "cleared: address changed"
+
+
 def save_endpoint(
     *,
     project: Project,
@@ -101,8 +104,11 @@ def save_endpoint(
     clear_api_key: bool = False,
 ) -> JudgeEndpoint:
     """Create or change a project's judge endpoint. An empty `api_key` keeps
-    the stored one; `clear_api_key` removes it. The audit event says only
-    whether a key is set and whether it changed, never the key."""
+    the stored one, unless the base URL's origin (scheme, host or port)
+    changed: a key is only ever sent where it was entered for, so it is then
+    removed (api_key_change "cleared: address changed"). `clear_api_key`
+    removes it. The audit event says only whether a key is set and whether it
+    changed, never the key."""
     name = name.strip()
     if not name:
         raise JudgeRunError("Give the endpoint a name.")
@@ -115,6 +121,13 @@ def save_endpoint(
     if endpoint is None:
         endpoint = JudgeEndpoint(project=project)
     before = {} if creating else _endpoint_state(endpoint)
+    kept_key = ""
+    moved = not creating and origin_of(endpoint.base_url) != origin_of(base_url)
+    if endpoint.has_api_key and not moved and not api_key.strip() and not clear_api_key:
+        try:  # re-sealed below: under the newest SECRET_KEY, bound to the origin
+            kept_key = endpoint.api_key()
+        except UndecryptableKey:
+            kept_key = ""  # stays as stored; the run page asks for it again
     endpoint.name = name
     endpoint.base_url = base_url.strip()
     endpoint.model = model.strip()
@@ -129,6 +142,11 @@ def save_endpoint(
     elif clear_api_key and endpoint.has_api_key:
         endpoint.set_api_key("")
         key_change = "cleared"
+    elif moved and endpoint.has_api_key:
+        endpoint.set_api_key("")
+        key_change = KEY_CLEARED_ADDRESS_CHANGED
+    elif kept_key:
+        endpoint.set_api_key(kept_key)
     with transaction.atomic():
         endpoint.save()
         AuditEvent.objects.create(
@@ -328,6 +346,7 @@ def _client_endpoint(run: JudgeRun) -> judge_client.Endpoint:
         temperature=run.temperature,
         max_tokens=run.max_tokens,
         timeout=run.timeout_seconds,
+        allowed_networks=tuple(settings.JUDGE_ALLOWED_NETWORKS),
     )
 
 

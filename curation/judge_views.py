@@ -85,12 +85,19 @@ def judge_endpoint_edit(request, slug, endpoint_id):
         "timeout_seconds": endpoint.timeout_seconds,
     }  # never the key
     form = JudgeEndpointForm(request.POST or None, initial=initial)
+    had_key = endpoint.has_api_key
     if (
         request.method == "POST"
         and form.is_valid()
         and _save(request, project, form, endpoint) is not None
     ):
         messages.success(request, f"Judge endpoint {endpoint.name} saved.")
+        if had_key and not endpoint.has_api_key and not form.cleaned_data["clear_api_key"]:
+            messages.warning(
+                request,
+                "The stored API key was removed because the base URL now points to another "
+                "address (scheme, host or port); enter the key again if that server needs one.",
+            )
         return redirect("judge_endpoints", slug=project.slug)
     return render(
         request,

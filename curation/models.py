@@ -389,17 +389,22 @@ class JudgeEndpoint(models.Model):
         return bool(self.api_key_encrypted)
 
     def set_api_key(self, key: str) -> None:
-        """Store `key` encrypted under the current SECRET_KEY ("" clears it)."""
-        from .key_encryption import encrypt
+        """Store `key` encrypted under the current SECRET_KEY, sealed for the
+        origin of the current base URL ("" clears it)."""
+        from .key_encryption import origin_of, seal
 
-        self.api_key_encrypted = encrypt(key, _secrets()) if key else ""
+        self.api_key_encrypted = seal(key, origin_of(self.base_url), _secrets()) if key else ""
 
     def api_key(self) -> str:
         """The plain key, for the Authorization header only. Raises
-        key_encryption.UndecryptableKey after a SECRET_KEY change."""
-        from .key_encryption import decrypt
+        key_encryption.UndecryptableKey after a SECRET_KEY change, and its
+        KeyForAnotherOrigin when the base URL's origin is not the one the key
+        was entered for."""
+        from .key_encryption import origin_of, unseal
 
-        return decrypt(self.api_key_encrypted, _secrets()) if self.api_key_encrypted else ""
+        if not self.api_key_encrypted:
+            return ""
+        return unseal(self.api_key_encrypted, origin_of(self.base_url), _secrets())
 
 
 def _secrets() -> list[str]:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.files.storage import default_storage
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
@@ -51,6 +51,10 @@ STALE_BUILD = timedelta(minutes=30)
 
 class ReleaseError(Exception):
     pass
+
+
+class ReleaseVersionTaken(ReleaseError):
+    """The version exists (perhaps created a moment ago by another request)."""
 
 
 def releases_root() -> Path:
@@ -88,17 +92,23 @@ def create_release(
     unknown = sorted(set(domains) - known)
     if unknown or not domains:
         raise ReleaseError(f"Choose at least one known domain (unknown: {', '.join(unknown)}).")
+    taken = f"Release {version} already exists; releases are immutable."
     if Release.objects.filter(project=project, version=version).exists():
-        raise ReleaseError(f"Release {version} already exists; releases are immutable.")
+        raise ReleaseVersionTaken(taken)
     with transaction.atomic():
-        release = Release.objects.create(
-            project=project,
-            version=version,
-            notes=notes,
-            domains=sorted(domains),
-            seed=seed,
-            created_by=user,
-        )
+        try:
+            # Two requests past the check above: the unique constraint decides.
+            with transaction.atomic():
+                release = Release.objects.create(
+                    project=project,
+                    version=version,
+                    notes=notes,
+                    domains=sorted(domains),
+                    seed=seed,
+                    created_by=user,
+                )
+        except IntegrityError:
+            raise ReleaseVersionTaken(taken) from None
         if enqueue:
             enqueue_on_commit(build_release_task, release.pk)
     return release
@@ -144,7 +154,7 @@ def build_release(*, release_id: int, progress=None, take_over: bool = False) ->
         # Only a build still in progress fails: an attempt overtaken by a
         # retry that already published must not mark the ready release failed.
         Release.objects.filter(pk=release_id, status=ReleaseStatus.BUILDING).update(
-            status=ReleaseStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000]
+            status=ReleaseStatus.FAILED, error=public_error(exc, work=work, hidden=[root])
         )
         raise
     finally:
@@ -153,6 +163,34 @@ def build_release(*, release_id: int, progress=None, take_over: bool = False) ->
 
 
 _HOST = socket.gethostname()
+
+
+def public_error(exc: BaseException, *, work: Path, hidden: list[Path]) -> str:
+    """What the release page may say about a failed build: the error and the
+    file it concerns relative to the release folder, never a server path,
+    host name or process id (the log has the full traceback)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        names = [str(f) for f in (exc.filename, exc.filename2) if f]
+        shown = [_relative_to(name, work) for name in names]
+        text = f"{type(exc).__name__}: {exc.strerror}"
+        if shown:
+            text += " (" + ", ".join(shown) + ")"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    for path in sorted({str(work), *map(str, hidden)}, key=len, reverse=True):
+        text = text.replace(path, "…")
+    return text.replace(_HOST, "…")[:2000]
+
+
+def _relative_to(name: str, work: Path) -> str:
+    """`name` inside the release folder (below work/<release name>/), or
+    just its file name."""
+    path = Path(name)
+    try:
+        parts = path.relative_to(work).parts
+    except ValueError:
+        return path.name
+    return "/".join(parts[1:]) if len(parts) > 1 else path.name
 
 
 def _remove_dead_attempts(building: Path, release_id: int) -> None:

@@ -10,7 +10,6 @@ fills.
 
 from __future__ import annotations
 
-import csv
 import io
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from annotate.models import Domain, Item, Judgement, Membership, Project
 
 from . import agreement
 from .models import AgreementCache, Verdict, VerdictStatus
+from .spreadsheet_cells import SafeWriter
 
 BOOTSTRAP_RESAMPLES = 1000
 ALL = "all"
@@ -501,7 +501,7 @@ def _num(value) -> str:
 
 def domains_csv(report: Report) -> str:
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = SafeWriter(out)
     writer.writerow(DOMAIN_COLUMNS)
     for r in report.domains:
         s = r.summary
@@ -519,7 +519,7 @@ def domains_csv(report: Report) -> str:
 
 def annotators_csv(report: Report) -> str:
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = SafeWriter(out)
     writer.writerow(ANNOTATOR_COLUMNS)
     for r in report.annotators:
         s = r.stats

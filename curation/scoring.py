@@ -411,6 +411,32 @@ def _parse_line(obj: Any, *, source: str, where: str, line: int, order: str | No
     )
 
 
+def _unstorable_text(value: Any) -> str | None:
+    """Why a decoded line holds text no database or UTF-8 file can store (a
+    NUL, an unpaired surrogate), or None. Iterative: the decoder allows
+    nesting deeper than a recursive walk would."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            if "\x00" in item:
+                return "contains a NUL character (\\u0000)"
+            if not item.isascii():
+                try:
+                    item.encode()
+                except UnicodeEncodeError:
+                    return (
+                        "contains an unpaired surrogate (\\ud800-\\udfff), "
+                        "which is not valid Unicode"
+                    )
+    return None
+
+
 def parse_predictions(
     lines: Iterable[str], *, filename: str, order: str | None = None
 ) -> list[Prediction]:
@@ -429,6 +455,16 @@ def parse_predictions(
             obj = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise ScoringInputError(filename, where, None, f"not valid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise ScoringInputError(
+                filename, where, None, "not valid JSON: values are nested too deeply"
+            ) from None
+        except ValueError as exc:  # an integer past Python's digit limit
+            reason = "a number has too many digits" if "digits" in str(exc) else str(exc)
+            raise ScoringInputError(filename, where, None, f"not valid JSON: {reason}") from None
+        problem = _unstorable_text(obj)
+        if problem:
+            raise ScoringInputError(filename, where, None, problem)
         out.append(_parse_line(obj, source=filename, where=where, line=number, order=order))
     return out
 

@@ -1,4 +1,3 @@
-import csv
 import io
 import json
 import re
@@ -48,6 +47,7 @@ from .services import (
     stuck_reason,
     update_thresholds,
 )
+from .spreadsheet_cells import SafeWriter
 
 # A download's file name keeps letters, digits, dot, dash and underscore; a
 # release version typed into the shell could hold quotes, slashes or control
@@ -481,7 +481,7 @@ def audit_log(request, slug):
 
 def _audit_csv_rows(events):
     buffer = _Echo()
-    writer = csv.writer(buffer)
+    writer = SafeWriter(buffer)
     yield writer.writerow(["when", "actor", "action", "item", "before", "after", "reason"])
     for e in events:
         yield writer.writerow(
@@ -657,9 +657,9 @@ def leaderboard_view(request, slug, release_id):
                 evaluate_release(
                     release=release,
                     name=data["name"],
-                    predictions=data["predictions"].read(),
+                    predictions=data["predictions"],
                     filename=data["predictions"].name,
-                    swapped=data["swapped"].read() if data["swapped"] else None,
+                    swapped=data["swapped"] or None,
                     swapped_filename=data["swapped"].name if data["swapped"] else "",
                     user=request.user,
                 )
@@ -693,7 +693,7 @@ def leaderboard_view(request, slug, release_id):
         return response
     if download == "csv":
         out = io.StringIO()
-        writer = csv.writer(out)
+        writer = SafeWriter(out)
         writer.writerow(["model", *columns, "macro_average_extra", "missing_ids_extra"])
         for r in rows:
             writer.writerow(

@@ -128,6 +128,12 @@ def test_development_keeps_plain_http_working(tmp_path):
         ("SECRET_KEY", {**PRODUCTION, "SECRET_KEY": "insecure-embedded-default-change-me" * 2}),
         ("SECRET_KEY", {**PRODUCTION, "SECRET_KEY": "django-insecure-" + KEY}),
         ("SECRET_KEY", {**PRODUCTION, "SECRET_KEY": "ab" * 40}),
+        # Past Django's own bar (50 characters, 5 different) but not random:
+        ("SECRET_KEY", {**PRODUCTION, "SECRET_KEY": "abcdef" * 10}),
+        ("SECRET_KEY", {**PRODUCTION, "SECRET_KEY": "0123456789abcdefghij" * 3}),
+        ("SECRET_KEY", {**PRODUCTION, "SECRET_KEY": "please-change-me-" + KEY}),
+        ("ALLOWED_HOSTS", {**PRODUCTION, "ALLOWED_HOSTS": "*"}),
+        ("ALLOWED_HOSTS", {**PRODUCTION, "ALLOWED_HOSTS": "studio.example,*"}),
         ("DEBUG", {**PRODUCTION, "DEBUG": "true"}),
         ("ALLOWED_HOSTS", {**PRODUCTION, "ALLOWED_HOSTS": ""}),
         ("SESSION_COOKIE_AGE", {"SESSION_COOKIE_AGE": "soon"}),
@@ -154,3 +160,18 @@ def test_session_lifetime_is_configurable(tmp_path):
         code, data_dir=tmp_path, SESSION_COOKIE_AGE="3600", SESSION_EXPIRE_AT_BROWSER_CLOSE="yes"
     )
     assert result.stdout.strip().splitlines()[-1] == "3600 True"
+
+
+@pytest.mark.parametrize(
+    ("env", "error"),
+    [
+        ({"SECRET_KEY": "abcdefghijklmnopq" * 3, "ALLOWED_HOSTS": "studio.example"}, "E001"),
+        ({"SECRET_KEY": KEY, "ALLOWED_HOSTS": "*"}, "E002"),
+    ],
+)
+def test_the_deploy_check_refuses_a_weak_key_or_any_host_outside_production(tmp_path, env, error):
+    """`check --deploy` catches them even where settings.py does not stop
+    (DJANGO_ENV unset): Django alone passes both."""
+    result = deploy_check(tmp_path, **env)
+    assert result.returncode != 0
+    assert f"triplet.{error}" in result.stderr

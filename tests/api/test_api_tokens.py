@@ -45,3 +45,22 @@ def test_the_token_page_needs_login_and_csrf(client):
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(make_user())
     assert strict.post("/account/token/", {"action": "create"}).status_code == 403
+
+
+def test_a_password_change_revokes_the_users_api_tokens(client):
+    user = make_user()
+    other = make_user()
+    token = Token.objects.create(user=user)
+    kept = Token.objects.create(user=other)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert api.get("/api/v1/projects/").status_code == 200
+    user.last_name = "Renamed"
+    user.save()  # not a password change: the token stays
+    user.save(update_fields=["last_login"])
+    assert Token.objects.filter(user=user).exists()
+    user.set_password("a-brand-new-passphrase-42")
+    user.save()
+    assert not Token.objects.filter(user=user).exists()
+    assert api.get("/api/v1/projects/").status_code == 401
+    assert Token.objects.filter(pk=kept.pk).exists()  # nobody else's

@@ -429,7 +429,9 @@ def test_retry_after_reads_seconds_and_http_dates():
 
 def test_stop_interrupts_a_retry_wait(release, records, fake):
     fake.always = "500"
-    endpoint = judge_client.Endpoint(base_url=fake.base_url, model=MODEL, api_key=API_KEY)
+    endpoint = judge_client.Endpoint(
+        base_url=fake.base_url, model=MODEL, api_key=API_KEY, allowed_networks=("127.0.0.1/32",)
+    )
     image = (Path(settings.MEDIA_ROOT) / release.folder / records[0]["Image"]).read_bytes()
     body = judge_client.request_body(records[0], image, endpoint, swapped=False)
     stop = threading.Event()

@@ -25,6 +25,7 @@ def test_an_admin_sets_up_a_judge_and_runs_it_on_a_release(
     live_server, browser, artifacts, tmp_path, settings
 ):
     settings.JUDGE_HEARTBEAT_SECONDS = 0.2
+    settings.JUDGE_ALLOWED_NETWORKS = ["127.0.0.1/32"]  # the fake judge's address
     project = make_release_project(tmp_path, slug="judge")
     user = make_user("boss")
     Membership.objects.create(project=project, user=user, role="admin")
@@ -82,6 +83,19 @@ def test_an_admin_sets_up_a_judge_and_runs_it_on_a_release(
         page.wait_for_selector("h1 .status-complete", timeout=10_000)
         assert page.locator("#judge-run-progress").count() == 0
         assert KEY not in page.content()
+
+        # Pointing the endpoint elsewhere drops the key, and the page says so;
+        # an internal address is refused by the form.
+        page.goto(f"{live_server.url}/p/judge/judges/")
+        page.get_by_role("link", name="Edit").click()
+        page.fill("input[name=base_url]", "http://10.0.0.5:8000/v1")
+        page.get_by_role("button", name="Save", exact=True).click()
+        page.wait_for_selector("text=JUDGE_ALLOWED_NETWORKS")
+        page.fill("input[name=base_url]", fake.base_url.replace("127.0.0.1", "localhost"))
+        page.get_by_role("button", name="Save", exact=True).click()
+        page.wait_for_selector("text=The stored API key was removed")
+        page.screenshot(path=str(artifacts / "judge-key-removed-1280x800.png"), full_page=True)
+        assert not JudgeEndpoint.objects.get().has_api_key
         assert not errors, errors
         page.close()
     assert fake.problems == []

@@ -1,0 +1,83 @@
+"""Peak memory of parsing and validating a large dataset file.
+
+    .venv/bin/python bench/import_memory.py --mb 50 [--mb 500] [--keep DIR]
+
+Writes a Multimodal RewardBench JSON of about N MB (realistic records of a
+few kB, non-ASCII letters, one em dash; one image), then in a fresh process
+reads it and runs annotate.importing.parse_dataset (everything before the
+database: UTF-8 check, two streaming passes, record validation, images),
+and prints the growth of peak RSS (ru_maxrss) over the process's baseline.
+The file's own bytes are part of the figure (the service hands the parser
+bytes); the records it returns hold every text, so the floor is about
+twice the file for ASCII text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+MEASURE = """
+import gc, resource, sys, time
+import django
+django.setup()
+from pathlib import Path
+from annotate.importing import DirectoryImageSource, ImageLimits, PairsOptions, parse_dataset
+path = Path(sys.argv[1])
+gc.collect()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+started = time.perf_counter()
+data = path.read_bytes()
+parsed = parse_dataset(
+    data, filename=path.name, fmt=None, pairs_options=PairsOptions(),
+    known_categories={"vqa": "vqa"}, images=DirectoryImageSource(path.parent),
+    limits=ImageLimits(),
+)
+seconds = time.perf_counter() - started
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(len(parsed.records), (after - before) // 1024, round(seconds, 1))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mb", type=int, action="append", required=True)
+    parser.add_argument("--keep", type=Path, help="write the files here and keep them")
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from tests.annotate.test_import_limits import write_big_mrb
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = args.keep or Path(tmp)
+        for mb in args.mb:
+            path = write_big_mrb(root / f"mb{mb}", mb)
+            size = path.stat().st_size / 2**20
+            env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
+            env.setdefault("DATA_DIR", str(root))
+            out = subprocess.run(
+                [sys.executable, "-c", MEASURE, str(path)],
+                cwd=REPO,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.split()
+            records, grew, seconds = out
+            print(
+                f"{size:7.1f} MB file, {records} records: peak RSS +{grew} MB "
+                f"({int(grew) / size:.2f}x the file), {seconds} s"
+            )
+
+
+if __name__ == "__main__":
+    main()

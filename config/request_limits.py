@@ -1,0 +1,90 @@
+"""Refusals that must happen before a view, or Django, reads the request.
+
+* A body larger than ``UPLOAD_MAX_BYTES`` (by its Content-Length) is refused
+  with 413 before a byte of it is read or spooled to disk.
+* A body larger than ``ANONYMOUS_BODY_MAX_BYTES`` from a client that is
+  neither signed in (session) nor presenting an API token that exists is
+  refused with 403 (401 under /api/), also unread: CsrfViewMiddleware reads
+  the form body to find its token, so without this an anonymous client with
+  a CSRF cookie could make the server spool any upload before any check.
+  The log-in form and other anonymous posts are far smaller.
+* A query string holding a NUL character is a 400: no filter can match it
+  and PostgreSQL refuses it in a query (a 500 otherwise).
+
+Placed after the authentication middleware (request.user) and before any
+view: CsrfViewMiddleware reads the body only in process_view, which runs
+after every middleware's __call__ has passed the request on.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpResponse, JsonResponse
+
+# annotate.api_errors' prefix and error shape, not imported: that module
+# imports DRF, whose settings import it back, and this runs before any view.
+API_PREFIX = "/api/"
+
+
+def error_body(code: str, message: str) -> dict:
+    return {"error": {"code": code, "message": message, "fields": {}}}
+
+
+def _length(request) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0
+
+
+def _token_exists(request) -> bool:
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    scheme, _, key = header.partition(" ")
+    if scheme.lower() not in ("token", "bearer") or not key.strip():
+        return False
+    from rest_framework.authtoken.models import Token
+
+    return Token.objects.filter(key=key.strip()).exists()
+
+
+def _refuse(request, status: int, code: str, message: str):
+    if request.path.startswith(API_PREFIX):
+        response = JsonResponse(error_body(code, message), status=status)
+    else:
+        response = HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+    return response
+
+
+class RequestLimitsMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if "\x00" in request.META.get("QUERY_STRING", "") or "%00" in request.META.get(
+            "QUERY_STRING", ""
+        ):
+            return _refuse(request, 400, "invalid", "The query string holds a NUL character (%00).")
+        length = _length(request)
+        if length > settings.UPLOAD_MAX_BYTES:
+            return _refuse(
+                request,
+                413,
+                "too_large",
+                f"The request body is larger than {settings.UPLOAD_MAX_BYTES} bytes.",
+            )
+        if (
+            length > settings.ANONYMOUS_BODY_MAX_BYTES
+            and not request.user.is_authenticated
+            and not _token_exists(request)
+        ):
+            if request.path.startswith(API_PREFIX):
+                response = _refuse(
+                    request,
+                    401,
+                    "not_authenticated",
+                    "Authentication credentials were not provided.",
+                )
+                response["WWW-Authenticate"] = "Token"
+                return response
+            return _refuse(request, 403, "forbidden", "Sign in before uploading.")
+        return self.get_response(request)

@@ -1,0 +1,101 @@
+"""Rendering with a bounded cost: only allow-listed lexers, a size limit for
+highlighting, and one time budget per item, past which the text is stored
+plain and escaped with a note saying why."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from annotate import rendering
+from annotate.rendering import render_budget, render_markdown
+from annotate.services import render_item_html
+from tests.factories import make_item
+
+# The quadratic case of Pygments' Java lexer (its method-declaration rule
+# scans to the end of the text from every word): ~7 s for 10 kB here.
+SLOW_JAVA = "```java\n" + "a " * 6000 + "\n```"
+
+
+@pytest.mark.parametrize(
+    "lang", ["python", "py", "js", "typescript", "c++", "golang", "rs", "sh", "yml", "tex", "md"]
+)
+def test_allowed_languages_are_highlighted(lang):
+    html = render_markdown(f"```{lang}\nx = 1 # note\n```")
+    assert '<div class="highlight">' in html and "<span" in html
+
+
+@pytest.mark.parametrize("lang", ["perl", "scheme", "ragel", "php", "haskell", "xml", "lisp"])
+def test_other_languages_are_shown_as_plain_code(lang):
+    html = render_markdown(f"```{lang}\n(define x 1) <b>\n```")
+    assert html == "<pre><code>(define x 1) &lt;b&gt;\n</code></pre>\n"
+
+
+def test_markdown_code_does_not_pick_a_lexer_for_its_own_fences():
+    html = render_markdown("````markdown\n```perl\nmy $x = 1;\n```\n````")
+    assert "highlight" in html
+    # With nested fences handled, Perl's lexer would mark "my" as a keyword.
+    assert '<span class="k">my</span>' not in html
+
+
+def test_a_code_block_over_the_highlight_limit_is_plain(monkeypatch):
+    monkeypatch.setattr(rendering, "HIGHLIGHT_MAX_CHARS", 100)
+    html = render_markdown("```python\n" + "x = 1\n" * 40 + "```")
+    assert html.startswith("<pre><code>x = 1\n") and "highlight" not in html
+
+
+def test_a_render_over_its_time_budget_is_stored_plain_and_says_why(monkeypatch):
+    monkeypatch.setattr(rendering, "RENDER_SECONDS", 0.3)
+    text = "Here is <script>alert(1)</script> **code**:\n\n" + SLOW_JAVA
+    started = time.monotonic()
+    html = render_markdown(text)
+    assert time.monotonic() - started < 1.5
+    assert html.startswith(
+        '<p class="render-note"><em>Shown as plain text: rendering took longer than its '
+        "time limit.</em></p>"
+    )
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; **code**:" in html
+    assert "<script" not in html and "<strong>" not in html
+
+
+def test_a_text_over_the_size_limit_is_plain(monkeypatch):
+    monkeypatch.setattr(rendering, "RENDER_MAX_CHARS", 50)
+    html = render_markdown("**bold** " * 10)
+    assert "Shown as plain text: the text is longer than 50 characters" in html
+    assert "<strong>" not in html
+
+
+def test_one_budget_covers_an_items_three_texts(monkeypatch):
+    monkeypatch.setattr(rendering, "RENDER_SECONDS", 0.3)
+    started = time.monotonic()
+    with render_budget():
+        first = render_markdown(SLOW_JAVA)
+        second = render_markdown(SLOW_JAVA + " ")
+    assert time.monotonic() - started < 1.5  # not 0.3 s each, and far from 7 s each
+    assert "Shown as plain text" in first and "Shown as plain text" in second
+
+
+@pytest.mark.django_db
+def test_the_worker_stores_a_plain_version_of_an_item_over_budget(monkeypatch):
+    item = make_item(response_1=SLOW_JAVA, response_2="**fine**")
+    monkeypatch.setattr(rendering, "RENDER_SECONDS", 0.3)
+    type(item).objects.filter(pk=item.pk).update(rendered_version=0)
+    started = time.monotonic()
+    assert render_item_html(item_ids=[item.pk]) == 1
+    assert time.monotonic() - started < 1.5
+    item.refresh_from_db()
+    assert item.rendered_version == rendering.RENDERER_VERSION
+    assert "Shown as plain text: rendering took longer" in item.response_1_html
+    assert item.rendered()["response_1"] == item.response_1_html
+
+
+@pytest.mark.django_db
+def test_the_first_view_of_an_item_over_budget_is_bounded_too(monkeypatch):
+    item = make_item(prompt=SLOW_JAVA)
+    monkeypatch.setattr(rendering, "RENDER_SECONDS", 0.3)
+    type(item).objects.filter(pk=item.pk).update(rendered_version=0)
+    item.refresh_from_db()
+    started = time.monotonic()
+    html = item.rendered()["prompt"]
+    assert time.monotonic() - started < 1.5 and "Shown as plain text" in html
