@@ -715,7 +715,7 @@ def test_generated_mrb_files_succeed_or_fail_cleanly(image_folder):
     # The generator is neither so hostile that nothing imports nor so tame
     # that nothing fails. (Low floors: the exact split shifts a little with
     # Hypothesis's run context even when derandomized.)
-    assert outcomes["imported"] >= 10 and outcomes["failed"] >= 10, outcomes
+    assert outcomes["imported"] >= 5 and outcomes["failed"] >= 5, outcomes
 
 
 def test_generated_jsonl_files_succeed_or_fail_cleanly(image_folder):
@@ -727,7 +727,7 @@ def test_generated_jsonl_files_succeed_or_fail_cleanly(image_folder):
         outcomes[fuzz_import(image_folder, "data.jsonl", data, image_folder)] += 1
 
     run()
-    assert outcomes["imported"] >= 10 and outcomes["failed"] >= 10, outcomes
+    assert outcomes["imported"] >= 5 and outcomes["failed"] >= 5, outcomes
 
 
 def test_arbitrary_bytes_succeed_or_fail_cleanly(image_folder):
