@@ -110,6 +110,8 @@ def import_items(
     Raises ImportFailed (nothing written) if any record, image or conflict
     with existing items is wrong. Re-importing the same file is a no-op.
     """
+    if project.archived_at is not None:
+        raise ImportFailed([ImportProblem(filename, "the project is archived (read-only)")])
     domains = {d.slug: d for d in project.domains.all()}
     known: dict[str, str] = {}
     for d in domains.values():
@@ -619,13 +621,16 @@ def own_assignments(annotator) -> QuerySet[Assignment]:
     mine = Assignment.objects.filter(annotator=annotator)
     if annotator.is_superuser:
         return mine
-    return mine.filter(item__project__memberships__user=annotator)
+    return mine.filter(
+        item__project__memberships__user=annotator, item__project__memberships__is_active=True
+    )
 
 
 # The raw-SQL form of own_assignments()' membership test, with named
 # parameters; `{project}` and `{user}` are the SQL expressions to test.
 _MEMBER_CONDITION = """(%(superuser)s OR EXISTS (
-    SELECT 1 FROM annotate_membership m WHERE m.project_id = {project} AND m.user_id = {user}))"""
+    SELECT 1 FROM annotate_membership m
+    WHERE m.project_id = {project} AND m.user_id = {user} AND m.is_active))"""
 
 
 def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | None:
@@ -641,6 +646,8 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
     project (Membership.judged, None for a non-member), read in the same
     statement, for the compare page's progress line.
     """
+    if project.archived_at is not None:
+        return None  # an archived project is read-only
     now = now or timezone.now()
     swapped = _coin.random() < 0.5
     lease_expires_at = now + timedelta(minutes=project.lease_minutes)
@@ -660,7 +667,10 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
             expire_stale_leases(project=project, now=now)
             assignment, _ = claim(check_stale=False)
         return assignment
-    if not annotator.is_superuser and not project.memberships.filter(user=annotator).exists():
+    if (
+        not annotator.is_superuser
+        and not project.memberships.filter(user=annotator, is_active=True).exists()
+    ):
         return None  # (PostgreSQL's statement asks the same)
     resumed, any_stale = check_leases(project=project, annotator=annotator, now=now)
     if resumed is not None:
