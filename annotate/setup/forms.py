@@ -6,6 +6,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.urls import reverse
 
 from ..models import DomainKind, Project, Role
@@ -82,9 +83,9 @@ class ProjectCreateForm(ProjectSettingsForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["votes_per_item"].min_value = 1
-        self.fields["votes_per_item"].max_value = 50
-        self.fields["votes_per_item"].widget.attrs.update(min=1, max=50)
+        votes = self.fields["votes_per_item"]
+        votes.validators += [MinValueValidator(1), MaxValueValidator(50)]
+        votes.widget.attrs.update(min=1, max=50)
 
     def validate_unique(self):
         """The service checks the slug (with its own message)."""

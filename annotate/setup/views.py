@@ -3,6 +3,7 @@ and invitations, sign-up through a link, and site admins' bulk users."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
@@ -375,7 +376,7 @@ def invitation_accept(request, token):
             except service.SetupError as exc:
                 _form_error(form, exc)
             else:
-                login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+                login(request, user, backend=settings.AUTHENTICATION_BACKENDS[-1])
                 messages.success(
                     request, f"Welcome, {user.get_username()}: you joined {project.name}."
                 )
