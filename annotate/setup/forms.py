@@ -70,7 +70,15 @@ class ProjectCreateForm(ProjectSettingsForm):
     )
 
     class Meta(ProjectSettingsForm.Meta):
-        fields = ["name", "slug", "description", "guidelines", "votes_per_item"] + [
+        fields = [
+            "name",
+            "slug",
+            "description",
+            "guidelines",
+            "votes_per_item",
+            "escalation_votes",
+            "agree_share",
+        ] + [
             f
             for f in ProjectSettingsForm.Meta.fields
             if f not in ("name", "description", "guidelines")

@@ -41,6 +41,8 @@ def test_new_project_page_creates_a_project_from_the_preset(client, creator):
             "description": "",
             "guidelines": "# Rules",
             "votes_per_item": 3,
+            "escalation_votes": 1,
+            "agree_share": 0.75,
             "licence": "CC-BY-4.0",
             "allow_tie": "on",
             "lease_minutes": 20,
@@ -51,6 +53,7 @@ def test_new_project_page_creates_a_project_from_the_preset(client, creator):
     assert response.status_code == 302 and response["Location"] == "/p/charts/"
     project = Project.objects.get(slug="charts")
     assert project.lease_minutes == 20 and project.require_rationale is False
+    assert (project.escalation_votes, project.agree_share) == (1, 0.75)
     assert list(project.domains.values_list("slug", flat=True)) == [
         "general",
         "hallucination",
@@ -80,6 +83,8 @@ def test_new_project_errors_stand_beside_their_field(client, creator):
             "name": "X",
             "slug": "taken",
             "votes_per_item": 3,
+            "escalation_votes": 2,
+            "agree_share": 0.8,
             "lease_minutes": 5,
             "seed": 0,
             "preset": "mrb",
