@@ -108,6 +108,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.security.SecurityHeadersMiddleware",
+    # Embedded SQLite only: a process's write requests queue on a lock rather
+    # than in SQLite's sleeping busy handler (config/sqlite_writes.py).
+    "config.sqlite_writes.SerialWritesMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
