@@ -184,5 +184,26 @@ def test_a_team_starts_its_own_benchmark_without_django_admin(
         assert action in history
     page.screenshot(path=str(artifacts / "setup-settings-1280x900.png"), full_page=True)
 
+    page.get_by_role("link", name="Edit VQA").click()
+    page.wait_for_url("**/p/captions/domains/vqa/")
+    page.fill("input[name=correctness_question]", "Does it answer the question about the image?")
+    page.screenshot(path=str(artifacts / "setup-domain-1280x900.png"), full_page=True)
+    page.get_by_role("button", name="Save domain").click()
+    page.wait_for_url("**/p/captions/settings/")
+    assert project.domains.get(slug="vqa").correctness_question.startswith("Does it answer")
+
+    # 7. Site admins create accounts in bulk from a CSV.
+    page.get_by_role("link", name="Users").click()
+    page.wait_for_url("**/users/new/")
+    csv = tmp_path / "team.csv"
+    csv.write_text("username,email,role\ncy,cy@example.org,curator\ndee,,annotator\n")
+    page.set_input_files("input[name=file]", str(csv))
+    page.select_option("select[name=project]", label="Caption preferences")
+    page.get_by_role("button", name="Create users").click()
+    page.wait_for_selector("#created-users")
+    assert page.locator("#created-users tbody tr").count() == 2
+    page.screenshot(path=str(artifacts / "setup-users-1280x900.png"), full_page=True)
+    assert Membership.objects.get(project=project, user__username="cy").role == "curator"
+
     assert not admin_requests, admin_requests
     assert not errors, errors
