@@ -23,7 +23,7 @@ THREADS ?= 8
 CHROMIUM_PATH ?= $(shell command -v chromium || command -v chromium-browser || true)
 export CHROMIUM_PATH
 
-.PHONY: install install-runtime run web worker migrate demo test test-fast lint format typecheck bench bench-annotate bench-release bench-agreement bench-curation clean
+.PHONY: install install-runtime run web worker migrate demo test test-fast lint format typecheck bench bench-annotate bench-embedded bench-release bench-agreement bench-curation clean
 
 $(RUNTIME_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -94,6 +94,11 @@ bench: install
 # Annotators over HTTP against gunicorn + PostgreSQL (see bench/README.md).
 bench-annotate: install
 	$(PY) bench/annotate_bench.py
+
+# The embedded default as `make run` serves it (SQLite, gunicorn, solo
+# Celery): a vote's p50/p95/p99 at 1 and 8 annotators, RSS after 15,000 votes.
+bench-embedded: install
+	$(PY) bench/annotate_bench.py --sqlite --annotators 8 --threads $(THREADS)
 
 # Building releases (5,211 items, then a synthetic 100,000) on PostgreSQL.
 bench-release: install

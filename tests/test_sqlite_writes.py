@@ -49,3 +49,34 @@ def test_writes_queue_and_reads_do_not():
 def test_not_used_on_postgresql():
     with pytest.raises(MiddlewareNotUsed):
         SerialWritesMiddleware(lambda request: HttpResponse())
+
+
+def test_a_web_process_checkpoints_the_wal_in_the_background(tmp_path):
+    """On the embedded SQLite file, a web process's connections leave the WAL
+    to the background checkpointer (no vote's COMMIT copies the log back);
+    other processes keep SQLite's automatic checkpoints."""
+    from tests.fresh_process import run_django
+
+    code = """
+import threading, time
+from django.db import connection
+with connection.cursor() as c:
+    c.execute("CREATE TABLE t (x)")
+    before = c.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+connection.close()
+import config.wsgi  # loads the middleware, as gunicorn does
+with connection.cursor() as c:
+    after = c.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+    for n in range(300):
+        c.execute("INSERT INTO t VALUES (?)", ["x" * 1000])
+names = {t.name for t in threading.enumerate()}
+from django.conf import settings
+main = settings.DATABASES["default"]["NAME"]
+import os
+size = os.path.getsize(main)  # the rows are in the WAL only
+time.sleep(2.5)  # the background thread copies them into the database file
+print(before, after, "sqlite-checkpoint" in names, os.path.getsize(main) > size)
+"""
+    result = run_django(code, data_dir=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["1000", "0", "True", "True"]
