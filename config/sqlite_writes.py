@@ -4,17 +4,19 @@ SQLite has one writer at a time. With IMMEDIATE transactions a second
 writer waits in SQLite's busy handler, which polls with sleeps of up to
 100 ms and wakes in no order: under concurrent votes the median stayed low
 but the 99th percentile reached a second. Two changes, both only in a web
-process on SQLite (the middleware below is loaded there and nowhere else):
+process on SQLite:
 
-- The threads of the process queue on a lock for the whole unsafe request
-  and each is woken the moment the previous one finishes: no polling, no
-  sleep in the tail. Reads (GET, HEAD) run concurrently, as WAL allows.
-- The WAL is checkpointed by a background thread (PASSIVE: it waits for no
-  reader or writer) instead of by whichever vote's COMMIT crosses
-  SQLite's 1,000-page threshold, so no vote pays for copying the log back
-  into the database and its fsync. Other processes (the Celery worker, a
-  management command) keep SQLite's automatic checkpoints, so the log stays
-  bounded even if this thread were gone.
+- SerialWritesMiddleware: the threads of the process queue on a lock for
+  the whole unsafe request, and each is woken the moment the previous one
+  finishes: no polling, no sleep in the tail. Reads (GET, HEAD) run
+  concurrently, as WAL allows.
+- start_background_checkpoints (called by config.wsgi): the WAL is
+  checkpointed by a background thread (PASSIVE: it waits for no reader or
+  writer) instead of by whichever vote's COMMIT crosses SQLite's 1,000-page
+  threshold, so no vote pays for copying the log back into the database and
+  its fsync. Other processes (the Celery worker, a management command) keep
+  SQLite's automatic checkpoints, so the log stays bounded even without
+  this thread.
 
 Only the writers of other processes still meet SQLite's busy handler; they
 write rarely. Not used on PostgreSQL, where row locks let writers of
@@ -58,8 +60,14 @@ def _checkpoint_forever() -> None:
             close_old_connections()
 
 
-def _start_checkpointer() -> None:
+def start_background_checkpoints() -> None:
+    """Called by config.wsgi (the web server's entry point, so never by tests
+    or management commands): on an SQLite file, leave WAL checkpoints to one
+    background thread of this process."""
     global _checkpointer
+    name = str(connection.settings_dict["NAME"])
+    if connection.vendor != "sqlite" or name == ":memory:" or "mode=memory" in name:
+        return
     with _started:
         if _checkpointer is None:
             connection_created.connect(_no_autocheckpoint, dispatch_uid="sqlite_no_autocheckpoint")
@@ -74,9 +82,6 @@ class SerialWritesMiddleware:
         if connection.vendor != "sqlite":
             raise MiddlewareNotUsed
         self.get_response = get_response
-        name = str(connection.settings_dict["NAME"])
-        if name != ":memory:" and "mode=memory" not in name:  # (tests: no log to checkpoint)
-            _start_checkpointer()
 
     def __call__(self, request):
         if request.method in SAFE_METHODS:

@@ -64,7 +64,7 @@ with connection.cursor() as c:
     c.execute("CREATE TABLE t (x)")
     before = c.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
 connection.close()
-import config.wsgi  # loads the middleware, as gunicorn does
+import config.wsgi  # the web server's entry point, as gunicorn loads it
 with connection.cursor() as c:
     after = c.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
     for n in range(300):
