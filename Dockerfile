@@ -6,7 +6,7 @@ COPY . .
 # Installs the project and its runtime dependencies from pyproject.toml, then
 # collects the static files (with gzip copies) where the app looks for them
 # (STATIC_ROOT=/app/var/staticfiles, also set by docker-compose.yml).
-RUN pip install --upgrade pip && pip install . && \
+RUN pip install --upgrade pip && pip install ".[parquet]" && \
     DATA_DIR=/tmp/build STATIC_ROOT=/app/var/staticfiles python manage.py collectstatic --noinput && \
     rm -rf /tmp/build
 # The code and static files stay root-owned (read-only to the app); only /data

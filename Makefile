@@ -8,40 +8,65 @@
 PYTHON ?= $(shell /usr/bin/python3.11 -c "import ensurepip, venv" >/dev/null 2>&1 && echo /usr/bin/python3.11 || echo python3)
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# Two installs: what the app needs to run (`pip install -e .`, for make run,
+# web, worker, demo) and the development tools on top (`.[dev]`: pytest,
+# Playwright, schemathesis, moto, mypy …; for make test, lint, typecheck).
+RUNTIME_STAMP := $(VENV)/.runtime-stamp
 STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# The embedded server: one gunicorn worker process with threads (SQLite has
+# one writer at a time; threads of one process share its memory) and one
+# Celery process (solo pool). Raise THREADS for a bigger team.
+THREADS ?= 8
+# Chromium for the e2e tests: the system's where there is one.
+CHROMIUM_PATH ?= $(shell command -v chromium || command -v chromium-browser || true)
+export CHROMIUM_PATH
 
-.PHONY: install run web worker migrate demo test test-fast lint format typecheck bench bench-annotate bench-release bench-agreement bench-curation clean
+.PHONY: install install-runtime run web worker migrate demo test test-fast lint format typecheck bench bench-annotate bench-embedded bench-release bench-agreement bench-curation clean
 
-$(STAMP): pyproject.toml
+$(RUNTIME_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $(RUNTIME_STAMP)
+
+$(STAMP): $(RUNTIME_STAMP)
 	$(PY) -m pip install --quiet -e ".[dev]"
+	@if [ -z "$(CHROMIUM_PATH)" ]; then \
+	  $(PY) -m playwright install chromium \
+	    || echo "No Chromium: the e2e tests (marked e2e) will be skipped."; \
+	fi
 	touch $(STAMP)
+
+install-runtime: $(RUNTIME_STAMP)
 
 install: $(STAMP)
 
-migrate: install
+migrate: install-runtime
 	$(PY) manage.py migrate --noinput
 
 demo: migrate
-	$(PY) manage.py seed_demo
+	$(PY) manage.py seed_demo --url http://$(HOST):$(PORT)/
 
-# Web server and Celery worker together on the embedded default (SQLite,
-# filesystem broker). Ctrl-C stops both.
+# The embedded default (SQLite, filesystem broker) as a team uses it for
+# weeks: gunicorn serving the app (static files through WhiteNoise) and a
+# Celery worker. Ctrl-C stops both.
 run: demo
-	@echo "Starting worker and web server on http://$(HOST):$(PORT)/"
-	@DEBUG=$${DEBUG:-true} $(VENV)/bin/celery -A config worker --loglevel=warning --concurrency=1 & \
+	@$(PY) manage.py collectstatic --noinput --verbosity 0
+	@echo "Triplet Studio: http://$(HOST):$(PORT)/ (gunicorn, $(THREADS) threads; Celery worker). Ctrl-C stops both."
+	@$(VENV)/bin/celery -A config worker --pool=solo --loglevel=warning & \
 	  worker=$$!; trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
-	  DEBUG=$${DEBUG:-true} $(PY) manage.py runserver $(HOST):$(PORT)
+	  $(VENV)/bin/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers 1 \
+	    --worker-class gthread --threads $(THREADS) --access-logfile - --log-level warning
 
 # As in production: static files collected (and gzipped) first.
-web: install
+web: install-runtime
 	$(PY) manage.py collectstatic --noinput --verbosity 0
+	@echo "Serving http://$(HOST):$(PORT)/"
 	$(VENV)/bin/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers 2 --worker-class gthread --threads 4
 
-worker: install
+worker: install-runtime
 	$(VENV)/bin/celery -A config worker --loglevel=info
 
 lint: install
@@ -69,6 +94,11 @@ bench: install
 # Annotators over HTTP against gunicorn + PostgreSQL (see bench/README.md).
 bench-annotate: install
 	$(PY) bench/annotate_bench.py
+
+# The embedded default as `make run` serves it (SQLite, gunicorn, solo
+# Celery): a vote's p50/p95/p99 at 1 and 8 annotators, RSS after 15,000 votes.
+bench-embedded: install
+	$(PY) bench/annotate_bench.py --sqlite --annotators 8 --threads $(THREADS)
 
 # Building releases (5,211 items, then a synthetic 100,000) on PostgreSQL.
 bench-release: install

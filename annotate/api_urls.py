@@ -3,10 +3,39 @@
 from django.urls import path
 
 from . import apis
+from .setup import api as setup_api
 
 urlpatterns = [
-    path("projects/", apis.ProjectListApi.as_view(), name="api_projects"),
-    path("projects/<slug:slug>/domains/", apis.DomainListApi.as_view(), name="api_domains"),
+    # GET lists (annotate.apis); POST creates (annotate.setup.api).
+    path("projects/", setup_api.ProjectsApi.as_view(), name="api_projects"),
+    path("projects/<slug:slug>/", setup_api.ProjectDetailApi.as_view(), name="api_project"),
+    path("projects/<slug:slug>/domains/", setup_api.DomainsApi.as_view(), name="api_domains"),
+    path(
+        "projects/<slug:slug>/domains/<slug:domain_slug>/",
+        setup_api.DomainDetailApi.as_view(),
+        name="api_domain",
+    ),
+    path("projects/<slug:slug>/members/", setup_api.MembersApi.as_view(), name="api_members"),
+    path(
+        "projects/<slug:slug>/members/<int:user_id>/",
+        setup_api.MemberDetailApi.as_view(),
+        name="api_member",
+    ),
+    path(
+        "projects/<slug:slug>/invitations/",
+        setup_api.InvitationsApi.as_view(),
+        name="api_invitations",
+    ),
+    path(
+        "invitations/accept/",
+        setup_api.InvitationAcceptApi.as_view(),
+        name="api_invitation_accept",
+    ),
+    path(
+        "projects/<slug:slug>/invitations/<int:invitation_id>/",
+        setup_api.InvitationDetailApi.as_view(),
+        name="api_invitation",
+    ),
     path("projects/<slug:slug>/imports/", apis.ImportApi.as_view(), name="api_import"),
     path(
         "projects/<slug:slug>/assignments/next/",

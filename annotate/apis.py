@@ -56,7 +56,9 @@ def project_for_api(user, slug: str, roles: tuple[str, ...] | None = None) -> tu
     else:
         projects = projects.annotate(
             member_role=Subquery(
-                Membership.objects.filter(project=OuterRef("pk"), user=user).values("role")[:1]
+                Membership.objects.filter(project=OuterRef("pk"), user=user, is_active=True).values(
+                    "role"
+                )[:1]
             )
         )
     project = projects.first()
@@ -93,7 +95,9 @@ class ProjectListApi(APIView):
         if user.is_superuser:
             projects = Project.objects.annotate(member_role=Value(Role.ADMIN))
         else:
-            projects = Project.objects.filter(memberships__user=user).annotate(
+            projects = Project.objects.filter(
+                memberships__user=user, memberships__is_active=True
+            ).annotate(
                 member_role=Subquery(
                     Membership.objects.filter(project=OuterRef("pk"), user=user).values("role")[:1]
                 )

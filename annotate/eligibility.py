@@ -2,7 +2,8 @@
 that cannot come").
 
 An annotator is *eligible* for an item when they hold the annotator role in
-its project, their account is active, and they have never been assigned the
+its project (an active membership: annotate.setup can deactivate one), their
+account is active, and they have never been assigned the
 item (a vote, a skip, an expired lease or an open lease all take them out:
 the claim never offers an item twice). Curators and admins may annotate too,
 but are never counted: a split is never held open waiting for the people who
@@ -20,7 +21,9 @@ from .models import Assignment, Item, Membership, Project, Role
 
 
 def eligible_members(project: Project) -> QuerySet[Membership]:
-    return Membership.objects.filter(project=project, role=Role.ANNOTATOR, user__is_active=True)
+    return Membership.objects.filter(
+        project=project, role=Role.ANNOTATOR, is_active=True, user__is_active=True
+    )
 
 
 def eligible_counts(*, project: Project, item_ids: Iterable[int]) -> dict[int, int]:

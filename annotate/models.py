@@ -56,12 +56,12 @@ class Role(models.TextChoices):
 
 class ProjectQuerySet(models.QuerySet["Project"]):
     def visible_to(self, user) -> ProjectQuerySet:
-        """Projects the user is a member of (superusers see all)."""
+        """Projects the user is an active member of (superusers see all)."""
         if not user.is_authenticated:
             return self.none()
         if user.is_superuser:
             return self.all()
-        return self.filter(memberships__user=user).distinct()
+        return self.filter(memberships__user=user, memberships__is_active=True).distinct()
 
     def with_role(self, user, roles: tuple[str, ...]) -> ProjectQuerySet:
         """Projects where the user holds one of `roles` (superusers: all)."""
@@ -69,7 +69,9 @@ class ProjectQuerySet(models.QuerySet["Project"]):
             return self.none()
         if user.is_superuser:
             return self.all()
-        return self.filter(memberships__user=user, memberships__role__in=roles).distinct()
+        return self.filter(
+            memberships__user=user, memberships__is_active=True, memberships__role__in=roles
+        ).distinct()
 
 
 class Project(models.Model):
@@ -93,6 +95,9 @@ class Project(models.Model):
         help_text="Let curators resolve items they voted on (tiny teams only; flagged in the UI).",
     )
     seed = models.IntegerField(default=0, help_text="Seeds shuffles (claim order, import order).")
+    # Set when an admin archives the project: read-only from then on (no
+    # claims, imports or setup changes); its votes and releases stay.
+    archived_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -147,7 +152,7 @@ class Project(models.Model):
         # (Not .only("role") on the related manager: Django then reads the
         # deferred project_id back to attach the project, a second query.)
         return (
-            Membership.objects.filter(project_id=self.pk, user_id=user.pk)
+            Membership.objects.filter(project_id=self.pk, user_id=user.pk, is_active=True)
             .values_list("role", flat=True)
             .first()
         )
@@ -170,6 +175,10 @@ class Membership(models.Model):
     # the annotator's whole history. Filled from the assignments when the
     # membership is created (a re-added member keeps their count).
     judged = models.PositiveIntegerField(default=0, editable=False)
+    # A deactivated member keeps their row (pseudonym, count) and their votes
+    # but has no access to the project (annotate.setup.service).
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(null=True, blank=True, auto_now_add=True)
 
     class Meta:
         constraints = [
@@ -207,6 +216,9 @@ class Domain(models.Model):
     )
     kind = models.CharField(max_length=16, choices=DomainKind.choices)
     guidelines = models.TextField(blank=True)
+    # The question asked of each response in a correctness domain ("Is this
+    # answer correct?", "Is this response safe?"); blank: the default wording.
+    correctness_question = models.CharField(max_length=200, blank=True)
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
@@ -620,3 +632,8 @@ class Judgement(models.Model):
 
     def __str__(self) -> str:
         return f"{self.assignment_id} r{self.revision}: {self.choice}"
+
+
+# Invitations and the setup audit trail live in annotate.setup (the models
+# module Django reads is this one).
+from .setup.models import Invitation, SetupEvent  # noqa: E402, F401

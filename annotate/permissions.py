@@ -20,8 +20,9 @@ def project_for(user, slug: str, roles: tuple[str, ...] | None = None) -> tuple[
         project, role = Project.objects.filter(slug=slug).first(), Role.ADMIN
     else:
         # One membership per (project, user): the join adds no duplicate rows.
+        # A deactivated member is a stranger here.
         project = (
-            Project.objects.filter(slug=slug, memberships__user=user)
+            Project.objects.filter(slug=slug, memberships__user=user, memberships__is_active=True)
             .annotate(member_role=F("memberships__role"))
             .first()
         )

@@ -111,6 +111,8 @@ def import_items(
     Raises ImportFailed (nothing written) if any record, image or conflict
     with existing items is wrong. Re-importing the same file is a no-op.
     """
+    if project.archived_at is not None:
+        raise ImportFailed([ImportProblem(filename, "the project is archived (read-only)")])
     domains = {d.slug: d for d in project.domains.all()}
     known: dict[str, str] = {}
     for d in domains.values():
@@ -585,20 +587,32 @@ def expire_stale_leases(*, project: Project, now=None) -> int:
     return len(stale)
 
 
-def return_leases(*, project_id: int, user_id: int) -> int:
+def return_leases(*, project_id: int, user_id: int) -> list[int]:
     """A member left the project (or their account was deactivated): their
     open leases there go back to the pool now, not when they run out, so no
-    item waits on someone who is not there. Their votes stay. Returns how
-    many leases ended."""
+    item waits on someone who is not there. Their votes stay. Returns the
+    items whose leases ended."""
+    return release_open_leases(
+        Assignment.objects.filter(annotator_id=user_id, item__project_id=project_id),
+        project_id=project_id,
+    )
+
+
+def release_open_leases(assignments: QuerySet[Assignment], *, project_id: int) -> list[int]:
+    """End the open leases among `assignments` (of one project): expired, no
+    longer counting towards their items, and curation rechecks those items.
+    Returns the items, sorted. The rows are locked first, so a concurrent
+    submit of one either commits before (and is submitted, not open) or
+    sees it expired."""
     with transaction.atomic(savepoint=False):
         held = list(
-            Assignment.objects.select_for_update(of=("self",))
-            .filter(annotator_id=user_id, item__project_id=project_id, status=AssignmentStatus.OPEN)
+            assignments.select_for_update(of=("self",))
+            .filter(status=AssignmentStatus.OPEN)
             .order_by("pk")
             .values_list("pk", "item_id")
         )
         _end_leases(held, project_id=project_id)
-    return len(held)
+    return sorted({item_id for _, item_id in held})
 
 
 def _end_leases(leases: list[tuple[int, int]], *, project_id: int) -> None:
@@ -679,13 +693,16 @@ def own_assignments(annotator) -> QuerySet[Assignment]:
     mine = Assignment.objects.filter(annotator=annotator)
     if annotator.is_superuser:
         return mine
-    return mine.filter(item__project__memberships__user=annotator)
+    return mine.filter(
+        item__project__memberships__user=annotator, item__project__memberships__is_active=True
+    )
 
 
 # The raw-SQL form of own_assignments()' membership test, with named
 # parameters; `{project}` and `{user}` are the SQL expressions to test.
 _MEMBER_CONDITION = """(%(superuser)s OR EXISTS (
-    SELECT 1 FROM annotate_membership m WHERE m.project_id = {project} AND m.user_id = {user}))"""
+    SELECT 1 FROM annotate_membership m
+    WHERE m.project_id = {project} AND m.user_id = {user} AND m.is_active))"""
 
 
 def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | None:
@@ -701,6 +718,8 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
     project (Membership.judged, None for a non-member), read in the same
     statement, for the compare page's progress line.
     """
+    if project.archived_at is not None:
+        return None  # an archived project is read-only
     now = now or timezone.now()
     swapped = _coin.random() < 0.5
     lease_expires_at = now + timedelta(minutes=project.lease_minutes)
@@ -722,7 +741,10 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
         if assignment is None and not connection.in_atomic_block:
             assignment = _claim_past_locks(claim, project=project, annotator=annotator)
         return assignment
-    if not annotator.is_superuser and not project.memberships.filter(user=annotator).exists():
+    if (
+        not annotator.is_superuser
+        and not project.memberships.filter(user=annotator, is_active=True).exists()
+    ):
         return None  # (PostgreSQL's statement asks the same)
     resumed, any_stale = check_leases(project=project, annotator=annotator, now=now)
     if resumed is not None:

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import api_pages, views
+from .setup import views as setup_views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -14,4 +15,22 @@ urlpatterns = [
     path("a/<int:assignment_id>/skip/", views.work_skip, name="work_skip"),
     path("media/<path:path>", views.media, name="media"),
     path("account/token/", api_pages.api_token, name="api_token"),
+    # Setting a benchmark up (annotate.setup)
+    path("projects/new/", setup_views.project_new, name="project_new"),
+    path("p/<slug:slug>/settings/", setup_views.project_settings, name="project_settings"),
+    path("p/<slug:slug>/archive/", setup_views.project_archive, name="project_archive"),
+    path("p/<slug:slug>/delete/", setup_views.project_delete, name="project_delete"),
+    path("p/<slug:slug>/domains/new/", setup_views.domain_new, name="domain_new"),
+    path("p/<slug:slug>/domains/<slug:domain_slug>/", setup_views.domain_edit, name="domain_edit"),
+    path("p/<slug:slug>/members/", setup_views.members, name="members"),
+    path("p/<slug:slug>/members/<int:user_id>/", setup_views.member_action, name="member_action"),
+    path("p/<slug:slug>/invitations/", setup_views.invitation_new, name="invitation_new"),
+    path(
+        "p/<slug:slug>/invitations/<int:invitation_id>/revoke/",
+        setup_views.invitation_revoke,
+        name="invitation_revoke",
+    ),
+    path("join/<str:token>/", setup_views.invitation_accept, name="invitation_accept"),
+    path("users/new/", setup_views.users_bulk, name="users_bulk"),
+    path("markdown/preview/", setup_views.markdown_preview, name="markdown_preview"),
 ]

@@ -30,6 +30,7 @@ the end unless --keep.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import hashlib
 import http.client
@@ -189,7 +190,10 @@ def child_setup(params: dict) -> None:
     from django.db import connection
 
     with connection.cursor() as cursor:
-        cursor.execute("VACUUM ANALYZE")
+        cursor.execute("VACUUM ANALYZE" if connection.vendor == "postgresql" else "ANALYZE")
+    if params.get("demo"):
+        # --sqlite measures the embedded default as `make run` leaves it.
+        call_command("seed_demo", verbosity=0, stdout=io.StringIO())
     print(
         json.dumps(
             {
@@ -880,10 +884,19 @@ def image_timings(annotator: Annotator, n: int) -> list[float]:
 
 
 def check_database(url: str, acknowledged: dict[int, str]) -> dict[str, int]:
-    """Invariants after the run, straight from the tables (no ORM)."""
-    import psycopg
+    """Invariants after the run, straight from the tables (no ORM); `url` is
+    a PostgreSQL URL or the path of an SQLite file."""
+    if url.startswith(("postgres://", "postgresql://")):
+        import psycopg
 
-    with psycopg.connect(url) as conn:
+        connect = psycopg.connect
+    else:
+        import sqlite3
+
+        def connect(path):
+            return contextlib.closing(sqlite3.connect(path))
+
+    with connect(url) as conn:
 
         def one(sql: str, *args) -> int:
             return conn.execute(sql, args).fetchone()[0]
@@ -1110,11 +1123,33 @@ def main() -> int:
         action="store_true",
         help="with --api: 16 annotators submit and ask for the next item in two requests",
     )
+    parser.add_argument(
+        "--sqlite",
+        action="store_true",
+        help="the embedded default as `make run` serves it (SQLite, gunicorn 1 worker x "
+        "--threads, a solo Celery worker, the demo seeded): p50/p95/p99 of a vote at 1 and "
+        "--annotators (8) concurrent annotators, and the RSS sum of those processes",
+    )
+    parser.add_argument(
+        "--votes",
+        type=int,
+        default=15000,
+        help="--sqlite: judgements before the memory reading (15000; the run stops "
+        "earlier at --duration)",
+    )
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="--sqlite: seconds each concurrent annotator waits between votes (0: none)",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child_setup(json.loads(args.child))
         return 0
+    if args.sqlite:
+        return main_sqlite(args)
     if not 1 <= args.duration <= 600 or args.items < 10 or args.annotators < 1:
         parser.error("--duration is 1-600 s, --items at least 10, --annotators at least 1")
     if args.api_separate and not args.api:
@@ -1217,6 +1252,259 @@ def main() -> int:
             shutil.rmtree(tmp, ignore_errors=True)
             recreate_database(url, create=False)
     return 1 if failed else 0
+
+
+# --- The embedded default (--sqlite) ---------------------------------------------------------
+
+SQLITE_P99_MS = 150.0  # a vote at 8 concurrent annotators (issue 20)
+SQLITE_RSS_MB = 400.0  # every process `make run` starts, summed
+
+
+def process_tree(root: int) -> list[int]:
+    """`root` and its descendants, from /proc."""
+    pids, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        pids.append(pid)
+        try:
+            tasks = Path(f"/proc/{pid}/task").iterdir()
+            for task in tasks:
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return pids
+
+
+def memory_kib(pids: list[int]) -> tuple[int, int]:
+    """(RSS, PSS) summed over `pids`, KiB, from /proc/<pid>/smaps_rollup."""
+    rss = pss = 0
+    for pid in pids:
+        try:
+            text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith("Rss:"):
+                rss += int(line.split()[1])
+            elif line.startswith("Pss:"):
+                pss += int(line.split()[1])
+    return rss, pss
+
+
+class MemorySampler(threading.Thread):
+    """The peak of the summed RSS (and PSS) of a set of process trees."""
+
+    def __init__(self, roots: list[int], every: float = 0.5):
+        super().__init__(daemon=True)
+        self.roots, self.every = roots, every
+        self.peak_rss = self.peak_pss = 0
+        self.stopping = threading.Event()
+
+    def read(self) -> tuple[int, int]:
+        pids = [pid for root in self.roots for pid in process_tree(root)]
+        rss, pss = memory_kib(pids)
+        self.peak_rss, self.peak_pss = max(self.peak_rss, rss), max(self.peak_pss, pss)
+        return rss, pss
+
+    def run(self) -> None:
+        while not self.stopping.wait(self.every):
+            self.read()
+
+    def stop(self) -> tuple[int, int]:
+        self.stopping.set()
+        self.join(timeout=5)
+        return self.read()
+
+
+def main_sqlite(args) -> int:
+    """The embedded default under a team's load; see --sqlite."""
+    tmp = Path(tempfile.mkdtemp(prefix="annotate-bench-sqlite-"))
+    # No DATABASE_URL: the settings' own embedded SQLite (DATA_DIR/db.sqlite3)
+    # with its options, exactly as `make run`.
+    env = child_env("", tmp)
+    env.pop("DATABASE_URL", None)
+    db_path = tmp / "data" / "db.sqlite3"
+    server = worker = None
+    failed = False
+    try:
+        print(f"SQLite in {tmp}: migrating, {args.items} items and the demo ...", file=sys.stderr)
+        load_before = os.getloadavg()[0]
+        setup = harness.run_child(
+            __file__,
+            [
+                "--child",
+                json.dumps({"items": args.items, "annotators": args.annotators, "demo": True}),
+            ],
+            env,
+            failure="the setup failed",
+        )
+        solo_user, *crowd = setup["users"]
+        server = Gunicorn(
+            env, tmp / "gunicorn.log", workers=1, worker_class="gthread", threads=args.threads
+        )
+        with (tmp / "celery.log").open("wb") as log:
+            worker = subprocess.Popen(
+                [
+                    str(Path(sys.executable).parent / "celery"),
+                    "-A",
+                    "config",
+                    "worker",
+                    "--pool=solo",
+                    "--loglevel=warning",
+                ],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=log,
+            )
+        time.sleep(3)  # the worker imports the app
+        sampler = MemorySampler([server.proc.pid, worker.pid])
+        sampler.start()
+        idle_rss, _idle_pss = sampler.read()
+        print(f"phase 1: one annotator, {args.cycles} votes ...", file=sys.stderr)
+        solo = phase_solo(server.port, setup["slug"], solo_user, args.cycles, 0, None)
+        solo_votes = solo.timings.get("submit + next item: POST /a/<id>/submit/ (htmx)", [])
+        crowd = crowd[: args.annotators]
+        print(
+            f"phase 2: {len(crowd)} annotators until {args.votes} votes "
+            f"(at most {args.duration:.0f} s) ...",
+            file=sys.stderr,
+        )
+        result = phase_concurrent_until(server.port, setup["slug"], crowd, args)
+        rss, pss = sampler.stop()
+        server.stop()
+        server = None
+        acknowledged = dict(solo.acknowledged)
+        for a in result.annotators:
+            acknowledged.update(a.acknowledged)
+        problems = check_database(str(db_path), acknowledged)
+
+        def quantiles(values):
+            return " / ".join(ms(percentile(values, q)) for q in (0.5, 0.95, 0.99))
+
+        def verdict(ok: bool) -> str:
+            return "ok" if ok else "MISSED"
+
+        p99 = percentile(result.latencies, 0.99) * 1000
+        rss_mb, pss_mb = rss / 1024, pss / 1024
+        rows = [
+            (
+                f"vote + next item, 1 annotator, p50 / p95 / p99 ({len(solo_votes)} votes)",
+                quantiles(solo_votes),
+                "",
+                "",
+            ),
+            (
+                f"vote + next item, {len(crowd)} concurrent, p50 / p95 / p99 "
+                f"({len(result.latencies)} votes, think {args.think:g} s)",
+                quantiles(result.latencies),
+                f"p99 <= {SQLITE_P99_MS:.0f} ms",
+                verdict(p99 <= SQLITE_P99_MS),
+            ),
+            (
+                f"judgements/s, {len(crowd)} concurrent",
+                f"{len(result.completions) / result.seconds:.1f}",
+                "",
+                "",
+            ),
+            (
+                "RSS sum of gunicorn + Celery, idle after the demo",
+                f"{idle_rss / 1024:.0f} MB",
+                "",
+                "",
+            ),
+            (
+                f"RSS sum after {len(acknowledged):,} votes (PSS)",
+                f"{rss_mb:.0f} MB ({pss_mb:.0f} MB)",
+                f"<= {SQLITE_RSS_MB:.0f} MB",
+                verdict(rss_mb <= SQLITE_RSS_MB),
+            ),
+            (
+                "RSS sum, peak during the run (PSS)",
+                f"{sampler.peak_rss / 1024:.0f} MB ({sampler.peak_pss / 1024:.0f} MB)",
+                "",
+                "",
+            ),
+            ("errors", str(len(result.errors)), "0", verdict(not result.errors)),
+        ] + [(name, str(n), "0", "MISSED") for name, n in problems.items() if n]
+        failed = (
+            p99 > SQLITE_P99_MS
+            or rss_mb > SQLITE_RSS_MB
+            or bool(result.errors)
+            or any(problems.values())
+        )
+        print(
+            f"\nAnnotation bench, embedded default (--sqlite): {setup['items']:,} items "
+            f"+ the demo, gunicorn 1 gthread worker x {args.threads} threads, Celery solo "
+            f"worker; {os.cpu_count()} CPUs (load average {load_before:.2f} before, "
+            f"{os.getloadavg()[0]:.2f} after); {interpreter()}\n"
+        )
+        print_table(rows, rstrip=True)
+        if result.errors:
+            print("\nfirst errors:", *result.errors[:10], sep="\n  ")
+    finally:
+        if server is not None:
+            server.stop()
+        if worker is not None and worker.poll() is None:
+            worker.terminate()
+            worker.wait(timeout=30)
+        if args.keep:
+            print(f"\nkept {tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if failed else 0
+
+
+def phase_concurrent_until(port: int, slug: str, usernames: list[str], args) -> ConcurrentResult:
+    """Concurrent annotators with no think time until `args.votes` judgements
+    in all (or `args.duration` seconds)."""
+    annotators = [make_annotator(port, u, slug, u, None) for u in usernames]
+    for a in annotators:
+        a.login()
+        a.start()
+    lock = threading.Lock()
+    completions: list[float] = []
+    latencies: list[float] = []
+    errors: list[str] = []
+    barrier = threading.Barrier(len(annotators) + 1)
+    started = time.perf_counter()
+    deadline = started + args.duration
+
+    def run(a: Annotator) -> None:
+        barrier.wait()
+        failures = 0
+        while not a.done and time.perf_counter() < deadline and len(completions) < args.votes:
+            try:
+                resp = a.judge()
+            except (Failure, OSError, http.client.HTTPException) as exc:
+                with lock:
+                    errors.append(f"{a.username}: {exc}")
+                failures += 1
+                if failures > 20:
+                    return
+                try:
+                    a.start()
+                except (Failure, OSError, http.client.HTTPException) as again:
+                    with lock:
+                        errors.append(f"{a.username}: restart: {again}")
+                continue
+            with lock:
+                completions.append(time.perf_counter())
+                latencies.append(resp.seconds)
+            if args.think:
+                time.sleep(a.rng.uniform(0.5, 1.5) * args.think)
+
+    threads = [threading.Thread(target=run, args=(a,), daemon=True) for a in annotators]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for t in threads:
+        t.join(timeout=args.duration + 120)
+    elapsed = time.perf_counter() - started
+    for a in annotators:
+        a.browser.close()
+    return ConcurrentResult(elapsed, completions, latencies, errors, annotators, 0, 0, 0, started)
 
 
 if __name__ == "__main__":

@@ -401,7 +401,7 @@ def check_database(url: str, acknowledged: dict[int, str], decided: dict[int, st
                 """SELECT i.id, (SELECT count(*) FROM annotate_membership m
                                  JOIN auth_user u ON u.id = m.user_id
                                  WHERE m.project_id = i.project_id AND m.role = 'annotator'
-                                   AND u.is_active AND NOT EXISTS (
+                                   AND u.is_active AND m.is_active AND NOT EXISTS (
                                        SELECT 1 FROM annotate_assignment a
                                        WHERE a.item_id = i.id AND a.annotator_id = m.user_id))
                    FROM annotate_item i"""

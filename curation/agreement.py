@@ -73,7 +73,6 @@ from typing import NamedTuple
 
 import krippendorff
 import numpy as np
-from scipy.stats import binomtest, false_discovery_control
 
 CHOICES: tuple[str, ...] = ("1", "2", "tie")
 LABELS: tuple[str, ...] = ("yes", "no", "unsure")
@@ -575,6 +574,8 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> Interval | Unde
         return Undefined("no trials")
     if not 0 <= k <= n:
         raise ValueError("need 0 <= k <= n")
+    from scipy.stats import binomtest  # heavy: loaded where used (annotator statistics)
+
     ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
     return Interval(float(ci.low), float(ci.high))
 
@@ -586,6 +587,8 @@ def side_bias_p_values(
     non-tie votes) pair: the exact two-sided binomial test of a 50% left-pick
     rate, adjusted over the pairs with at least `min_votes` votes; the others
     are Undefined (not tested)."""
+    from scipy.stats import binomtest, false_discovery_control  # heavy: loaded where used
+
     tested = [i for i, (_, n) in enumerate(counts) if n >= min_votes]
     raw = [binomtest(counts[i][0], counts[i][1], 0.5).pvalue for i in tested]
     adjusted = false_discovery_control(raw, method="bh") if raw else []

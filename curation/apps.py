@@ -13,7 +13,7 @@ class CurationConfig(AppConfig):
         from annotate.models import Membership
         from annotate.services import lock_with_each_vote
 
-        from . import receivers
+        from . import receivers, setup_receivers
         from .services import VERDICT_VOTE_LOCK
 
         annotate_signals.items_imported.connect(
@@ -35,6 +35,9 @@ class CurationConfig(AppConfig):
             receivers.recheck_on_account_change,
             sender=get_user_model(),
             dispatch_uid="curation_account_changed",
+        )
+        annotate_signals.domain_export_locked.connect(
+            setup_receivers.releases_using_domain, dispatch_uid="curation_domain_export_locked"
         )
         # The receiver's verdict lock, taken by the vote's own statement.
         lock_with_each_vote(VERDICT_VOTE_LOCK)

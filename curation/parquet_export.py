@@ -24,6 +24,7 @@ Used through ``exporter.write_release(..., extra_writers=[ParquetWriter(folder)]
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 from array import array
 from collections.abc import Iterable
@@ -37,6 +38,11 @@ ROW_GROUP_ROWS = 100
 ROW_GROUP_BYTES = 8 * 1024 * 1024
 STRING_COLUMNS = ("ID", "Text", "Output1", "Output2", "Better", "Category")
 COLUMNS = ("ID", "Text", "Image", "Output1", "Output2", "Better", "Category")
+
+
+def available() -> bool:
+    """Whether pyarrow is installed (the `parquet` extra), without importing it."""
+    return importlib.util.find_spec("pyarrow") is not None
 
 
 def hf_features() -> dict[str, Any]:

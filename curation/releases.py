@@ -301,8 +301,14 @@ def _write(release: Release, folder: Path, bar=None):
         else:
             _copy_image(item, destination)
 
-    # parquet/<domain>.parquet, images embedded (Hugging Face `datasets` layout).
-    parquet = parquet_export.ParquetWriter(folder, domains=list(ids_by_domain))
+    # parquet/<domain>.parquet, images embedded (Hugging Face `datasets` layout),
+    # where pyarrow is installed (the `parquet` extra: the Docker image and
+    # `.[dev]` have it; a lean `make run` does not, 170 MB).
+    writers = (
+        [parquet_export.ParquetWriter(folder, domains=list(ids_by_domain))]
+        if parquet_export.available()
+        else []
+    )
     try:
         manifest = exporter.write_release(
             folder,
@@ -311,10 +317,11 @@ def _write(release: Release, folder: Path, bar=None):
             ids_by_domain=ids_by_domain,
             copy_image=copy_image,
             progress=progress,
-            extra_writers=[parquet],  # closed by write_release
+            extra_writers=writers,  # closed by write_release
         )
     except BaseException:
-        parquet.abort()  # release the open file; the folder is discarded
+        for writer in writers:
+            writer.abort()  # release the open file; the folder is discarded
         raise
     return manifest, members, warnings
 

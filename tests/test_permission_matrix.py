@@ -26,6 +26,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from annotate.services import Vote, claim_next_item, submit_judgement
+from annotate.setup.service import create_invitation
 from curation import release_publishing
 from curation.models import JudgeEndpoint, JudgeRun, Release, Verdict
 from tests.factories import make_item, make_member, make_project, make_user, png_bytes
@@ -147,6 +148,36 @@ MATRIX: dict[str, Row] = {
     "judge_run_progress": Row(get=access("curator", 204), post=None, note="the run stopped"),
     "judge_run_cancel": Row(get=None, post=access("curator", 302)),
     "judge_run_resume": Row(get=None, post=access("curator", 302)),
+    # setting a benchmark up (annotate.setup)
+    "project_new": Row(
+        get={"anonymous": LOGIN, **dict.fromkeys(ROLES[1:], 403)},
+        post={"anonymous": LOGIN, **dict.fromkeys(ROLES[1:], 403)},
+        note="needs the create-projects permission (no role here has it)",
+    ),
+    "project_settings": Row(
+        get=access("admin", 200), post=access("admin", 200), note="empty POST: unbound form"
+    ),
+    "project_archive": Row(get=None, post=access("admin", 302)),
+    "project_delete": Row(get=None, post=access("admin", 302), note="not confirmed: back"),
+    "domain_new": Row(
+        get=access("admin", 200), post=access("admin", 200), note="empty POST: unbound form"
+    ),
+    "domain_edit": Row(
+        get=access("admin", 200), post=access("admin", 200), note="empty POST: unbound form"
+    ),
+    "members": Row(get=access("admin", 200), post=access("admin", 400)),
+    "member_action": Row(get=None, post=access("admin", 400), note="no action named"),
+    "invitation_new": Row(get=None, post=access("admin", 400)),
+    "invitation_revoke": Row(get=None, post=access("admin", 302)),
+    "invitation_accept": Row(
+        get=access("public", 404), post=access("public", 404), note="not a valid link"
+    ),
+    "users_bulk": Row(
+        get={"anonymous": LOGIN, **dict.fromkeys(ROLES[1:], 403)},
+        post={"anonymous": LOGIN, **dict.fromkeys(ROLES[1:], 403)},
+        note="site admins (superusers) only",
+    ),
+    "markdown_preview": Row(get=None, post=access("signed_in", 200)),
 }
 
 # Pages an annotator may open, searched for what annotators must never see.
@@ -244,7 +275,10 @@ def world() -> World:
         timeout_seconds=1,
         status="failed",
     )
+    invitation = create_invitation(actor=users["admin"], project=project).invitation
     kwargs = {
+        "invitation_id": invitation.pk,
+        "user_id": users["annotator"].pk,
         "slug": project.slug,
         "assignment_id": own.pk,
         "item_id": contested.pk,

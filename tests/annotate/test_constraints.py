@@ -382,3 +382,34 @@ def test_revision_zero_is_rejected():
         Judgement.objects.filter(pk=judgement.pk).update(revision=0)
     judgement.refresh_from_db()
     assert judgement.revision == 1
+
+
+# --- Invitation (annotate.setup) ---------------------------------------------------
+
+
+def _invitation(**fields):
+    from annotate.models import Invitation
+
+    defaults = {
+        "project": make_project(),
+        "token_sha256": HEX64,
+        "expires_at": timezone.now() + timedelta(days=1),
+    }
+    return Invitation.objects.create(**{**defaults, **fields})
+
+
+def test_invitation_with_an_unknown_role_is_rejected():
+    with rejected_by("annotate_invitation_role_valid"):
+        _invitation(role="owner")
+
+
+def test_invitation_used_more_than_its_limit_is_rejected():
+    with rejected_by("annotate_invitation_uses_within_max"):
+        _invitation(max_uses=1, uses=2)
+    with rejected_by("annotate_invitation_uses_within_max"):
+        _invitation(max_uses=0)
+
+
+def test_invitation_without_a_limit_or_within_it_is_accepted():
+    _invitation(max_uses=None, uses=500)
+    _invitation(token_sha256="f" * 64, max_uses=3, uses=3)

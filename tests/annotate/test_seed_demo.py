@@ -182,3 +182,10 @@ def test_mrb_dataset_has_the_official_keys_and_categories(demo_items, tmp_path):
         assert record["Category"] == CATEGORIES[item.domain]
         assert record["Better"] == f"Output{item.better}"
         assert (tmp_path / record["Image"]).read_bytes() == item.image_png
+
+
+def test_seed_demo_prints_the_address_it_is_given(db):
+    out = io.StringIO()
+    call_command("seed_demo", "--url", "http://192.168.1.20:8203/", stdout=out)
+    assert "Open http://192.168.1.20:8203/ and sign in" in out.getvalue()
+    assert "127.0.0.1:8000" not in out.getvalue()

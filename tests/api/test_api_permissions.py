@@ -8,6 +8,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from annotate.setup.service import create_invitation
 from curation.models import Evaluation, Release, Verdict
 from tests.factories import make_assignment, make_item, make_member, make_project, make_user
 
@@ -24,6 +25,7 @@ def row(anonymous, outsider, annotator, curator, admin):
 PUBLIC = row(200, 200, 200, 200, 200)
 MEMBERS = row(401, 404, 200, 200, 200)
 CURATORS = row(401, 404, 403, 200, 200)
+ADMINS = row(401, 404, 403, 403, 200)
 # POSTs are sent empty: a caller who may use the endpoint gets 400 (nothing
 # changes), one who may not gets 401/403/404 before the body is looked at.
 CURATORS_POST = row(401, 404, 403, 400, 400)
@@ -53,6 +55,20 @@ EXPECTED = {
     ("api_evaluations", "get"): CURATORS,
     ("api_evaluations", "post"): CURATORS_POST,
     ("api_evaluation", "get"): CURATORS,
+    # setting up (annotate.setup.api): empty bodies
+    ("api_projects", "post"): row(401, 403, 403, 403, 403),  # nobody here may create
+    ("api_project", "get"): MEMBERS,
+    ("api_project", "patch"): row(401, 404, 403, 403, 200),  # nothing to change
+    ("api_domains", "post"): row(401, 404, 403, 403, 400),
+    ("api_domain", "patch"): row(401, 404, 403, 403, 200),
+    ("api_members", "get"): ADMINS,
+    ("api_members", "post"): row(401, 404, 403, 403, 400),
+    ("api_member", "patch"): ADMINS,
+    ("api_member", "delete"): row(401, 404, 403, 403, 204),  # a member who never voted
+    ("api_invitations", "get"): ADMINS,
+    ("api_invitations", "post"): row(401, 404, 403, 403, 201),  # every field has a default
+    ("api_invitation", "delete"): row(401, 404, 403, 403, 204),
+    ("api_invitation_accept", "post"): row(401, 400, 400, 400, 400),  # no token
 }
 
 
@@ -107,8 +123,12 @@ def world():
     Verdict.objects.create(item=item, project=project)
     release = Release.objects.create(project=project, version="v1", domains=["vqa"])
     evaluation = Evaluation.objects.create(release=release, name="m", predictions="p.jsonl")
+    invitation = create_invitation(actor=users["admin"], project=project)
     kwargs = {
         "slug": project.slug,
+        "domain_slug": "vqa",
+        "user_id": users["annotator"].pk,
+        "invitation_id": invitation.invitation.pk,
         "assignment_id": assignment.pk,
         "item_id": item.pk,
         "release_id": release.pk,

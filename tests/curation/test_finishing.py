@@ -459,3 +459,19 @@ def test_the_worker_sweep_returns_expired_leases_when_nobody_claims():
     assert expire_stale_leases_everywhere.delay().get() == 1
     stuck = list(stuck_items(project))
     assert stuck_reason(stuck[0]) == "needs 1 more vote; no annotator left who has not seen it"
+
+
+def test_deactivating_a_member_on_the_members_page_rechecks_their_items():
+    from annotate.setup.service import deactivate_member
+
+    project, team, item = team_project(4)
+    admin = make_member(project, role="admin")
+    for user, choice in zip(team[:3], "112", strict=True):
+        vote(project, user, choice)
+    lease = claim_next_item(project=project, annotator=team[3])
+    assert (state(item).status, item.votes_needed) == ("needs_votes", 4)
+    released = deactivate_member(actor=admin, project=project, user=team[3])
+    assert released == [item.pk]
+    assert Assignment.objects.get(pk=lease.pk).status == AssignmentStatus.EXPIRED
+    v = state(item)
+    assert v.status == VerdictStatus.CONTESTED and "no annotator left" in v.reason

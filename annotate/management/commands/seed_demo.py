@@ -32,7 +32,7 @@ from annotate.services import import_items_from_paths
 
 DEMO_SLUG = "demo"
 DEMO_PASSWORD = "demo-pass-2026"
-DEMO_URL = "http://127.0.0.1:8000/"
+DEMO_URL = "http://127.0.0.1:8000/"  # without --url (make demo passes its HOST and PORT)
 # username, role in the demo project, pseudonym
 DEMO_ACCOUNTS = (
     ("annotator1", Role.ANNOTATOR, "A1"),
@@ -50,7 +50,15 @@ class Command(BaseCommand):
         f"domains) and demo accounts with the password '{DEMO_PASSWORD}'. Idempotent."
     )
 
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--url",
+            default=DEMO_URL,
+            help=f"The address the app is served at, printed for signing in (default {DEMO_URL}).",
+        )
+
     def handle(self, *args, **opts):
+        self.url = opts["url"]
         if settings.PRODUCTION:
             # Its accounts' password is printed and published in the README.
             raise CommandError(
@@ -82,7 +90,7 @@ class Command(BaseCommand):
             for username, role, pseudonym in DEMO_ACCOUNTS
         ]
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
-        self.stdout.write(f"\nOpen {DEMO_URL} and sign in as one of:\n")
+        self.stdout.write(f"\nOpen {self.url} and sign in as one of:\n")
         for n, row in enumerate(rows):
             line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
             self.stdout.write(f"  {line}".rstrip())

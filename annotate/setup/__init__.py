@@ -1,0 +1,2 @@
+"""Setting a benchmark up without Django admin: projects, domains, members,
+invitations and site-wide user creation (views, forms, one service)."""

@@ -1,0 +1,199 @@
+"""Forms of the setup pages. They check shapes; the rules (unique slugs,
+release locks, last admin…) are the service's, shown beside their field."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import UserCreationForm
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.urls import reverse
+
+from ..models import DomainKind, Project, Role
+from .presets import PRESET_CHOICES
+from .service import INVITATION_DAYS_MAX
+
+MARKDOWN_HELP = "Markdown (sanitised like responses); the preview below updates as you type."
+
+
+def live_preview(form: forms.Form) -> None:
+    """htmx attributes on each Markdown box: as the admin types, the closest
+    form (with its CSRF token) is posted to the preview view, which answers
+    with the sanitised HTML for the box named in `field`."""
+    for name, field in form.fields.items():
+        target = field.widget.attrs.get("data-preview")
+        if target:
+            field.widget.attrs.update(
+                {
+                    "hx-post": f"{reverse('markdown_preview')}?field={name}",
+                    "hx-trigger": "input changed delay:300ms",
+                    "hx-target": f"#{target}",
+                    "hx-swap": "innerHTML",
+                    "aria-describedby": target,
+                }
+            )
+
+
+class ProjectSettingsForm(forms.ModelForm):
+    class Meta:
+        model = Project
+        fields = [
+            "name",
+            "description",
+            "guidelines",
+            "licence",
+            "allow_tie",
+            "require_rationale",
+            "lease_minutes",
+            "seed",
+        ]
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 2}),
+            "guidelines": forms.Textarea(attrs={"rows": 10, "data-preview": "guidelines-preview"}),
+        }
+        help_texts = {
+            "guidelines": MARKDOWN_HELP,
+            "lease_minutes": "How long an annotator holds an item before it returns to the pool.",
+        }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        live_preview(self)
+
+
+class ProjectCreateForm(ProjectSettingsForm):
+    preset = forms.ChoiceField(
+        choices=PRESET_CHOICES,
+        initial="mrb",
+        label="Domains",
+        help_text="Editable afterwards: add, rename, retitle, re-word.",
+    )
+
+    class Meta(ProjectSettingsForm.Meta):
+        fields = [
+            "name",
+            "slug",
+            "description",
+            "guidelines",
+            "votes_per_item",
+            "escalation_votes",
+            "agree_share",
+        ] + [
+            f
+            for f in ProjectSettingsForm.Meta.fields
+            if f not in ("name", "description", "guidelines")
+        ]
+        help_texts = {
+            **ProjectSettingsForm.Meta.help_texts,
+            "slug": "In the project's URLs and release names: letters, digits, - and _.",
+            "votes_per_item": "Independent votes each item collects before its verdict.",
+        }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        votes = self.fields["votes_per_item"]
+        votes.validators += [MinValueValidator(1), MaxValueValidator(50)]
+        votes.widget.attrs.update(min=1, max=50)
+
+    def validate_unique(self):
+        """The service checks the slug (with its own message)."""
+
+
+class DomainForm(forms.Form):
+    slug = forms.SlugField(max_length=80, help_text="Locked once a release uses the domain.")
+    title = forms.CharField(max_length=200)
+    export_category = forms.CharField(
+        max_length=200,
+        label="Export Category",
+        help_text="Written verbatim to each record's Category; locked once a release uses it.",
+    )
+    kind = forms.ChoiceField(
+        choices=DomainKind.choices,
+        help_text="Correctness domains also ask whether each response is correct.",
+    )
+    correctness_question = forms.CharField(
+        max_length=200,
+        required=False,
+        label="Correctness wording",
+        help_text='The question asked of each response, e.g. "Is this response safe?" '
+        "(empty: the default).",
+    )
+    guidelines = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6, "data-preview": "domain-guidelines-preview"}),
+        help_text=MARKDOWN_HELP,
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        live_preview(self)
+
+
+class AddMemberForm(forms.Form):
+    username = forms.CharField(max_length=150, help_text="An existing account's username.")
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.ANNOTATOR)
+
+    def clean_username(self):
+        name = self.cleaned_data["username"].strip()
+        user = get_user_model().objects.filter(username__iexact=name).first()
+        if user is None:
+            raise forms.ValidationError(
+                f"No account {name!r}; invite them with a link below instead."
+            )
+        self.cleaned_data["user"] = user
+        return name
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Role.choices)
+
+
+class InvitationForm(forms.Form):
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.ANNOTATOR)
+    uses = forms.ChoiceField(
+        choices=[("one", "One person (one-time link)"), ("many", "Anyone with the link")],
+        initial="one",
+        widget=forms.RadioSelect,
+        label="Who may use it",
+    )
+    max_uses = forms.IntegerField(
+        min_value=1,
+        max_value=10_000,
+        required=False,
+        label="At most (people)",
+        help_text="For a shared link: empty for no limit until it expires.",
+    )
+    expires_in_days = forms.IntegerField(
+        min_value=1, max_value=INVITATION_DAYS_MAX, initial=7, label="Expires after (days)"
+    )
+    note = forms.CharField(max_length=200, required=False, help_text="Who it is for (for you).")
+
+    def limit(self) -> int | None:
+        if self.cleaned_data["uses"] == "one":
+            return 1
+        return self.cleaned_data.get("max_uses")
+
+
+class SignUpForm(UserCreationForm):
+    email = forms.EmailField(required=False, help_text="For password resets (optional).")
+
+    class Meta(UserCreationForm.Meta):
+        model = get_user_model()
+        fields = ("username", "email")
+
+
+class BulkUsersForm(forms.Form):
+    file = forms.FileField(
+        label="CSV file",
+        help_text="Header username,email,role; role is annotator, curator or admin (of the "
+        "project below), creator (may create projects) or empty.",
+    )
+    project = forms.ModelChoiceField(
+        queryset=Project.objects.filter(archived_at__isnull=True).order_by("name"),
+        required=False,
+        help_text="The project the annotator/curator/admin roles apply to.",
+    )
+
+
+class MarkdownPreviewForm(forms.Form):
+    text = forms.CharField(required=False, max_length=100_000)
