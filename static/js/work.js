@@ -4,7 +4,6 @@
 (function () {
   "use strict";
 
-  var CORRECTNESS = ["yes", "no", "unsure"];
   var state = { scale: 1, x: 0, y: 0, drag: null, active: 0, lastInput: 0, lastTick: 0, timer: null };
 
   function work() { return document.getElementById("work"); }
@@ -19,10 +18,6 @@
   function radioValue(name) {
     var input = q('input[name="' + name + '"]:checked');
     return input ? input.value : "";
-  }
-  function cycleCorrectness(name) {
-    var current = CORRECTNESS.indexOf(radioValue(name));
-    setRadio(name, CORRECTNESS[(current + 1) % CORRECTNESS.length]);
   }
   function stepConfidence(delta) {
     var v = parseInt(radioValue("confidence") || "2", 10) + delta;
@@ -114,12 +109,35 @@
   });
 
   // --- keyboard -------------------------------------------------------------
+  // Each key's action; a key acts only when its action is in #work's
+  // data-actions, the list the `?` panel shows (annotate.views._keymap).
+  var KEYS = {
+    "1": "left", "ArrowLeft": "left", "2": "right", "ArrowRight": "right", "0": "tie",
+    "q": "a-yes", "w": "a-no", "e": "a-unsure", "o": "b-yes", "p": "b-no", "u": "b-unsure",
+    "[": "confidence", "]": "confidence", "r": "rationale", "Enter": "submit", "s": "skip",
+    "Backspace": "undo", "x": "flag", "+": "zoom", "=": "zoom", "-": "zoom", ".": "zoom",
+    "f": "fullsize", "g": "guidelines", "?": "keys", "Escape": "close"
+  };
+  var LABEL = { "a": "correct_left", "b": "correct_right" };
   function isTyping(el) {
     if (!el) return false;
     if (el.isContentEditable) return true;
     var tag = el.tagName;
     if (tag === "TEXTAREA" || tag === "SELECT") return true;
     return tag === "INPUT" && !/^(radio|checkbox|button|submit|hidden)$/.test(el.type);
+  }
+  // Enter submits only from the decision form (a radio or checkbox in it) or
+  // with nothing focused; on a link, button or summary it does what the
+  // browser does, anywhere else nothing.
+  function enterSubmits(el) {
+    if (!el || el === document.body || el === document.documentElement) return true;
+    if (el.closest("a, button, summary, [role=button]")) return false;
+    return !!el.closest("#judge-form");
+  }
+  function undo() {
+    var w = work();
+    var next = location.pathname + location.search;
+    location.assign(w.dataset.undoUrl + "?next=" + encodeURIComponent(next));
   }
   document.addEventListener("keydown", function (e) {
     var w = work();
@@ -128,37 +146,82 @@
     if (e.altKey || e.metaKey) return;
     if (isTyping(e.target)) {
       if (e.key === "Escape") { e.target.blur(); e.preventDefault(); }
-      else if (e.key === "Enter" && e.ctrlKey) { e.preventDefault(); submit(); }
-      else if (e.key === "Enter" && e.target.name === "reason") { /* submits the skip form */ }
+      else if (e.key === "Enter" && e.ctrlKey && e.target.closest("#judge-form")) { e.preventDefault(); submit(); }
       return;
     }
     if (e.ctrlKey) return;
-    var handled = true;
-    switch (e.key) {
-      case "1": case "ArrowLeft": setRadio("choice", "left"); break;
-      case "2": case "ArrowRight": setRadio("choice", "right"); break;
-      case "0": if (w.dataset.allowTie === "1") setRadio("choice", "tie"); break;
-      case "c": if (w.dataset.correctness === "1") cycleCorrectness("correct_left"); break;
-      case "i": if (w.dataset.correctness === "1") cycleCorrectness("correct_right"); break;
-      case "[": stepConfidence(-1); break;
-      case "]": stepConfidence(1); break;
-      case "r": var r = q('textarea[name="rationale"]'); if (r) r.focus(); break;
-      case "Enter": submit(); break;
-      case "s": openSkip(); break;
-      case "p": flagProblem(); break;
-      case "g": toggle("guidelines"); break;
-      case "?": toggle("keys"); break;
-      case "+": case "=": zoom(1.25); break;
-      case "-": zoom(0.8); break;
-      case ".": resetZoom(); break;
-      case "f": fullSize(); break;
-      case "Escape":
+    var action = KEYS[e.key];
+    var active = (" " + (w.dataset.actions || "") + " ");
+    if (!action || active.indexOf(" " + action + " ") < 0) return;
+    if (e.key === "Enter" && !enterSubmits(e.target)) return;
+    switch (action) {
+      case "left": case "right": case "tie": setRadio("choice", action); break;
+      case "a-yes": case "a-no": case "a-unsure": case "b-yes": case "b-no": case "b-unsure":
+        setRadio(LABEL[action[0]], action.slice(2)); break;
+      case "confidence": stepConfidence(e.key === "[" ? -1 : 1); break;
+      case "rationale": var r = q('textarea[name="rationale"]'); if (r) r.focus(); break;
+      case "submit": submit(); break;
+      case "skip": openSkip(); break;
+      case "undo": undo(); break;
+      case "flag": flagProblem(); break;
+      case "guidelines": toggle("guidelines"); break;
+      case "keys": toggle("keys"); break;
+      case "zoom": if (e.key === ".") resetZoom(); else zoom(e.key === "-" ? 0.8 : 1.25); break;
+      case "fullsize": fullSize(); break;
+      case "close":
         ["guidelines", "keys"].forEach(function (id) { var p = document.getElementById(id); if (p) p.hidden = true; });
         var v = q("#viewer.fullsize"); if (v) fullSize();
         break;
-      default: handled = false;
     }
-    if (handled) e.preventDefault();
+    e.preventDefault();
+  });
+
+  // --- errors ---------------------------------------------------------------
+  // A rejected submit or skip comes back as #work with the messages beside
+  // their fields: focus the first invalid field and announce the summary.
+  function showErrors() {
+    var w = work();
+    if (!w || !w.dataset.errors) return;
+    var summary = document.getElementById("error-summary");
+    var announce = document.getElementById("announce");
+    if (announce && summary) {
+      // A change of text is what a live region announces: clear, then set.
+      announce.textContent = "";
+      setTimeout(function () {
+        var items = Array.prototype.map.call(summary.querySelectorAll("li"), function (li) { return li.textContent; });
+        announce.textContent = summary.querySelector("h2").textContent + ": " + items.join(" ");
+      }, 50);
+    }
+    var first = w.querySelector('[aria-invalid="true"]');
+    if (first) {
+      var details = first.closest("details"); if (details) details.open = true;
+      first.focus({ preventScroll: true });
+      first.scrollIntoView({ block: "center" });
+    } else if (summary) {
+      summary.setAttribute("tabindex", "-1"); summary.focus();
+    }
+  }
+  function alertFailure(text) {
+    var box = document.getElementById("work-alert");
+    if (!box) return;
+    box.textContent = text;
+    box.hidden = false;
+  }
+  document.addEventListener("htmx:beforeRequest", function () {
+    var box = document.getElementById("work-alert");
+    if (box) { box.hidden = true; box.textContent = ""; }
+  });
+  document.addEventListener("htmx:responseError", function (e) {
+    var status = e.detail.xhr ? e.detail.xhr.status : 0;
+    alertFailure(status === 403 || status === 404
+      ? "This item is no longer yours (answer " + status + "); nothing was saved. Reload the page to go on."
+      : "The server could not save this (answer " + status + "); nothing was saved. Press Enter to try again.");
+  });
+  document.addEventListener("htmx:sendError", function () {
+    alertFailure("The server could not be reached; nothing was saved. Check the connection and press Enter to try again.");
+  });
+  document.addEventListener("htmx:timeout", function () {
+    alertFailure("The server took too long to answer; nothing was saved. Press Enter to try again.");
   });
 
   // --- time on task ---------------------------------------------------------
@@ -185,7 +248,7 @@
     state.timer = setInterval(tick, 1000);
     applyTransform();
   }
-  document.addEventListener("DOMContentLoaded", init);
+  document.addEventListener("DOMContentLoaded", function () { init(); showErrors(); });
   // After htmx swapped in the next item (the old #work is gone by then).
-  document.addEventListener("htmx:afterSettle", function () { if (work()) init(); });
+  document.addEventListener("htmx:afterSettle", function () { if (work()) { init(); showErrors(); } });
 })();
