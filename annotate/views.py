@@ -16,6 +16,7 @@ from django.template import engines
 from django.template.backends.utils import csrf_input
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import strip_tags
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -700,7 +701,6 @@ def history(request, slug):
             "item__response_1",
             "item__response_2",
             "item__reference_answer",
-            "item__prompt_html",
             "item__response_1_html",
             "item__response_2_html",
             "item__meta",
@@ -736,6 +736,9 @@ def history(request, slug):
             {
                 "assignment": a,
                 "item": a.item,
+                # The prompt as text: its rendered HTML without tags (the
+                # Markdown source before the item is first rendered).
+                "snippet": strip_tags(a.item.prompt_html) if a.item.prompt_html else a.item.prompt,
                 "current": current,
                 "side": revisions[0][1] if revisions else "",
                 "earlier": revisions[1:],

@@ -250,5 +250,13 @@
   }
   document.addEventListener("DOMContentLoaded", function () { init(); showErrors(); });
   // After htmx swapped in the next item (the old #work is gone by then).
-  document.addEventListener("htmx:afterSettle", function () { if (work()) { init(); showErrors(); } });
+  // htmx gives focus back to the element with the focused one's id: on a new
+  // item that would leave the keys typing into its text box instead.
+  document.addEventListener("htmx:afterSettle", function () {
+    var w = work();
+    if (!w) return;
+    init();
+    if (w.dataset.errors) showErrors();
+    else if (document.activeElement && w.contains(document.activeElement)) document.activeElement.blur();
+  });
 })();

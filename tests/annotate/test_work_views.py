@@ -399,3 +399,52 @@ def test_raw_instances_equal_from_db_and_respect_init_signal_listeners():
     finally:
         post_init.disconnect(receiver, sender=Item)
     assert seen == [made]
+
+
+def test_history_shows_every_status_filters_and_keeps_its_query_count(
+    client, django_assert_max_num_queries
+):
+    from annotate.services import revise_judgement, skip_item
+
+    project, items = setup_project(n_items=40, votes_per_item=3)
+    user = login(client, project)
+    done = {"submitted": 0, "revised": 0, "flagged": 0, "skipped": 0}
+    for n in range(len(items)):
+        a = claim_next_item(project=project, annotator=user)
+        if n % 4 == 3:
+            skip_item(assignment_id=a.pk, annotator=user, reason=f"reason {n}")
+            done["skipped"] += 1
+            continue
+        flagged = n % 4 == 1
+        submit_judgement(
+            assignment_id=a.pk,
+            annotator=user,
+            vote=Vote(choice="1", flagged_problem=flagged, problem_reason="x" if flagged else ""),
+        )
+        done["submitted"] += 1
+        done["flagged"] += flagged
+        if n % 4 == 2:
+            revise_judgement(assignment_id=a.pk, annotator=user, vote=Vote(choice="2"))
+            done["revised"] += 1
+    # Someone else's work never shows.
+    other = make_member(project, role="annotator")
+    a = claim_next_item(project=project, annotator=other)
+    submit_judgement(assignment_id=a.pk, annotator=other, vote=Vote(choice="1"))
+
+    url = reverse("history", args=[project.slug])
+    with django_assert_max_num_queries(6):
+        page = client.get(url)
+    assert page.context["page"].paginator.count == 40
+    for status, n in done.items():
+        with django_assert_max_num_queries(6):
+            page = client.get(url, {"status": status})
+        assert page.context["page"].paginator.count == n, status
+        badges = [r["badges"] for r in page.context["rows"]]
+        assert all(status in b for b in badges), status
+    html = client.get(url, {"status": "revised"}).content.decode()
+    assert "Revised (revision 2)" in html and "(superseded)" in html
+    row = client.get(url, {"status": "skipped"}).context["rows"][0]
+    assert row["current"] is None and row["assignment"].skip_reason.startswith("reason")
+    assert f"Item {row['item'].pk}" in client.get(url, {"status": "skipped"}).content.decode()
+    # An unknown filter shows everything.
+    assert client.get(url, {"status": "nope"}).context["status"] == ""
