@@ -1,5 +1,5 @@
 """Issue 19, deliverable 6: axe-core finds no violation on any page of any
-role (anonymous, annotator, curator, admin), at 1280×800 and on a 390×844
+role (anonymous, annotator, curator, admin), at 1280x800 and on a 390x844
 touch screen, including the compare page's states (fresh, rejected with
 errors, judged, panels open) and the history. Django's own admin and the
 vendored Swagger UI page are not ours to fix and are left out."""
@@ -7,7 +7,7 @@ vendored Swagger UI page are not ours to fix and are left out."""
 import pytest
 from django.urls import reverse
 
-from annotate.models import Assignment, Membership
+from annotate.models import Membership
 from annotate.services import Vote, claim_next_item, submit_judgement
 from curation.judge_runs import save_endpoint, start_judge_run
 from curation.models import Verdict
