@@ -142,6 +142,7 @@
   document.addEventListener("keydown", function (e) {
     var w = work();
     if (!w) return;
+    document.documentElement.classList.add("keys-used");
     state.lastInput = Date.now();
     if (e.altKey || e.metaKey) return;
     if (isTyping(e.target)) {
