@@ -4,7 +4,6 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
 from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
 from django.db import connection
@@ -208,27 +207,26 @@ def _assignment_for(request, assignment_id: int, related=COMPARE_PAGE_RELATED) -
     return assignment
 
 
-# The project-wide figure sums over every item of the project, which costs
-# more than the rest of the compare page; a few seconds old is fine for a
-# progress bar, so each process keeps it that long.
-PROJECT_PROGRESS_SECONDS = 5
-
-
-def _project_totals(project: Project) -> tuple[int, int]:
-    """(votes collected, votes needed) over the whole project, briefly cached."""
-    key = f"annotate:project-progress:{project.pk}"
-    totals = cache.get(key)
-    if totals is None:
-        sums = Item.objects.filter(project=project).aggregate(
-            needed=Sum("votes_needed"),
-            collected=Sum(
-                Least(F("votes_1") + F("votes_2") + F("votes_tie"), F("votes_needed")),
-                output_field=IntegerField(),
-            ),
-        )
-        totals = (sums["collected"] or 0, sums["needed"] or 0)
-        cache.set(key, totals, PROJECT_PROGRESS_SECONDS)
-    return totals
+def _project_progress(project: Project, user) -> dict:
+    """Votes collected and needed over the whole project, and how many items
+    are left for `user` (the ones they hold open, the one on screen
+    included, and those they could still be given), in one statement read
+    afresh on every page: right after each vote, not a cached figure."""
+    mine = Assignment.objects.filter(annotator=user)
+    return Item.objects.filter(project=project).aggregate(
+        needed=Sum("votes_needed"),
+        collected=Sum(
+            Least(F("votes_1") + F("votes_2") + F("votes_tie"), F("votes_needed")),
+            output_field=IntegerField(),
+        ),
+        held=Count(
+            "pk", filter=Q(pk__in=mine.filter(status=AssignmentStatus.OPEN).values("item_id"))
+        ),
+        open=Count(
+            "pk",
+            filter=Q(live_assignments__lt=F("votes_needed")) & ~Q(pk__in=mine.values("item_id")),
+        ),
+    )
 
 
 _JUDGED_SQL = "SELECT judged FROM annotate_membership WHERE project_id = %s AND user_id = %s"
@@ -237,8 +235,9 @@ _JUDGED_SQL = "SELECT judged FROM annotate_membership WHERE project_id = %s AND 
 def _progress(project: Project, user, judged: int | None = None) -> dict:
     """The progress line: the annotator's own count (Membership.judged, kept
     by every submit; `judged` when the caller already read it, as a claim
-    does) and the project's, briefly cached."""
-    collected, needed = _project_totals(project)
+    does), what is left for them, and the project's votes."""
+    totals = _project_progress(project, user)
+    collected, needed = totals["collected"] or 0, totals["needed"] or 0
     if judged is None:
         # Raw SQL, as it runs on every compare page.
         with connection.cursor() as cursor:
@@ -248,6 +247,7 @@ def _progress(project: Project, user, judged: int | None = None) -> dict:
         judged = row[0] if row else submitted_count(project_id=project.pk, user_id=user.pk)
     return {
         "mine": judged,
+        "left": totals["held"] + totals["open"],
         "project_percent": round(100 * collected / needed, 1) if needed else 0,
         "collected": collected,
         "needed": needed,
