@@ -9,6 +9,7 @@ urlpatterns = [
     path("p/<slug:slug>/work/", views.work_start, name="work_start"),
     path("p/<slug:slug>/work/done/", views.work_done, name="work_done"),
     path("p/<slug:slug>/work/undo/", views.work_undo, name="work_undo"),
+    path("p/<slug:slug>/work/ahead/", views.work_ahead, name="work_ahead"),
     path("p/<slug:slug>/history/", views.history, name="history"),
     path("a/<int:assignment_id>/", views.work_item, name="work_item"),
     path("a/<int:assignment_id>/submit/", views.work_submit, name="work_submit"),

@@ -39,6 +39,7 @@ from .services import (
     AnnotationError,
     JudgementInvalid,
     can_revise,
+    claim_ahead,
     claim_next_item,
     import_uploaded_items,
     own_assignment_for_page,
@@ -427,6 +428,7 @@ def _render_work(
         "submit_url": reverse_one("work_submit", assignment.pk),
         "skip_url": reverse_one("work_skip", assignment.pk),
         "undo_url": reverse_one("work_undo", project.slug),
+        "ahead_url": reverse_one("work_ahead", project.slug),
         "progress": _progress(
             project, request.user, judged=getattr(assignment, "judged_in_project", None)
         ),
@@ -565,6 +567,25 @@ def _full_page_redirect(request, url: str) -> HttpResponse:
         response["HX-Redirect"] = url
         return response
     return redirect(url)
+
+
+@require_POST
+@login_required
+def work_ahead(request, slug):
+    """The item the compare page keeps ready behind the one on screen
+    (`holding`): leased now (annotate.services.claim_ahead), answered as
+    the #work fragment with its URL in X-Item-Url; 204 when there is none."""
+    project, _ = project_for(request.user, slug)
+    holding = request.POST.get("holding", "")
+    ahead = None
+    if holding.isdecimal():
+        ahead = claim_ahead(project=project, annotator=request.user, holding=int(holding))
+    if ahead is None:
+        return HttpResponse(status=204)
+    assignment = _assignment_for(request, ahead.pk)
+    response = _render_work(request, assignment)
+    response["X-Item-Url"] = reverse_one("work_item", assignment.pk)
+    return response
 
 
 @require_GET

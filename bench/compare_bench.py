@@ -2,8 +2,9 @@
 
 For each judgement it times *keypress → next item painted with its image
 decoded*: from the Enter keydown (performance.now() in a capturing
-listener) to the frame after htmx swapped the next item in, its image's
-decode() resolved and a requestAnimationFrame callback ran (a message posted
+listener) to the frame after the next item went in (work.js's `work:shown`
+event: the item kept ready, or htmx's swap of the server's answer), its
+image's decode() resolved and a requestAnimationFrame callback ran (a message posted
 from it arrives once that frame is painted). It also reads, per judgement,
 the server's share: time to first byte of the submit request from the
 browser's Resource Timing, and on gunicorn the request time its access log
@@ -50,7 +51,7 @@ window.__lat = [];
 document.addEventListener("keydown", function (e) {
   if (e.key === "Enter") window.__t0 = performance.now();
 }, true);
-document.addEventListener("htmx:afterSwap", function () {
+document.addEventListener("work:shown", function () {
   var t0 = window.__t0;
   if (t0 == null) return;
   window.__t0 = null;

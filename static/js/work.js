@@ -32,8 +32,146 @@
     if (!f || !f.querySelector('button[type="submit"]')) return;
     var seconds = f.querySelector('input[name="active_seconds"]');
     if (seconds) seconds.value = Math.round(state.active);
+    var w = work();
+    if (ahead && ahead.holding === w.dataset.assignment && w.dataset.submitted === "0" && complete()) {
+      showAhead(f);
+      return;
+    }
     if (typeof f.requestSubmit === "function") f.requestSubmit(); else f.submit();
   }
+
+  // --- the next item, kept ready ----------------------------------------------
+  // While the annotator works, the page leases the next item (POST
+  // data-ahead-url: annotate.views.work_ahead), parses its #work and decodes
+  // its image. A complete vote then shows it at once and sends the vote in
+  // the background; the server's answer names the same item (its oldest
+  // open lease) or, if anything went otherwise, its answer is shown instead:
+  // the errors of the item just left (with its URL back), another item, or
+  // on failure the item just left, as it was.
+  var ahead = null;
+  function csrfToken() {
+    var input = q('input[name="csrfmiddlewaretoken"]');
+    return input ? input.value : "";
+  }
+  function parseWork(html) {
+    var tpl = document.createElement("template");
+    tpl.innerHTML = html.trim();
+    var node = tpl.content.firstElementChild;
+    return node && node.id === "work" ? node : null;
+  }
+  function prefetch() {
+    var w = work();
+    if (!w || w.dataset.submitted !== "0" || w.dataset.errors || !w.dataset.aheadUrl) return;
+    var holding = w.dataset.assignment;
+    if (ahead && ahead.holding === holding) return;
+    ahead = null;
+    fetch(w.dataset.aheadUrl, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "X-CSRFToken": csrfToken(), "HX-Request": "true" },
+      body: new URLSearchParams({ holding: holding })
+    }).then(function (r) {
+      if (r.status !== 200) return null;
+      var url = r.headers.get("X-Item-Url");
+      return r.text().then(function (html) { return { url: url, node: parseWork(html) }; });
+    }).then(function (got) {
+      if (!got || !got.node || !got.url) return;
+      var img = got.node.querySelector("#viewer-img");
+      if (!img) { ahead = { holding: holding, url: got.url, node: got.node }; return; }
+      var ready = new Image();
+      Array.prototype.forEach.call(img.attributes, function (a) { ready.setAttribute(a.name, a.value); });
+      return (ready.decode ? ready.decode() : Promise.resolve()).catch(function () {}).then(function () {
+        img.replaceWith(ready);  // the decoded image goes in with the item
+        var w2 = work();
+        if (w2 && w2.dataset.assignment === holding) ahead = { holding: holding, url: got.url, node: got.node };
+      });
+    }).catch(function () { ahead = null; });
+  }
+  // What the server would refuse, checked here so that only a vote it will
+  // take is sent in the background.
+  function complete() {
+    var w = work();
+    var choice = radioValue("choice");
+    if (!choice) return false;
+    if (w.dataset.correctness === "1" && (!radioValue("correct_left") || !radioValue("correct_right"))) return false;
+    var r = q('textarea[name="rationale"]');
+    if (r && !r.value.trim() && (choice === "tie" || w.dataset.requireRationale === "1")) return false;
+    var flag = q('input[name="flagged_problem"]');
+    if (flag && flag.checked && !q('input[name="problem_reason"]').value.trim()) return false;
+    return true;
+  }
+  function bump(node, selector, delta) {
+    var el = node.querySelector(selector);
+    if (el) el.textContent = String(Math.max(0, parseInt(el.textContent, 10) + delta));
+  }
+  function shown(node) {
+    document.dispatchEvent(new CustomEvent("work:shown", { detail: { work: node } }));
+  }
+  function showAhead(f) {
+    var old = work();
+    var oldUrl = location.pathname + location.search;
+    var next = ahead;
+    ahead = null;
+    var data = new URLSearchParams(new FormData(f));
+    // The figures the server will send back, shown at once.
+    bump(next.node, "#progress span:nth-of-type(1) strong", 1);
+    var progress = next.node.querySelector("#progress progress");
+    if (progress) progress.value = progress.value + 1;
+    bump(next.node, "#progress span:nth-of-type(3) strong", 1);
+    old.replaceWith(next.node);
+    if (window.htmx) window.htmx.process(next.node);
+    history.pushState({ htmx: true }, "", next.url);
+    window.scrollTo(0, 0);
+    init();
+    shown(next.node);
+    pendingVote = fetch(f.getAttribute("action"), {
+      method: "POST",
+      credentials: "same-origin",
+      keepalive: true,  // saved even if the page is left at once
+      headers: { "X-CSRFToken": csrfToken(), "HX-Request": "true" },
+      body: data
+    }).then(function (r) {
+      return r.text().then(function (html) {
+        var still = work() === next.node;
+        if (r.status === 200 && r.headers.get("HX-Push-Url") === next.url) {
+          // As expected: take the server's figures, keep the next item ready.
+          var fresh = parseWork(html);
+          var line = fresh && fresh.querySelector("#progress");
+          var current = document.getElementById("progress");
+          if (still && line && current) current.replaceWith(line);
+          if (still) prefetch();
+          return;
+        }
+        if (r.status === 204 && r.headers.get("HX-Redirect")) { location.assign(r.headers.get("HX-Redirect")); return; }
+        var node = parseWork(html);
+        if (!node || [200, 400, 422].indexOf(r.status) < 0) throw new Error(String(r.status));
+        if (!still) return;
+        work().replaceWith(node);
+        if (window.htmx) window.htmx.process(node);
+        history.replaceState({ htmx: true }, "", r.status === 200 ? r.headers.get("HX-Push-Url") : oldUrl);
+        init();
+        if (node.dataset.errors) showErrors(); else prefetch();
+      });
+    }).catch(function (err) {
+      if (work() !== next.node) { alertFailure("Your last vote could not be saved (" + err.message + "); open your history to check it."); return; }
+      next.node.replaceWith(old);
+      history.replaceState({ htmx: true }, "", oldUrl);
+      init();
+      alertFailure("The server could not save this (" + err.message + "); nothing was saved. Press Enter to try again.");
+    }).then(function () { pendingVote = null; });
+  }
+  // A vote sent in the background is answered before the page is left by
+  // a link or the undo key, so what the next page shows includes it.
+  var pendingVote = null;
+  function afterVote(go) {
+    if (pendingVote) pendingVote.then(go, go); else go();
+  }
+  document.addEventListener("click", function (e) {
+    var a = e.target.closest && e.target.closest("a[href]");
+    if (!a || !pendingVote || e.defaultPrevented || e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    e.preventDefault();
+    afterVote(function () { location.assign(a.href); });
+  });
   function openSkip() {
     var details = q(".skip details");
     if (!details) return;
@@ -137,7 +275,7 @@
   function undo() {
     var w = work();
     var next = location.pathname + location.search;
-    location.assign(w.dataset.undoUrl + "?next=" + encodeURIComponent(next));
+    afterVote(function () { location.assign(w.dataset.undoUrl + "?next=" + encodeURIComponent(next)); });
   }
   document.addEventListener("keydown", function (e) {
     var w = work();
@@ -249,15 +387,23 @@
     state.timer = setInterval(tick, 1000);
     applyTransform();
   }
-  document.addEventListener("DOMContentLoaded", function () { init(); showErrors(); });
-  // After htmx swapped in the next item (the old #work is gone by then).
+  document.addEventListener("DOMContentLoaded", function () {
+    init();
+    if (work() && work().dataset.errors) showErrors(); else prefetch();
+  });
   // htmx gives focus back to the element with the focused one's id: on a new
-  // item that would leave the keys typing into its text box instead.
+  // item that would leave the keys typing into its text box instead (blurred
+  // in the swap's own task, before any key can reach it).
+  document.addEventListener("htmx:afterSwap", function (e) {
+    var w = work();
+    if (!w || !e.detail.target || e.detail.target.id !== "work") return;
+    if (!w.dataset.errors && document.activeElement && w.contains(document.activeElement)) document.activeElement.blur();
+    shown(w);
+  });
   document.addEventListener("htmx:afterSettle", function () {
     var w = work();
     if (!w) return;
     init();
-    if (w.dataset.errors) showErrors();
-    else if (document.activeElement && w.contains(document.activeElement)) document.activeElement.blur();
+    if (w.dataset.errors) showErrors(); else prefetch();
   });
 })();

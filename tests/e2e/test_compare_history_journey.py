@@ -25,8 +25,8 @@ def test_history_shows_every_status_and_filters(live_server, browser, tmp_path, 
             page.keyboard.press(key)
         if text:
             page.keyboard.type(text)
-            page.keyboard.press("Enter")
-        else:
+        # (the vote may go in the background: wait for its answer)
+        with page.expect_response(lambda r: r.request.method == "POST" and "/a/" in r.url):
             page.keyboard.press("Enter")
         page.wait_for_function("u => location.href !== u", arg=url)
 

@@ -20,7 +20,8 @@ def test_revise_from_history_returns_to_history(live_server, browser, tmp_path):
     start(page, live_server.url)
     url = page.url
     page.keyboard.press("1")
-    page.keyboard.press("Enter")
+    with page.expect_response(lambda r: r.url.endswith("/submit/")):
+        page.keyboard.press("Enter")
     page.wait_for_function("u => location.href !== u", arg=url)
 
     page.goto(f"{live_server.url}/p/p19/history/?status=submitted")
