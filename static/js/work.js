@@ -32,6 +32,9 @@
     if (!f || !f.querySelector('button[type="submit"]')) return;
     var seconds = f.querySelector('input[name="active_seconds"]');
     if (seconds) seconds.value = Math.round(state.active);
+    // One vote at a time: a vote still in the background is answered first
+    // (its answer also decides what the next claim returns).
+    if (pendingVote) { afterVote(submit); return; }
     var w = work();
     if (ahead && ahead.holding === w.dataset.assignment && w.dataset.submitted === "0" && complete()) {
       showAhead(f);
@@ -104,8 +107,10 @@
     var el = node.querySelector(selector);
     if (el) el.textContent = String(Math.max(0, parseInt(el.textContent, 10) + delta));
   }
-  function shown(node) {
-    document.dispatchEvent(new CustomEvent("work:shown", { detail: { work: node } }));
+  // For benches and tests: a new item is in the page (`ready`: the one kept
+  // ready, without waiting for the network).
+  function shown(node, ready) {
+    document.dispatchEvent(new CustomEvent("work:shown", { detail: { work: node, ready: !!ready } }));
   }
   function showAhead(f) {
     var old = work();
@@ -123,13 +128,19 @@
     history.pushState({ htmx: true }, "", next.url);
     window.scrollTo(0, 0);
     init();
-    shown(next.node);
-    pendingVote = fetch(f.getAttribute("action"), {
-      method: "POST",
-      credentials: "same-origin",
-      keepalive: true,  // saved even if the page is left at once
-      headers: { "X-CSRFToken": csrfToken(), "HX-Request": "true" },
-      body: data
+    shown(next.node, true);
+    // Sent once the next item is painted (the frame comes first), in the
+    // background; saved even if the page is left at once (keepalive).
+    pendingVote = new Promise(function (resolve) {
+      requestAnimationFrame(function () { setTimeout(resolve, 0); });
+    }).then(function () {
+      return fetch(f.getAttribute("action"), {
+        method: "POST",
+        credentials: "same-origin",
+        keepalive: true,
+        headers: { "X-CSRFToken": csrfToken(), "HX-Request": "true" },
+        body: data
+      });
     }).then(function (r) {
       return r.text().then(function (html) {
         var still = work() === next.node;
