@@ -79,6 +79,8 @@
       return r.text().then(function (html) { return { url: url, node: parseWork(html) }; });
     }).then(function (got) {
       if (!got || !got.node || !got.url) return;
+      // Formulas typeset now, off the path from keypress to paint.
+      if (window.studioMath) window.studioMath.render(got.node);
       var img = got.node.querySelector("#viewer-img");
       if (!img) { ahead = { holding: holding, url: got.url, node: got.node }; return; }
       var ready = new Image();
@@ -125,23 +127,32 @@
     bump(next.node, "#progress span:nth-of-type(3) strong", 1);
     old.replaceWith(next.node);
     if (window.htmx) window.htmx.process(next.node);
+    if (window.studioMath) window.studioMath.render(next.node);  // if KaTeX came late
     history.pushState({ htmx: true }, "", next.url);
     window.scrollTo(0, 0);
     init();
     shown(next.node, true);
     // Sent once the next item is painted (the frame comes first), in the
     // background; saved even if the page is left at once (keepalive).
+    // If the page is left before that frame, it goes at once.
+    var token = csrfToken(), sent = null;
+    function send() {
+      window.removeEventListener("pagehide", send);
+      if (!sent) {
+        sent = fetch(f.getAttribute("action"), {
+          method: "POST",
+          credentials: "same-origin",
+          keepalive: true,
+          headers: { "X-CSRFToken": token, "HX-Request": "true" },
+          body: data
+        });
+      }
+      return sent;
+    }
+    window.addEventListener("pagehide", send);
     pendingVote = new Promise(function (resolve) {
       requestAnimationFrame(function () { setTimeout(resolve, 0); });
-    }).then(function () {
-      return fetch(f.getAttribute("action"), {
-        method: "POST",
-        credentials: "same-origin",
-        keepalive: true,
-        headers: { "X-CSRFToken": csrfToken(), "HX-Request": "true" },
-        body: data
-      });
-    }).then(function (r) {
+    }).then(send).then(function (r) {
       return r.text().then(function (html) {
         var still = work() === next.node;
         if (r.status === 200 && r.headers.get("HX-Push-Url") === next.url) {

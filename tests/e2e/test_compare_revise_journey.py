@@ -46,7 +46,8 @@ def test_revise_after_back_returns_to_the_item_in_hand(live_server, browser, tmp
     start(page, live_server.url)
     first = page.url
     page.keyboard.press("1")
-    page.keyboard.press("Enter")
+    with page.expect_response(lambda r: r.url.endswith("/submit/")):
+        page.keyboard.press("Enter")
     page.wait_for_function("u => location.href !== u", arg=first)
     second = page.url
 
