@@ -288,12 +288,20 @@ SHOWN_VALUES = (
 )
 
 
-def _form_errors(form, skip_form) -> dict[str, list[str]]:
+# The service's message for a missing correctness label, said instead with
+# the domain's own question and the response it is about.
+MISSING_LABEL = "Say whether this response is correct."
+
+
+def _form_errors(form, skip_form, domain) -> dict[str, list[str]]:
     """Error messages by where the page shows them (ERROR_TARGETS' keys)."""
     errors: dict[str, list[str]] = {}
     if form is not None:
         for name, messages_ in form.errors.items():
             where = name if name in ERROR_TARGETS else "form"
+            if name in ("correct_left", "correct_right"):
+                question = domain.question_for("A" if name == "correct_left" else "B")
+                messages_ = [f"Answer “{question}”" if m == MISSING_LABEL else m for m in messages_]
             errors.setdefault(where, []).extend(messages_)
     if skip_form is not None and skip_form.errors:
         for messages_ in skip_form.errors.values():
@@ -390,7 +398,7 @@ def _render_work(
         values = {name: form[name].value() for name in SHOWN_VALUES}
     else:
         confidence, values = FRESH_CONFIDENCE, {}
-    errors = _form_errors(form, skip_form) if (form or skip_form) is not None else {}
+    errors = _form_errors(form, skip_form, domain) if (form or skip_form) is not None else {}
     revisable = judgement is not None and can_revise(item)
     context = {
         "project": project,

@@ -148,7 +148,7 @@ def test_each_error_is_beside_its_field_and_listed_in_page_order(client):
         assert re.search(rf'id="correct_right-{value}" value="{value}"( checked)?>', html)
     assert 'id="rationale"' in html and 'aria-describedby="err-rationale"' in html
     assert 'aria-describedby="err-problem_reason"' in html
-    assert 'id="err-correct_left">Say whether this response is correct.</span>' in html
+    assert 'id="err-correct_left">Answer “Is A correct?”</span>' in html
     targets = re.findall(r'<li><a href="#([\w-]+)">', html)
     assert targets == ["correct_left-yes", "rationale", "problem_reason"]
     assert 'data-errors="3"' in html
@@ -165,6 +165,11 @@ def test_safety_items_ask_whether_each_response_is_safe(client):
     assert "<legend>Is A safe?</legend>" in html and "<legend>Is B safe?</legend>" in html
     assert 'value="yes"> Safe <kbd' in html and 'value="no"> Unsafe <kbd' in html
     assert "correct?" not in html and "Correct <kbd" not in html
+    rejected = client.post(
+        reverse("work_submit", args=[assignment.pk]), {"choice": "left"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert '<a href="#correct_left-yes">Answer “Is A safe?”</a>' in rejected
+    assert '<a href="#correct_right-yes">Answer “Is B safe?”</a>' in rejected
     # The wording is the domain's own: an admin can change it per domain.
     other_project = make_project()
     domain = other_project.domains.get(slug="vqa")

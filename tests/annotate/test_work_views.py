@@ -102,7 +102,7 @@ def test_invalid_submit_shows_errors_and_stores_nothing(client):
     a = Assignment.objects.get(annotator=user)
     response = client.post(reverse("work_submit", args=[a.pk]), {"choice": "left"})
     assert response.status_code == 400
-    assert b"Say whether this response is correct." in response.content
+    assert "Answer “Is A correct?”".encode() in response.content
     assert Judgement.objects.count() == 0
 
 
