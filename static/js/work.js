@@ -122,6 +122,7 @@
     var data = new URLSearchParams(new FormData(f));
     // The figures the server will send back, shown at once.
     bump(next.node, "#progress span:nth-of-type(1) strong", 1);
+    bump(next.node, "#progress span:nth-of-type(2) strong", -1);
     var progress = next.node.querySelector("#progress progress");
     if (progress) progress.value = progress.value + 1;
     bump(next.node, "#progress span:nth-of-type(3) strong", 1);
@@ -421,6 +422,14 @@
     if (!w || !e.detail.target || e.detail.target.id !== "work") return;
     if (!w.dataset.errors && document.activeElement && w.contains(document.activeElement)) document.activeElement.blur();
     shown(w);
+  });
+  // Back and Forward: the address must name what is on screen. When the
+  // entry is one this page pushed (htmx or the item kept ready) and the item
+  // shown is not the one it names, load it.
+  window.addEventListener("popstate", function () {
+    var w = work();
+    var m = location.pathname.match(/\/a\/(\d+)\/$/);
+    if (w && (!m || m[1] !== w.dataset.assignment)) location.reload();
   });
   document.addEventListener("htmx:afterSettle", function () {
     var w = work();

@@ -68,6 +68,11 @@ def test_the_next_item_shows_before_the_vote_is_answered(live_server, browser, t
     assert Judgement.objects.count() == 1
     shown = int(page.url.rstrip("/").rpartition("/")[2])
     assert Assignment.objects.get(pk=shown).status == "open"
+    # Back: the address and the item on screen agree again.
+    page.go_back()
+    page.wait_for_selector("#work[data-submitted='1']")
+    assert page.url == first
+    assert first.endswith(f"/a/{page.locator('#work').get_attribute('data-assignment')}/")
     assert not errors, errors
 
 
