@@ -128,6 +128,24 @@ class JudgementForm(forms.Form):
             problem_reason=data.get("problem_reason") or "",
         )
 
+    def other_problems(self, assignment) -> dict[str, str]:
+        """For a form that failed its own checks (say, no choice): what the
+        vote rules would also refuse in the rest of it, so that one Enter
+        shows every missing answer instead of one at a time."""
+        from .services import JudgementInvalid, validate_vote
+
+        data = self.cleaned_data
+        # Rules that depend on the choice (a tie needs a rationale) are
+        # checked with the choice sent, or with "left" when there was none.
+        sent = {**data, "choice": data.get("choice") or "left"}
+        vote = JudgementForm.to_vote(_Cleaned(sent), assignment)
+        item = assignment.item
+        try:
+            validate_vote(vote, project=item.project, domain=item.domain)
+        except JudgementInvalid as exc:
+            return {k: v for k, v in exc.errors.items() if k not in ("choice", "active_seconds")}
+        return {}
+
     def add_service_errors(self, errors: dict[str, str], assignment) -> None:
         """Map canonical field names in service errors back to what was displayed."""
         names = {
@@ -137,6 +155,13 @@ class JudgementForm(forms.Form):
         for name, message in errors.items():
             field = names.get(name, name)
             self.add_error(field if field in self.fields else None, message)
+
+
+class _Cleaned:
+    """Stands in for a form with these cleaned_data (JudgementForm.to_vote)."""
+
+    def __init__(self, cleaned_data: dict):
+        self.cleaned_data = cleaned_data
 
 
 # No instance changes its fields: views only read them and add errors, which

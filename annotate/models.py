@@ -47,6 +47,16 @@ MULTIMODAL_REWARDBENCH_DOMAINS: tuple[tuple[str, str, str, str], ...] = (
     ("vqa", "VQA", "vqa", DomainKind.CORRECTNESS),
 )
 
+# Correctness wording other than "Is A correct? Correct / Incorrect": safety
+# items are refusals and insults, of which "correct" reads wrong.
+DOMAIN_WORDING: dict[str, dict[str, str]] = {
+    "safety": {
+        "correctness_question": "Is {response} safe?",
+        "yes_label": "Safe",
+        "no_label": "Unsafe",
+    },
+}
+
 
 class Role(models.TextChoices):
     ANNOTATOR = "annotator", "Annotator"
@@ -138,6 +148,7 @@ class Project(models.Model):
                 export_category=category,
                 kind=kind,
                 position=position,
+                **DOMAIN_WORDING.get(slug, {}),
             )
             for position, (slug, title, category, kind) in enumerate(MULTIMODAL_REWARDBENCH_DOMAINS)
             if slug not in existing
@@ -216,10 +227,17 @@ class Domain(models.Model):
     )
     kind = models.CharField(max_length=16, choices=DomainKind.choices)
     guidelines = models.TextField(blank=True)
-    # The question asked of each response in a correctness domain ("Is this
-    # answer correct?", "Is this response safe?"); blank: the default wording.
-    correctness_question = models.CharField(max_length=200, blank=True)
     position = models.PositiveSmallIntegerField(default=0)
+    # The correctness question of a correctness domain, as the compare page
+    # asks it of each response ("{response}" becomes "A" or "B"), and the
+    # words for its yes/no answers (stored as yes/no whatever they say).
+    correctness_question = models.CharField(
+        max_length=200,
+        default="Is {response} correct?",
+        help_text='Asked of each response; "{response}" becomes A or B.',
+    )
+    yes_label = models.CharField(max_length=40, default="Correct")
+    no_label = models.CharField(max_length=40, default="Incorrect")
 
     class Meta:
         ordering = ["project", "position", "slug"]
@@ -241,6 +259,10 @@ class Domain(models.Model):
     @property
     def is_correctness(self) -> bool:
         return self.kind == DomainKind.CORRECTNESS
+
+    def question_for(self, response: str) -> str:
+        """The correctness question asked of response "A" or "B"."""
+        return self.correctness_question.replace("{response}", response)
 
 
 class ImageAsset(models.Model):

@@ -13,7 +13,5 @@ def return_leases_of_deactivated_account(sender, *, instance, update_fields=None
     """An account was deactivated: its open leases end in every project."""
     if instance.is_active or (update_fields is not None and "is_active" not in update_fields):
         return
-    for project_id in Membership.objects.filter(user=instance).values_list(
-        "project_id", flat=True
-    ):
+    for project_id in Membership.objects.filter(user=instance).values_list("project_id", flat=True):
         return_leases(project_id=project_id, user_id=instance.pk)

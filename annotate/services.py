@@ -807,6 +807,75 @@ def _claim_past_locks(claim, *, project: Project, annotator) -> Assignment | Non
     return None
 
 
+# How many items an annotator may hold open at once: the one on screen and
+# the one the compare page keeps ready behind it (claim_ahead).
+MAX_HELD = 2
+
+
+def claim_ahead(*, project: Project, annotator, holding: int, now=None) -> Assignment | None:
+    """Lease the item the compare page keeps ready while the annotator works
+    on `holding` (their open assignment), so that a submit can show it at
+    once: the next claim_next_item() returns it (the oldest open lease).
+
+    A lease like any other (same candidates and order as claim_next_item(),
+    counted in the item's live assignments, expiring the same way); at most
+    MAX_HELD open leases per annotator in the project: when they already
+    hold another one, that one comes back. None when nothing is left, when
+    `holding` is not their open lease, or for a non-member. Off the hot
+    path (the page asks for it after it painted), so plain ORM on both
+    databases; PostgreSQL skips item rows other claimers hold.
+    """
+    now = now or timezone.now()
+    if project.archived_at is not None:
+        return None  # an archived project is read-only
+    if not annotator.is_superuser and not (
+        project.memberships.filter(user=annotator, is_active=True).exists()
+    ):
+        return None
+    held = list(
+        own_assignments(annotator)
+        .filter(item__project=project, status=AssignmentStatus.OPEN, lease_expires_at__gt=now)
+        .order_by("claimed_at", "pk")
+    )
+    if holding not in {a.pk for a in held}:
+        return None
+    ahead = [a for a in held if a.pk != holding]
+    if ahead:
+        return ahead[0]
+    if len(held) >= MAX_HELD:
+        return None
+    if Assignment.objects.filter(
+        item__project=project, status=AssignmentStatus.OPEN, lease_expires_at__lte=now
+    ).exists():
+        expire_stale_leases(project=project, now=now)
+    with transaction.atomic():
+        candidates = (
+            Item.objects.needing_votes()
+            .filter(project=project)
+            .exclude(assignments__annotator=annotator)
+            .order_by(F("votes_needed") - F("live_assignments"), "shuffle_key", "pk")
+        )
+        if connection.features.has_select_for_update_skip_locked:
+            # As the claim's statement: take an item no other claimer holds.
+            candidates = candidates.select_for_update(skip_locked=True, of=("self",))
+        item = candidates.first()
+        if item is None:
+            return None
+        # The conditional increment and the CHECK constraint make overlap
+        # impossible whatever the locking (as in claim_next_item()).
+        if not Item.objects.filter(pk=item.pk, live_assignments__lt=F("votes_needed")).update(
+            live_assignments=F("live_assignments") + 1
+        ):
+            return None
+        return Assignment.objects.create(
+            item=item,
+            annotator=annotator,
+            shown_swapped=_coin.random() < 0.5,
+            claimed_at=now,
+            lease_expires_at=now + timedelta(minutes=project.lease_minutes),
+        )
+
+
 # PostgreSQL's claim: the lease checks, the pick, the count and the lease in
 # one statement (its own transaction), bringing back what the compare page
 # shows. The same rules as check_leases() and the SQLite branch:

@@ -106,6 +106,8 @@ MATRIX: dict[str, Row] = {
     "import": Row(get=access("admin", 200), post=access("admin", 400)),
     "work_start": Row(get=None, post=access("member", 302)),
     "work_done": Row(get=access("member", 200), post=None),
+    "work_undo": Row(get=access("member", 302), post=None, note="nothing to undo: back"),
+    "work_ahead": Row(get=None, post=access("member", 204), note="empty POST: nothing held"),
     "history": Row(get=access("member", 200), post=None),
     "work_item": Row(get=access("assignee", 200), post=None),
     "work_submit": Row(get=None, post=access("assignee", 400)),

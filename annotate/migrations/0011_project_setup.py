@@ -13,11 +13,6 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.AddField(
-            model_name="domain",
-            name="correctness_question",
-            field=models.CharField(blank=True, max_length=200),
-        ),
-        migrations.AddField(
             model_name="membership",
             name="created_at",
             field=models.DateTimeField(auto_now_add=True, null=True),

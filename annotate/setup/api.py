@@ -177,7 +177,21 @@ class DomainFields(serializers.Serializer):
     kind = serializers.ChoiceField(choices=DomainKind.values)
     guidelines = serializers.CharField(required=False, default="", allow_blank=True)
     correctness_question = serializers.CharField(
-        required=False, default="", allow_blank=True, max_length=200
+        required=False,
+        default="",
+        allow_blank=True,
+        max_length=200,
+        help_text='Asked of each response; "{response}" becomes A or B (empty: the default).',
+    )
+    yes_label = serializers.CharField(
+        required=False, default="", allow_blank=True, max_length=40, help_text='Empty: "Correct".'
+    )
+    no_label = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        max_length=40,
+        help_text='Empty: "Incorrect".',
     )
 
 

@@ -115,8 +115,14 @@ class DomainForm(forms.Form):
         max_length=200,
         required=False,
         label="Correctness wording",
-        help_text='The question asked of each response, e.g. "Is this response safe?" '
-        "(empty: the default).",
+        help_text='The question asked of each response; "{response}" becomes A or B, e.g. '
+        '"Is {response} safe?" (empty: "Is {response} correct?").',
+    )
+    yes_label = forms.CharField(
+        max_length=40, required=False, label="Yes answer", help_text='Empty: "Correct".'
+    )
+    no_label = forms.CharField(
+        max_length=40, required=False, label="No answer", help_text='Empty: "Incorrect".'
     )
     guidelines = forms.CharField(
         required=False,

@@ -26,6 +26,7 @@ from django.utils.text import slugify
 
 from .. import signals
 from ..models import (
+    DOMAIN_WORDING,
     Assignment,
     AssignmentStatus,
     Domain,
@@ -65,7 +66,31 @@ PROJECT_FIELDS = (
     "lease_minutes",
     "seed",
 )
-DOMAIN_FIELDS = ("slug", "title", "export_category", "kind", "guidelines", "correctness_question")
+DOMAIN_FIELDS = (
+    "slug",
+    "title",
+    "export_category",
+    "kind",
+    "guidelines",
+    "correctness_question",
+    "yes_label",
+    "no_label",
+)
+# The correctness wording's fields: left empty, they take the model's default
+# ("Is {response} correct?", "Correct", "Incorrect").
+WORDING_FIELDS = ("correctness_question", "yes_label", "no_label")
+
+
+def _wording(values: dict) -> dict:
+    """`values` with empty wording fields replaced by their defaults."""
+    return {
+        name: (value or Domain._meta.get_field(name).get_default())
+        if name in WORDING_FIELDS
+        else value
+        for name, value in values.items()
+    }
+
+
 # Changing these while a release uses the domain would make that release's
 # Category strings or domain files disagree with the project.
 DOMAIN_EXPORT_FIELDS = ("slug", "export_category")
@@ -154,6 +179,7 @@ def create_project(
                 export_category=category,
                 kind=kind,
                 position=position,
+                **DOMAIN_WORDING.get(d_slug, {}),
             )
             for position, (d_slug, title, category, kind) in enumerate(domains)
         )
@@ -289,6 +315,8 @@ def add_domain(
     kind: str,
     guidelines: str = "",
     correctness_question: str = "",
+    yes_label: str = "",
+    no_label: str = "",
 ) -> Domain:
     values = {"slug": slug, "export_category": export_category, "kind": kind}
     with transaction.atomic():
@@ -303,8 +331,14 @@ def add_domain(
             export_category=export_category,
             kind=kind,
             guidelines=guidelines,
-            correctness_question=correctness_question,
             position=position,
+            **_wording(
+                {
+                    "correctness_question": correctness_question,
+                    "yes_label": yes_label,
+                    "no_label": no_label,
+                }
+            ),
         )
         _audit(
             actor=actor,
@@ -326,7 +360,7 @@ def update_domain(*, actor, domain: Domain, **changes) -> list[str]:
         _check_writable(project)
         domain = Domain.objects.get(pk=domain.pk)
         before = _fields(domain, DOMAIN_FIELDS)
-        changed = {k: v for k, v in changes.items() if before[k] != v}
+        changed = {k: v for k, v in _wording(changes).items() if before[k] != v}
         if not changed:
             return []
         _check_domain(project, changed, exclude_pk=domain.pk)

@@ -97,4 +97,7 @@
   }
   document.addEventListener("htmx:load", onSwap);
   document.addEventListener("htmx:afterSwap", onSwap);
+  // For content put in by other scripts (the compare page's next item, typeset
+  // while it waits out of the document); idempotent.
+  window.studioMath = { render: renderMath };
 })();

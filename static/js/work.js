@@ -4,7 +4,6 @@
 (function () {
   "use strict";
 
-  var CORRECTNESS = ["yes", "no", "unsure"];
   var state = { scale: 1, x: 0, y: 0, drag: null, active: 0, lastInput: 0, lastTick: 0, timer: null };
 
   function work() { return document.getElementById("work"); }
@@ -20,10 +19,6 @@
     var input = q('input[name="' + name + '"]:checked');
     return input ? input.value : "";
   }
-  function cycleCorrectness(name) {
-    var current = CORRECTNESS.indexOf(radioValue(name));
-    setRadio(name, CORRECTNESS[(current + 1) % CORRECTNESS.length]);
-  }
   function stepConfidence(delta) {
     var v = parseInt(radioValue("confidence") || "2", 10) + delta;
     setRadio("confidence", String(Math.min(3, Math.max(1, v))));
@@ -37,8 +32,169 @@
     if (!f || !f.querySelector('button[type="submit"]')) return;
     var seconds = f.querySelector('input[name="active_seconds"]');
     if (seconds) seconds.value = Math.round(state.active);
+    // One vote at a time: a vote still in the background is answered first
+    // (its answer also decides what the next claim returns).
+    if (pendingVote) { afterVote(submit); return; }
+    var w = work();
+    if (ahead && ahead.holding === w.dataset.assignment && w.dataset.submitted === "0" && complete()) {
+      showAhead(f);
+      return;
+    }
     if (typeof f.requestSubmit === "function") f.requestSubmit(); else f.submit();
   }
+
+  // --- the next item, kept ready ----------------------------------------------
+  // While the annotator works, the page leases the next item (POST
+  // data-ahead-url: annotate.views.work_ahead), parses its #work and decodes
+  // its image. A complete vote then shows it at once and sends the vote in
+  // the background; the server's answer names the same item (its oldest
+  // open lease) or, if anything went otherwise, its answer is shown instead:
+  // the errors of the item just left (with its URL back), another item, or
+  // on failure the item just left, as it was.
+  var ahead = null;
+  function csrfToken() {
+    var input = q('input[name="csrfmiddlewaretoken"]');
+    return input ? input.value : "";
+  }
+  function parseWork(html) {
+    var tpl = document.createElement("template");
+    tpl.innerHTML = html.trim();
+    var node = tpl.content.firstElementChild;
+    return node && node.id === "work" ? node : null;
+  }
+  function prefetch() {
+    var w = work();
+    if (!w || w.dataset.submitted !== "0" || w.dataset.errors || !w.dataset.aheadUrl) return;
+    var holding = w.dataset.assignment;
+    if (ahead && ahead.holding === holding) return;
+    ahead = null;
+    fetch(w.dataset.aheadUrl, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "X-CSRFToken": csrfToken(), "HX-Request": "true" },
+      body: new URLSearchParams({ holding: holding })
+    }).then(function (r) {
+      if (r.status !== 200) return null;
+      var url = r.headers.get("X-Item-Url");
+      return r.text().then(function (html) { return { url: url, node: parseWork(html) }; });
+    }).then(function (got) {
+      if (!got || !got.node || !got.url) return;
+      // Formulas typeset now, off the path from keypress to paint.
+      if (window.studioMath) window.studioMath.render(got.node);
+      var img = got.node.querySelector("#viewer-img");
+      if (!img) { ahead = { holding: holding, url: got.url, node: got.node }; return; }
+      var ready = new Image();
+      Array.prototype.forEach.call(img.attributes, function (a) { ready.setAttribute(a.name, a.value); });
+      return (ready.decode ? ready.decode() : Promise.resolve()).catch(function () {}).then(function () {
+        img.replaceWith(ready);  // the decoded image goes in with the item
+        var w2 = work();
+        if (w2 && w2.dataset.assignment === holding) ahead = { holding: holding, url: got.url, node: got.node };
+      });
+    }).catch(function () { ahead = null; });
+  }
+  // What the server would refuse, checked here so that only a vote it will
+  // take is sent in the background.
+  function complete() {
+    var w = work();
+    var choice = radioValue("choice");
+    if (!choice) return false;
+    if (w.dataset.correctness === "1" && (!radioValue("correct_left") || !radioValue("correct_right"))) return false;
+    var r = q('textarea[name="rationale"]');
+    if (r && !r.value.trim() && (choice === "tie" || w.dataset.requireRationale === "1")) return false;
+    var flag = q('input[name="flagged_problem"]');
+    if (flag && flag.checked && !q('input[name="problem_reason"]').value.trim()) return false;
+    return true;
+  }
+  function bump(node, selector, delta) {
+    var el = node.querySelector(selector);
+    if (el) el.textContent = String(Math.max(0, parseInt(el.textContent, 10) + delta));
+  }
+  // For benches and tests: a new item is in the page (`ready`: the one kept
+  // ready, without waiting for the network).
+  function shown(node, ready) {
+    document.dispatchEvent(new CustomEvent("work:shown", { detail: { work: node, ready: !!ready } }));
+  }
+  function showAhead(f) {
+    var old = work();
+    var oldUrl = location.pathname + location.search;
+    var next = ahead;
+    ahead = null;
+    var data = new URLSearchParams(new FormData(f));
+    // The figures the server will send back, shown at once.
+    bump(next.node, "#progress span:nth-of-type(1) strong", 1);
+    bump(next.node, "#progress span:nth-of-type(2) strong", -1);
+    var progress = next.node.querySelector("#progress progress");
+    if (progress) progress.value = progress.value + 1;
+    bump(next.node, "#progress span:nth-of-type(3) strong", 1);
+    old.replaceWith(next.node);
+    if (window.htmx) window.htmx.process(next.node);
+    if (window.studioMath) window.studioMath.render(next.node);  // if KaTeX came late
+    history.pushState({ htmx: true }, "", next.url);
+    window.scrollTo(0, 0);
+    init();
+    shown(next.node, true);
+    // Sent once the next item is painted (the frame comes first), in the
+    // background; saved even if the page is left at once (keepalive).
+    // If the page is left before that frame, it goes at once.
+    var token = csrfToken(), sent = null;
+    function send() {
+      window.removeEventListener("pagehide", send);
+      if (!sent) {
+        sent = fetch(f.getAttribute("action"), {
+          method: "POST",
+          credentials: "same-origin",
+          keepalive: true,
+          headers: { "X-CSRFToken": token, "HX-Request": "true" },
+          body: data
+        });
+      }
+      return sent;
+    }
+    window.addEventListener("pagehide", send);
+    pendingVote = new Promise(function (resolve) {
+      requestAnimationFrame(function () { setTimeout(resolve, 0); });
+    }).then(send).then(function (r) {
+      return r.text().then(function (html) {
+        var still = work() === next.node;
+        if (r.status === 200 && r.headers.get("HX-Push-Url") === next.url) {
+          // As expected: take the server's figures, keep the next item ready.
+          var fresh = parseWork(html);
+          var line = fresh && fresh.querySelector("#progress");
+          var current = document.getElementById("progress");
+          if (still && line && current) current.replaceWith(line);
+          if (still) prefetch();
+          return;
+        }
+        if (r.status === 204 && r.headers.get("HX-Redirect")) { location.assign(r.headers.get("HX-Redirect")); return; }
+        var node = parseWork(html);
+        if (!node || [200, 400, 422].indexOf(r.status) < 0) throw new Error(String(r.status));
+        if (!still) return;
+        work().replaceWith(node);
+        if (window.htmx) window.htmx.process(node);
+        history.replaceState({ htmx: true }, "", r.status === 200 ? r.headers.get("HX-Push-Url") : oldUrl);
+        init();
+        if (node.dataset.errors) showErrors(); else prefetch();
+      });
+    }).catch(function (err) {
+      if (work() !== next.node) { alertFailure("Your last vote could not be saved (" + err.message + "); open your history to check it."); return; }
+      next.node.replaceWith(old);
+      history.replaceState({ htmx: true }, "", oldUrl);
+      init();
+      alertFailure("The server could not save this (" + err.message + "); nothing was saved. Press Enter to try again.");
+    }).then(function () { pendingVote = null; });
+  }
+  // A vote sent in the background is answered before the page is left by
+  // a link or the undo key, so what the next page shows includes it.
+  var pendingVote = null;
+  function afterVote(go) {
+    if (pendingVote) pendingVote.then(go, go); else go();
+  }
+  document.addEventListener("click", function (e) {
+    var a = e.target.closest && e.target.closest("a[href]");
+    if (!a || !pendingVote || e.defaultPrevented || e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    e.preventDefault();
+    afterVote(function () { location.assign(a.href); });
+  });
   function openSkip() {
     var details = q(".skip details");
     if (!details) return;
@@ -114,6 +270,16 @@
   });
 
   // --- keyboard -------------------------------------------------------------
+  // Each key's action; a key acts only when its action is in #work's
+  // data-actions, the list the `?` panel shows (annotate.views._keymap).
+  var KEYS = {
+    "1": "left", "ArrowLeft": "left", "2": "right", "ArrowRight": "right", "0": "tie",
+    "q": "a-yes", "w": "a-no", "e": "a-unsure", "o": "b-yes", "p": "b-no", "u": "b-unsure",
+    "[": "confidence", "]": "confidence", "r": "rationale", "Enter": "submit", "s": "skip",
+    "Backspace": "undo", "x": "flag", "+": "zoom", "=": "zoom", "-": "zoom", ".": "zoom",
+    "f": "fullsize", "g": "guidelines", "?": "keys", "Escape": "close"
+  };
+  var LABEL = { "a": "correct_left", "b": "correct_right" };
   function isTyping(el) {
     if (!el) return false;
     if (el.isContentEditable) return true;
@@ -121,44 +287,103 @@
     if (tag === "TEXTAREA" || tag === "SELECT") return true;
     return tag === "INPUT" && !/^(radio|checkbox|button|submit|hidden)$/.test(el.type);
   }
+  // Enter submits only from the decision form (a radio or checkbox in it) or
+  // with nothing focused; on a link, button or summary it does what the
+  // browser does, anywhere else nothing.
+  function enterSubmits(el) {
+    if (!el || el === document.body || el === document.documentElement) return true;
+    if (el.closest("a, button, summary, [role=button]")) return false;
+    return !!el.closest("#judge-form");
+  }
+  function undo() {
+    var w = work();
+    var next = location.pathname + location.search;
+    afterVote(function () { location.assign(w.dataset.undoUrl + "?next=" + encodeURIComponent(next)); });
+  }
   document.addEventListener("keydown", function (e) {
     var w = work();
     if (!w) return;
+    document.documentElement.classList.add("keys-used");
     state.lastInput = Date.now();
     if (e.altKey || e.metaKey) return;
     if (isTyping(e.target)) {
       if (e.key === "Escape") { e.target.blur(); e.preventDefault(); }
-      else if (e.key === "Enter" && e.ctrlKey) { e.preventDefault(); submit(); }
-      else if (e.key === "Enter" && e.target.name === "reason") { /* submits the skip form */ }
+      else if (e.key === "Enter" && e.ctrlKey && e.target.closest("#judge-form")) { e.preventDefault(); submit(); }
       return;
     }
     if (e.ctrlKey) return;
-    var handled = true;
-    switch (e.key) {
-      case "1": case "ArrowLeft": setRadio("choice", "left"); break;
-      case "2": case "ArrowRight": setRadio("choice", "right"); break;
-      case "0": if (w.dataset.allowTie === "1") setRadio("choice", "tie"); break;
-      case "c": if (w.dataset.correctness === "1") cycleCorrectness("correct_left"); break;
-      case "i": if (w.dataset.correctness === "1") cycleCorrectness("correct_right"); break;
-      case "[": stepConfidence(-1); break;
-      case "]": stepConfidence(1); break;
-      case "r": var r = q('textarea[name="rationale"]'); if (r) r.focus(); break;
-      case "Enter": submit(); break;
-      case "s": openSkip(); break;
-      case "p": flagProblem(); break;
-      case "g": toggle("guidelines"); break;
-      case "?": toggle("keys"); break;
-      case "+": case "=": zoom(1.25); break;
-      case "-": zoom(0.8); break;
-      case ".": resetZoom(); break;
-      case "f": fullSize(); break;
-      case "Escape":
+    var action = KEYS[e.key];
+    var active = (" " + (w.dataset.actions || "") + " ");
+    if (!action || active.indexOf(" " + action + " ") < 0) return;
+    if (e.key === "Enter" && !enterSubmits(e.target)) return;
+    switch (action) {
+      case "left": case "right": case "tie": setRadio("choice", action); break;
+      case "a-yes": case "a-no": case "a-unsure": case "b-yes": case "b-no": case "b-unsure":
+        setRadio(LABEL[action[0]], action.slice(2)); break;
+      case "confidence": stepConfidence(e.key === "[" ? -1 : 1); break;
+      case "rationale": var r = q('textarea[name="rationale"]'); if (r) r.focus(); break;
+      case "submit": submit(); break;
+      case "skip": openSkip(); break;
+      case "undo": undo(); break;
+      case "flag": flagProblem(); break;
+      case "guidelines": toggle("guidelines"); break;
+      case "keys": toggle("keys"); break;
+      case "zoom": if (e.key === ".") resetZoom(); else zoom(e.key === "-" ? 0.8 : 1.25); break;
+      case "fullsize": fullSize(); break;
+      case "close":
         ["guidelines", "keys"].forEach(function (id) { var p = document.getElementById(id); if (p) p.hidden = true; });
         var v = q("#viewer.fullsize"); if (v) fullSize();
         break;
-      default: handled = false;
     }
-    if (handled) e.preventDefault();
+    e.preventDefault();
+  });
+
+  // --- errors ---------------------------------------------------------------
+  // A rejected submit or skip comes back as #work with the messages beside
+  // their fields: focus the first invalid field and announce the summary.
+  function showErrors() {
+    var w = work();
+    if (!w || !w.dataset.errors) return;
+    var summary = document.getElementById("error-summary");
+    var announce = document.getElementById("announce");
+    if (announce && summary) {
+      // A change of text is what a live region announces: clear, then set.
+      announce.textContent = "";
+      setTimeout(function () {
+        var items = Array.prototype.map.call(summary.querySelectorAll("li"), function (li) { return li.textContent; });
+        announce.textContent = summary.querySelector("h2").textContent + ": " + items.join(" ");
+      }, 50);
+    }
+    var first = w.querySelector('[aria-invalid="true"]');
+    if (first) {
+      var details = first.closest("details"); if (details) details.open = true;
+      first.focus({ preventScroll: true });
+      first.scrollIntoView({ block: "center" });
+    } else if (summary) {
+      summary.setAttribute("tabindex", "-1"); summary.focus();
+    }
+  }
+  function alertFailure(text) {
+    var box = document.getElementById("work-alert");
+    if (!box) return;
+    box.textContent = text;
+    box.hidden = false;
+  }
+  document.addEventListener("htmx:beforeRequest", function () {
+    var box = document.getElementById("work-alert");
+    if (box) { box.hidden = true; box.textContent = ""; }
+  });
+  document.addEventListener("htmx:responseError", function (e) {
+    var status = e.detail.xhr ? e.detail.xhr.status : 0;
+    alertFailure(status === 403 || status === 404
+      ? "This item is no longer yours (answer " + status + "); nothing was saved. Reload the page to go on."
+      : "The server could not save this (answer " + status + "); nothing was saved. Press Enter to try again.");
+  });
+  document.addEventListener("htmx:sendError", function () {
+    alertFailure("The server could not be reached; nothing was saved. Check the connection and press Enter to try again.");
+  });
+  document.addEventListener("htmx:timeout", function () {
+    alertFailure("The server took too long to answer; nothing was saved. Press Enter to try again.");
   });
 
   // --- time on task ---------------------------------------------------------
@@ -185,7 +410,31 @@
     state.timer = setInterval(tick, 1000);
     applyTransform();
   }
-  document.addEventListener("DOMContentLoaded", init);
-  // After htmx swapped in the next item (the old #work is gone by then).
-  document.addEventListener("htmx:afterSettle", function () { if (work()) init(); });
+  document.addEventListener("DOMContentLoaded", function () {
+    init();
+    if (work() && work().dataset.errors) showErrors(); else prefetch();
+  });
+  // htmx gives focus back to the element with the focused one's id: on a new
+  // item that would leave the keys typing into its text box instead (blurred
+  // in the swap's own task, before any key can reach it).
+  document.addEventListener("htmx:afterSwap", function (e) {
+    var w = work();
+    if (!w || !e.detail.target || e.detail.target.id !== "work") return;
+    if (!w.dataset.errors && document.activeElement && w.contains(document.activeElement)) document.activeElement.blur();
+    shown(w);
+  });
+  // Back and Forward: the address must name what is on screen. When the
+  // entry is one this page pushed (htmx or the item kept ready) and the item
+  // shown is not the one it names, load it.
+  window.addEventListener("popstate", function () {
+    var w = work();
+    var m = location.pathname.match(/\/a\/(\d+)\/$/);
+    if (w && (!m || m[1] !== w.dataset.assignment)) location.reload();
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    var w = work();
+    if (!w) return;
+    init();
+    if (w.dataset.errors) showErrors(); else prefetch();
+  });
 })();

@@ -1,10 +1,29 @@
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+
+
+def _sqlite_test_database_in_a_file() -> None:
+    """The compare page sends requests side by side (the next item is
+    leased while a vote or a page load is under way). SQLite's in-memory
+    test database is one shared-cache database, where a write makes other
+    connections fail at once with "database table is locked" instead of
+    waiting; a file in WAL mode waits (busy timeout) as production does.
+    Set when this conftest is collected, before any test database exists."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] == "django.db.backends.sqlite3" and not db.get("TEST", {}).get("NAME"):
+        folder = Path(tempfile.mkdtemp(prefix="e2e-db-"))
+        db.setdefault("TEST", {})["NAME"] = str(folder / "test.sqlite3")
+
+
+_sqlite_test_database_in_a_file()
 
 
 def chromium_path() -> str | None:

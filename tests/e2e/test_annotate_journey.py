@@ -70,9 +70,8 @@ def test_annotator_judges_five_items_with_the_keyboard(live_server, browser, art
         correctness = page.locator("#work").get_attribute("data-correctness") == "1"
         page.keyboard.press("1" if side == "left" else "ArrowRight")
         if correctness:
-            page.keyboard.press("c")  # left: correct
-            page.keyboard.press("i")
-            page.keyboard.press("i")  # right: incorrect
+            page.keyboard.press("q")  # A (left): correct
+            page.keyboard.press("p")  # B (right): incorrect
         page.keyboard.press("Enter")
         # the next item is swapped in and its URL pushed (6 items, so there is one)
         page.wait_for_function("u => location.href !== u", arg=url)

@@ -69,6 +69,36 @@ def test_mrb_preset_gives_the_six_domains_with_their_exact_category_strings(crea
         ("vqa", "vqa", "correctness"),
     ]
     assert rows == [(s, c, str(k)) for s, _, c, k in MULTIMODAL_REWARDBENCH_DOMAINS]
+    # Safety asks whether each response is safe (issue 19's wording), the others the default.
+    safety = project.domains.get(slug="safety")
+    assert (safety.question_for("A"), safety.yes_label, safety.no_label) == (
+        "Is A safe?",
+        "Safe",
+        "Unsafe",
+    )
+    assert project.domains.get(slug="vqa").question_for("B") == "Is B correct?"
+
+
+def test_empty_wording_takes_the_default(creator):
+    project = service.create_project(actor=creator, name="Wording", preset="empty")
+    domain = service.add_domain(
+        actor=creator,
+        project=project,
+        slug="harm",
+        title="Harm",
+        export_category="harm",
+        kind="correctness",
+        correctness_question="Is {response} harmless?",
+        yes_label="Harmless",
+    )
+    assert (domain.question_for("A"), domain.yes_label, domain.no_label) == (
+        "Is A harmless?",
+        "Harmless",
+        "Incorrect",
+    )
+    service.update_domain(actor=creator, domain=domain, correctness_question="")
+    domain.refresh_from_db()
+    assert domain.correctness_question == "Is {response} correct?"
 
 
 def test_vl_rewardbench_and_empty_presets(creator):

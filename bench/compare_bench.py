@@ -1,0 +1,278 @@
+"""Compare-page bench (issue 19): real Chromium, keyboard only, N judgements.
+
+For each judgement it times *keypress → next item painted with its image
+decoded*: from the Enter keydown (performance.now() in a capturing
+listener) to the frame after the next item went in (work.js's `work:shown`
+event: the item kept ready, or htmx's swap of the server's answer), its
+image's decode() resolved and a requestAnimationFrame callback ran (a message posted
+from it arrives once that frame is painted). It also reads, per judgement,
+the server's share: time to first byte of the submit request from the
+browser's Resource Timing, and on gunicorn the request time its access log
+records (%(M)s).
+
+The bench pauses ``--think-ms`` (500) before each item, as an annotator
+reads for seconds: what is timed is one keypress, not a queue of votes.
+The table says how many next items came from the one kept ready.
+
+Two servers, one annotator, the same data (N + 20 items, one vote each,
+half correctness items, 1024x768 JPEG images):
+
+* ``embedded``: the embedded default as ``make run`` runs it (SQLite in a
+  fresh DATA_DIR, ``manage.py runserver`` with DEBUG on), port 8190;
+* ``gunicorn``: gunicorn (2 gthread workers x 4 threads, DEBUG off) on
+  PostgreSQL, port 8191. The database named by ``--database-url`` (or
+  DATABASE_URL) is FLUSHED first: pass your own (its name must start with
+  ``wt`` or ``bench``).
+
+    .venv/bin/python bench/compare_bench.py --judgements 200 \\
+        --database-url postgres://postgres@127.0.0.1:5432/wt19
+
+Chromium: CHROMIUM_PATH or /usr/bin/chromium. Prints one table row per
+server: p50/p95/max of paint latency, and p50/p95 of server time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+
+# Runs in the page before its scripts: the timing hooks.
+TIMING_JS = """
+window.__lat = [];
+window.__ready = [];
+document.addEventListener("keydown", function (e) {
+  if (e.key === "Enter") window.__t0 = performance.now();
+}, true);
+document.addEventListener("work:shown", function (e) {
+  var t0 = window.__t0;
+  if (t0 == null) return;
+  window.__t0 = null;
+  window.__ready.push(e.detail.ready);
+  var img = document.getElementById("viewer-img");
+  var decoded = img && img.decode ? img.decode().catch(function () {}) : Promise.resolve();
+  decoded.then(function () {
+    requestAnimationFrame(function () {
+      var ch = new MessageChannel();
+      ch.port1.onmessage = function () { window.__lat.push(performance.now() - t0); };
+      ch.port2.postMessage(0);
+    });
+  });
+});
+"""
+
+SEED = r"""
+import io, json, random, sys
+from pathlib import Path
+import django
+django.setup()
+from django.contrib.auth import get_user_model
+from PIL import Image
+from annotate.models import Item, Membership, Project
+from annotate.services import import_items_from_paths, make_thumbnails, render_item_html
+
+n, folder = int(sys.argv[1]), Path(sys.argv[2])
+project = Project.objects.create(slug="compare-bench", name="Compare bench", votes_per_item=1)
+project.create_default_domains()
+rng = random.Random(19)
+(folder / "img").mkdir(parents=True, exist_ok=True)
+records = []
+for i in range(n):
+    img = Image.effect_noise((1024, 768), 40 + i % 50).convert("RGB")
+    name = f"img/{i}.jpg"
+    img.save(folder / name, "JPEG", quality=85)
+    vocabulary = ["the", "image", "shows", "a", "red", "car", "tree", "sky"]
+    words = " ".join(rng.choice(vocabulary) for _ in range(120))
+    records.append({
+        "ID": f"bench_{i}", "Text": f"**Q{i}:** what is shown? $x^2$", "Image": name,
+        "Output1": f"Answer one {i}. {words}\n\n```python\nprint({i})\n```",
+        "Output2": f"Answer two {i}. {words}\n\n- a\n- b",
+        "Better": "Output1",
+        "Category": "vqa" if i % 2 else "open_generation/preference_task",
+    })
+(folder / "data.json").write_text(json.dumps(records))
+import_items_from_paths(project=project, dataset=folder / "data.json", images=folder)
+items = list(Item.objects.filter(project=project).values_list("pk", "image_id"))
+render_item_html(item_ids=[pk for pk, _ in items])
+make_thumbnails(image_ids=sorted({image for _, image in items}))
+user = get_user_model().objects.create_user("bencher", password="bench-pass-19")
+Membership.objects.create(project=project, user=user, role="annotator")
+print("seeded", len(items))
+"""
+
+
+def run(cmd, env, **kw):
+    subprocess.run(cmd, env=env, cwd=ROOT, check=True, **kw)
+
+
+def wait_up(url: str, proc: subprocess.Popen, log: Path) -> None:
+    for _ in range(300):
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited:\n{log.read_text()[-3000:]}")
+        try:
+            urllib.request.urlopen(url + "/accounts/login/", timeout=2)
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit(f"server did not answer:\n{log.read_text()[-3000:]}")
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def drive(base: str, judgements: int, think_ms: int) -> tuple[list[float], list[float], int]:
+    """(paint latencies, server times to first byte) in ms, and how many next
+    items were shown from the one kept ready."""
+    from playwright.sync_api import sync_playwright
+
+    path = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=path, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.add_init_script(TIMING_JS)
+        page.goto(base + "/accounts/login/?next=/p/compare-bench/")
+        page.fill("input[name=username]", "bencher")
+        page.fill("input[name=password]", "bench-pass-19")
+        page.press("input[name=password]", "Enter")
+        page.wait_for_url("**/p/compare-bench/")
+        page.click("text=Start annotating")
+        page.wait_for_selector("#work")
+        page.wait_for_function("() => window.htmx && document.readyState === 'complete'")
+        for n in range(judgements):
+            # An annotator reads for seconds; the bench waits `think_ms`, so
+            # what is timed is the keypress, not a queue of votes.
+            page.wait_for_timeout(think_ms)
+            correctness = page.locator("#work").get_attribute("data-correctness") == "1"
+            page.keyboard.press("1")
+            if correctness:
+                page.keyboard.press("q")
+                page.keyboard.press("p")
+            url = page.url
+            page.keyboard.press("Enter")
+            page.wait_for_function("n => window.__lat.length > n", arg=n, timeout=30_000)
+            assert page.url != url, "no next item"
+        latencies = page.evaluate("window.__lat")
+        ready = page.evaluate("window.__ready.filter(Boolean).length")
+        server = page.evaluate(
+            """performance.getEntriesByType("resource")
+                .filter(e => /\\/submit\\/$/.test(e.name))
+                .map(e => e.responseStart - e.requestStart)"""
+        )
+        browser.close()
+    return latencies, server, ready
+
+
+def access_log_ms(log: Path) -> list[float]:
+    times = []
+    for line in log.read_text().splitlines():
+        m = re.match(r"POST /a/\d+/submit/ (\d+) (\d+)$", line.strip())
+        if m and m.group(1) == "200":
+            times.append(float(m.group(2)))
+    return times
+
+
+def bench(kind: str, judgements: int, database_url: str, tmp: Path, think_ms: int) -> dict:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATA_DIR": str(tmp / kind),
+        "LOG_LEVEL": "WARNING",
+        "CELERY_TASK_ALWAYS_EAGER": "true",
+    }
+    env.pop("DATABASE_URL", None)
+    if kind == "gunicorn":
+        env["DATABASE_URL"] = database_url
+        env["DEBUG"] = "false"
+        run([PY, "manage.py", "migrate", "--verbosity", "0"], env)
+        run([PY, "manage.py", "flush", "--noinput", "--verbosity", "0"], env)
+    else:
+        env["DEBUG"] = "true"  # as `make run`
+        run([PY, "manage.py", "migrate", "--verbosity", "0"], env)
+    run([PY, "-c", SEED, str(judgements + 20), str(tmp / f"{kind}-data")], env)
+    log = tmp / f"{kind}.log"
+    port = 8190 if kind == "embedded" else 8191
+    if kind == "embedded":
+        cmd = [PY, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
+    else:
+        cmd = [
+            str(Path(PY).parent / "gunicorn"), "config.wsgi", "--bind", f"127.0.0.1:{port}",
+            "--workers", "2", "--worker-class", "gthread", "--threads", "4",
+            "--access-logfile", str(tmp / "access.log"),
+            "--access-logformat", "%(m)s %(U)s %(s)s %(M)s",
+        ]  # fmt: skip
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_up(base, proc, log)
+        latencies, ttfb, ready = drive(base, judgements, think_ms)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    logged = access_log_ms(tmp / "access.log") if kind == "gunicorn" else []
+    return {
+        "server": kind,
+        "n": len(latencies),
+        "ready": ready,
+        "paint_p50": statistics.median(latencies),
+        "paint_p95": percentile(latencies, 95),
+        "paint_max": max(latencies),
+        "ttfb_p50": statistics.median(ttfb) if ttfb else None,
+        "ttfb_p95": percentile(ttfb, 95) if ttfb else None,
+        "log_p50": statistics.median(logged) if logged else None,
+        "log_p95": percentile(logged, 95) if logged else None,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--judgements", type=int, default=200)
+    parser.add_argument("--only", choices=["embedded", "gunicorn"])
+    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
+    parser.add_argument("--think-ms", type=int, default=500, help="pause before each item")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    kinds = [args.only] if args.only else ["embedded", "gunicorn"]
+    if "gunicorn" in kinds:
+        name = urlsplit(args.database_url).path.lstrip("/")
+        if not name.startswith(("wt", "bench")):
+            raise SystemExit("--database-url: your own PostgreSQL database (wt.. or bench..)")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="compare-bench-") as tmp:
+        for kind in kinds:
+            rows.append(bench(kind, args.judgements, args.database_url, Path(tmp), args.think_ms))
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return
+
+    def ms(v):
+        return "—" if v is None else f"{v:.1f}"
+
+    print("| server | judgements (kept ready) | paint p50 | paint p95 | paint max "
+          "| server TTFB p50 / p95 | access log p50 / p95 |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['server']} | {r['n']} ({r['ready']}) | {ms(r['paint_p50'])} ms "
+            f"| {ms(r['paint_p95'])} ms "
+            f"| {ms(r['paint_max'])} ms | {ms(r['ttfb_p50'])} / {ms(r['ttfb_p95'])} ms "
+            f"| {ms(r['log_p50'])} / {ms(r['log_p95'])} ms |"
+        )
+
+
+if __name__ == "__main__":
+    main()
