@@ -13,6 +13,7 @@ from annotate.storage import read_stored
 
 from . import release_publishing, scoring
 from .models import Evaluation, Release, ReleaseStatus
+from .quality.predictions import store_item_predictions
 
 MAX_PREDICTIONS_BYTES = 200 * 1024 * 1024
 
@@ -73,7 +74,7 @@ def evaluate_release(
         stored_swapped = (
             default_storage.save(f"{base}-swapped.jsonl", ContentFile(swapped)) if swapped else ""
         )
-        return Evaluation.objects.create(
+        evaluation = Evaluation.objects.create(
             release=release,
             name=name,
             predictions=stored,
@@ -82,6 +83,11 @@ def evaluate_release(
             accuracy=report.group("all").accuracy,
             created_by=user,
         )
+        # Per-item results in the project's canonical terms (drill-down, label quality).
+        store_item_predictions(
+            evaluation=evaluation, records=records, predictions=parsed, report=report
+        )
+        return evaluation
 
 
 def leaderboard(release: Release) -> tuple[list[str], list[dict]]:

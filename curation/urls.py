@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import judge_views, views
+from .quality import views as quality_views
 
 urlpatterns = [
     path("p/<slug:slug>/rules/", views.rule_settings, name="rule_settings"),
@@ -34,6 +35,14 @@ urlpatterns = [
         "p/<slug:slug>/releases/<int:release_id>/leaderboard/",
         views.leaderboard_view,
         name="leaderboard",
+    ),
+    path(
+        "p/<slug:slug>/releases/<int:release_id>/leaderboard/<int:evaluation_id>/",
+        quality_views.entry_items,
+        name="entry_items",
+    ),
+    path(
+        "p/<slug:slug>/items/<int:item_id>/models/", quality_views.item_models, name="item_models"
     ),
     path("p/<slug:slug>/judges/", judge_views.judge_endpoints, name="judge_endpoints"),
     path(

@@ -27,7 +27,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from annotate.services import Vote, claim_next_item, submit_judgement
 from curation import release_publishing
-from curation.models import JudgeEndpoint, JudgeRun, Release, Verdict
+from curation.models import Evaluation, JudgeEndpoint, JudgeRun, Release, Verdict
 from tests.factories import make_item, make_member, make_project, make_user, png_bytes
 
 pytestmark = pytest.mark.django_db
@@ -147,6 +147,9 @@ MATRIX: dict[str, Row] = {
     "judge_run_progress": Row(get=access("curator", 204), post=None, note="the run stopped"),
     "judge_run_cancel": Row(get=None, post=access("curator", 302)),
     "judge_run_resume": Row(get=None, post=access("curator", 302)),
+    # label quality: leaderboard drill-down
+    "entry_items": Row(get=access("curator", 200), post=None),
+    "item_models": Row(get=access("curator", 200), post=None),
 }
 
 # Pages an annotator may open, searched for what annotators must never see.
@@ -244,8 +247,10 @@ def world() -> World:
         timeout_seconds=1,
         status="failed",
     )
+    evaluation = Evaluation.objects.create(release=release, name="entry", predictions="p.jsonl")
     kwargs = {
         "slug": project.slug,
+        "evaluation_id": evaluation.pk,
         "assignment_id": own.pk,
         "item_id": contested.pk,
         "domain_slug": pref.slug,
