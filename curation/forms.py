@@ -50,6 +50,7 @@ class AuditFilterForm(forms.Form):
             ("more_votes", "More votes"),
             ("reopen", "Reopen"),
             ("accept", "Bulk accept"),
+            ("confirm", "Label confirmed (review)"),
             ("thresholds", "Thresholds changed"),
             ("item_changed", "Item changed by an admin"),
         ],

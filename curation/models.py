@@ -32,6 +32,8 @@ class Provenance(models.TextChoices):
     MAJORITY = "majority", "Majority"
     ADJUDICATED = "adjudicated", "Adjudicated"
     GOLD = "gold", "Gold"
+    # A curator confirmed the label in the label-quality review (curation/quality/).
+    REVIEWED = "reviewed", "Reviewed"
 
 
 class ExclusionCategory(models.TextChoices):

@@ -44,6 +44,22 @@ urlpatterns = [
     path(
         "p/<slug:slug>/items/<int:item_id>/models/", quality_views.item_models, name="item_models"
     ),
+    path("p/<slug:slug>/label-quality/", quality_views.label_quality_queue, name="label_quality"),
+    path(
+        "p/<slug:slug>/label-quality/refresh/",
+        quality_views.label_quality_refresh,
+        name="label_quality_refresh",
+    ),
+    path(
+        "p/<slug:slug>/label-quality/<int:item_id>/",
+        quality_views.label_quality_review,
+        name="label_quality_review",
+    ),
+    path(
+        "p/<slug:slug>/label-quality/<int:item_id>/decide/",
+        quality_views.label_quality_decide,
+        name="label_quality_decide",
+    ),
     path("p/<slug:slug>/judges/", judge_views.judge_endpoints, name="judge_endpoints"),
     path(
         "p/<slug:slug>/judges/<int:endpoint_id>/",

@@ -150,6 +150,11 @@ MATRIX: dict[str, Row] = {
     # label quality: leaderboard drill-down
     "entry_items": Row(get=access("curator", 200), post=None),
     "item_models": Row(get=access("curator", 200), post=None),
+    # label quality: the suspected-errors queue
+    "label_quality": Row(get=access("curator", 200), post=None),
+    "label_quality_refresh": Row(get=None, post=access("curator", 302)),
+    "label_quality_review": Row(get=access("curator", 404), post=None, note="not analysed"),
+    "label_quality_decide": Row(get=None, post=access("curator", 404), note="not analysed"),
 }
 
 # Pages an annotator may open, searched for what annotators must never see.
