@@ -228,6 +228,12 @@ class Release(models.Model):
     notes = models.TextField(blank=True)
     seed = models.IntegerField(default=0)
     domains = models.JSONField(default=list, help_text="Slugs of the domains included.")
+    min_label_quality = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Leave out rule-agreed items whose CROWDLAB probability of their label "
+        "is below this (curation/quality/); None: no filter.",
+    )
     status = models.CharField(
         max_length=10, choices=ReleaseStatus.choices, default=ReleaseStatus.PENDING
     )

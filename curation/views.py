@@ -34,6 +34,7 @@ from .models import (
     Verdict,
     VerdictStatus,
 )
+from .quality.service import annotator_quality
 from .releases import ReleaseError, create_release, diff_releases
 from .services import (
     CurationError,
@@ -111,6 +112,10 @@ def agreement_dashboard(request, slug):
         response = HttpResponse(body, content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
         return response
+    # CROWDLAB's annotator quality (curation/quality/) beside kappa, once computed.
+    crowdlab, crowdlab_at = annotator_quality(project)
+    for row in report.annotators:
+        row.crowdlab_quality = crowdlab.get(row.annotator_id)
     return render(
         request,
         "curation/agreement.html",
@@ -118,6 +123,7 @@ def agreement_dashboard(request, slug):
             "project": project,
             "role": role,
             "report": report,
+            "crowdlab_at": crowdlab_at,
             "fmt": reports.fmt,
             "min_side_votes": MIN_SIDE_VOTES,
             "stuck_count": stuck_items(project).count(),

@@ -166,3 +166,17 @@ def compute_label_quality(*, project_id: int) -> str:
             error="",
         )
     return LabelQualityStatus.READY
+
+
+def annotator_quality(project: Project) -> tuple[dict[int, float], object]:
+    """CROWDLAB's annotator quality per annotator from the last analysis, and
+    when it was computed (one query; empty before the first analysis)."""
+    run = (
+        LabelQualityRun.objects.filter(project=project, status=LabelQualityStatus.READY)
+        .only("payload", "computed_at")
+        .first()
+    )
+    if run is None:
+        return {}, None
+    annotators = run.payload.get("annotators", {})
+    return {int(k): v["quality"] for k, v in annotators.items()}, run.computed_at

@@ -147,3 +147,13 @@ def test_queue_permissions(client, world, role, status):
     assert client.get(review).status_code == status
     assert LabelQualityRun.objects.filter(project=project).exists()
     assert ItemQuality.objects.filter(project=project).count() == 40
+
+
+def test_annotator_table_shows_crowdlab_quality_beside_kappa(client, world):
+    project, _items, curator = world
+    client.force_login(curator)
+    page = client.get(reverse("agreement", args=[project.slug]))
+    assert b"CROWDLAB quality" in page.content
+    stored = LabelQualityRun.objects.get(project=project).payload["annotators"]
+    rows = page.context["report"].annotators
+    assert rows and all(r.crowdlab_quality == stored[str(r.annotator_id)]["quality"] for r in rows)
