@@ -53,6 +53,12 @@ EXPECTED = {
     ("api_evaluations", "get"): CURATORS,
     ("api_evaluations", "post"): CURATORS_POST,
     ("api_evaluation", "get"): CURATORS,
+    ("api_evaluation_items", "get"): CURATORS,
+    ("api_item_predictions", "get"): CURATORS,
+    ("api_label_quality", "get"): CURATORS,
+    ("api_label_quality_refresh", "post"): CURATORS_POST,
+    ("api_label_quality_suspects", "get"): CURATORS,
+    ("api_label_quality_decision", "post"): CURATORS_POST,
 }
 
 
