@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run web worker migrate demo test test-fast lint format typecheck bench bench-annotate bench-release bench-agreement bench-curation clean
+.PHONY: install run web worker migrate demo test test-fast lint format typecheck bench bench-annotate bench-release bench-agreement bench-curation bench-label-quality clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -81,6 +81,11 @@ bench-agreement: install
 # Contested queue and adjudication page on PostgreSQL.
 bench-curation: install
 	$(PY) bench/curation_bench.py
+
+# Label quality (issue 23): simulated truth, then the job in a worker process.
+bench-label-quality: install
+	$(PY) bench/label_quality_bench.py
+	$(PY) bench/label_quality_job_bench.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

@@ -55,7 +55,7 @@ class Migration(migrations.Migration):
                 ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='annotate.project')),
             ],
             options={
-                'indexes': [models.Index(fields=['project', 'label_quality'], name='curation_itemquality_queue_idx')],
+                'indexes': [models.Index(fields=['project', 'label_quality', 'item'], name='curation_itemquality_queue_idx')],
                 'constraints': [models.CheckConstraint(condition=models.Q(('consensus_quality__gte', 0), ('consensus_quality__lte', 1), ('ds_p1__gte', 0), ('ds_p1__lte', 1)), name='curation_itemquality_ranges')],
             },
         ),

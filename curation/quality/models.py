@@ -148,7 +148,7 @@ class ItemQuality(models.Model):
         indexes = [
             # Suspected-errors queue: a project's items, lowest label quality first.
             models.Index(
-                fields=["project", "label_quality"], name="curation_itemquality_queue_idx"
+                fields=["project", "label_quality", "item"], name="curation_itemquality_queue_idx"
             ),
         ]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from curation.exporter import sub_bucket
+from curation.scoring import Prediction
 
 from .models import ItemPrediction
 from .probability import entry_probability, line_pick
@@ -41,7 +42,7 @@ def build_item_predictions(*, evaluation, records: Sequence[dict], predictions, 
             "external_id", "item_id", "chosen", "better"
         )
     }
-    first: dict[str, dict[str, object]] = {}
+    first: dict[str, dict[str, Prediction]] = {}
     for p in predictions:
         if p.id in members:
             first.setdefault(p.id, {}).setdefault(p.order, p)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
+from itertools import islice
 
 from django.db import transaction
 from django.db.models import Q
@@ -20,6 +21,7 @@ from .models import LabelQualityStatus
 
 log = logging.getLogger(__name__)
 
+WRITE_BATCH = 5000
 INSTALL_HINT = 'Label quality needs the optional "quality" extra: pip install -e ".[quality]".'
 
 
@@ -80,6 +82,8 @@ def ensemble_probabilities(project: Project, evaluations: list[int]) -> dict[int
         p1__isnull=False,
     ).values_list("item_id", "p1")
     for item_id, p1 in rows.iterator(chunk_size=10_000):
+        if p1 is None:  # excluded by the filter; says so to the type checker
+            continue
         sums[item_id] += p1
         counts[item_id] += 1
     return {i: sums[i] / counts[i] for i in sums}
@@ -118,11 +122,11 @@ def compute_label_quality(*, project_id: int) -> str:
     labels = dict(
         Verdict.objects.filter(project=project).values_list("item_id", "final_choice").iterator()
     )
-    rows = []
-    for r in analysis.items:
-        label = labels.get(r.item, "")
-        rows.append(
-            ItemQuality(
+
+    def rows():
+        for r in analysis.items:
+            label = labels.get(r.item, "")
+            yield ItemQuality(
                 project=project,
                 item_id=r.item,
                 n1=r.n1,
@@ -136,7 +140,7 @@ def compute_label_quality(*, project_id: int) -> str:
                 label=label,
                 label_quality=label_quality(r, label) if label in ("1", "2") else None,
             )
-        )
+
     payload = {
         "annotators": {
             str(a.annotator): {
@@ -147,7 +151,7 @@ def compute_label_quality(*, project_id: int) -> str:
             for a in analysis.annotators
         },
         "model_weight": analysis.model_weight,
-        "n_items": len(rows),
+        "n_items": len(analysis.items),
         "n_votes": analysis.n_votes,
         "n_ties_left_out": analysis.n_ties_left_out,
         "n_with_model": sum(1 for r in analysis.items if r.model_p1 is not None),
@@ -157,7 +161,11 @@ def compute_label_quality(*, project_id: int) -> str:
     }
     with transaction.atomic():
         ItemQuality.objects.filter(project=project).delete()
-        ItemQuality.objects.bulk_create(rows, batch_size=5000)
+        # In batches, so 100,000 unsaved instances never sit in memory at once.
+        batch = list(islice(pending := rows(), WRITE_BATCH))
+        while batch:
+            ItemQuality.objects.bulk_create(batch)
+            batch = list(islice(pending, WRITE_BATCH))
         LabelQualityRun.objects.filter(pk=run.pk).update(
             status=LabelQualityStatus.READY,
             payload=payload,
