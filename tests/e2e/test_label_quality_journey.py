@@ -64,24 +64,27 @@ def vote_everything(project, planted: set[int]) -> None:
             return
 
 
-def judge_file(release, items_by_id, planted, wrong_every: int, offset: int) -> bytes:
+def judge_file(release, items_by_id, planted, wrong_every: int, offset: int):
     """JSONL judge text for the release: the truth, except on its own tenth
-    of the items that were not planted."""
+    of the items that were not planted; and how many of its picks differ from
+    the release's label (those errors, and every planted item)."""
     from annotate.storage import read_stored
 
     records = json.loads(
         read_stored(release_publishing.release_storage(), f"{release.folder}/all_data.json")
     )
     lines = []
+    against_release = 0
     for n, r in enumerate(records):
         item = items_by_id[r["ID"]]
         side = truth(item)
         if n % wrong_every == offset and item.pk not in planted:
             side = other(side)
+        against_release += side != truth(item) or item.pk in planted
         slot_text = item.response_1 if side == "1" else item.response_2
         verdict = "A" if r["Output1"] == slot_text else "B"
         lines.append(json.dumps({"ID": r["ID"], "output": f"Judgement: [[{verdict}]]"}))
-    return "\n".join(lines).encode()
+    return "\n".join(lines).encode(), against_release
 
 
 def sign_in(page, base, username, next_url):
@@ -123,6 +126,7 @@ def test_planted_wrong_labels_top_the_queue_and_are_overturned_by_keyboard(
     release = build_release(release_id=release.pk)
     assert release.status == "ready", release.error
     by_id = {i.external_id: i for i in items}
+    wrong_counts = {}
 
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     errors: list[str] = []
@@ -130,17 +134,28 @@ def test_planted_wrong_labels_top_the_queue_and_are_overturned_by_keyboard(
     board = f"/p/{DEMO_SLUG}/releases/{release.pk}/leaderboard/"
     sign_in(page, live_server.url, "curator", board)
     for name, offset in (("judge-a", 1), ("judge-b", 6)):
+        data, wrong_counts[name] = judge_file(release, by_id, planted, 10, offset)
         page.fill("input[name=name]", name)
         page.set_input_files(
             "input[name=predictions]",
             {
                 "name": f"{name}.jsonl",
                 "mimeType": "application/jsonl",
-                "buffer": judge_file(release, by_id, planted, 10, offset),
+                "buffer": data,
             },
         )
         page.get_by_role("button", name="Score").click()
         page.wait_for_selector(f"text=Scored {name}")
+
+    # Drill-down: judge-a's wrong items, then every entry on the first one.
+    page.get_by_role("link", name="judge-a").click()
+    page.wait_for_selector("#entry-items")
+    wrong = page.locator("#entry-items tbody tr").count()
+    assert wrong == wrong_counts["judge-a"]
+    page.screenshot(path=str(artifacts / "label-quality-drilldown-1280x900.png"), full_page=True)
+    page.locator("#entry-items tbody tr:first-child a", has_text="how every entry").click()
+    page.wait_for_selector("#item-models")
+    assert page.locator("#item-models tbody tr").count() == 2
 
     queue = f"/p/{DEMO_SLUG}/label-quality/"
     page.goto(f"{live_server.url}{queue}")
