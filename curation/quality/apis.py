@@ -115,7 +115,8 @@ class LabelQualitySerializer(serializers.Serializer):
         help_text="n_items, n_votes, n_ties_left_out, n_with_model, model_weight, entries."
     )
     annotators = serializers.SerializerMethodField(
-        help_text="Per annotator id: CROWDLAB quality, agreement with consensus, labels."
+        help_text="Per annotator (user id): pseudonym, CROWDLAB quality, agreement with the "
+        "consensus, labels counted."
     )
 
     @extend_schema_field(OpenApiTypes.OBJECT)
@@ -132,6 +133,14 @@ class LabelQualitySerializer(serializers.Serializer):
 def _quality_data(project) -> dict:
     run = LabelQualityRun.objects.filter(project=project).first()
     available = libraries_available()
+    payload = dict(run.payload) if run else {}
+    if payload.get("annotators"):
+        # Name annotators as the rest of the API does (pseudonyms), keyed by user id.
+        names = dict(project.memberships.values_list("user_id", "pseudonym"))
+        payload["annotators"] = {
+            key: {**value, "pseudonym": names.get(int(key), "")}
+            for key, value in payload["annotators"].items()
+        }
     return {
         "available": available,
         "install_hint": None if available else INSTALL_HINT,
@@ -141,7 +150,7 @@ def _quality_data(project) -> dict:
         "computed_at": run.computed_at if run else None,
         "seconds": run.seconds if run else None,
         "error": run.error if run else "",
-        "payload": run.payload if run else {},
+        "payload": payload,
     }
 
 

@@ -46,7 +46,9 @@ def test_evaluation_items_api_lists_the_wrong_items(client, tmp_path):
 
 @needs_quality_extra
 def test_refresh_queue_and_decisions_through_the_api():
-    project, entries, items, _team = make_world()
+    project, entries, items, team = make_world()
+    for u in team:
+        project.memberships.filter(user=u).update(pseudonym=f"P{u.pk}")
     curator = make_member(project, role="curator")
     api = api_for(curator)
     base = f"/api/v1/projects/{project.slug}/label-quality/"
@@ -59,6 +61,7 @@ def test_refresh_queue_and_decisions_through_the_api():
     analysis = api.get(base).json()
     assert analysis["status"] == "ready" and analysis["summary"]["n_items"] == 40
     assert len(analysis["annotators"]) == 4
+    assert {a["pseudonym"] for a in analysis["annotators"].values()} == {f"P{u.pk}" for u in team}
     suspects = api.get(f"{base}suspects/").json()
     top = suspects["results"][:3]
     assert {r["item_id"] for r in top} == {items[n].pk for n in PLANTED}
