@@ -106,16 +106,16 @@ def rule_settings(request, slug):
 def agreement_dashboard(request, slug):
     project, role = project_for(request.user, slug, CURATOR_ROLES)
     report = reports.build_report(project)
+    # CROWDLAB's annotator quality (curation/quality/) beside kappa, once computed.
+    crowdlab, crowdlab_at = annotator_quality(project)
+    for row in report.annotators:
+        row.crowdlab_quality = crowdlab.get(row.annotator_id)
     table = request.GET.get("download")
     if table in ("domains", "annotators"):
         body = reports.domains_csv(report) if table == "domains" else reports.annotators_csv(report)
         response = HttpResponse(body, content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
         return response
-    # CROWDLAB's annotator quality (curation/quality/) beside kappa, once computed.
-    crowdlab, crowdlab_at = annotator_quality(project)
-    for row in report.annotators:
-        row.crowdlab_quality = crowdlab.get(row.annotator_id)
     return render(
         request,
         "curation/agreement.html",
