@@ -46,6 +46,11 @@ urlpatterns = [
     ),
     path("p/<slug:slug>/label-quality/", quality_views.label_quality_queue, name="label_quality"),
     path(
+        "p/<slug:slug>/label-quality/status/",
+        quality_views.label_quality_status,
+        name="label_quality_status",
+    ),
+    path(
         "p/<slug:slug>/label-quality/refresh/",
         quality_views.label_quality_refresh,
         name="label_quality_refresh",

@@ -153,6 +153,7 @@ MATRIX: dict[str, Row] = {
     # label quality: the suspected-errors queue
     "label_quality": Row(get=access("curator", 200), post=None),
     "label_quality_refresh": Row(get=None, post=access("curator", 302)),
+    "label_quality_status": Row(get=access("curator", 204), post=None, note="nothing computing"),
     "label_quality_review": Row(get=access("curator", 404), post=None, note="not analysed"),
     "label_quality_decide": Row(get=None, post=access("curator", 404), note="not analysed"),
 }

@@ -9,7 +9,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import F
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -21,6 +21,7 @@ from ..models import (
     ItemPrediction,
     ItemQuality,
     LabelQualityRun,
+    LabelQualityStatus,
     Provenance,
     Verdict,
     VerdictStatus,
@@ -325,3 +326,18 @@ def label_quality_decide(request, slug, item_id):
                 messages.error(request, e)
     context = _review_context(request, project, role, item_id)
     return render(request, "curation/quality/review.html", context, status=status)
+
+
+@require_GET
+@login_required
+def label_quality_status(request, slug):
+    """Polled by the queue page while the analysis is queued or running;
+    tells htmx to reload the page once it has finished (or failed)."""
+    project, _role = project_for(request.user, slug, CURATOR_ROLES)
+    run = LabelQualityRun.objects.filter(project=project).only("status").first()
+    busy = (LabelQualityStatus.PENDING, LabelQualityStatus.RUNNING)
+    if run is None or run.status not in busy:
+        response = HttpResponse(status=204)
+        response["HX-Refresh"] = "true"
+        return response
+    return HttpResponse(f'<span class="muted">{run.get_status_display()}…</span>')

@@ -157,3 +157,19 @@ def test_annotator_table_shows_crowdlab_quality_beside_kappa(client, world):
     stored = LabelQualityRun.objects.get(project=project).payload["annotators"]
     rows = page.context["report"].annotators
     assert rows and all(r.crowdlab_quality == stored[str(r.annotator_id)]["quality"] for r in rows)
+
+
+def test_status_poll_answers_while_computing_and_reloads_when_done(client, world):
+    from curation.models import LabelQualityStatus
+
+    project, _items, curator = world
+    client.force_login(curator)
+    url = reverse("label_quality_status", args=[project.slug])
+    LabelQualityRun.objects.filter(project=project).update(status=LabelQualityStatus.RUNNING)
+    page = client.get(reverse("label_quality", args=[project.slug]))
+    assert url.encode() in page.content  # the page polls while it computes
+    busy = client.get(url)
+    assert busy.status_code == 200 and b"Computing" in busy.content
+    LabelQualityRun.objects.filter(project=project).update(status=LabelQualityStatus.READY)
+    done = client.get(url)
+    assert done.status_code == 204 and done["HX-Refresh"] == "true"
