@@ -3,10 +3,11 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PYTHONPATH=/app
 WORKDIR /app
 COPY . .
-# Installs the project and its runtime dependencies from pyproject.toml, then
+# Installs the project, its runtime dependencies and the label-quality extra
+# (cleanlab, crowd-kit) from pyproject.toml, then
 # collects the static files (with gzip copies) where the app looks for them
 # (STATIC_ROOT=/app/var/staticfiles, also set by docker-compose.yml).
-RUN pip install --upgrade pip && pip install ".[parquet]" && \
+RUN pip install --upgrade pip && pip install ".[parquet,quality]" && \
     DATA_DIR=/tmp/build STATIC_ROOT=/app/var/staticfiles python manage.py collectstatic --noinput && \
     rm -rf /tmp/build
 # The code and static files stay root-owned (read-only to the app); only /data

@@ -23,7 +23,7 @@ THREADS ?= 8
 CHROMIUM_PATH ?= $(shell command -v chromium || command -v chromium-browser || true)
 export CHROMIUM_PATH
 
-.PHONY: install install-runtime run web worker migrate demo test test-fast lint format typecheck bench bench-annotate bench-embedded bench-release bench-agreement bench-curation clean
+.PHONY: install install-runtime run web worker migrate demo test test-fast lint format typecheck bench bench-annotate bench-embedded bench-release bench-agreement bench-curation bench-label-quality clean
 
 $(RUNTIME_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -111,6 +111,11 @@ bench-agreement: install
 # Contested queue and adjudication page on PostgreSQL.
 bench-curation: install
 	$(PY) bench/curation_bench.py
+
+# Label quality (issue 23): simulated truth, then the job in a worker process.
+bench-label-quality: install
+	$(PY) bench/label_quality_bench.py
+	$(PY) bench/label_quality_job_bench.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

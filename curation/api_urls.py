@@ -3,6 +3,7 @@
 from django.urls import path
 
 from . import apis
+from .quality import apis as quality_apis
 
 P = "projects/<slug:slug>/"
 R = P + "releases/<int:release_id>/"
@@ -27,5 +28,31 @@ urlpatterns = [
         R + "evaluations/<int:evaluation_id>/",
         apis.EvaluationDetailApi.as_view(),
         name="api_evaluation",
+    ),
+    path(
+        R + "evaluations/<int:evaluation_id>/items/",
+        quality_apis.EntryItemsApi.as_view(),
+        name="api_evaluation_items",
+    ),
+    path(
+        P + "items/<int:item_id>/predictions/",
+        quality_apis.ItemPredictionsApi.as_view(),
+        name="api_item_predictions",
+    ),
+    path(P + "label-quality/", quality_apis.LabelQualityApi.as_view(), name="api_label_quality"),
+    path(
+        P + "label-quality/refresh/",
+        quality_apis.LabelQualityRefreshApi.as_view(),
+        name="api_label_quality_refresh",
+    ),
+    path(
+        P + "label-quality/suspects/",
+        quality_apis.SuspectListApi.as_view(),
+        name="api_label_quality_suspects",
+    ),
+    path(
+        P + "label-quality/suspects/<int:item_id>/decision/",
+        quality_apis.SuspectDecisionApi.as_view(),
+        name="api_label_quality_decision",
     ),
 ]

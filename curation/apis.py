@@ -450,6 +450,9 @@ class ReleaseSerializer(serializers.Serializer):
     notes = serializers.CharField()
     seed = serializers.IntegerField()
     domains = serializers.ListField(child=serializers.SlugField())
+    min_label_quality = serializers.FloatField(
+        allow_null=True, help_text="The consensus-quality filter used, if any."
+    )
     status = serializers.ChoiceField(choices=ReleaseStatus.choices)
     progress = ProgressSerializer(source="*")
     counts = serializers.JSONField(help_text="Records per domain and sub-bucket (when ready).")
@@ -491,7 +494,19 @@ class ReleaseListApi(APIView):
             help_text="Domain slugs to include (default: all).",
         )
         seed = serializers.IntegerField(
-            required=False, help_text="Seeds the Output1/Output2 slots (default: project seed)."
+            required=False,
+            # Release.seed is a 32-bit column; a larger number must be a 400, not a 500.
+            min_value=-(2**31),
+            max_value=2**31 - 1,
+            help_text="Seeds the Output1/Output2 slots (default: project seed).",
+        )
+        min_label_quality = serializers.FloatField(
+            required=False,
+            allow_null=True,
+            min_value=0,
+            max_value=1,
+            help_text="Optional consensus-quality filter: leave out rule-agreed items whose "
+            "CROWDLAB probability of their label is below this (needs a computed analysis).",
         )
 
     @extend_schema(
@@ -534,6 +549,7 @@ class ReleaseListApi(APIView):
                 domains=domains,
                 seed=project.seed if data.get("seed") is None else data["seed"],
                 user=request.user,
+                min_label_quality=data.get("min_label_quality"),
             )
         except ReleaseVersionTaken as exc:
             raise Conflict(str(exc), code="exists") from None

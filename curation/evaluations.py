@@ -16,6 +16,7 @@ from annotate.storage import read_stored
 
 from . import release_publishing, scoring
 from .models import Evaluation, Release, ReleaseStatus
+from .quality.predictions import store_item_predictions
 
 MAX_PREDICTIONS_BYTES = 200 * 1024 * 1024
 # One prediction line: an ID and a judge's answer of a few kB.
@@ -99,7 +100,7 @@ def evaluate_release(
         stored_swapped = (
             default_storage.save(f"{base}-swapped.jsonl", _content(swapped)) if swapped else ""
         )
-        return Evaluation.objects.create(
+        evaluation = Evaluation.objects.create(
             release=release,
             name=name,
             predictions=stored,
@@ -108,6 +109,11 @@ def evaluate_release(
             accuracy=report.group("all").accuracy,
             created_by=user,
         )
+        # Per-item results in the project's canonical terms (drill-down, label quality).
+        store_item_predictions(
+            evaluation=evaluation, records=records, predictions=parsed, report=report
+        )
+        return evaluation
 
 
 def _content(predictions: Predictions) -> File:

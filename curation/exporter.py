@@ -299,6 +299,9 @@ def write_release(
         "agreement": meta.agreement,
         "files": file_checksums(folder),
     }
+    if meta.annotation.get("label_quality_filter"):
+        # Only when a release used the filter: other manifests stay byte-identical.
+        manifest["label_quality_filter"] = meta.annotation["label_quality_filter"]
     # json.dump streams; json.dumps with an indent would first hold every
     # piece of the text (~60 MB at 100,000 files). Same bytes either way.
     with (folder / "manifest.json").open("w", encoding="utf-8") as fh:
@@ -369,6 +372,19 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
+def _label_quality_lines(f: dict | None) -> list[str]:
+    """The card's line for the optional consensus-quality filter."""
+    if not f:
+        return []
+    entries = ", ".join(f.get("entries") or []) or "none (votes only)"
+    return [
+        f"- Consensus-quality filter: items the rule agreed on were left out when CROWDLAB "
+        f"(cleanlab) gave their label a probability below {f['min']} "
+        f"({f['excluded']} left out; analysis of {f.get('computed_at') or 'n/a'}, "
+        f"model ensemble: {entries}). Items a curator decided or reviewed were kept."
+    ]
+
+
 def dataset_card(meta: ReleaseMeta, summary: dict, *, parquet: bool = False) -> str:
     """README.md generated from the data."""
     titles = {slug: title for slug, title, _ in meta.domains}
@@ -413,6 +429,7 @@ def dataset_card(meta: ReleaseMeta, summary: dict, *, parquet: bool = False) -> 
         f"- Items agreed by the rule: {ann.get('agreed', 0)}; adjudicated by a curator: "
         f"{ann.get('adjudicated', 0)} ({_pct(ann.get('adjudicated_share'))}); "
         f"excluded: {ann.get('excluded', 0)} ({_pct(ann.get('excluded_share'))}).",
+        *_label_quality_lines(ann.get("label_quality_filter")),
         "",
         "## Agreement",
         "",

@@ -54,6 +54,7 @@ class AuditFilterForm(forms.Form):
             ("more_votes", "More votes"),
             ("reopen", "Reopen"),
             ("accept", "Bulk accept"),
+            ("confirm", "Label confirmed (review)"),
             ("thresholds", "Thresholds changed"),
             ("item_changed", "Item changed by an admin"),
         ],
@@ -72,6 +73,15 @@ class ReleaseForm(forms.Form):
     domains = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
     seed = forms.IntegerField(
         help_text="Seeds which slot (Output1/Output2) holds the chosen response."
+    )
+    min_label_quality = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        label="Consensus quality ≥",
+        help_text="Optional: leave out items the rule agreed on whose label CROWDLAB gives a "
+        "probability below this (from the last label-quality analysis; items a curator "
+        "decided or reviewed are kept). Recorded in the manifest and the card.",
     )
 
     def __init__(self, *args, project, **kwargs):

@@ -32,6 +32,8 @@ class Provenance(models.TextChoices):
     MAJORITY = "majority", "Majority"
     ADJUDICATED = "adjudicated", "Adjudicated"
     GOLD = "gold", "Gold"
+    # A curator confirmed the label in the label-quality review (curation/quality/).
+    REVIEWED = "reviewed", "Reviewed"
 
 
 class ExclusionCategory(models.TextChoices):
@@ -226,6 +228,12 @@ class Release(models.Model):
     notes = models.TextField(blank=True)
     seed = models.IntegerField(default=0)
     domains = models.JSONField(default=list, help_text="Slugs of the domains included.")
+    min_label_quality = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Leave out rule-agreed items whose CROWDLAB probability of their label "
+        "is below this (curation/quality/); None: no filter.",
+    )
     status = models.CharField(
         max_length=10, choices=ReleaseStatus.choices, default=ReleaseStatus.PENDING
     )
@@ -533,3 +541,14 @@ class JudgeOutput(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}: {self.external_id} ({self.order})"
+
+
+# --- Label quality (curation/quality/) ----------------------------------------------------
+
+from .quality.models import (  # noqa: E402, F401  (defined there, registered here)
+    ItemPrediction,
+    ItemQuality,
+    LabelQualityRun,
+    LabelQualityStatus,
+    Side,
+)

@@ -71,6 +71,7 @@ def create_release(
     seed: int,
     user,
     enqueue: bool = True,
+    min_label_quality: float | None = None,
 ) -> Release:
     """Record a new release and (unless enqueue=False) queue its build once
     the transaction commits."""
@@ -95,6 +96,10 @@ def create_release(
     taken = f"Release {version} already exists; releases are immutable."
     if Release.objects.filter(project=project, version=version).exists():
         raise ReleaseVersionTaken(taken)
+    if min_label_quality is not None:
+        from .quality.release_filter import check_filter
+
+        check_filter(project=project, threshold=min_label_quality)
     with transaction.atomic():
         try:
             # Two requests past the check above: the unique constraint decides.
@@ -106,6 +111,7 @@ def create_release(
                     domains=sorted(domains),
                     seed=seed,
                     created_by=user,
+                    min_label_quality=min_label_quality,
                 )
         except IntegrityError:
             raise ReleaseVersionTaken(taken) from None
@@ -212,11 +218,16 @@ def _remove_dead_attempts(building: Path, release_id: int) -> None:
 
 
 def _included(release: Release):
-    return Verdict.objects.filter(
+    verdicts = Verdict.objects.filter(
         RELEASABLE,
         project=release.project,
         item__domain__slug__in=release.domains,
     )
+    if release.min_label_quality is not None:
+        from .quality.release_filter import below_threshold
+
+        verdicts = verdicts.exclude(below_threshold(release.min_label_quality))
+    return verdicts
 
 
 def _write(release: Release, folder: Path, bar=None):
@@ -247,6 +258,10 @@ def _write(release: Release, folder: Path, bar=None):
         agreement=_agreement(project, domains, release.seed),
         annotation=_annotation(project, release.domains),
     )
+    if release.min_label_quality is not None:
+        from .quality.release_filter import filter_summary
+
+        meta.annotation["label_quality_filter"] = filter_summary(release)
     slots = exporter.chosen_first_slots(ids_by_domain, release.seed)
     members: list[tuple] = []  # see _export_items
     done = 0

@@ -302,6 +302,9 @@ class AnnotatorRow:
     stats: agreement.AnnotatorStats
     alpha_delta: object = None
     correctness_alpha_delta: object = None
+    # CROWDLAB's annotator quality from the last label-quality analysis
+    # (curation/quality/), set by the agreement page; None before one.
+    crowdlab_quality: float | None = None
 
     @property
     def left_bias(self) -> bool:
@@ -486,6 +489,7 @@ ANNOTATOR_COLUMNS = [
     "annotator", "votes", "agreement_with_majority", "kappa_vs_majority", "alpha_delta",
     "gold_accuracy", "gold_items", "left_pick_rate", "left_pick_ci_low", "left_pick_ci_high",
     "left_pick_p", "left_pick_p_adjusted", "left_bias", "tie_rate", "median_seconds",
+    "crowdlab_quality",
 ]  # fmt: skip
 
 
@@ -529,7 +533,7 @@ def annotators_csv(report: Report) -> str:
                 _num(r.alpha_delta), _num(s.gold_accuracy), s.n_gold, _num(s.left_pick_rate),
                 *_ci_parts(s.left_pick_ci), _num(s.left_pick_p), _num(s.left_pick_p_adjusted),
                 int(r.left_bias), _num(s.tie_rate),
-                _num(s.median_seconds),
+                _num(s.median_seconds), _num(r.crowdlab_quality),
             ]
         )  # fmt: skip
     return out.getvalue()

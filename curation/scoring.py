@@ -70,6 +70,7 @@ script would score it on its own.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import random
@@ -120,6 +121,7 @@ class Prediction:
     rejected_score: float | None = None
     gold_label: str | None = None  # official "Label" next to "output": cross-checked only
     meta_category: str | None = None  # official "Meta.Category": cross-checked only
+    text: str | None = None  # the judge's text, kept for per-item drill-down
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,9 @@ class Report:
     position: tuple[Position, ...]
     consistency: Consistency | None
     swapped_random_fallbacks: int = 0
+    # Per order, release ID -> did its first line pick the chosen response
+    # (None: no pick, e.g. equal scores). The per-item results are built from it.
+    first_picks: dict[str, dict[str, bool | None]] = dataclasses.field(default_factory=dict)
 
     def group(self, name: str) -> Group:
         for g in self.groups:
@@ -383,6 +388,7 @@ def _parse_line(obj: Any, *, source: str, where: str, line: int, order: str | No
             verdict=extract_verdict(text),
             gold_label=label,
             meta_category=meta_category,
+            text=text,
         )
     if scores:
         for name in ("score_1", "score_2"):
@@ -672,6 +678,7 @@ def score(
         coverage=coverage,
         position=tuple(Position(o, picks[o], first_picks[o]) for o in ORDERS if lines_per_order[o]),
         consistency=consistency,
+        first_picks=first_pick,
     )
 
 

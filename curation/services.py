@@ -692,3 +692,27 @@ def accept_agreed(*, project: Project, domain, curator) -> int:
         Verdict.objects.bulk_update(verdicts, ["status", "decided_by", "version"], batch_size=1000)
         AuditEvent.objects.bulk_create(events, batch_size=1000)
         return len(verdicts)
+
+
+def confirm_label(
+    *, project: Project, item_id: int, curator, reason: str = "", version: int | None
+) -> Verdict:
+    """A curator confirms an agreed or resolved item's side after the
+    label-quality review flagged it: it becomes resolved with provenance
+    `reviewed` (audited, same conflict-of-interest rule as any decision).
+    Overturning is resolve_item with the other side."""
+    reason = (reason or "").strip() or "Confirmed in the label-quality review."
+    with transaction.atomic():
+        verdict = _locked_verdict(item_id=item_id, project=project, version=version)
+        if verdict.status not in (
+            VerdictStatus.AGREED,
+            VerdictStatus.RESOLVED,
+        ) or verdict.final_choice not in ("1", "2"):
+            raise CurationError("Only an agreed or resolved item with a side can be confirmed.")
+        _check_conflict(project, item_id, curator)
+        before = verdict_snapshot(verdict)
+        verdict.status = VerdictStatus.RESOLVED
+        verdict.provenance = Provenance.REVIEWED
+        verdict.decided_by = curator
+        verdict.reason = reason
+        return _record(verdict, before=before, actor=curator, action="confirm", reason=reason)

@@ -68,7 +68,17 @@ def requeue_unsent_work() -> int:
     )
     for run_id in runs:
         judge_release_task.delay(run_id, take_over=True)
-    return len(releases) + len(projects) + len(runs)
+    # Label-quality analyses queued but never taken.
+    from .models import LabelQualityRun, LabelQualityStatus
+
+    quality = list(
+        LabelQualityRun.objects.filter(status=LabelQualityStatus.PENDING).values_list(
+            "project_id", flat=True
+        )
+    )
+    for project_id in quality:
+        compute_label_quality_task.delay(project_id)
+    return len(releases) + len(projects) + len(runs) + len(quality)
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
@@ -82,3 +92,11 @@ def judge_release_task(self, run_id: int, take_over: bool = False) -> str:
     # loop's never is.
     redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
     return run_judge(run_id=run_id, take_over=take_over or redelivered).status
+
+
+@shared_task(acks_late=True)
+def compute_label_quality_task(project_id: int) -> str:
+    """CROWDLAB + Dawid-Skene for a project (idempotent: guards on status)."""
+    from .quality.service import compute_label_quality
+
+    return compute_label_quality(project_id=project_id)

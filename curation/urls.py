@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import judge_views, views
+from .quality import views as quality_views
 
 urlpatterns = [
     path("p/<slug:slug>/rules/", views.rule_settings, name="rule_settings"),
@@ -34,6 +35,35 @@ urlpatterns = [
         "p/<slug:slug>/releases/<int:release_id>/leaderboard/",
         views.leaderboard_view,
         name="leaderboard",
+    ),
+    path(
+        "p/<slug:slug>/releases/<int:release_id>/leaderboard/<int:evaluation_id>/",
+        quality_views.entry_items,
+        name="entry_items",
+    ),
+    path(
+        "p/<slug:slug>/items/<int:item_id>/models/", quality_views.item_models, name="item_models"
+    ),
+    path("p/<slug:slug>/label-quality/", quality_views.label_quality_queue, name="label_quality"),
+    path(
+        "p/<slug:slug>/label-quality/status/",
+        quality_views.label_quality_status,
+        name="label_quality_status",
+    ),
+    path(
+        "p/<slug:slug>/label-quality/refresh/",
+        quality_views.label_quality_refresh,
+        name="label_quality_refresh",
+    ),
+    path(
+        "p/<slug:slug>/label-quality/<int:item_id>/",
+        quality_views.label_quality_review,
+        name="label_quality_review",
+    ),
+    path(
+        "p/<slug:slug>/label-quality/<int:item_id>/decide/",
+        quality_views.label_quality_decide,
+        name="label_quality_decide",
     ),
     path("p/<slug:slug>/judges/", judge_views.judge_endpoints, name="judge_endpoints"),
     path(

@@ -33,6 +33,7 @@ from .models import (
     Verdict,
     VerdictStatus,
 )
+from .quality.service import annotator_quality
 from .releases import ReleaseError, create_release, diff_releases
 from .services import (
     CurationError,
@@ -105,6 +106,10 @@ def rule_settings(request, slug):
 def agreement_dashboard(request, slug):
     project, role = project_for(request.user, slug, CURATOR_ROLES)
     report = reports.build_report(project)
+    # CROWDLAB's annotator quality (curation/quality/) beside kappa, once computed.
+    crowdlab, crowdlab_at = annotator_quality(project)
+    for row in report.annotators:
+        row.crowdlab_quality = crowdlab.get(row.annotator_id)
     table = request.GET.get("download")
     if table in ("domains", "annotators"):
         body = reports.domains_csv(report) if table == "domains" else reports.annotators_csv(report)
@@ -118,6 +123,7 @@ def agreement_dashboard(request, slug):
             "project": project,
             "role": role,
             "report": report,
+            "crowdlab_at": crowdlab_at,
             "fmt": reports.fmt,
             "min_side_votes": MIN_SIDE_VOTES,
             "stuck_count": stuck_items(project).count(),

@@ -111,7 +111,8 @@ def test_the_health_check_host_passes_production_settings(services, tmp_path):
 def test_the_image_installs_the_project_and_runs_as_a_non_root_user():
     dockerfile = (REPO / "Dockerfile").read_text()
     assert re.search(r"^FROM python:3\.11", dockerfile, re.MULTILINE)
-    assert 'pip install ".[parquet]"' in dockerfile  # with the Parquet copies of releases
+    # The project with the Parquet copies of releases and the label-quality extra.
+    assert 'pip install ".[parquet,quality]"' in dockerfile
     assert "collectstatic --noinput" in dockerfile
     users = re.findall(r"^USER (\S+)", dockerfile, re.MULTILINE)
     assert users and users[-1] not in {"root", "0"}

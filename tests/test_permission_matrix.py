@@ -28,7 +28,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from annotate.services import Vote, claim_next_item, submit_judgement
 from annotate.setup.service import create_invitation
 from curation import release_publishing
-from curation.models import JudgeEndpoint, JudgeRun, Release, Verdict
+from curation.models import Evaluation, JudgeEndpoint, JudgeRun, Release, Verdict
 from tests.factories import make_item, make_member, make_project, make_user, png_bytes
 
 pytestmark = pytest.mark.django_db
@@ -180,6 +180,15 @@ MATRIX: dict[str, Row] = {
         note="site admins (superusers) only",
     ),
     "markdown_preview": Row(get=None, post=access("signed_in", 200)),
+    # label quality: leaderboard drill-down
+    "entry_items": Row(get=access("curator", 200), post=None),
+    "item_models": Row(get=access("curator", 200), post=None),
+    # label quality: the suspected-errors queue
+    "label_quality": Row(get=access("curator", 200), post=None),
+    "label_quality_refresh": Row(get=None, post=access("curator", 302)),
+    "label_quality_status": Row(get=access("curator", 204), post=None, note="nothing computing"),
+    "label_quality_review": Row(get=access("curator", 404), post=None, note="not analysed"),
+    "label_quality_decide": Row(get=None, post=access("curator", 404), note="not analysed"),
 }
 
 # Pages an annotator may open, searched for what annotators must never see.
@@ -278,10 +287,12 @@ def world() -> World:
         status="failed",
     )
     invitation = create_invitation(actor=users["admin"], project=project).invitation
+    evaluation = Evaluation.objects.create(release=release, name="entry", predictions="p.jsonl")
     kwargs = {
         "invitation_id": invitation.pk,
         "user_id": users["annotator"].pk,
         "slug": project.slug,
+        "evaluation_id": evaluation.pk,
         "assignment_id": own.pk,
         "item_id": contested.pk,
         "domain_slug": pref.slug,

@@ -69,6 +69,12 @@ EXPECTED = {
     ("api_invitations", "post"): row(401, 404, 403, 403, 201),  # every field has a default
     ("api_invitation", "delete"): row(401, 404, 403, 403, 204),
     ("api_invitation_accept", "post"): row(401, 400, 400, 400, 400),  # no token
+    ("api_evaluation_items", "get"): CURATORS,
+    ("api_item_predictions", "get"): CURATORS,
+    ("api_label_quality", "get"): CURATORS,
+    ("api_label_quality_refresh", "post"): CURATORS_POST,
+    ("api_label_quality_suspects", "get"): CURATORS,
+    ("api_label_quality_decision", "post"): CURATORS_POST,
 }
 
 

@@ -279,3 +279,62 @@ def test_judge_output_is_stored_once_per_item_and_pass():
         JudgeOutput.objects.create(run=run, external_id="x", order="original", output="again")
     with rejected_by("curation_judgeoutput_order_valid"):
         JudgeOutput.objects.create(run=run, external_id="y", order="reversed")
+
+
+# --- Label quality (curation/quality/) ---------------------------------------------------
+
+
+def _entry_and_item():
+    from curation.models import Evaluation, Release
+
+    item = make_item()
+    release = Release.objects.create(project=item.project, version="v-lq")
+    return Evaluation.objects.create(release=release, name="e", predictions="p"), item
+
+
+def _prediction(evaluation, item, **kwargs):
+    from curation.models import ItemPrediction
+
+    fields = {"external_id": item.external_id, "category": "c", "sub_bucket": "c"}
+    fields.update({"chosen": "1", "choice": "1", "correct": True, **kwargs})
+    return ItemPrediction.objects.create(evaluation=evaluation, item=item, **fields)
+
+
+def test_second_prediction_of_one_entry_for_one_item_is_rejected():
+    evaluation, item = _entry_and_item()
+    _prediction(evaluation, item)
+    with rejected_by("curation_itemprediction_one_per_item"):
+        _prediction(evaluation, item)
+
+
+@pytest.mark.parametrize("p1", [-0.01, 1.01])
+def test_model_probability_outside_zero_one_is_rejected(p1):
+    evaluation, item = _entry_and_item()
+    with rejected_by("curation_itemprediction_p1_range"):
+        _prediction(evaluation, item, p1=p1)
+
+
+def test_unknown_label_quality_status_is_rejected():
+    from curation.models import LabelQualityRun
+
+    item = make_item()
+    with rejected_by("curation_labelqualityrun_status_valid"):
+        LabelQualityRun.objects.create(project=item.project, status="done")
+
+
+@pytest.mark.parametrize(("quality", "ds"), [(1.5, 0.5), (0.5, -0.1)])
+def test_item_quality_scores_outside_zero_one_are_rejected(quality, ds):
+    from curation.models import ItemQuality
+
+    item = make_item()
+    with rejected_by("curation_itemquality_ranges"):
+        ItemQuality.objects.create(
+            project=item.project,
+            item=item,
+            n1=1,
+            n2=0,
+            consensus="1",
+            consensus_quality=quality,
+            annotator_agreement=1.0,
+            ds_p1=ds,
+        )

@@ -1,0 +1,26 @@
+from django import forms
+
+from ..models import Evaluation
+
+
+class RefreshForm(forms.Form):
+    """Which leaderboard entries form the model ensemble."""
+
+    entries = forms.ModelMultipleChoiceField(
+        queryset=Evaluation.objects.none(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="The ensemble is the mean of their P(response 1 better); none: votes only.",
+    )
+
+    def __init__(self, *args, entries=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if entries is not None:
+            self.fields["entries"].queryset = entries
+            self.fields["entries"].label_from_instance = lambda e: f"{e.name} ({e.release.version})"
+
+
+class ReviewForm(forms.Form):
+    action = forms.ChoiceField(choices=[("confirm", "Confirm"), ("overturn", "Overturn")])
+    reason = forms.CharField(required=False, max_length=5000)
+    version = forms.IntegerField(min_value=0)

@@ -1,0 +1,190 @@
+"""The label-quality job: CROWDLAB and Dawid-Skene over a project's current
+votes with the model ensemble the curators selected, cached per project."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from itertools import islice
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from annotate.models import Judgement, Project
+
+from ..models import Evaluation, ItemPrediction, ItemQuality, LabelQualityRun, Verdict
+from ..services import STALE_REQUEST
+from .label_quality import QualityUnavailable, analyse, label_quality, libraries_available
+from .models import LabelQualityStatus
+
+log = logging.getLogger(__name__)
+
+WRITE_BATCH = 5000
+INSTALL_HINT = 'Label quality needs the optional "quality" extra: pip install -e ".[quality]".'
+
+
+class LabelQualityError(Exception):
+    """A request the rules refuse; the message is shown to the curator."""
+
+
+def project_entries(project: Project):
+    """The project's leaderboard entries (every release), newest release first."""
+    return (
+        Evaluation.objects.filter(release__project=project)
+        .select_related("release")
+        .order_by("-release__created_at", "name")
+    )
+
+
+def request_label_quality(*, project: Project, evaluations: list[int], user=None) -> bool:
+    """Queue a recomputation with these entries as the model ensemble, unless
+    one is already queued or running (a conditional update: two clicks queue
+    one task). Returns True if queued."""
+    from config.celery import enqueue_on_commit
+
+    from ..tasks import compute_label_quality_task
+
+    if not libraries_available():
+        raise LabelQualityError(INSTALL_HINT)
+    chosen = sorted(set(evaluations))
+    known = set(project_entries(project).filter(pk__in=chosen).values_list("pk", flat=True))
+    if unknown := [pk for pk in chosen if pk not in known]:
+        raise LabelQualityError(f"No such leaderboard entries in this project: {unknown}")
+    now = timezone.now()
+    LabelQualityRun.objects.get_or_create(project=project)
+    busy = Q(status__in=[LabelQualityStatus.PENDING, LabelQualityStatus.RUNNING])
+    queued = (
+        LabelQualityRun.objects.filter(project=project)
+        # A request older than STALE_REQUEST is taken as lost (worker died).
+        .exclude(busy & Q(requested_at__gte=now - STALE_REQUEST))
+        .update(
+            status=LabelQualityStatus.PENDING,
+            requested_at=now,
+            requested_by=user,
+            evaluations=chosen,
+            error="",
+        )
+    )
+    if queued:
+        enqueue_on_commit(compute_label_quality_task, project.pk)
+    return bool(queued)
+
+
+def ensemble_probabilities(project: Project, evaluations: list[int]) -> dict[int, float]:
+    """Item -> mean P(response 1 better) over the selected entries that have one."""
+    sums: dict[int, float] = defaultdict(float)
+    counts: dict[int, int] = defaultdict(int)
+    rows = ItemPrediction.objects.filter(
+        evaluation_id__in=evaluations,
+        evaluation__release__project=project,
+        p1__isnull=False,
+    ).values_list("item_id", "p1")
+    for item_id, p1 in rows.iterator(chunk_size=10_000):
+        if p1 is None:  # excluded by the filter; says so to the type checker
+            continue
+        sums[item_id] += p1
+        counts[item_id] += 1
+    return {i: sums[i] / counts[i] for i in sums}
+
+
+def current_votes(project: Project):
+    """(item, annotator, choice) of every current vote, streamed."""
+    return (
+        Judgement.objects.filter(is_current=True, assignment__item__project=project)
+        .values_list("assignment__item_id", "assignment__annotator_id", "choice")
+        .iterator(chunk_size=20_000)
+    )
+
+
+def compute_label_quality(*, project_id: int) -> str:
+    """Run the analysis if one is queued (idempotent: a run that is not
+    pending, or was taken by another worker, is left alone)."""
+    taken = LabelQualityRun.objects.filter(
+        project_id=project_id, status=LabelQualityStatus.PENDING
+    ).update(status=LabelQualityStatus.RUNNING)
+    if not taken:
+        return "skipped"
+    run = LabelQualityRun.objects.select_related("project").get(project_id=project_id)
+    project = run.project
+    start = time.perf_counter()
+    try:
+        model = ensemble_probabilities(project, run.evaluations)
+        analysis = analyse(current_votes(project), model)
+    except (QualityUnavailable, ValueError) as exc:
+        log.exception("label quality failed for project %s", project_id)
+        LabelQualityRun.objects.filter(pk=run.pk).update(
+            status=LabelQualityStatus.FAILED,
+            error=INSTALL_HINT if isinstance(exc, QualityUnavailable) else str(exc)[:2000],
+        )
+        return LabelQualityStatus.FAILED
+    labels = dict(
+        Verdict.objects.filter(project=project).values_list("item_id", "final_choice").iterator()
+    )
+
+    def rows():
+        for r in analysis.items:
+            label = labels.get(r.item, "")
+            yield ItemQuality(
+                project=project,
+                item_id=r.item,
+                n1=r.n1,
+                n2=r.n2,
+                n_tie=r.n_tie,
+                consensus=r.consensus,
+                consensus_quality=r.consensus_quality,
+                annotator_agreement=r.annotator_agreement,
+                model_p1=r.model_p1,
+                ds_p1=r.ds_p1,
+                label=label,
+                label_quality=label_quality(r, label) if label in ("1", "2") else None,
+            )
+
+    payload = {
+        "annotators": {
+            str(a.annotator): {
+                "quality": a.quality,
+                "agreement_with_consensus": a.agreement_with_consensus,
+                "n_labels": a.n_labels,
+            }
+            for a in analysis.annotators
+        },
+        "model_weight": analysis.model_weight,
+        "n_items": len(analysis.items),
+        "n_votes": analysis.n_votes,
+        "n_ties_left_out": analysis.n_ties_left_out,
+        "n_with_model": sum(1 for r in analysis.items if r.model_p1 is not None),
+        "entries": list(
+            Evaluation.objects.filter(pk__in=run.evaluations).values_list("name", flat=True)
+        ),
+    }
+    with transaction.atomic():
+        ItemQuality.objects.filter(project=project).delete()
+        # In batches, so 100,000 unsaved instances never sit in memory at once.
+        batch = list(islice(pending := rows(), WRITE_BATCH))
+        while batch:
+            ItemQuality.objects.bulk_create(batch)
+            batch = list(islice(pending, WRITE_BATCH))
+        LabelQualityRun.objects.filter(pk=run.pk).update(
+            status=LabelQualityStatus.READY,
+            payload=payload,
+            computed_at=timezone.now(),
+            seconds=time.perf_counter() - start,
+            error="",
+        )
+    return LabelQualityStatus.READY
+
+
+def annotator_quality(project: Project) -> tuple[dict[int, float], object]:
+    """CROWDLAB's annotator quality per annotator from the last analysis, and
+    when it was computed (one query; empty before the first analysis)."""
+    run = (
+        LabelQualityRun.objects.filter(project=project, status=LabelQualityStatus.READY)
+        .only("payload", "computed_at")
+        .first()
+    )
+    if run is None:
+        return {}, None
+    annotators = run.payload.get("annotators", {})
+    return {int(k): v["quality"] for k, v in annotators.items()}, run.computed_at

@@ -1,0 +1,115 @@
+"""A seeded world with known true labels, to prove the suspected-errors
+ranking and Dawid-Skene against simple baselines (issue 23). No Django import.
+
+* ``n_items`` pairs, the true better side uniform over "1"/"2"; each item is
+  shown with a random side on the left.
+* Five annotators of accuracy 0.55, 0.65, 0.75, 0.85, 0.95; the 0.65 one has a
+  left bias: on 40 % of items it picks whatever was shown on the left,
+  otherwise it is right with its accuracy. Each item gets ``votes_per_item``
+  votes from distinct annotators drawn at random.
+* The current label is the majority of the votes (ties in the count: the
+  seeded coin), as the agreement rule would release it.
+* Three judges of accuracy 0.65, 0.72, 0.80, each judging both orders with
+  independent errors (leaderboard entries); their per-item probability is the
+  smoothed two-order share of probability.py, and the ensemble their mean.
+
+The suspected-errors ranking sorts by CROWDLAB's probability of the current
+label, lowest first; the baseline sorts by the vote split alone (the current
+label's vote share, lowest first, ties in a seeded random order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .label_quality import analyse, label_quality, precision_at_k
+from .probability import ensemble, judge_share
+
+ANNOTATOR_ACCURACY = (0.55, 0.65, 0.75, 0.85, 0.95)
+LEFT_BIASED = 1  # index of the annotator with a left bias
+LEFT_BIAS = 0.4
+JUDGE_ACCURACY = (0.65, 0.72, 0.80)
+
+
+@dataclass(frozen=True)
+class World:
+    truth: np.ndarray  # "1"/"2" per item
+    votes: list[tuple[int, int, str]]
+    current: list[str]
+    vote_share: np.ndarray  # share of the current label's votes
+    judge_p1: list[list[float | None]]  # per judge, per item
+    model_p1: dict[int, float | None]  # the ensemble
+
+    @property
+    def errors(self) -> set[int]:
+        return {i for i, c in enumerate(self.current) if c != self.truth[i]}
+
+
+def make_world(*, n_items: int = 2000, votes_per_item: int = 3, seed: int = 0) -> World:
+    rng = np.random.default_rng(seed)
+    truth = rng.choice(np.array(["1", "2"]), size=n_items)
+    left = rng.choice(np.array(["1", "2"]), size=n_items)  # canonical side shown left
+    votes: list[tuple[int, int, str]] = []
+    current: list[str] = []
+    share = np.zeros(n_items)
+    n_annotators = len(ANNOTATOR_ACCURACY)
+    for i in range(n_items):
+        who = rng.choice(n_annotators, size=votes_per_item, replace=False)
+        wrong = "2" if truth[i] == "1" else "1"
+        counts = {"1": 0, "2": 0}
+        for a in who:
+            if a == LEFT_BIASED and rng.random() < LEFT_BIAS:
+                choice = str(left[i])
+            else:
+                choice = str(truth[i]) if rng.random() < ANNOTATOR_ACCURACY[a] else wrong
+            votes.append((i, int(a), choice))
+            counts[choice] += 1
+        if counts["1"] == counts["2"]:
+            label = "1" if rng.random() < 0.5 else "2"
+        else:
+            label = "1" if counts["1"] > counts["2"] else "2"
+        current.append(label)
+        share[i] = counts[label] / votes_per_item
+    judge_p1: list[list[float | None]] = []
+    for accuracy in JUDGE_ACCURACY:
+        per_item: list[float | None] = []
+        for i in range(n_items):
+            wrong = "2" if truth[i] == "1" else "1"
+            picks = [str(truth[i]) if rng.random() < accuracy else wrong for _ in range(2)]
+            per_item.append(judge_share(picks))
+        judge_p1.append(per_item)
+    model = {i: ensemble(j[i] for j in judge_p1) for i in range(n_items)}
+    return World(truth, votes, current, share, judge_p1, model)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    n_items: int
+    n_errors: int
+    queue_precision: dict[float, float]  # k as a share of items -> precision@k
+    baseline_precision: dict[float, float]
+    ds_accuracy: float
+    majority_accuracy: float
+
+
+def evaluate(world: World, *, ks=(0.01, 0.05), seed: int = 0) -> Outcome:
+    analysis = analyse(world.votes, world.model_p1)
+    by_item = {r.item: r for r in analysis.items}
+    n = len(world.current)
+    items = [i for i in range(n) if i in by_item]
+    queue = sorted(items, key=lambda i: (label_quality(by_item[i], world.current[i]), i))
+    order = np.random.default_rng(seed).permutation(n)
+    baseline = sorted(items, key=lambda i: (world.vote_share[i], order[i]))
+    errors = world.errors
+    queue_p = {}
+    base_p = {}
+    for k in ks:
+        size = max(1, round(k * n))
+        queue_p[k] = precision_at_k(queue, errors, size)
+        base_p[k] = precision_at_k(baseline, errors, size)
+    ds = [("1" if by_item[i].ds_p1 >= 0.5 else "2") for i in items]
+    ds_accuracy = sum(1 for i, d in zip(items, ds, strict=True) if d == world.truth[i]) / len(items)
+    majority = sum(1 for i in items if world.current[i] == world.truth[i]) / len(items)
+    return Outcome(n, len(errors), queue_p, base_p, ds_accuracy, majority)
