@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from annotate.models import Membership
 from annotate.services import Vote, claim_next_item, submit_judgement
+from annotate.setup.service import create_invitation
 from curation.judge_runs import save_endpoint, start_judge_run
 from curation.models import Verdict
 from curation.releases import build_release, create_release
@@ -77,8 +78,15 @@ def site(tmp_path):
     )
     fresh = claim_next_item(project=work, annotator=annotator)
     p, w = project.slug, work.slug
+    invitation = create_invitation(actor=admin, project=project)
+    make_user("site", is_superuser=True, is_staff=True)  # "site admin" below
+    domain = project.domains.order_by("position").first()
     return {
-        "anonymous": [reverse("login")],
+        "anonymous": [
+            reverse("login"),
+            reverse("password_reset"),
+            invitation.path,  # the sign-up page an invitation link opens
+        ],
         "annotator": [
             reverse("home"),
             reverse("project", args=[w]),
@@ -106,6 +114,9 @@ def site(tmp_path):
             reverse("release_diff", args=[p, v2.pk]) + f"?against={v1.pk}",
             reverse("leaderboard", args=[p, v2.pk]),
             reverse("judge_run", args=[p, run.pk]),
+            reverse("curation_queue", args=[p]) + "?status=stuck",
+            reverse("label_quality", args=[p]),
+            reverse("item_models", args=[p, item_id]),
         ],
         "admin": [
             reverse("project", args=[p]),
@@ -114,11 +125,20 @@ def site(tmp_path):
             reverse("judge_endpoints", args=[p]),
             reverse("judge_endpoint_edit", args=[p, endpoint.pk]),
             reverse("judge_run_new", args=[p, v2.pk]),
+            reverse("project_settings", args=[p]),
+            reverse("domain_new", args=[p]),
+            reverse("domain_edit", args=[p, domain.slug]),
+            reverse("members", args=[p]),
+            reverse("password_change"),
+        ],
+        "site admin": [
+            reverse("project_new"),
+            reverse("users_bulk"),
         ],
     }
 
 
-USERS = {"annotator": "ann", "curator": "cur", "admin": "adm"}
+USERS = {"annotator": "ann", "curator": "cur", "admin": "adm", "site admin": "site"}
 
 
 def prepare(page, url: str) -> None:
@@ -140,7 +160,7 @@ def prepare(page, url: str) -> None:
 
 
 @pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("role", ["anonymous", "annotator", "curator", "admin"])
+@pytest.mark.parametrize("role", ["anonymous", "annotator", "curator", "admin", "site admin"])
 def test_every_page_has_no_axe_violations(live_server, browser, site, role, size, artifacts):
     from axe_playwright_python.sync_playwright import Axe
 
