@@ -10,6 +10,7 @@ import tracemalloc
 from unittest import mock
 
 import pytest
+from celery.signals import task_postrun
 
 from config import celery as celery_app
 from curation import reports
@@ -41,10 +42,26 @@ def test_refreshing_the_agreement_on_fixed_data_keeps_nothing_between_runs():
     assert held < 64 * 1024, f"{held} bytes kept after 10 refreshes"
 
 
-def test_every_task_ends_by_giving_freed_memory_back():
+def test_every_task_a_worker_runs_ends_by_giving_freed_memory_back():
+    with mock.patch.object(celery_app, "release_freed_memory") as release:
+        # What a worker's tracer sends after each task (outside a task's own
+        # request context, as in the pool child).
+        task_postrun.send(
+            sender=celery_app.ping,
+            task_id="t1",
+            task=celery_app.ping,
+            args=("x",),
+            kwargs={},
+            retval="x",
+            state="SUCCESS",
+        )
+    release.assert_called_once_with()
+
+
+def test_a_task_run_eagerly_in_a_request_does_not_pay_for_the_collection():
     with mock.patch.object(celery_app, "release_freed_memory") as release:
         assert celery_app.ping.apply(args=("x",)).get() == "x"
-    release.assert_called_once_with()
+    release.assert_not_called()
 
 
 FREED = textwrap.dedent(
