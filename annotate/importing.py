@@ -22,9 +22,12 @@ import io
 import json
 import lzma
 import math
+import mmap
 import os
 import posixpath
 import re
+import shutil
+import tempfile
 import threading
 import warnings
 import zipfile
@@ -32,7 +35,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import chain, islice
@@ -341,30 +344,41 @@ class ZipImageSource(ImageSource):
             raise ValueError(f"image is larger than the limit of {max_bytes} bytes")
         return data
 
-    def read_dataset(self, name: str) -> bytes:
-        """The dataset member `name` (a key of `members`)."""
+    @contextmanager
+    def open_dataset(self, name: str) -> Iterator[DatasetFile | bytes]:
+        """The dataset member `name` (a key of `members`), decompressed a
+        megabyte at a time into an anonymous temporary file and mapped like
+        a dataset on disk (:func:`open_dataset_file`): it is never whole in
+        memory."""
         info = self.members[name]
+        label = f"{self.label}:{name}"
         if info.file_size > DATASET_MAX_BYTES:
             raise ImportFailed(
                 [
                     ImportProblem(
-                        f"{self.label}:{name}",
+                        label,
                         f"is {info.file_size} bytes uncompressed, more than the limit of "
                         f"{DATASET_MAX_BYTES} for a dataset file",
                     )
                 ]
             )
-        try:
-            return self.zip.read(info)
-        except ZIP_ERRORS as exc:
-            raise ImportFailed(
-                [
-                    ImportProblem(
-                        f"{self.label}:{name}",
-                        f"cannot be read from the archive ({_zip_failure(exc)})",
-                    )
-                ]
-            ) from None
+        with ExitStack() as stack:
+            copy = stack.enter_context(tempfile.TemporaryFile(prefix="import-dataset-"))
+            try:
+                with self.zip.open(info) as member:
+                    # zipfile stops at the declared size and checks the CRC at the end.
+                    shutil.copyfileobj(member, copy, _UTF8_CHUNK)
+            except ZIP_ERRORS as exc:
+                raise ImportFailed(
+                    [ImportProblem(label, f"cannot be read from the archive ({_zip_failure(exc)})")]
+                ) from None
+            copy.flush()
+            if copy.tell() == 0:
+                yield b""
+                return
+            mapped = DatasetFile(copy.fileno(), 0, access=mmap.ACCESS_READ)
+            stack.callback(mapped.close)
+            yield mapped
 
     def close(self) -> None:
         self.zip.close()
@@ -518,9 +532,93 @@ def stored_image_bytes(source: ImageSource, info: ImageInfo, limits: ImageLimits
 # --- Dataset parsing ----------------------------------------------------------------
 
 
+# Pages of a mapped dataset file the reader has passed are given back in steps
+# of this many bytes (MADV_DONTNEED: the kernel keeps them in its page cache,
+# the process no longer counts them), so an import's resident memory grows
+# with the largest record, not with the file.
+_RELEASE_STEP = 16 * 1024 * 1024
+
+
+class DatasetFile(mmap.mmap):
+    """A dataset file mapped read-only: the parser reads it like bytes
+    (slices, regular expressions, find) while the file stays on disk.
+
+    The readers call :meth:`release` as they move on, and the whole-range
+    scans (`count`, `rfind`) give back what they read, so the resident part
+    of the file stays within a few `_RELEASE_STEP`s whatever its size.
+    Re-reading a given-back page is correct (it is read again from the page
+    cache or the disk), only slower."""
+
+    _mark = 0
+
+    def startswith(self, prefix: bytes) -> bool:
+        return self[: len(prefix)] == prefix
+
+    def release(self, pos: int) -> None:
+        """The reader is at `pos` and will not look before it again (a new
+        pass starts again from 0)."""
+        if pos < self._mark:
+            self._mark = 0
+        if pos - self._mark >= _RELEASE_STEP:
+            self._drop(self._mark, pos)
+            self._mark = pos - pos % mmap.PAGESIZE
+
+    def _drop(self, start: int, end: int) -> None:
+        start -= start % mmap.PAGESIZE
+        end -= end % mmap.PAGESIZE
+        if end > start:
+            self.madvise(mmap.MADV_DONTNEED, start, end - start)
+
+    def count(self, sub: bytes, start: int = 0, end: int | None = None) -> int:
+        end = len(self) if end is None else min(end, len(self))
+        if len(sub) != 1:
+            raise ValueError("DatasetFile.count counts single bytes")
+        total = 0
+        for offset in range(start, end, _RELEASE_STEP):
+            stop = min(end, offset + _RELEASE_STEP)
+            total += self[offset:stop].count(sub)
+            if end - start > _RELEASE_STEP:
+                self._drop(offset, stop)
+        return total
+
+    def rfind(self, sub: bytes, start: int = 0, end: int | None = None) -> int:
+        end = len(self) if end is None else min(end, len(self))
+        if len(sub) != 1:
+            raise ValueError("DatasetFile.rfind finds single bytes")
+        while end > start:
+            offset = max(start, end - _RELEASE_STEP)
+            found = self[offset:end].rfind(sub)
+            if found != -1:
+                return offset + found
+            self._drop(offset, end)
+            end = offset
+        return -1
+
+
+@contextmanager
+def open_dataset_file(path: Path) -> Iterator[DatasetFile | bytes]:
+    """The dataset file at `path`, mapped (an empty file is just b"")."""
+    with path.open("rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            yield b""
+            return
+        mapped = DatasetFile(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            yield mapped
+        finally:
+            mapped.close()
+
+
+def _release(data: bytes | DatasetFile, pos: int) -> None:
+    if isinstance(data, DatasetFile):
+        data.release(pos)
+
+
 # Whitespace between JSON tokens, as bytes; U+FEFF (a stray byte-order mark)
-# counts as whitespace, as it always has here.
-_WS = re.compile(rb"(?:[ \t\r\n]|\xef\xbb\xbf)*")
+# counts as whitespace, as it always has here. Possessive: a plain `(?:a|b)*`
+# keeps a backtracking mark per character, about 120 bytes for each byte of
+# whitespace (8 MB of blanks between two records cost 960 MB).
+_WS = re.compile(rb"(?:[ \t\r\n]++|\xef\xbb\xbf)*+")
 _BOM = b"\xef\xbb\xbf"
 # The rest of a JSON string after its opening quote, up to its closing one
 # (possessive: linear, never backtracks).
@@ -533,7 +631,7 @@ _UTF8_CHUNK = 1 << 20
 _FIRST_WINDOW = 8 * 1024
 
 
-def _scan_value(data: bytes, pos: int, limit: int) -> int | None:
+def _scan_value(data: bytes | DatasetFile, pos: int, limit: int) -> int | None:
     """The end of the JSON value starting at `pos`, found without decoding
     it: brackets counted outside strings. None when it does not end within
     `limit` bytes (or before the end of the data: a truncated file)."""
@@ -566,7 +664,7 @@ def _scan_value(data: bytes, pos: int, limit: int) -> int | None:
 
 
 def _decode_value(
-    data: bytes, pos: int, limit: int, decoder: json.JSONDecoder
+    data: bytes | DatasetFile, pos: int, limit: int, decoder: json.JSONDecoder
 ) -> tuple[Any, int] | None:
     """(value, end) of the JSON value starting at `pos`, decoded by the C
     decoder from a window of the data that grows until the value fits; None
@@ -600,20 +698,20 @@ def _decode_value(
     return value, stop if used == len(chunk) else pos + len(chunk[:used].encode())
 
 
-def _skip_ws(data: bytes, pos: int) -> int:
+def _skip_ws(data: bytes | DatasetFile, pos: int) -> int:
     return _WS.match(data, pos).end()
 
 
-def _line_of(data: bytes, pos: int) -> int:
+def _line_of(data: bytes | DatasetFile, pos: int) -> int:
     return data.count(b"\n", 0, pos) + 1
 
 
-def _char_at(data: bytes, pos: int) -> str:
+def _char_at(data: bytes | DatasetFile, pos: int) -> str:
     return data[pos : pos + 4].decode("utf-8", "ignore")[:1]
 
 
 def iter_json_array(
-    data: bytes, log: ProblemLog, *, max_record_bytes: int
+    data: bytes | DatasetFile, log: ProblemLog, *, max_record_bytes: int
 ) -> Iterator[tuple[int, int, Any]]:
     """Yield (line, index, value) for each element of a top-level JSON array,
     with the line where each element starts, decoding one element at a time
@@ -670,6 +768,7 @@ def iter_json_array(
         yield line, index, value
         del value
         index += 1
+        _release(data, end)
         pos = _skip_ws(data, end)
         if pos >= n:
             log.add(
@@ -692,7 +791,7 @@ def iter_json_array(
 
 
 def iter_jsonl(
-    data: bytes, log: ProblemLog, *, max_record_bytes: int
+    data: bytes | DatasetFile, log: ProblemLog, *, max_record_bytes: int
 ) -> Iterator[tuple[int, int, Any]]:
     """Yield (line, index, value) for each non-blank line, decoding one line
     at a time."""
@@ -706,6 +805,7 @@ def iter_jsonl(
         end = data.find(b"\n", pos)
         end = n if end == -1 else end
         start, pos = pos, end + 1
+        _release(data, start)
         if end - start > max_record_bytes:
             log.add(
                 f"record is larger than the limit of {max_record_bytes} bytes",
@@ -746,7 +846,7 @@ def _undecodable(exc: ValueError | RecursionError) -> str:
     return str(exc)
 
 
-def check_utf8(data: bytes, log: ProblemLog) -> bool:
+def check_utf8(data: bytes | DatasetFile, log: ProblemLog) -> bool:
     """Whether `data` is UTF-8 (a leading byte-order mark allowed), checked a
     megabyte at a time rather than decoded whole."""
     decoder = codecs.getincrementaldecoder("utf-8-sig")()
@@ -756,6 +856,7 @@ def check_utf8(data: bytes, log: ProblemLog) -> bool:
         final = offset + _UTF8_CHUNK >= len(data)
         try:
             decoder.decode(data[offset : offset + _UTF8_CHUNK], final)
+            _release(data, offset)
         except UnicodeDecodeError as exc:
             # utf-8-sig counts from after the mark, as decode_text did.
             byte = exc.start if offset == 0 else offset - pending + exc.start - base
@@ -1038,7 +1139,7 @@ class ParsedDataset:
 
 
 def parse_dataset(
-    data: bytes,
+    data: bytes | DatasetFile,
     *,
     filename: str,
     fmt: str | None,

@@ -10,6 +10,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import cache, partial
@@ -32,6 +33,7 @@ from .importing import (
     IMAGE_BATCH,
     IMAGE_THREADS,
     PAIRS_FIELDS,
+    DatasetFile,
     DirectoryImageSource,
     ImageInfo,
     ImageLimits,
@@ -45,6 +47,7 @@ from .importing import (
     ZipImageSource,
     content_hash,
     find_dataset_in_zip,
+    open_dataset_file,
     parse_dataset,
     stored_image_bytes,
 )
@@ -95,7 +98,7 @@ class ImportResult:
 def import_items(
     *,
     project: Project,
-    data: bytes,
+    data: bytes | DatasetFile,
     filename: str,
     images: ImageSource | None = None,
     fmt: str | None = None,
@@ -487,34 +490,37 @@ def import_items_from_paths(
     **options,
 ) -> ImportResult:
     """Import from files on disk. `dataset` is a .json/.jsonl file or a zip
-    holding one together with its images; `images` a folder or a zip."""
-    source: ImageSource | None = None
-    try:
+    holding one together with its images; `images` a folder or a zip.
+
+    The dataset is read from disk, mapped (a zip member is first decompressed
+    into a temporary file), never as one bytes object: the parser's passes
+    give back what they have read, so memory grows with the largest record."""
+    with ExitStack() as stack:
         if dataset.suffix.lower() == ".zip":
             archive = ZipImageSource(dataset)
-            source = archive
+            stack.callback(archive.close)
+            source: ImageSource | None = archive
             member, folder = find_dataset_in_zip(archive)
             archive.prefix = folder
-            data = archive.read_dataset(member)
+            data = stack.enter_context(archive.open_dataset(member))
             filename = f"{dataset.name}:{member}"
         else:
             if not dataset.is_file():
                 raise ImportFailed([ImportProblem(str(dataset), "file not found")])
-            data = dataset.read_bytes()
-            filename = dataset.name
+            source = None
             if images is not None:
                 if images.is_dir():
                     source = DirectoryImageSource(images)
                 elif images.is_file():
                     source = ZipImageSource(images)
+                    stack.callback(source.close)
                 else:
                     raise ImportFailed(
                         [ImportProblem(str(images), "image folder or zip not found")]
                     )
+            data = stack.enter_context(open_dataset_file(dataset))
+            filename = dataset.name
         return import_items(project=project, data=data, filename=filename, images=source, **options)
-    finally:
-        if source is not None:
-            source.close()
 
 
 def make_thumbnails(*, image_ids: list[int]) -> int:

@@ -7,6 +7,12 @@ as a 10-minute soak adds), then calls `curation.reports.refresh_cache` (the
 task's whole work) repeatedly in one process and prints VmRSS after each.
 A leak grows every round; a high-water mark stays level.
 
+Each round also shows what Python itself still holds (tracemalloc, with
+--tracemalloc: slower) and VmRSS after `config.celery.release_freed_memory`
+(a collection and glibc's malloc_trim, what the worker now does after every
+task): a leak keeps Python's share growing, an allocator high-water mark is
+given back by the trim.
+
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench_worker_memory \\
         .venv/bin/python bench/worker_memory.py [--items 12000] [--rounds 12]
 """
@@ -34,6 +40,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=12_000, help="items, 3 votes each")
     parser.add_argument("--rounds", type=int, default=12, help="refreshes")
+    parser.add_argument("--tracemalloc", action="store_true", help="also trace Python's heap")
     args = parser.parse_args()
     url = database_url(DEFAULT_DATABASE_URL)
     bench_database(url)
@@ -42,6 +49,7 @@ def main() -> int:
     setup_django(url, tmp, STATIC_ROOT=str(tmp / "static"))
     from django.contrib.auth import get_user_model
 
+    from config.celery import release_freed_memory
     from curation import reports
 
     curator = get_user_model().objects.create(username="bench-curator")
@@ -49,14 +57,27 @@ def main() -> int:
         slug="mem", n_items=args.items, per_item=3, n_annotators=32, seed=1,
         curator=curator, images=agreement_bench.make_images(),
     )  # fmt: skip
-    print(f"{'round':>5} | RSS after refresh_cache")
+    release_freed_memory()
+    if args.tracemalloc:
+        import tracemalloc
+
+        tracemalloc.start()
+    print(f"{'round':>5} | RSS after refresh_cache | Python heap held | RSS after trim")
     print(f"{'-':>5} | {rss_mb()} MB (before)")
     sizes = []
     try:
         for n in range(args.rounds):
             reports.refresh_cache(project=built["project"])
+            after = rss_mb()
+            held = "-"
+            if args.tracemalloc:
+                import gc
+
+                gc.collect()
+                held = f"{tracemalloc.get_traced_memory()[0] / 2**20:.1f} MB"
+            release_freed_memory()
             sizes.append(rss_mb())
-            print(f"{n + 1:>5} | {sizes[-1]} MB")
+            print(f"{n + 1:>5} | {after} MB | {held} | {sizes[-1]} MB")
     finally:
         from django.db import connections
 

@@ -200,3 +200,95 @@ def test_an_image_name_longer_than_255_bytes_is_an_error_naming_the_record(name)
     assert problem.startswith(
         f"{name}:1: record 0: field '{field}': has a folder or file name longer than 255 bytes"
     )
+
+
+# What annotate.services does: the dataset is mapped from disk (a zip member
+# decompressed into a temporary file first), never read into one bytes object.
+STREAM_SCRIPT = textwrap.dedent(
+    """
+    import gc, resource, sys
+    from pathlib import Path
+    from annotate.importing import (
+        DirectoryImageSource, ImageLimits, PairsOptions, ZipImageSource, open_dataset_file,
+        parse_dataset,
+    )
+    path = Path(sys.argv[1])
+    gc.collect()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    if path.suffix == ".zip":
+        images = archive = ZipImageSource(path)
+        opened, filename = archive.open_dataset("big.json"), "big.json"
+    else:
+        images = DirectoryImageSource(path.parent)
+        opened, filename = open_dataset_file(path), path.name
+    with opened as data:
+        parsed = parse_dataset(
+            data, filename=filename, fmt=None, pairs_options=PairsOptions(),
+            known_categories={"vqa": "vqa"}, images=images, limits=ImageLimits(),
+        )
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(len(parsed.records), (after - before) // 1024)
+    """
+)
+
+
+def write_padded(path: Path, megabytes: int) -> Path:
+    """Small records separated by a megabyte of whitespace each: the file is
+    large, what the parser keeps is not."""
+    from tests.factories import png_bytes
+
+    (path.parent / "images").mkdir(parents=True, exist_ok=True)
+    (path.parent / "images" / "red.png").write_bytes(png_bytes())
+    pad = (" " * 1023 + "\n") * 1024
+    with path.open("w", encoding="utf-8") as out:
+        if path.suffix == ".jsonl":
+            for i in range(megabytes):
+                out.write(json.dumps(pairs_record(f"r{i}")) + "\n" + pad)
+        else:
+            out.write("[")
+            for i in range(megabytes):
+                record = json.dumps(mrb_record(f"r{i}"))
+                out.write(("," if i else "") + record + "\n" + pad)
+            out.write("]\n")
+    return path
+
+
+@pytest.mark.parametrize("name", ["big.json", "big.jsonl", "big.json.zip"])
+def test_the_dataset_is_read_from_disk_so_the_files_size_is_not_in_memory(tmp_path, name):
+    import zipfile
+
+    megabytes = 96
+    if name.endswith(".zip"):
+        inner = write_padded(tmp_path / "big.json", megabytes)
+        path = tmp_path / name
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.write(inner, "big.json")
+            archive.write(tmp_path / "images" / "red.png", "images/red.png")
+        inner.unlink()
+    else:
+        path = write_padded(tmp_path / name, megabytes)
+    code = f"import sys\nsys.argv = ['measure', {str(path)!r}]\n" + STREAM_SCRIPT
+    result = run_django(code, data_dir=tmp_path)
+    assert result.returncode == 0, result.stderr
+    records, extra_mb = map(int, result.stdout.split())
+    assert records == megabytes
+    # The whole file as bytes alone was 96 MB (three passes over it); mapped
+    # and given back as the passes move on, a few 16 MB steps at most.
+    assert extra_mb < 48, f"peak RSS grew by {extra_mb} MB"
+
+
+def test_a_long_run_of_whitespace_is_skipped_in_constant_memory():
+    import tracemalloc
+
+    blanks = b" \n" * (4 * 2**20)  # 8 MB between two records
+    data = b"[" + blanks + b"1," + blanks + b"2" + blanks + b"]" + blanks
+    tracemalloc.start()
+    try:
+        log = ProblemLog("d.json", 10)
+        values = [v for *_, v in iter_json_array(data, log, max_record_bytes=100)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert values == [1, 2] and not log.problems
+    # The regular expression once kept a backtracking mark per byte: 960 MB here.
+    assert peak < 4 * 2**20, f"{peak / 2**20:.0f} MB"
