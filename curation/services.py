@@ -716,3 +716,25 @@ def confirm_label(
         verdict.decided_by = curator
         verdict.reason = reason
         return _record(verdict, before=before, actor=curator, action="confirm", reason=reason)
+
+
+def overturn_label(
+    *, project: Project, item_id: int, curator, reason: str, version: int | None
+) -> Verdict:
+    """The label-quality review's overturn: resolve the item for the other
+    response than its current side (reason, audit, version and
+    conflict-of-interest rule as resolve_item)."""
+    current = Verdict.objects.filter(project=project, item_id=item_id).first()
+    if current is None:
+        raise Verdict.DoesNotExist
+    if current.final_choice not in ("1", "2"):
+        raise CurationError("Only an item with a side can be overturned.")
+    other = "2" if current.final_choice == "1" else "1"
+    return resolve_item(
+        project=project,
+        item_id=item_id,
+        curator=curator,
+        choice=other,
+        reason=reason,
+        version=version,
+    )

@@ -20,7 +20,13 @@ from annotate.models import Item
 from annotate.permissions import CURATOR_ROLES
 
 from ..models import ItemQuality, LabelQualityRun, LabelQualityStatus, Verdict
-from ..services import ConflictOfInterest, CurationError, StaleDecision, confirm_label, resolve_item
+from ..services import (
+    ConflictOfInterest,
+    CurationError,
+    StaleDecision,
+    confirm_label,
+    overturn_label,
+)
 from .label_quality import libraries_available
 from .service import INSTALL_HINT, LabelQualityError, request_label_quality
 from .views import entry_for, entry_predictions, item_entries, suspected_errors
@@ -279,11 +285,7 @@ class SuspectDecisionApi(APIView):
             if data["action"] == "confirm":
                 confirm_label(**common)
             else:
-                current = Verdict.objects.filter(project=project, item_id=item_id).first()
-                if current is None:
-                    raise Verdict.DoesNotExist
-                other = "2" if current.final_choice == "1" else "1"
-                resolve_item(choice=other, **common)
+                overturn_label(**common)
         except Verdict.DoesNotExist:
             raise exceptions.NotFound("No such item.") from None
         except StaleDecision as exc:

@@ -26,7 +26,7 @@ from ..models import (
     Verdict,
     VerdictStatus,
 )
-from ..services import CurationError, StaleDecision, confirm_label, resolve_item
+from ..services import CurationError, StaleDecision, confirm_label, overturn_label
 from .forms import RefreshForm, ReviewForm
 from .label_quality import libraries_available
 from .service import INSTALL_HINT, LabelQualityError, project_entries, request_label_quality
@@ -301,11 +301,7 @@ def label_quality_decide(request, slug, item_id):
             if data["action"] == "confirm":
                 confirm_label(**common)
             else:
-                current = Verdict.objects.filter(project=project, item_id=item_id).first()
-                if current is None:
-                    raise Verdict.DoesNotExist
-                side = "2" if current.final_choice == "1" else "1"
-                resolve_item(choice=side, **common)
+                overturn_label(**common)
         except Verdict.DoesNotExist:
             raise Http404("No such item") from None
         except StaleDecision as exc:
