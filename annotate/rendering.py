@@ -347,7 +347,12 @@ def _render(text: str) -> str:
     _check_deadline()
     rendered = _MD.renderer.render(tokens, _MD.options, {})
     _check_deadline()
-    return sanitise_html(rendered)
+    sanitised = sanitise_html(rendered)
+    # Checked once more after the last step: a text whose lexing finished
+    # just inside the budget but whose formatting and sanitising ran past it
+    # is stored plain too, so nothing over the budget is ever stored rendered.
+    _check_deadline()
+    return sanitised
 
 
 def plain_html(text: str, reason: str) -> str:

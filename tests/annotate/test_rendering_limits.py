@@ -99,3 +99,18 @@ def test_the_first_view_of_an_item_over_budget_is_bounded_too(monkeypatch):
     started = time.monotonic()
     html = item.rendered()["prompt"]
     assert time.monotonic() - started < 1.5 and "Shown as plain text" in html
+
+
+def test_sanitising_past_the_budget_still_falls_back_to_plain(monkeypatch):
+    """Lexing and formatting inside the budget, sanitising past it: the text
+    is plain (the last check comes after the last step)."""
+    slow = rendering.sanitise_html
+
+    def sanitise_slowly(html):
+        time.sleep(0.4)
+        return slow(html)
+
+    monkeypatch.setattr(rendering, "RENDER_SECONDS", 0.2)
+    monkeypatch.setattr(rendering, "sanitise_html", sanitise_slowly)
+    out = str(rendering.render_markdown("Some **bold** text, unique 7f3a."))
+    assert "Shown as plain text" in out and "<strong>" not in out
