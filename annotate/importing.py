@@ -33,7 +33,7 @@ import warnings
 import zipfile
 import zlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -1131,11 +1131,55 @@ def _pairs_image(value: dict, key, log: ProblemLog, line: int, index: int) -> st
     return images[0]
 
 
+@dataclass(slots=True)
+class RecordRef:
+    """What the checks across records need of one valid record (a few dozen
+    bytes, not its texts): where it is, its ID and its image."""
+
+    line: int
+    index: int
+    external_id: str
+    image_ref: str  # normalised by validate_images
+
+
 @dataclass
 class ParsedDataset:
+    """A validated dataset. `records` holds a small RecordRef per record;
+    :meth:`iter_records` decodes the file again, one record at a time, so a
+    whole file's texts are never in memory together."""
+
     format: str
-    records: list[Record]
+    records: list[RecordRef]
     images: dict[str, ImageInfo]  # by normalised ref
+    reread: Callable[[], Iterator[Record]] | None = field(default=None, repr=False)
+
+    def iter_records(self) -> Iterator[Record]:
+        """Every record, in file order, in canonical form (category a domain
+        slug, image ref normalised): the file must still be open."""
+        if self.reread is None:
+            return
+        for ref, record in zip(self.records, self.reread(), strict=True):
+            if record.external_id != ref.external_id:  # the file changed under us
+                raise RuntimeError(f"dataset changed while importing (record {ref.index})")
+            record.image_ref = ref.image_ref
+            yield record
+
+
+def _reread_records(
+    reader, data, *, filename: str, count: int, fmt: str, pairs_options, known_categories
+) -> Iterator[Record]:
+    """The records of an already validated file, decoded again one at a time."""
+    log = ProblemLog(filename, 1)
+    for line, index, value in islice(reader(data, log), count):
+        if fmt == "mrb":
+            record = parse_mrb_record(value, line, index, log)
+        else:
+            record = parse_pairs_record(value, line, index, log, pairs_options)
+        del value
+        if record is None or log.problems:  # validated before: only if the file changed
+            raise RuntimeError(f"dataset changed while importing (line {line})")
+        record.category = known_categories[record.category]
+        yield record
 
 
 def parse_dataset(
@@ -1192,7 +1236,9 @@ def parse_dataset(
     del first
     if count == 0 and not log.problems:
         log.add("file has no records")
-    records: list[Record] = []
+    # Only a RecordRef is kept of each record: the texts are decoded again
+    # when written (ParsedDataset.iter_records).
+    records: list[RecordRef] = []
     seen: dict[str, int] = {}
     for line, index, value in values:
         if log.full:
@@ -1225,15 +1271,29 @@ def parse_dataset(
                 field=cat_field,
             )
             continue
-        record.category = slug
-        records.append(record)
+        records.append(RecordRef(line, index, record.external_id, record.image_ref))
+        del record, value
     image_infos = validate_images(records, fmt, pairs_options, images, limits, log, progress)
     log.raise_if_any()
-    return ParsedDataset(format=fmt, records=records, images=image_infos)
+    return ParsedDataset(
+        format=fmt,
+        records=records,
+        images=image_infos,
+        reread=partial(
+            _reread_records,
+            reader,
+            data,
+            filename=filename,
+            count=count,
+            fmt=fmt,
+            pairs_options=pairs_options,
+            known_categories=known_categories,
+        ),
+    )
 
 
 def validate_images(
-    records: list[Record],
+    records: list[RecordRef] | list[Record],
     fmt: str,
     pairs_options: PairsOptions,
     source: ImageSource,

@@ -187,44 +187,33 @@ def _write_dataset(
         for ext_id, pk, digest, has_votes in _existing_items(project)
     }
     problems = ProblemLog(filename, settings.IMPORT_MAX_ERRORS)
-    hashes = {
-        r.external_id: content_hash(r, parsed.images[r.image_ref].sha256) for r in parsed.records
-    }
-    to_create, to_update = [], []
     id_field = "ID" if parsed.format == "mrb" else "id"
-    for record in parsed.records:
-        digest = hashes[record.external_id]
-        if record.external_id not in existing:
-            to_create.append(record)
-            continue
-        pk, old_digest, has_votes = existing[record.external_id]
-        if old_digest == digest:
-            result.unchanged += 1
-        elif not update:
-            problems.add(
-                f"ID {record.external_id!r} already exists with different content "
-                "(re-run with --update to replace it)",
-                line=record.line,
-                index=record.index,
-                field=id_field,
-            )
-        elif has_votes:
-            problems.add(
-                f"ID {record.external_id!r} already has votes and cannot be replaced",
-                line=record.line,
-                index=record.index,
-                field=id_field,
-            )
-        else:
-            to_update.append((pk, record))
+    # What to do with each record, in file order: CREATE, or the pk of the
+    # item it replaces, or None (unchanged). Decided before the transaction,
+    # from one record at a time: only these small values are kept.
+    actions: list[int | None] = []
+    needed: dict[str, ImageInfo] = {}
+    if any(ref.external_id in existing for ref in parsed.records):
+        for record in parsed.iter_records():
+            info = parsed.images[record.image_ref]
+            action = _import_action(record, content_hash(record, info.sha256), existing, update)
+            if isinstance(action, str):
+                problems.add(action, line=record.line, index=record.index, field=id_field)
+                continue
+            actions.append(action)
+            if action is None:
+                result.unchanged += 1
+            else:
+                needed[info.sha256] = info
+    else:  # a new dataset (the usual case): every record is created
+        actions = [_CREATE] * len(parsed.records)
+        for ref in parsed.records:
+            info = parsed.images[ref.image_ref]
+            needed[info.sha256] = info
     problems.raise_if_any()
-    if not to_create and not to_update:
+    if not needed:
         return result
 
-    needed = {
-        parsed.images[r.image_ref].sha256: parsed.images[r.image_ref]
-        for r in [*to_create, *(r for _, r in to_update)]
-    }
     written: list[str] = []
     try:
         # Leaving the inner block waits for the image copies (made in threads
@@ -232,32 +221,45 @@ def _write_dataset(
         with transaction.atomic(), _ImageCopies(source, limits, written) as copies:
             image_ids, new_images = _store_images(needed, copies)
             result.images_stored = len(new_images)
-            created = Item.objects.bulk_create(
-                [
-                    Item(
-                        project=project,
-                        votes_needed=project.votes_per_item,
-                        content_hash=hashes[r.external_id],
-                        shuffle_key=shuffle_key(project.seed, r.external_id),
-                        image_id=image_ids[parsed.images[r.image_ref].sha256],
-                        **_item_fields(r, domains),
+            del needed
+            created_ids: list[int] = []
+            updated_ids: list[int] = []
+            batch: list[Item] = []
+            # The file is decoded a third time, and written _WRITE_BATCH
+            # records at a time: no list of every record is ever held.
+            for record, action in zip(parsed.iter_records(), actions, strict=True):
+                if action is None:
+                    continue
+                info = parsed.images[record.image_ref]
+                digest = content_hash(record, info.sha256)
+                if action == _CREATE:
+                    batch.append(
+                        Item(
+                            project=project,
+                            votes_needed=project.votes_per_item,
+                            content_hash=digest,
+                            shuffle_key=shuffle_key(project.seed, record.external_id),
+                            image_id=image_ids[info.sha256],
+                            **_item_fields(record, domains),
+                        )
                     )
-                    for r in to_create
-                ],
-                batch_size=1000,
-            )
-            result.created = len(created)
-            updated_ids = []
-            for pk, r in to_update:
-                Item.objects.filter(pk=pk).update(
-                    content_hash=hashes[r.external_id],
-                    image_id=image_ids[parsed.images[r.image_ref].sha256],
-                    **_item_fields(r, domains),
+                    if len(batch) >= _WRITE_BATCH:
+                        created_ids += [item.pk for item in Item.objects.bulk_create(batch)]
+                        batch = []
+                    continue
+                Item.objects.filter(pk=action).update(
+                    content_hash=digest,
+                    image_id=image_ids[info.sha256],
+                    **_item_fields(record, domains),
                     **_NOT_RENDERED,
                 )
-                updated_ids.append(pk)
+                updated_ids.append(action)
+            if batch:
+                created_ids += [item.pk for item in Item.objects.bulk_create(batch)]
+            del batch
+            result.created = len(created_ids)
             result.updated = len(updated_ids)
-            result.item_ids = [item.pk for item in created]
+            result.item_ids = created_ids
             signals.items_imported.send(
                 sender=Item, project=project, item_ids=result.item_ids, updated_ids=updated_ids
             )
@@ -274,6 +276,31 @@ def _write_dataset(
         _remove_orphans(written)
         raise
     return result
+
+
+# The action of a record that creates an item (an int would be the pk of the
+# item it replaces); and how many new items are inserted at a time.
+_CREATE = -1
+_WRITE_BATCH = 500
+
+
+def _import_action(record, digest: str, existing: dict, update: bool) -> int | str | None:
+    """For a record whose content hash is `digest`: _CREATE, the pk of the
+    existing item to replace, None if that item is unchanged, or why not (a
+    problem's message)."""
+    if record.external_id not in existing:
+        return _CREATE
+    pk, old_digest, has_votes = existing[record.external_id]
+    if old_digest == digest:
+        return None
+    if not update:
+        return (
+            f"ID {record.external_id!r} already exists with different content "
+            "(re-run with --update to replace it)"
+        )
+    if has_votes:
+        return f"ID {record.external_id!r} already has votes and cannot be replaced"
+    return pk
 
 
 # A replaced prompt or response makes the stored HTML stale.

@@ -1103,3 +1103,59 @@ def test_png_with_intact_chunks_but_missing_pixel_data_is_refused(tmp_path):
     png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
     with pytest.raises(ValueError, match="corrupt or truncated"):
         inspect_image(png, "short.png", ImageLimits())
+
+
+def test_created_updated_and_unchanged_records_across_write_batches_land_in_file_order(tmp_path):
+    # The write decodes the file again and inserts 500 records at a time: a
+    # file mixing new, replaced and unchanged records across several batches
+    # stores each record's own text, and the new items in file order.
+    project = make_project()
+    first = [mrb_record(f"r{i}", Output1=f"old {i}") for i in range(0, 1300, 2)]
+    import_items_from_paths(project=project, dataset=write_mrb(tmp_path, first), images=tmp_path)
+    before = dict(Item.objects.values_list("external_id", "pk"))
+    second = [
+        mrb_record(f"r{i}", Output1=f"new {i}" if i % 4 == 0 else f"old {i}") for i in range(1300)
+    ]
+
+    result = import_items_from_paths(
+        project=project, dataset=write_mrb(tmp_path, second), images=tmp_path, update=True
+    )
+
+    assert (result.created, result.updated, result.unchanged) == (650, 325, 325)
+    stored = dict(Item.objects.values_list("external_id", "response_1"))
+    assert stored == {r["ID"]: r["Output1"] for r in second}
+    created = Item.objects.filter(pk__in=result.item_ids).order_by("pk")
+    assert [item.external_id for item in created] == [f"r{i}" for i in range(1, 1300, 2)]
+    assert {k: v for k, v in Item.objects.values_list("external_id", "pk") if k in before} == before
+    assert (
+        import_items_from_paths(
+            project=project, dataset=write_mrb(tmp_path, second), images=tmp_path
+        ).unchanged
+        == 1300
+    )
+
+
+def test_a_failure_after_a_written_batch_leaves_nothing(tmp_path, monkeypatch):
+    # Batches are written as the file is decoded again, inside the one
+    # transaction: a failure past the first batch rolls every batch back and
+    # removes the images this import stored.
+    from annotate import services
+
+    project = make_project()
+    calls = []
+    real_hash = services.content_hash
+
+    def failing_hash(record, sha256):
+        calls.append(record.external_id)
+        if len(calls) > 700:
+            raise OSError("disk full")
+        return real_hash(record, sha256)
+
+    monkeypatch.setattr(services, "content_hash", failing_hash)
+    path = write_mrb(tmp_path, [mrb_record(f"r{i}") for i in range(1000)])
+    with pytest.raises(OSError, match="disk full"):
+        import_items_from_paths(project=project, dataset=path, images=tmp_path)
+    assert len(calls) == 701  # the first 500 had been inserted
+    assert not Item.objects.exists()
+    assert not ImageAsset.objects.exists()
+    assert stored_files() == []
