@@ -18,7 +18,7 @@ Two servers, one annotator, the same data (N + 20 items, one vote each,
 half correctness items, 1024x768 JPEG images):
 
 * ``embedded``: the embedded default as ``make run`` runs it (SQLite in a
-  fresh DATA_DIR, ``manage.py runserver`` with DEBUG on), port 8190;
+  fresh DATA_DIR, gunicorn with one worker x 8 threads, DEBUG off), port 8190;
 * ``gunicorn``: gunicorn (2 gthread workers x 4 threads, DEBUG off) on
   PostgreSQL, port 8191. The database named by ``--database-url`` (or
   DATABASE_URL) is FLUSHED first: pass your own (its name must start with
@@ -200,20 +200,21 @@ def bench(kind: str, judgements: int, database_url: str, tmp: Path, think_ms: in
         run([PY, "manage.py", "migrate", "--verbosity", "0"], env)
         run([PY, "manage.py", "flush", "--noinput", "--verbosity", "0"], env)
     else:
-        env["DEBUG"] = "true"  # as `make run`
+        env["DEBUG"] = "false"  # as `make run` (issue 20: gunicorn, DEBUG off)
         run([PY, "manage.py", "migrate", "--verbosity", "0"], env)
+        run([PY, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"], env)
     run([PY, "-c", SEED, str(judgements + 20), str(tmp / f"{kind}-data")], env)
     log = tmp / f"{kind}.log"
     port = 8190 if kind == "embedded" else 8191
-    if kind == "embedded":
-        cmd = [PY, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
-    else:
-        cmd = [
-            str(Path(PY).parent / "gunicorn"), "config.wsgi", "--bind", f"127.0.0.1:{port}",
-            "--workers", "2", "--worker-class", "gthread", "--threads", "4",
-            "--access-logfile", str(tmp / "access.log"),
-            "--access-logformat", "%(m)s %(U)s %(s)s %(M)s",
-        ]  # fmt: skip
+    # The embedded default as `make run` serves it: one gunicorn worker with
+    # 8 threads on SQLite; PostgreSQL as `make web`: 2 workers x 4 threads.
+    workers, threads = ("1", "8") if kind == "embedded" else ("2", "4")
+    cmd = [
+        str(Path(PY).parent / "gunicorn"), "config.wsgi", "--bind", f"127.0.0.1:{port}",
+        "--workers", workers, "--worker-class", "gthread", "--threads", threads,
+        "--access-logfile", str(tmp / f"{kind}-access.log"),
+        "--access-logformat", "%(m)s %(U)s %(s)s %(M)s",
+    ]  # fmt: skip
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
     try:
@@ -223,7 +224,7 @@ def bench(kind: str, judgements: int, database_url: str, tmp: Path, think_ms: in
     finally:
         proc.terminate()
         proc.wait(10)
-    logged = access_log_ms(tmp / "access.log") if kind == "gunicorn" else []
+    logged = access_log_ms(tmp / f"{kind}-access.log")
     return {
         "server": kind,
         "n": len(latencies),
