@@ -122,9 +122,7 @@ class VerdictListApi(APIView):
         f = filters.validated_data
         verdicts = _verdicts(project)
         if f["status"] == "stuck":
-            verdicts = verdicts.filter(
-                status=VerdictStatus.NEEDS_VOTES, item_id__in=stuck_items(project).values("pk")
-            )
+            verdicts = verdicts.stuck(project)
         elif f["status"] != "all":
             verdicts = verdicts.filter(status=f["status"])
         if f.get("domain"):

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from annotate.eligibility import short_of_annotators
 from annotate.models import Item, Project
 
 
@@ -72,6 +73,15 @@ class VerdictQuerySet(models.QuerySet["Verdict"]):
 
     def releasable(self) -> VerdictQuerySet:
         return self.filter(RELEASABLE)
+
+    def stuck(self, project: Project) -> VerdictQuerySet:
+        """Verdicts of items waiting for votes no eligible annotator can give
+        (annotate.eligibility.short_of_annotators)."""
+        return self.filter(
+            project=project,
+            status=VerdictStatus.NEEDS_VOTES,
+            item_id__in=short_of_annotators(project).values("pk"),
+        )
 
 
 class Verdict(models.Model):

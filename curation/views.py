@@ -173,9 +173,7 @@ def _queue(project, params):
     status = params.get("status") or VerdictStatus.CONTESTED
     verdicts = Verdict.objects.filter(project=project)
     if status == STUCK:
-        verdicts = verdicts.filter(
-            status=VerdictStatus.NEEDS_VOTES, item_id__in=stuck_items(project).values("pk")
-        )
+        verdicts = verdicts.stuck(project)
     elif status != "all":
         verdicts = verdicts.filter(status=status)
     if params.get("domain"):
