@@ -3,17 +3,17 @@ from celery import shared_task
 from . import services
 
 
-@shared_task(acks_late=True)
+@shared_task(name="annotate.tasks.make_thumbnails", acks_late=True)
 def make_thumbnails(image_ids: list[int]) -> int:
     return services.make_thumbnails(image_ids=image_ids)
 
 
-@shared_task(acks_late=True)
+@shared_task(name="annotate.tasks.render_item_html", acks_late=True)
 def render_item_html(item_ids: list[int]) -> int:
     return services.render_item_html(item_ids=item_ids)
 
 
-@shared_task(acks_late=True)
+@shared_task(name="annotate.tasks.requeue_missing_thumbnails", acks_late=True)
 def requeue_missing_thumbnails() -> int:
     """Queue thumbnails for every image still without one: their import's
     message may never have reached the broker (it was down) or may have been

@@ -5,7 +5,7 @@ from annotate.models import Project
 from . import reports
 
 
-@shared_task(acks_late=True)
+@shared_task(name="curation.tasks.refresh_agreement", acks_late=True)
 def refresh_agreement(project_id: int) -> int:
     """Recompute a project's bootstrap CIs and alpha deltas (idempotent)."""
     project = Project.objects.filter(pk=project_id).first()
@@ -14,7 +14,9 @@ def refresh_agreement(project_id: int) -> int:
     return reports.refresh_cache(project=project).n_votes
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+@shared_task(
+    name="curation.tasks.build_release_task", bind=True, acks_late=True, reject_on_worker_lost=True
+)
 def build_release_task(self, release_id: int) -> str:
     """Build a release (idempotent: a ready release is left as it is)."""
     from .releases import build_release
@@ -27,7 +29,7 @@ def build_release_task(self, release_id: int) -> str:
     return build_release(release_id=release_id, take_over=redelivered).status
 
 
-@shared_task(acks_late=True)
+@shared_task(name="curation.tasks.requeue_unsent_work", acks_late=True)
 def requeue_unsent_work() -> int:
     """Queue again the work whose message may never have reached the broker
     (it was down when the change committed) or was lost with it: releases
@@ -81,7 +83,9 @@ def requeue_unsent_work() -> int:
     return len(releases) + len(projects) + len(runs) + len(quality)
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+@shared_task(
+    name="curation.tasks.judge_release_task", bind=True, acks_late=True, reject_on_worker_lost=True
+)
 def judge_release_task(self, run_id: int, take_over: bool = False) -> str:
     """Run a judge over a release (idempotent: answers already stored are not
     sent again; a run that is not pending is left alone)."""
@@ -94,7 +98,7 @@ def judge_release_task(self, run_id: int, take_over: bool = False) -> str:
     return run_judge(run_id=run_id, take_over=take_over or redelivered).status
 
 
-@shared_task(acks_late=True)
+@shared_task(name="curation.tasks.compute_label_quality_task", acks_late=True)
 def compute_label_quality_task(project_id: int) -> str:
     """CROWDLAB + Dawid-Skene for a project (idempotent: guards on status)."""
     from .quality.service import compute_label_quality

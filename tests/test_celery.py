@@ -118,3 +118,25 @@ def test_broker_failure_after_commit_is_logged_not_raised(caplog):
         enqueue_on_commit(task, 7)
     assert task.calls == [((7,), {})]
     assert "broker unreachable" in caplog.text
+
+
+# Every task's name as queued messages carry it. Tasks are pinned with name=
+# so a module move (issue 18) cannot orphan a message already in the broker.
+TASK_NAMES = {
+    "annotate.tasks.make_thumbnails",
+    "annotate.tasks.render_item_html",
+    "annotate.tasks.requeue_missing_thumbnails",
+    "annotate.tasks.expire_stale_leases_everywhere",
+    "curation.tasks.refresh_agreement",
+    "curation.tasks.build_release_task",
+    "curation.tasks.requeue_unsent_work",
+    "curation.tasks.judge_release_task",
+    "curation.tasks.compute_label_quality_task",
+    "triplet_studio.ping",
+}
+
+
+def test_task_names_are_pinned():
+    app.loader.import_default_modules()
+    registered = {name for name in app.tasks if not name.startswith("celery.")}
+    assert registered == TASK_NAMES
