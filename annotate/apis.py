@@ -24,9 +24,10 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .api_errors import Conflict, Rejected, errors
-from .api_paging import PAGE_PARAMETERS, paginate, paginated
-from .api_schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES
+from common.api.errors import Conflict, Rejected, errors
+from common.api.paging import PAGE_PARAMETERS, paginate, paginated
+from common.api.schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES
+
 from .importing import FORMATS, ImportFailed
 from .models import Assignment, AssignmentStatus, Domain, Membership, Project, Role
 from .permissions import ADMIN_ROLES

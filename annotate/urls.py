@@ -1,6 +1,8 @@
 from django.urls import path
 
-from . import api_pages, views
+from annotate import views
+from common.api import docs as api_docs
+
 from .setup import views as setup_views
 
 urlpatterns = [
@@ -16,7 +18,7 @@ urlpatterns = [
     path("a/<int:assignment_id>/submit/", views.work_submit, name="work_submit"),
     path("a/<int:assignment_id>/skip/", views.work_skip, name="work_skip"),
     path("media/<path:path>", views.media, name="media"),
-    path("account/token/", api_pages.api_token, name="api_token"),
+    path("account/token/", api_docs.api_token, name="api_token"),
     # Setting a benchmark up (annotate.setup)
     path("projects/new/", setup_views.project_new, name="project_new"),
     path("p/<slug:slug>/settings/", setup_views.project_settings, name="project_settings"),

@@ -20,6 +20,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from common.storage import open_stored
 from config.reversing import reverse_one
 
 from .eligibility import short_of_annotators
@@ -50,7 +51,6 @@ from .services import (
     submit_and_claim_next,
     votes_may_come,
 )
-from .storage import open_stored
 
 
 @require_GET

@@ -21,7 +21,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 
-# annotate.api_errors' prefix and error shape, not imported: that module
+# common.api.errors' prefix and error shape, not imported: that module
 # imports DRF, whose settings import it back, and this runs before any view.
 API_PREFIX = "/api/"
 

@@ -2,19 +2,19 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-from annotate import api_pages
+from common.api import docs as api_docs
 from config.health import healthz
 
 # JSON errors for URLs under /api/ that no route matches (HTML elsewhere).
-handler404 = "annotate.api_errors.not_found"
-handler500 = "annotate.api_errors.server_error"
+handler404 = "common.api.errors.not_found"
+handler500 = "common.api.errors.server_error"
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
-    path("api/docs/", api_pages.api_docs, name="api_docs"),
+    path("api/docs/", api_docs.api_docs, name="api_docs"),
     path("api/v1/", include("annotate.api_urls")),
     path("api/v1/", include("curation.api_urls")),
     path("", include("annotate.urls")),

@@ -21,13 +21,13 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.api_errors import Conflict, PayloadTooLarge, Rejected, errors
-from annotate.api_paging import PAGE_PARAMETERS, paginate, paginated
-from annotate.api_schema import CANONICAL_CHOICES, OPTIONAL_RESPONSES, RESPONSES
 from annotate.apis import project_for_api
 from annotate.eligibility import eligible_counts
 from annotate.models import Judgement, Membership
 from annotate.permissions import CURATOR_ROLES
+from common.api.errors import Conflict, PayloadTooLarge, Rejected, errors
+from common.api.paging import PAGE_PARAMETERS, paginate, paginated
+from common.api.schema import CANONICAL_CHOICES, OPTIONAL_RESPONSES, RESPONSES
 
 from . import agreement, reports
 from .evaluations import MAX_PREDICTIONS_BYTES, EvaluationError, evaluate_release

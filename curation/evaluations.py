@@ -12,7 +12,7 @@ from django.core.files.base import ContentFile, File
 from django.core.files.storage import default_storage
 from django.db import transaction
 
-from annotate.storage import read_stored
+from common.storage import read_stored
 
 from . import release_publishing, scoring
 from .models import Evaluation, Release, ReleaseStatus

@@ -34,7 +34,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotate.models import Project
-from annotate.storage import read_stored
+from common.storage import read_stored
 
 from . import judge_client, release_publishing, scoring
 from .evaluations import EvaluationError, evaluate_release

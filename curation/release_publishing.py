@@ -30,7 +30,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.files.storage import Storage, storages
 
-from annotate.storage import (
+from common.storage import (
     copy_stored,
     delete_names,
     list_names,

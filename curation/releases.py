@@ -28,7 +28,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotate.models import Judgement, Membership, Project
-from annotate.storage import local_path, open_stored
+from common.storage import local_path, open_stored
 
 from . import agreement, exporter, parquet_export, release_publishing, reports
 from .models import (

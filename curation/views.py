@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotate.eligibility import eligible_counts
 from annotate.models import Judgement, Membership
 from annotate.permissions import ADMIN_ROLES, CURATOR_ROLES, project_for
-from annotate.storage import open_stored
+from common.storage import open_stored
 
 from . import release_publishing, reports
 from .agreement import MIN_SIDE_VOTES

@@ -179,7 +179,7 @@ def test_two_releases_racing_for_one_version_end_in_a_409(monkeypatch):
 
 
 def test_the_middlewares_error_shape_is_the_apis():
-    from annotate.api_errors import error_body as api_shape
+    from common.api.errors import error_body as api_shape
     from config.request_limits import error_body
 
     assert error_body("x", "y") == api_shape("x", "y")

@@ -117,7 +117,7 @@ import json, tempfile
 from pathlib import Path
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage, storages
-from annotate.storage import list_names, local_path, read_stored, save_new
+from common.storage import list_names, local_path, read_stored, save_new
 saved = default_storage.save("images/ab/abc.png", ContentFile(b"image bytes"))
 again = default_storage.save("images/ab/abc.png", ContentFile(b"image bytes"))
 source = Path(tempfile.mkdtemp()) / "release.txt"

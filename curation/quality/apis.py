@@ -12,12 +12,12 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.api_errors import Conflict, Rejected, errors
-from annotate.api_paging import PAGE_PARAMETERS, paginate, paginated
-from annotate.api_schema import OPTIONAL_RESPONSES, RESPONSES
 from annotate.apis import project_for_api
 from annotate.models import Item
 from annotate.permissions import CURATOR_ROLES
+from common.api.errors import Conflict, Rejected, errors
+from common.api.paging import PAGE_PARAMETERS, paginate, paginated
+from common.api.schema import OPTIONAL_RESPONSES, RESPONSES
 
 from ..models import ItemQuality, LabelQualityRun, LabelQualityStatus, Verdict
 from ..services import (

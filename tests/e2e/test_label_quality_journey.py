@@ -68,7 +68,7 @@ def judge_file(release, items_by_id, planted, wrong_every: int, offset: int):
     """JSONL judge text for the release: the truth, except on its own tenth
     of the items that were not planted; and how many of its picks differ from
     the release's label (those errors, and every planted item)."""
-    from annotate.storage import read_stored
+    from common.storage import read_stored
 
     records = json.loads(
         read_stored(release_publishing.release_storage(), f"{release.folder}/all_data.json")

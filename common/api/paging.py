@@ -30,7 +30,7 @@ def paginate(view, queryset, serializer_class, *, context=None):
 def paginated(serializer_class: type[serializers.Serializer]) -> type[serializers.Serializer]:
     """The schema of a page of `serializer_class` (APIViews are not generic
     views, so drf-spectacular needs to be told)."""
-    from .api_schema import component_name
+    from common.api.schema import component_name
 
     return type(
         f"Paginated{component_name(serializer_class)}ListSerializer",
