@@ -1,7 +1,8 @@
 """Receivers of Django's model signals for annotate's own rows."""
 
+from annotate.loop.service import return_leases
+
 from .models import Membership
-from .services import return_leases
 
 
 def return_leases_of_departed_member(sender, *, instance, **kwargs) -> None:

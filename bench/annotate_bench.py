@@ -114,8 +114,8 @@ def child_setup(params: dict) -> None:
     from django.core.management import call_command
     from rest_framework.authtoken.models import Token
 
+    from annotate.importing.service import image_storage_name, render_item_html
     from annotate.models import ImageAsset, Item, Membership, Project, shuffle_key
-    from annotate.services import image_storage_name, render_item_html
     from curation.models import Verdict
 
     migrate()

@@ -21,7 +21,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.apis import project_for_api
+from annotate.api.projects import project_for_api
 from annotate.eligibility import eligible_counts
 from annotate.models import Judgement, Membership
 from annotate.permissions import CURATOR_ROLES

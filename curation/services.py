@@ -12,8 +12,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotate.eligibility import eligible_counts, short_of_annotators
+from annotate.loop.service import VoteRowLock, stop_collecting_votes
 from annotate.models import Item, Judgement, Project
-from annotate.services import VoteRowLock, stop_collecting_votes
 
 from .contested import NO_ONE_LEFT, RuleVote, Thresholds, decide
 from .models import (

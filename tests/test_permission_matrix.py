@@ -25,7 +25,7 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from annotate.services import Vote, claim_next_item, submit_judgement
+from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.setup.service import create_invitation
 from curation import release_publishing
 from curation.models import Evaluation, JudgeEndpoint, JudgeRun, Release, Verdict

@@ -12,10 +12,10 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.api.projects import DomainListApi, ProjectListApi, project_for_api
 from common.api.errors import Conflict, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 
-from ..apis import DomainListApi, ProjectListApi, project_for_api
 from ..models import Domain, DomainKind, Membership, Role
 from ..permissions import ADMIN_ROLES
 from . import service

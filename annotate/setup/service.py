@@ -24,6 +24,8 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.utils.text import slugify
 
+from annotate.loop.service import release_open_leases, return_leases
+
 from .. import signals
 from ..models import (
     DOMAIN_WORDING,
@@ -36,7 +38,6 @@ from ..models import (
     Project,
     Role,
 )
-from ..services import release_open_leases, return_leases
 from .models import Invitation, SetupEvent, token_digest
 from .presets import PRESETS
 

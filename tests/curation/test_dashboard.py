@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Judgement
-from annotate.services import Vote, claim_next_item, submit_judgement
 from curation import agreement, reports
 from curation.models import AgreementCache
 from tests.factories import make_item, make_member, make_project, make_user

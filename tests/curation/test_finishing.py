@@ -7,8 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotate.models import Assignment, AssignmentStatus, Item, Membership
-from annotate.services import (
+from annotate.loop.service import (
     AnnotationError,
     Vote,
     claim_next_item,
@@ -18,6 +17,7 @@ from annotate.services import (
     submit_judgement,
     votes_may_come,
 )
+from annotate.models import Assignment, AssignmentStatus, Item, Membership
 from curation.models import AuditEvent, Verdict, VerdictStatus
 from curation.services import (
     CurationError,

@@ -26,9 +26,9 @@ from annotate.demo import (
     build_demo_items,
     write_mrb_dataset,
 )
-from annotate.importing import ImportFailed
+from annotate.importing.records import ImportFailed
+from annotate.importing.service import import_items_from_paths
 from annotate.models import MULTIMODAL_REWARDBENCH_DOMAINS, Item, Membership, Project, Role
-from annotate.services import import_items_from_paths
 
 DEMO_SLUG = "demo"
 DEMO_PASSWORD = "demo-pass-2026"

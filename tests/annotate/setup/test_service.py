@@ -8,6 +8,8 @@ from django.contrib.auth.models import Permission
 from django.utils import timezone
 
 from annotate import signals
+from annotate.importing.service import import_items
+from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import (
     MULTIMODAL_REWARDBENCH_DOMAINS,
     Assignment,
@@ -20,7 +22,6 @@ from annotate.models import (
     SetupEvent,
 )
 from annotate.permissions import project_for
-from annotate.services import Vote, claim_next_item, import_items, submit_judgement
 from annotate.setup import service
 from annotate.setup.presets import VL_REWARDBENCH_DOMAINS
 from curation.models import Release

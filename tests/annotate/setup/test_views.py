@@ -12,8 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Invitation, Membership, Project, SetupEvent
-from annotate.services import Vote, claim_next_item, submit_judgement
 from annotate.setup import service
 from annotate.setup.people import member_rows
 from tests.factories import make_item, make_member, make_project, make_user

@@ -1,8 +1,8 @@
 import pytest
 from django.urls import reverse
 
+from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Assignment, AssignmentStatus, Judgement
-from annotate.services import Vote, claim_next_item, submit_judgement
 from tests.conftest import on_postgres
 from tests.factories import make_item, make_member, make_project, make_user
 
@@ -322,8 +322,8 @@ def test_the_compare_pages_read_equals_the_orms_and_keeps_others_out():
     """own_assignment_for_page (raw SQL on PostgreSQL) loads what the ORM's
     select_related() loads, with the member's own count; another annotator's
     assignment, or a removed member's, is None."""
+    from annotate.loop.service import own_assignment_for_page, own_assignments
     from annotate.models import Membership
-    from annotate.services import own_assignment_for_page, own_assignments
 
     project, _ = setup_project(n_items=3)
     ann, bob = make_member(project), make_member(project)
@@ -369,13 +369,13 @@ def test_a_superuser_outside_the_project_sees_their_own_count(client):
 
 
 def test_raw_instances_equal_from_db_and_respect_init_signal_listeners():
-    """annotate.services._from_db: the same instance as Model.from_db (values,
+    """annotate.loop.service._from_db: the same instance as Model.from_db (values,
     deferred fields, state), and from_db itself while a post_init receiver
     listens."""
     from django.db.models.signals import post_init
 
+    from annotate.loop.service import _from_db
     from annotate.models import Item
-    from annotate.services import _from_db
 
     project, items = setup_project(n_items=1)
     item = Item.objects.get(pk=items[0].pk)
@@ -403,7 +403,7 @@ def test_raw_instances_equal_from_db_and_respect_init_signal_listeners():
 def test_history_shows_every_status_filters_and_keeps_its_query_count(
     client, django_assert_max_num_queries
 ):
-    from annotate.services import revise_judgement, skip_item
+    from annotate.loop.service import revise_judgement, skip_item
 
     project, items = setup_project(n_items=40, votes_per_item=3)
     user = login(client, project)

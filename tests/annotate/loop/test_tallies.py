@@ -13,8 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotate.models import Assignment, AssignmentStatus, Item, Judgement, Membership
-from annotate.services import (
+from annotate.loop.service import (
     AnnotationError,
     Vote,
     claim_next_item,
@@ -23,6 +22,7 @@ from annotate.services import (
     skip_item,
     submit_judgement,
 )
+from annotate.models import Assignment, AssignmentStatus, Item, Judgement, Membership
 from tests.factories import make_item, make_member, make_project
 
 pytestmark = pytest.mark.django_db

@@ -34,14 +34,14 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from PIL import Image
 
-from annotate.importing import (
+from annotate.importing.records import (
     MAX_ID_LENGTH,
     MAX_IMAGE_PATH_LENGTH,
     MAX_MODEL_LENGTH,
     ImportFailed,
 )
+from annotate.importing.service import import_items_from_paths
 from annotate.models import ImageAsset, Item
-from annotate.services import import_items_from_paths
 from curation.models import Verdict
 from tests.factories import make_member, make_project, mrb_record, pairs_record, png_bytes
 
@@ -371,7 +371,7 @@ def test_dataset_member_declaring_a_huge_size_is_refused_without_reading_it(tmp_
 def test_dataset_member_with_a_high_compression_ratio_over_the_limit_is_refused(
     tmp_path, monkeypatch
 ):
-    monkeypatch.setattr("annotate.importing.DATASET_MAX_BYTES", 1_000_000)
+    monkeypatch.setattr("annotate.importing.sources.DATASET_MAX_BYTES", 1_000_000)
     padded = mrb_text([mrb_record(Text="x" * 5_000_000)]).encode()
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:

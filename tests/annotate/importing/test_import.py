@@ -21,15 +21,17 @@ from django.core.files.storage import default_storage
 from PIL import Image
 
 from annotate import signals
-from annotate.importing import DirectoryImageSource, ImportFailed, pairs_swap
+from annotate.importing.parse import pairs_swap
+from annotate.importing.records import ImportFailed
+from annotate.importing.service import import_items, import_items_from_paths
+from annotate.importing.sources import DirectoryImageSource
 from annotate.models import ImageAsset, Item
-from annotate.services import import_items, import_items_from_paths
 from curation.models import Verdict
 from tests.factories import make_assignment, make_project, mrb_record, pairs_record, png_bytes
 
 pytestmark = pytest.mark.django_db
 
-CORPUS = Path(__file__).resolve().parent.parent / "data" / "import"
+CORPUS = Path(__file__).resolve().parents[3] / "tests" / "data" / "import"
 EXIF_ORIENTATION = 0x0112
 
 
@@ -588,7 +590,7 @@ def test_thumbnails_are_made_after_commit(tmp_path, django_capture_on_commit_cal
 
 
 def test_large_images_get_a_webp_thumbnail():
-    from annotate.services import THUMBNAIL_SIZE, make_thumbnails
+    from annotate.importing.service import THUMBNAIL_SIZE, make_thumbnails
     from tests.factories import png_bytes
 
     data = png_bytes(size=(900, 600))
@@ -1088,7 +1090,8 @@ def test_png_with_intact_chunks_but_missing_pixel_data_is_refused(tmp_path):
     import struct
     import zlib
 
-    from annotate.importing import ImageLimits, inspect_image
+    from annotate.importing.images import inspect_image
+    from annotate.importing.records import ImageLimits
 
     def chunk(kind: bytes, body: bytes) -> bytes:
         return (
@@ -1139,7 +1142,7 @@ def test_a_failure_after_a_written_batch_leaves_nothing(tmp_path, monkeypatch):
     # Batches are written as the file is decoded again, inside the one
     # transaction: a failure past the first batch rolls every batch back and
     # removes the images this import stored.
-    from annotate import services
+    from annotate.importing import service as services
 
     project = make_project()
     calls = []

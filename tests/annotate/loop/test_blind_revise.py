@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from annotate.loop.service import AnnotationError, Vote, can_revise, revise_judgement
 from annotate.models import Item
-from annotate.services import AnnotationError, Vote, can_revise, revise_judgement
 from tests.curation.test_verdicts import new_item, verdict, vote_on
 
 pytestmark = pytest.mark.django_db

@@ -6,14 +6,14 @@ import pytest
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
-from annotate.models import Assignment, AssignmentStatus, Item, Membership
-from annotate.services import (
+from annotate.loop.service import (
     Vote,
     claim_next_item,
     expire_stale_leases,
     skip_item,
     submit_judgement,
 )
+from annotate.models import Assignment, AssignmentStatus, Item, Membership
 from tests.conftest import on_postgres, requires_postgres
 from tests.factories import make_item, make_member, make_project
 
@@ -132,7 +132,7 @@ def test_skipped_item_returns_to_pool_and_is_never_offered_to_skipper_again():
 
 
 def test_skip_requires_a_reason():
-    from annotate.services import JudgementInvalid
+    from annotate.loop.service import JudgementInvalid
 
     project = make_project()
     make_item(project)

@@ -2,11 +2,11 @@
 
 from django.urls import path
 
-from . import apis
-from .setup import api as setup_api
+from annotate.api import assignments, imports
+from annotate.setup import api as setup_api
 
 urlpatterns = [
-    # GET lists (annotate.apis); POST creates (annotate.setup.api).
+    # GET lists (annotate.api.projects); POST creates (annotate.setup.api).
     path("projects/", setup_api.ProjectsApi.as_view(), name="api_projects"),
     path("projects/<slug:slug>/", setup_api.ProjectDetailApi.as_view(), name="api_project"),
     path("projects/<slug:slug>/domains/", setup_api.DomainsApi.as_view(), name="api_domains"),
@@ -36,30 +36,30 @@ urlpatterns = [
         setup_api.InvitationDetailApi.as_view(),
         name="api_invitation",
     ),
-    path("projects/<slug:slug>/imports/", apis.ImportApi.as_view(), name="api_import"),
+    path("projects/<slug:slug>/imports/", imports.ImportApi.as_view(), name="api_import"),
     path(
         "projects/<slug:slug>/assignments/next/",
-        apis.NextAssignmentApi.as_view(),
+        assignments.NextAssignmentApi.as_view(),
         name="api_next_assignment",
     ),
     path(
         "assignments/<int:assignment_id>/",
-        apis.AssignmentDetailApi.as_view(),
+        assignments.AssignmentDetailApi.as_view(),
         name="api_assignment",
     ),
     path(
         "assignments/<int:assignment_id>/image/",
-        apis.AssignmentImageApi.as_view(),
+        assignments.AssignmentImageApi.as_view(),
         name="api_assignment_image",
     ),
     path(
         "assignments/<int:assignment_id>/judgement/",
-        apis.SubmitJudgementApi.as_view(),
+        assignments.SubmitJudgementApi.as_view(),
         name="api_submit_judgement",
     ),
     path(
         "assignments/<int:assignment_id>/skip/",
-        apis.SkipAssignmentApi.as_view(),
+        assignments.SkipAssignmentApi.as_view(),
         name="api_skip_assignment",
     ),
 ]

@@ -7,8 +7,8 @@ import re
 import pytest
 from django.urls import reverse
 
+from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Assignment, AssignmentStatus
-from annotate.services import Vote, claim_next_item, submit_judgement
 from tests.factories import make_item, make_member, make_project
 
 pytestmark = pytest.mark.django_db
@@ -187,7 +187,7 @@ def test_safety_items_ask_whether_each_response_is_safe(client):
 def test_judgement_forms_share_their_fields_and_keep_their_own_errors():
     """SharedFields: no deep copies per form, and one form's bound data or
     errors never reach another."""
-    from annotate.forms import JudgementForm
+    from annotate.loop.forms import JudgementForm
 
     first = JudgementForm({"choice": "left", "confidence": "9"})
     second = JudgementForm({"choice": "tie"})

@@ -4,8 +4,8 @@ the row that every claim and vote rewrites stays narrow."""
 import pytest
 from django.db import connection
 
+from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Item
-from annotate.services import Vote, claim_next_item, submit_judgement
 from tests.factories import make_item, make_member, make_project
 from tests.migrations import migrated_to
 

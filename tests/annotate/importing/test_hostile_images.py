@@ -27,15 +27,12 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from PIL import Image, PngImagePlugin
 
-from annotate.importing import (
-    ImageLimits,
-    ImageSource,
-    ImportFailed,
-    _check_image,
-    pillow_limits,
-)
+from annotate.importing.images import pillow_limits
+from annotate.importing.parse import _check_image
+from annotate.importing.records import ImageLimits, ImportFailed
+from annotate.importing.service import import_items_from_paths
+from annotate.importing.sources import ImageSource
 from annotate.models import ImageAsset, Item
-from annotate.services import import_items_from_paths
 from tests.factories import make_member, make_project, make_user, png_bytes
 
 pytestmark = pytest.mark.django_db

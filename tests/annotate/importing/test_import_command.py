@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotate.importing import pairs_swap
+from annotate.importing.parse import pairs_swap
 from annotate.models import ImageAsset, Item
 from tests.factories import make_assignment, make_project, png_bytes
 
 pytestmark = pytest.mark.django_db
 
-CORPUS = Path(__file__).resolve().parent.parent / "data" / "import"
+CORPUS = Path(__file__).resolve().parents[3] / "tests" / "data" / "import"
 
 
 def run(*args: str) -> str:

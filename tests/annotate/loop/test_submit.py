@@ -3,8 +3,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotate import signals
-from annotate.models import AssignmentStatus, Judgement
-from annotate.services import (
+from annotate.loop.service import (
     AnnotationError,
     JudgementInvalid,
     Vote,
@@ -13,6 +12,7 @@ from annotate.services import (
     skip_item,
     submit_judgement,
 )
+from annotate.models import AssignmentStatus, Judgement
 from tests.conftest import on_postgres
 from tests.factories import make_item, make_member, make_project, make_user
 
@@ -218,7 +218,7 @@ def test_submit_runs_a_constant_number_of_queries(django_assert_max_num_queries)
 
 
 def test_submit_and_claim_next_is_one_transaction(monkeypatch):
-    from annotate import services
+    from annotate.loop import service as services
 
     project = make_project(votes_per_item=1)
     domain = project.domains.get(slug="general_preference")
@@ -281,7 +281,7 @@ def test_a_refused_submit_commits_its_empty_transaction(submit, name, setup, vot
     """A refusal writes nothing and ends the submit's transaction (here the
     test's savepoint) with a commit, not a rollback: psycopg drops every
     prepared statement of the connection on any ROLLBACK."""
-    from annotate import services
+    from annotate.loop import service as services
     from annotate.models import Assignment, Item
 
     a, user, item = claimed(domain="general_preference")
@@ -307,7 +307,7 @@ def test_a_refused_submit_commits_its_empty_transaction(submit, name, setup, vot
 
 @pytest.mark.skipif(not on_postgres(), reason="prepared statements: PostgreSQL")
 def test_prepared_statements_survive_an_invalid_vote():
-    from annotate.services import submit_and_claim_next
+    from annotate.loop.service import submit_and_claim_next
 
     a, user, _ = claimed(domain="general_preference")
 

@@ -1,4 +1,4 @@
-"""The item the compare page keeps ready (annotate.services.claim_ahead):
+"""The item the compare page keeps ready (annotate.loop.service.claim_ahead):
 a lease like any other, at most one ahead of the item on screen."""
 
 import threading
@@ -9,14 +9,14 @@ from django.db import close_old_connections
 from django.urls import reverse
 from django.utils import timezone
 
-from annotate.models import Assignment, AssignmentStatus, Item
-from annotate.services import (
+from annotate.loop.service import (
     Vote,
     claim_ahead,
     claim_next_item,
     expire_stale_leases,
     submit_and_claim_next,
 )
+from annotate.models import Assignment, AssignmentStatus, Item
 from tests.conftest import requires_postgres
 from tests.factories import make_item, make_member, make_project
 

@@ -18,7 +18,7 @@ from tests.factories import make_member, make_project, make_user, png_bytes
 
 pytestmark = pytest.mark.django_db
 
-CORPUS = Path(__file__).resolve().parent.parent / "data" / "import"
+CORPUS = Path(__file__).resolve().parents[3] / "tests" / "data" / "import"
 
 
 def zip_upload(name: str, members: dict[str, bytes]) -> SimpleUploadedFile:

@@ -1,7 +1,4 @@
-"""REST API of the annotate app (/api/v1/): projects, domains, import, and the
-annotator's loop (next assignment, submit, skip). One APIView per endpoint
-with its own input and output serializers; the work is done by the same
-services as the HTML views (annotate.services).
+"""REST API of the annotator's loop (/api/v1/): next assignment, submit, skip.
 
 Annotators are blind here as in the browser: an assignment carries the two
 responses in *displayed* order (left/right), never model names, gold, the
@@ -14,233 +11,29 @@ from __future__ import annotations
 import mimetypes
 
 from django.core.files.storage import default_storage
-from django.db.models import OuterRef, Subquery, Value
 from django.http import FileResponse
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
-from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.api.errors import Conflict, Rejected, errors
-from common.api.paging import PAGE_PARAMETERS, paginate, paginated
-from common.api.schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES
-
-from .importing import FORMATS, ImportFailed
-from .models import Assignment, AssignmentStatus, Domain, Membership, Project, Role
-from .permissions import ADMIN_ROLES
-from .services import (
+from annotate.api.projects import project_for_api
+from annotate.loop.service import (
     AnnotationError,
     JudgementInvalid,
     Vote,
     claim_next_item,
-    import_uploaded_items,
     own_assignments,
     skip_item,
     submit_and_claim_next,
     submit_judgement,
     votes_may_come,
 )
-
-# --- Access -------------------------------------------------------------------------------
-
-
-def project_for_api(user, slug: str, roles: tuple[str, ...] | None = None) -> tuple[Project, str]:
-    """The project and the user's role in it, in one query. A stranger gets
-    404 (the project's existence is not revealed), a member without one of
-    `roles` 403 — the same rule as annotate.permissions.project_for."""
-    projects = Project.objects.filter(slug=slug)
-    if user.is_superuser:
-        projects = projects.annotate(member_role=Value(Role.ADMIN))
-    else:
-        projects = projects.annotate(
-            member_role=Subquery(
-                Membership.objects.filter(project=OuterRef("pk"), user=user, is_active=True).values(
-                    "role"
-                )[:1]
-            )
-        )
-    project = projects.first()
-    role: str | None = getattr(project, "member_role", None)  # the annotation above
-    if project is None or role is None:
-        raise exceptions.NotFound("No such project.")
-    if roles is not None and role not in roles:
-        raise exceptions.PermissionDenied("Your role in this project does not allow this.")
-    return project, role
-
-
-# --- Projects and domains -----------------------------------------------------------------
-
-
-class ProjectListApi(APIView):
-    class OutputSerializer(serializers.Serializer):
-        slug = serializers.SlugField()
-        name = serializers.CharField()
-        description = serializers.CharField()
-        guidelines = serializers.CharField(help_text="Markdown.")
-        role = serializers.ChoiceField(choices=Role.choices, source="member_role")
-        votes_per_item = serializers.IntegerField()
-        allow_tie = serializers.BooleanField()
-        require_rationale = serializers.BooleanField()
-
-    @extend_schema(
-        operation_id="projects_list",
-        summary="Projects you are a member of, with your role",
-        responses={200: paginated(OutputSerializer), **errors(401, 404)},
-        parameters=PAGE_PARAMETERS,
-    )
-    def get(self, request):
-        user = request.user
-        if user.is_superuser:
-            projects = Project.objects.annotate(member_role=Value(Role.ADMIN))
-        else:
-            projects = Project.objects.filter(
-                memberships__user=user, memberships__is_active=True
-            ).annotate(
-                member_role=Subquery(
-                    Membership.objects.filter(project=OuterRef("pk"), user=user).values("role")[:1]
-                )
-            )
-        return paginate(self, projects.order_by("name", "pk"), self.OutputSerializer)
-
-
-class DomainListApi(APIView):
-    class OutputSerializer(serializers.Serializer):
-        slug = serializers.SlugField()
-        title = serializers.CharField()
-        export_category = serializers.CharField(help_text="The release's Category string.")
-        kind = serializers.ChoiceField(choices=["correctness", "preference"])
-        guidelines = serializers.CharField(help_text="Markdown.")
-
-    @extend_schema(
-        operation_id="domains_list",
-        summary="The project's domains",
-        responses={200: paginated(OutputSerializer), **errors(401, 404)},
-        parameters=PAGE_PARAMETERS,
-    )
-    def get(self, request, slug):
-        project, _ = project_for_api(request.user, slug)
-        domains = Domain.objects.filter(project=project).order_by("position", "slug")
-        return paginate(self, domains, self.OutputSerializer)
-
-
-# --- Import -------------------------------------------------------------------------------
-
-
-class ImportApi(APIView):
-    parser_classes = [MultiPartParser]
-
-    class InputSerializer(serializers.Serializer):
-        dataset = serializers.FileField(
-            help_text="Multimodal RewardBench .json, chosen/rejected .jsonl, or a .zip "
-            "holding one of them together with its images."
-        )
-        images = serializers.FileField(
-            required=False, help_text="A .zip of the images (with a .json/.jsonl dataset)."
-        )
-        format = serializers.ChoiceField(
-            choices=["", *FORMATS], required=False, default="", help_text="Empty: detect."
-        )
-        domain = serializers.CharField(
-            required=False, default="", help_text="Domain slug for files without a category."
-        )
-        field_map = serializers.CharField(
-            required=False,
-            default="",
-            help_text="ours=theirs pairs, one per line or comma-separated (e.g. prompt=query).",
-        )
-        gold_from_label = serializers.BooleanField(required=False, default=False)
-        update = serializers.BooleanField(
-            required=False, default=False, help_text="Replace changed items nobody has claimed."
-        )
-
-        def validate_dataset(self, f):
-            if not f.name.lower().endswith((".json", ".jsonl", ".zip")):
-                raise serializers.ValidationError("Upload a .json, .jsonl or .zip file.")
-            return f
-
-        def validate_images(self, f):
-            if f and not f.name.lower().endswith(".zip"):
-                raise serializers.ValidationError("Images must be uploaded as a .zip file.")
-            return f
-
-        def validate_field_map(self, text):
-            mapping = {}
-            for n, part in enumerate(text.replace(",", "\n").splitlines(), start=1):
-                if not part.strip():
-                    continue
-                ours, sep, theirs = part.partition("=")
-                if not sep or not ours.strip() or not theirs.strip():
-                    raise serializers.ValidationError(f"Entry {n} is not ours=theirs: {part!r}")
-                mapping[ours.strip()] = theirs.strip()
-            return mapping
-
-        def validate(self, data):
-            images = data.get("images")
-            if images and data["dataset"].name.lower().endswith(".zip"):
-                raise serializers.ValidationError(
-                    {
-                        "images": "The dataset zip already holds its images; send an images "
-                        "zip only with a .json or .jsonl dataset."
-                    }
-                )
-            return data
-
-    class OutputSerializer(serializers.Serializer):
-        format = serializers.ChoiceField(choices=FORMATS)
-        created = serializers.IntegerField()
-        updated = serializers.IntegerField()
-        unchanged = serializers.IntegerField()
-        images_stored = serializers.IntegerField()
-
-    @extend_schema(
-        operation_id="items_import",
-        summary="Import items (admins): all or nothing",
-        description="Every record and image is checked first; if anything is wrong the answer "
-        "is 400 with code `import_failed`, one entry in `problems` per problem (file, line, "
-        "record, field) and nothing is written. Importing the same file again changes nothing.",
-        request={"multipart/form-data": InputSerializer},
-        responses={200: OutputSerializer, **errors(400, 401, 403, 404, 413)},
-    )
-    def post(self, request, slug):
-        project, _ = project_for_api(request.user, slug, ADMIN_ROLES)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        try:
-            result = import_uploaded_items(
-                project=project,
-                dataset=data["dataset"],
-                images=data.get("images"),
-                fmt=data["format"] or None,
-                domain=data["domain"] or None,
-                field_map=data["field_map"],
-                gold_from_label=data["gold_from_label"],
-                update=data["update"],
-            )
-        except ImportFailed as exc:
-            message = f"The import was refused ({len(exc.problems)} problems); nothing was written."
-            if exc.truncated:
-                message += f" Stopped looking after {len(exc.problems)} problems."
-            raise Rejected(
-                message,
-                code="import_failed",
-                fields={"dataset": [str(p) for p in exc.problems]},
-                problems=[
-                    {
-                        "file": p.file,
-                        "line": p.line,
-                        "index": p.index,
-                        "field": p.field,
-                        "message": p.message,
-                    }
-                    for p in exc.problems
-                ],
-            ) from None
-        return Response(self.OutputSerializer(result).data)
-
+from annotate.models import Assignment, AssignmentStatus, Project
+from common.api.errors import Conflict, errors
+from common.api.schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES
 
 # --- Annotation ---------------------------------------------------------------------------
 

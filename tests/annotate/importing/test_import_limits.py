@@ -11,16 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from annotate.importing import (
-    ImageLimits,
-    ImportFailed,
-    NoImageSource,
-    PairsOptions,
-    ProblemLog,
-    iter_json_array,
-    iter_jsonl,
-    parse_dataset,
-)
+from annotate.importing.jsonscan import iter_json_array, iter_jsonl
+from annotate.importing.parse import PairsOptions, parse_dataset
+from annotate.importing.records import ImageLimits, ImportFailed, ProblemLog
+from annotate.importing.sources import NoImageSource
 from tests.factories import mrb_record, pairs_record
 from tests.fresh_process import run_django
 
@@ -127,7 +121,9 @@ MEMORY_SCRIPT = textwrap.dedent(
     """
     import gc, resource, sys
     from pathlib import Path
-    from annotate.importing import DirectoryImageSource, ImageLimits, PairsOptions, parse_dataset
+    from annotate.importing.sources import DirectoryImageSource
+    from annotate.importing.records import ImageLimits
+    from annotate.importing.parse import PairsOptions, parse_dataset
     path = Path(sys.argv[1])
     gc.collect()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -202,16 +198,16 @@ def test_an_image_name_longer_than_255_bytes_is_an_error_naming_the_record(name)
     )
 
 
-# What annotate.services does: the dataset is mapped from disk (a zip member
+# What annotate.importing.service does: the dataset is mapped from disk (a zip member
 # decompressed into a temporary file first), never read into one bytes object.
 STREAM_SCRIPT = textwrap.dedent(
     """
     import gc, resource, sys
     from pathlib import Path
-    from annotate.importing import (
-        DirectoryImageSource, ImageLimits, PairsOptions, ZipImageSource, open_dataset_file,
-        parse_dataset,
-    )
+    from annotate.importing.sources import DirectoryImageSource, ZipImageSource
+    from annotate.importing.records import ImageLimits
+    from annotate.importing.parse import PairsOptions, parse_dataset
+    from annotate.importing.jsonscan import open_dataset_file
     path = Path(sys.argv[1])
     gc.collect()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -304,7 +300,7 @@ IMPORT_SCRIPT = textwrap.dedent(
     from django.core.management import call_command
     call_command("migrate", verbosity=0)
     from annotate.models import Item
-    from annotate.services import import_items_from_paths
+    from annotate.importing.service import import_items_from_paths
     from tests.factories import make_project
     path = Path(sys.argv[1])
     project = make_project("big")

@@ -8,8 +8,8 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Assignment, AssignmentStatus, Judgement, Membership
-from annotate.services import Vote, claim_next_item, submit_judgement
 from tests.factories import make_item, make_member, make_project
 
 pytestmark = pytest.mark.django_db
