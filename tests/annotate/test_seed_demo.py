@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.test import RequestFactory
 from PIL import Image
 
-from annotate import demo
+import demo
 from annotate.management.commands import seed_demo
 from annotate.models import MULTIMODAL_REWARDBENCH_DOMAINS, Domain, ImageAsset, Item, Membership
 
