@@ -24,7 +24,7 @@ from rest_framework.views import APIView
 from annotate.api.projects import project_for_api
 from annotate.eligibility import eligible_counts
 from annotate.models import Judgement, Membership
-from annotate.permissions import CURATOR_ROLES
+from annotate.projects import CURATOR_ROLES
 from common.api.errors import Conflict, PayloadTooLarge, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.api.schema import CANONICAL_CHOICES, OPTIONAL_RESPONSES, RESPONSES

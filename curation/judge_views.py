@@ -11,7 +11,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotate.permissions import ADMIN_ROLES, CURATOR_ROLES, project_for
+from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, project_for
 
 from .forms import JudgeEndpointForm, JudgeRunForm
 from .judge_runs import (

@@ -45,7 +45,7 @@ from annotate.models import (
     Project,
     submitted_count,
 )
-from annotate.permissions import project_for
+from annotate.projects import project_for
 from config.reversing import reverse_one
 
 # --- Annotation ------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotate.models import Item, Judgement
-from annotate.permissions import CURATOR_ROLES, project_for
+from annotate.projects import CURATOR_ROLES, project_for
 
 from ..models import (
     Evaluation,
