@@ -9,12 +9,9 @@ class AnnotateConfig(AppConfig):
         from django.contrib.auth import get_user_model
         from django.db.models.signals import post_delete, post_save
 
-        from config.database import connect_signals
-
         from . import receivers
         from .models import Membership
 
-        connect_signals()  # PostgreSQL reads timestamps in C (config/database.py)
         # Connected before curation's receivers (INSTALLED_APPS order), so
         # the leases have ended when curation rechecks the items.
         post_delete.connect(
