@@ -77,7 +77,7 @@ format: install
 	$(VENV)/bin/ruff check --fix .
 
 typecheck: install
-	$(VENV)/bin/mypy accounts annotate curation common config demo
+	$(VENV)/bin/mypy annotate curation common config demo
 
 # The whole suite. With DATABASE_URL / REDIS_URL set it runs against those
 # servers (as .ci/run does); without them on SQLite, skipping only what needs a server.
