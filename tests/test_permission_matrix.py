@@ -26,7 +26,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from annotate.loop.service import Vote, claim_next_item, submit_judgement
-from annotate.setup.service import create_invitation
+from annotate.setup.team import create_invitation
 from curation import release_publishing
 from curation.models import Evaluation, JudgeEndpoint, JudgeRun, Release, Verdict
 from tests.factories import make_item, make_member, make_project, make_user, png_bytes

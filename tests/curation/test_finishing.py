@@ -462,7 +462,7 @@ def test_the_worker_sweep_returns_expired_leases_when_nobody_claims():
 
 
 def test_deactivating_a_member_on_the_members_page_rechecks_their_items():
-    from annotate.setup.service import deactivate_member
+    from annotate.setup.team import deactivate_member
 
     project, team, item = team_project(4)
     admin = make_member(project, role="admin")

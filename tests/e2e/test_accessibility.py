@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Membership
-from annotate.setup.service import create_invitation
+from annotate.setup.team import create_invitation
 from curation.judge_runs import save_endpoint, start_judge_run
 from curation.models import Verdict
 from curation.releases import build_release, create_release

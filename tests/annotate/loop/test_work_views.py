@@ -270,12 +270,12 @@ def test_compare_page_runs_a_constant_number_of_queries(client, django_assert_ma
     user = login(client, project)
     start(client, project)
     a = Assignment.objects.get(annotator=user)
-    # session with its user (config.sessions), the assignment with what the
+    # the session, its user, the assignment with what the
     # page shows (on PostgreSQL with the annotator's own count), the
     # project's progress and what is left for the annotator, read afresh
     # (and elsewhere the annotator's own count)
     for _ in range(2):
-        with django_assert_max_num_queries(3 if on_postgres() else 4):
+        with django_assert_max_num_queries(4 if on_postgres() else 5):
             client.get(reverse("work_item", args=[a.pk]))
 
 
@@ -290,12 +290,12 @@ def test_htmx_submit_and_next_item_run_a_constant_number_of_queries(
     user = login(client, project)
     start(client, project)
     a = Assignment.objects.get(annotator=user)
-    # session with its user; the submit, which reads the assignment itself
+    # the session, its user; the submit, which reads the assignment itself
     # (see test_submit: 3 on PostgreSQL, 7 on SQLite, and its SAVEPOINT pair);
     # the claim (see test_claim: 1 with the annotator's own count, or 5 and a
     # pair, and the count), the progress line. The fresh claim brings the
     # next item along.
-    with django_assert_max_num_queries(8 if on_postgres() else 19):
+    with django_assert_max_num_queries(9 if on_postgres() else 20):
         response = client.post(
             reverse("work_submit", args=[a.pk]), {"choice": "left"}, HTTP_HX_REQUEST="true"
         )
