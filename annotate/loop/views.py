@@ -22,6 +22,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
+from annotate.loop import rules
 from annotate.loop.forms import JudgementForm, SkipForm
 from annotate.loop.service import (
     COMPARE_PAGE_RELATED,
@@ -31,7 +32,6 @@ from annotate.loop.service import (
     claim_ahead,
     claim_next_item,
     own_assignment_for_page,
-    own_assignments,
     revise_judgement,
     skip_item,
     submit_and_claim_next,
@@ -58,7 +58,7 @@ def _assignment_for(request, assignment_id: int, related=COMPARE_PAGE_RELATED) -
     if related == COMPARE_PAGE_RELATED:
         assignment = own_assignment_for_page(assignment_id=assignment_id, annotator=request.user)
     else:
-        mine = own_assignments(request.user).filter(pk=assignment_id)
+        mine = Assignment.objects.own(request.user).filter(pk=assignment_id)
         # (select_related() without names would follow every foreign key.)
         assignment = (mine.select_related(*related) if related else mine).first()
     if assignment is None:
@@ -242,10 +242,8 @@ def _render_work(
     if assignment.status == AssignmentStatus.SUBMITTED:
         judgement = assignment.judgements.get(is_current=True)
     html = item.rendered()
-    left, right = (
-        (html["response_2"], html["response_1"])
-        if assignment.shown_swapped
-        else (html["response_1"], html["response_2"])
+    left, right = rules.displayed_pair(
+        html["response_1"], html["response_2"], swapped=assignment.shown_swapped
     )
     if form is None and judgement is not None:
         form = JudgementForm(initial=_displayed_initial(judgement, assignment))
@@ -319,11 +317,8 @@ def _correctness_choices(yes_label: str, no_label: str) -> tuple[tuple[str, str]
 
 
 def _displayed_initial(judgement: Judgement, assignment: Assignment) -> dict:
-    canon_to_side = {assignment.displayed_to_canonical(s): s for s in ("left", "right")}
     return {
-        "choice": "tie" if judgement.choice == "tie" else canon_to_side[judgement.choice],
-        "correct_" + canon_to_side["1"]: judgement.correct_1,
-        "correct_" + canon_to_side["2"]: judgement.correct_2,
+        **rules.displayed_answer(judgement, swapped=assignment.shown_swapped),
         "confidence": judgement.confidence,
         "rationale": judgement.rationale,
         "flagged_problem": judgement.flagged_problem,
@@ -415,7 +410,7 @@ def _return_after_revise(request, project: Project) -> str:
     if url:
         return url
     held = (
-        own_assignments(request.user)
+        Assignment.objects.own(request.user)
         .filter(
             item__project=project,
             status=AssignmentStatus.OPEN,
@@ -583,7 +578,7 @@ def history(request, slug):
     project, role = project_for(request.user, slug)
     status = request.GET.get("status", "")
     assignments = (
-        own_assignments(request.user)
+        Assignment.objects.own(request.user)
         .filter(
             item__project=project,
             status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED],
@@ -654,6 +649,4 @@ def history(request, slug):
 
 
 def _displayed_side(judgement: Judgement, assignment: Assignment) -> str:
-    if judgement.choice == "tie":
-        return "tie"
-    return "left" if assignment.displayed_to_canonical("left") == judgement.choice else "right"
+    return rules.displayed_choice(judgement.choice, swapped=assignment.shown_swapped)

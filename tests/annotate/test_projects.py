@@ -1,4 +1,4 @@
-"""annotate.permissions.project_for: one query for the project and the
+"""annotate.projects: who sees a project and in what role, written once.
 member's role; strangers 404, members without the role 403."""
 
 import pytest

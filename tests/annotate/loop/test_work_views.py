@@ -322,7 +322,7 @@ def test_the_compare_pages_read_equals_the_orms_and_keeps_others_out():
     """own_assignment_for_page (raw SQL on PostgreSQL) loads what the ORM's
     select_related() loads, with the member's own count; another annotator's
     assignment, or a removed member's, is None."""
-    from annotate.loop.service import own_assignment_for_page, own_assignments
+    from annotate.loop.service import own_assignment_for_page
     from annotate.models import Membership
 
     project, _ = setup_project(n_items=3)
@@ -331,7 +331,7 @@ def test_the_compare_pages_read_equals_the_orms_and_keeps_others_out():
     submit_judgement(assignment_id=a.pk, annotator=ann, vote=Vote(choice="1"))
     read = own_assignment_for_page(assignment_id=a.pk, annotator=ann)
     orm = (
-        own_assignments(ann)
+        Assignment.objects.own(ann)
         .select_related("item__project", "item__domain", "item__image")
         .get(pk=a.pk)
     )
@@ -366,38 +366,6 @@ def test_a_superuser_outside_the_project_sees_their_own_count(client):
     page = client.get(reverse("work_item", args=[following.pk]))
     assert page.status_code == 200
     assert "You: <strong>1</strong> judged" in page.content.decode()
-
-
-def test_raw_instances_equal_from_db_and_respect_init_signal_listeners():
-    """annotate.loop.service._from_db: the same instance as Model.from_db (values,
-    deferred fields, state), and from_db itself while a post_init receiver
-    listens."""
-    from django.db.models.signals import post_init
-
-    from annotate.loop.service import _from_db
-    from annotate.models import Item
-
-    project, items = setup_project(n_items=1)
-    item = Item.objects.get(pk=items[0].pk)
-    names = ["id", "project_id", "external_id", "votes_needed"]
-    values = [item.pk, project.pk, item.external_id, item.votes_needed]
-    fast, slow = _from_db(Item, "default", names, values), Item.from_db("default", names, values)
-    assert type(fast) is Item and fast == slow
-    assert fast.get_deferred_fields() == slow.get_deferred_fields()
-    assert (fast._state.adding, fast._state.db) == (slow._state.adding, slow._state.db)
-    assert fast.prompt == item.prompt  # a deferred field loads on access
-    assert fast.project == project
-    seen = []
-
-    def receiver(sender, instance, **kwargs):
-        seen.append(instance)
-
-    post_init.connect(receiver, sender=Item)
-    try:
-        made = _from_db(Item, "default", names, values)
-    finally:
-        post_init.disconnect(receiver, sender=Item)
-    assert seen == [made]
 
 
 def test_history_shows_every_status_filters_and_keeps_its_query_count(
