@@ -82,6 +82,7 @@ def project_for(user, slug: str, roles: tuple[str, ...] | None = None) -> tuple[
     project = Project.objects.visible_to(user).filter(slug=slug).first()
     if project is None:
         raise Http404("No such project")
-    if roles is not None and project.member_role not in roles:
+    role: str = project.member_role  # type: ignore[attr-defined]  # (visible_to's)
+    if roles is not None and role not in roles:
         raise PermissionDenied("Your role in this project does not allow this page.")
-    return project, project.member_role
+    return project, role

@@ -20,9 +20,10 @@ def project_for_api(user, slug: str, roles: tuple[str, ...] | None = None) -> tu
     project = Project.objects.visible_to(user).filter(slug=slug).first()
     if project is None:
         raise exceptions.NotFound("No such project.")
-    if roles is not None and project.member_role not in roles:
+    role: str = project.member_role  # type: ignore[attr-defined]  # (visible_to's)
+    if roles is not None and role not in roles:
         raise exceptions.PermissionDenied("Your role in this project does not allow this.")
-    return project, project.member_role
+    return project, role
 
 
 # --- Projects and domains -----------------------------------------------------------------

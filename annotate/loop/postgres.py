@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from django.db import connection
+from django.db.models import Model
 
 from annotate.loop.rules import Vote, tally_columns
 from annotate.models import (
@@ -38,7 +39,7 @@ from annotate.projects import MEMBER_SQL
 ITEM_COUNTS = ("votes_needed", "votes_1", "votes_2", "votes_tie")
 
 
-def _select_columns(alias: str, model, skip=()) -> list[tuple[str, str]]:
+def _select_columns(alias: str, model: type[Model], skip=()) -> list[tuple[str, str]]:
     """(attname, alias.column) of `model`'s concrete fields, in their order,
     for a raw SELECT, minus `skip` and fields whose raw value needs
     converting (JSON): those are left deferred, loaded on first access."""
@@ -49,7 +50,7 @@ def _select_columns(alias: str, model, skip=()) -> list[tuple[str, str]]:
     ]
 
 
-def _instances(row, *parts: tuple[type, list[tuple[str, str]]]) -> list:
+def _instances(row, *parts: tuple[type[Model], list[tuple[str, str]]]) -> list:
     """Model instances (Model.from_db) from consecutive slices of a raw row:
     PostgreSQL's driver returns ready Python values for the columns
     _select_columns picks."""

@@ -49,8 +49,10 @@ class Vote:
 
 
 class _Project(Protocol):
-    allow_tie: bool
-    require_rationale: bool
+    @property
+    def allow_tie(self) -> bool: ...
+    @property
+    def require_rationale(self) -> bool: ...
 
 
 class _Domain(Protocol):
@@ -102,8 +104,8 @@ def vote_fields(vote: Vote) -> dict[str, Any]:
 
 
 class _Revisable(Protocol):
-    votes_needed: int
-
+    @property
+    def votes_needed(self) -> int: ...
     @property
     def n_votes(self) -> int: ...
 
@@ -124,9 +126,12 @@ _TALLY = {"1": "votes_1", "2": "votes_2", TIE: "votes_tie"}
 
 
 class _Labelled(Protocol):
-    choice: str
-    correct_1: str
-    correct_2: str
+    @property
+    def choice(self) -> str: ...
+    @property
+    def correct_1(self) -> str: ...
+    @property
+    def correct_2(self) -> str: ...
 
 
 def tally_columns(vote: _Labelled) -> list[str]:
