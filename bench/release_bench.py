@@ -26,11 +26,11 @@ annotators with pseudonyms, tallies that match them, and a verdict: agreed
 reason), all releasable; another 2 % of items are excluded and must stay out
 of the release. Rows are written with COPY, then VACUUM ANALYZEd.
 
-Measured: ``curation.releases.build_release`` of a release of every domain,
+Measured: ``curation.releases.build.build_release`` of a release of every domain,
 once per project, each in a fresh subprocess that does nothing else (Django
 set up, the release row created, then the build): wall-clock time, CPU time,
 peak memory (``ru_maxrss``, cross-checked with Linux's VmHWM), and the time
-per phase (the functions of curation.releases/exporter/parquet_export are
+per phase (the functions of curation.releases.build/exporter/parquet_export are
 wrapped with timers in that process). The parent never imports Django, numpy
 or pyarrow: a child starts with its parent's peak RSS in ``ru_maxrss``.
 ``--profile`` also prints a cProfile of each build (slower; its figures are
@@ -379,8 +379,10 @@ class Phases:
 
 
 def measure_build(project_id: int, version: str, profile: bool) -> dict:
-    from curation import exporter, parquet_export, releases
     from curation.models import Release, ReleaseItem, ReleaseStatus
+    from curation.releases import build as releases
+    from curation.releases import exporter
+    from curation.releases import parquet as parquet_export
 
     phases = Phases()
     phases.wrap(releases, "_agreement", "agreement (alpha, bootstrap CIs)")

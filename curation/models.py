@@ -409,7 +409,7 @@ class JudgeEndpoint(models.Model):
     def set_api_key(self, key: str) -> None:
         """Store `key` encrypted under the current SECRET_KEY, sealed for the
         origin of the current base URL ("" clears it)."""
-        from .key_encryption import origin_of, seal
+        from curation.evaluation.key_encryption import origin_of, seal
 
         self.api_key_encrypted = seal(key, origin_of(self.base_url), _secrets()) if key else ""
 
@@ -418,7 +418,7 @@ class JudgeEndpoint(models.Model):
         key_encryption.UndecryptableKey after a SECRET_KEY change, and its
         KeyForAnotherOrigin when the base URL's origin is not the one the key
         was entered for."""
-        from .key_encryption import origin_of, unseal
+        from curation.evaluation.key_encryption import origin_of, unseal
 
         if not self.api_key_encrypted:
             return ""

@@ -1,8 +1,7 @@
 from celery import shared_task
 
 from annotate.models import Project
-
-from . import reports
+from curation.agreement import reports
 
 
 @shared_task(name="curation.tasks.refresh_agreement", acks_late=True)
@@ -19,7 +18,7 @@ def refresh_agreement(project_id: int) -> int:
 )
 def build_release_task(self, release_id: int) -> str:
     """Build a release (idempotent: a ready release is left as it is)."""
-    from .releases import build_release
+    from curation.releases.build import build_release
 
     # A redelivered message was taken by a worker that died before
     # acknowledging it (the broker's visibility timeout exceeds any build), so
@@ -39,8 +38,9 @@ def requeue_unsent_work() -> int:
     from django.db.models import Q
     from django.utils import timezone
 
+    from curation.releases.build import STALE_BUILD
+
     from .models import AgreementCache, Release, ReleaseStatus
-    from .releases import STALE_BUILD
 
     stale = timezone.now() - STALE_BUILD
     releases = list(
@@ -59,7 +59,8 @@ def requeue_unsent_work() -> int:
         refresh_agreement.delay(project_id)
     # Judge runs never started, or whose loop stopped writing its heartbeat
     # (its worker died): take_over resumes those, sending only unanswered items.
-    from .judge_runs import stale_after
+    from curation.evaluation.judge_runs import stale_after
+
     from .models import JudgeRun, JudgeRunStatus
 
     runs = list(
@@ -89,7 +90,7 @@ def requeue_unsent_work() -> int:
 def judge_release_task(self, run_id: int, take_over: bool = False) -> str:
     """Run a judge over a release (idempotent: answers already stored are not
     sent again; a run that is not pending is left alone)."""
-    from .judge_runs import run_judge
+    from curation.evaluation.judge_runs import run_judge
 
     # Redelivered: the worker that took it died. Its run (like any with
     # take_over) is taken over only once its heartbeat is stale, which a live

@@ -1,6 +1,8 @@
 from django.urls import path
 
-from . import judge_views, views
+from curation.evaluation import views as judge_views
+from curation.verdicts import views
+
 from .quality import views as quality_views
 
 urlpatterns = [

@@ -7,10 +7,10 @@ from django.utils import timezone
 from annotate.models import ImageAsset
 from annotate.tasks import requeue_missing_thumbnails
 from curation.models import AgreementCache, Release, ReleaseStatus
-from curation.releases import create_release
-from curation.services import request_agreement_refresh
+from curation.releases.build import create_release
 from curation.tasks import requeue_unsent_work
-from tests.curation.test_releases import make_release_project
+from curation.verdicts.service import request_agreement_refresh
+from tests.curation.releases.test_releases import make_release_project
 from tests.factories import make_item, make_project
 
 pytestmark = pytest.mark.django_db

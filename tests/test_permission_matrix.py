@@ -27,8 +27,8 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from annotate.services import Vote, claim_next_item, submit_judgement
 from annotate.setup.service import create_invitation
-from curation import release_publishing
 from curation.models import Evaluation, JudgeEndpoint, JudgeRun, Release, Verdict
+from curation.releases import publishing as release_publishing
 from tests.factories import make_item, make_member, make_project, make_user, png_bytes
 
 pytestmark = pytest.mark.django_db

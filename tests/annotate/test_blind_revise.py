@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from annotate.models import Item
 from annotate.services import AnnotationError, Vote, can_revise, revise_judgement
-from tests.curation.test_verdicts import new_item, verdict, vote_on
+from tests.curation.verdicts.test_verdicts import new_item, verdict, vote_on
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from curation import scoring
+from curation.evaluation import scoring
 from tests.factories import make_member, make_project, png_bytes
 
 pytestmark = pytest.mark.django_db

@@ -14,7 +14,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotate.models import Assignment, AssignmentStatus, SetupEvent
-from curation import scoring
+from curation.evaluation import scoring
 from tests.factories import make_user, png_bytes
 
 pytestmark = pytest.mark.django_db

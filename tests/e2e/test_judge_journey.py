@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from annotate.models import Membership
-from curation import scoring
-from curation.judge_runs import run_judge, start_judge_run
+from curation.evaluation import scoring
+from curation.evaluation.judge_runs import run_judge, start_judge_run
 from curation.models import JudgeEndpoint, JudgeRun, JudgeRunStatus
-from curation.releases import build_release, create_release
-from tests.curation.fake_openai import FakeJudge
-from tests.curation.test_releases import ALL_DOMAINS, make_release_project
+from curation.releases.build import build_release, create_release
+from tests.curation.evaluation.fake_openai import FakeJudge
+from tests.curation.releases.test_releases import ALL_DOMAINS, make_release_project
 from tests.e2e.test_release_journey import login
 from tests.factories import make_user
 

@@ -18,9 +18,9 @@ from django.core.management import call_command
 from annotate.management.commands.seed_demo import DEMO_PASSWORD, DEMO_SLUG
 from annotate.models import Item, Project
 from annotate.services import Vote, claim_next_item, submit_judgement
-from curation import release_publishing
 from curation.models import AuditEvent, Release, Verdict
-from curation.releases import build_release, create_release
+from curation.releases import publishing as release_publishing
+from curation.releases.build import build_release, create_release
 from tests.curation.quality.conftest import needs_quality_extra
 
 pytestmark = [

@@ -6,7 +6,7 @@ from tqdm import tqdm
 
 from annotate.models import Project
 from curation.models import Release, ReleaseStatus
-from curation.releases import ReleaseError, build_release, create_release
+from curation.releases.build import ReleaseError, build_release, create_release
 
 
 class Command(BaseCommand):

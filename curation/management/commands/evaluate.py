@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from curation import scoring
+from curation.evaluation import scoring
 
 
 def read_predictions(path: str, order: str | None = None) -> list[scoring.Prediction]:

@@ -1,0 +1,58 @@
+"""/api/v1/ routes of the curation app (included by config.urls)."""
+
+from django.urls import path
+
+from curation.api import verdicts as apis
+from curation.quality import apis as quality_apis
+
+P = "projects/<slug:slug>/"
+R = P + "releases/<int:release_id>/"
+
+urlpatterns = [
+    path(P + "verdicts/", apis.VerdictListApi.as_view(), name="api_verdicts"),
+    path(P + "verdicts/<int:item_id>/", apis.VerdictDetailApi.as_view(), name="api_verdict"),
+    path(
+        P + "verdicts/<int:item_id>/decision/",
+        apis.DecisionApi.as_view(),
+        name="api_verdict_decision",
+    ),
+    path(P + "agreement/", apis.AgreementApi.as_view(), name="api_agreement"),
+    path(
+        P + "agreement/refresh/", apis.AgreementRefreshApi.as_view(), name="api_agreement_refresh"
+    ),
+    path(P + "releases/", apis.ReleaseListApi.as_view(), name="api_releases"),
+    path(R, apis.ReleaseDetailApi.as_view(), name="api_release"),
+    path(R + "download/", apis.ReleaseDownloadApi.as_view(), name="api_release_download"),
+    path(R + "evaluations/", apis.EvaluationListApi.as_view(), name="api_evaluations"),
+    path(
+        R + "evaluations/<int:evaluation_id>/",
+        apis.EvaluationDetailApi.as_view(),
+        name="api_evaluation",
+    ),
+    path(
+        R + "evaluations/<int:evaluation_id>/items/",
+        quality_apis.EntryItemsApi.as_view(),
+        name="api_evaluation_items",
+    ),
+    path(
+        P + "items/<int:item_id>/predictions/",
+        quality_apis.ItemPredictionsApi.as_view(),
+        name="api_item_predictions",
+    ),
+    path(P + "label-quality/", quality_apis.LabelQualityApi.as_view(), name="api_label_quality"),
+    path(
+        P + "label-quality/refresh/",
+        quality_apis.LabelQualityRefreshApi.as_view(),
+        name="api_label_quality_refresh",
+    ),
+    path(
+        P + "label-quality/suspects/",
+        quality_apis.SuspectListApi.as_view(),
+        name="api_label_quality_suspects",
+    ),
+    path(
+        P + "label-quality/suspects/<int:item_id>/decision/",
+        quality_apis.SuspectDecisionApi.as_view(),
+        name="api_label_quality_decision",
+    ),
+]
