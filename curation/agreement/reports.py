@@ -14,10 +14,11 @@ import io
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from operator import attrgetter
 
 import numpy as np
-from django.db.models import Count, F, IntegerField, Sum
+from django.db.models import Count, F, IntegerField, Q, Sum
 from django.db.models.functions import Least
 from django.utils import timezone
 
@@ -28,6 +29,8 @@ from curation.spreadsheet_cells import SafeWriter
 
 BOOTSTRAP_RESAMPLES = 1000
 ALL = "all"
+# A refresh requested longer ago than this is taken as lost (its worker died).
+STALE_REQUEST = timedelta(minutes=10)
 
 
 def project_votes(project: Project) -> tuple[list[agreement.Vote], dict[int, int]]:
@@ -256,6 +259,25 @@ def refresh_cache(*, project: Project) -> AgreementCache:
         },
     )
     return cache
+
+
+def request_agreement_refresh(*, project: Project) -> bool:
+    """Queue a recomputation of the project's expensive agreement figures
+    unless one is already queued (the one-shot transition is a conditional
+    update, so two clicks queue one task). Returns True if queued."""
+    from config.celery import enqueue_on_commit
+    from curation.tasks import refresh_agreement
+
+    now = timezone.now()
+    AgreementCache.objects.get_or_create(project=project)
+    queued = (
+        AgreementCache.objects.filter(project=project)
+        .filter(Q(requested_at__isnull=True) | Q(requested_at__lt=now - STALE_REQUEST))
+        .update(requested_at=now)
+    )
+    if queued:
+        enqueue_on_commit(refresh_agreement, project.pk)
+    return bool(queued)
 
 
 def _jsonable(value) -> dict:

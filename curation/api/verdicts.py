@@ -30,6 +30,7 @@ from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.api.schema import CANONICAL_CHOICES, OPTIONAL_RESPONSES, RESPONSES
 from curation.agreement import reports
 from curation.agreement import stats as agreement
+from curation.agreement.reports import request_agreement_refresh
 from curation.evaluation.service import MAX_PREDICTIONS_BYTES, EvaluationError, evaluate_release
 from curation.models import (
     ContestKind,
@@ -41,18 +42,16 @@ from curation.models import (
     VerdictStatus,
 )
 from curation.releases.build import ReleaseError, ReleaseVersionTaken, create_release
-from curation.verdicts.service import (
+from curation.verdicts.decisions import (
     ConflictOfInterest,
     CurationError,
     StaleDecision,
     exclude_item,
     reopen_item,
-    request_agreement_refresh,
     request_more_votes,
     resolve_item,
-    stuck_items,
-    stuck_reason,
 )
+from curation.verdicts.service import stuck_items, stuck_reason
 
 
 def _curated_project(request, slug):

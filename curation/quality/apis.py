@@ -18,7 +18,7 @@ from annotate.permissions import CURATOR_ROLES
 from common.api.errors import Conflict, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.api.schema import OPTIONAL_RESPONSES, RESPONSES
-from curation.verdicts.service import (
+from curation.verdicts.decisions import (
     ConflictOfInterest,
     CurationError,
     StaleDecision,

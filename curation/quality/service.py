@@ -13,7 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotate.models import Judgement, Project
-from curation.verdicts.service import STALE_REQUEST
+from curation.agreement.reports import STALE_REQUEST
 
 from ..models import Evaluation, ItemPrediction, ItemQuality, LabelQualityRun, Verdict
 from .label_quality import QualityUnavailable, analyse, label_quality, libraries_available

@@ -17,6 +17,7 @@ from annotate.models import Judgement, Membership
 from annotate.permissions import ADMIN_ROLES, CURATOR_ROLES, project_for
 from common.storage import open_stored
 from curation.agreement import reports
+from curation.agreement.reports import request_agreement_refresh
 from curation.agreement.stats import MIN_SIDE_VOTES
 from curation.evaluation.forms import (
     AuditFilterForm,
@@ -42,19 +43,16 @@ from curation.quality.service import annotator_quality
 from curation.releases import publishing as release_publishing
 from curation.releases.build import ReleaseError, create_release, diff_releases
 from curation.spreadsheet_cells import SafeWriter
-from curation.verdicts.service import (
+from curation.verdicts.decisions import (
     CurationError,
     StaleDecision,
     accept_agreed,
     exclude_item,
     reopen_item,
-    request_agreement_refresh,
     request_more_votes,
     resolve_item,
-    stuck_items,
-    stuck_reason,
-    update_thresholds,
 )
+from curation.verdicts.service import stuck_items, stuck_reason, update_thresholds
 
 # A download's file name keeps letters, digits, dot, dash and underscore; a
 # release version typed into the shell could hold quotes, slashes or control

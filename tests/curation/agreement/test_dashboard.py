@@ -129,7 +129,7 @@ def test_refresh_fills_the_cache_once_and_the_page_shows_it(
 
 
 def test_a_pending_refresh_is_not_queued_twice():
-    from curation.verdicts.service import request_agreement_refresh
+    from curation.agreement.reports import request_agreement_refresh
 
     project = voted_project(n_items=2, n_annotators=3)
     AgreementCache.objects.create(project=project)

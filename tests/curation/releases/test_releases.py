@@ -29,7 +29,7 @@ from curation.releases.build import (
     create_release,
     wrong_bucket_warnings,
 )
-from curation.verdicts.service import exclude_item, reopen_item, resolve_item
+from curation.verdicts.decisions import exclude_item, reopen_item, resolve_item
 from tests.curation.releases.test_exporter import (
     CATEGORIES,
     check_release_folder,

@@ -10,7 +10,7 @@ from django.db import close_old_connections, connection
 from annotate.models import Item, Judgement
 from annotate.services import Vote, claim_next_item, submit_judgement
 from curation.models import AuditEvent, Verdict, VerdictStatus
-from curation.verdicts.service import (
+from curation.verdicts.decisions import (
     ConflictOfInterest,
     CurationError,
     StaleDecision,

@@ -19,17 +19,15 @@ from annotate.services import (
     votes_may_come,
 )
 from curation.models import AuditEvent, Verdict, VerdictStatus
-from curation.verdicts.service import (
+from curation.verdicts.decisions import (
     CurationError,
     StaleDecision,
     exclude_item,
     reopen_item,
     request_more_votes,
     resolve_item,
-    stuck_items,
-    stuck_reason,
-    update_thresholds,
 )
+from curation.verdicts.service import stuck_items, stuck_reason, update_thresholds
 from tests.factories import make_item, make_member, make_project, make_user
 
 pytestmark = pytest.mark.django_db

@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from annotate.models import ImageAsset, Item
 from annotate.services import Vote, claim_next_item, skip_item, submit_judgement, votes_may_come
 from curation.models import Verdict, VerdictStatus
-from curation.verdicts.service import exclude_item, resolve_item, stuck_items, stuck_reason
+from curation.verdicts.decisions import exclude_item, resolve_item
+from curation.verdicts.service import stuck_items, stuck_reason
 from tests.factories import make_image, make_item, make_member, make_project
 
 pytestmark = pytest.mark.django_db
