@@ -1,9 +1,14 @@
-"""Pages of the judge runner: the project's judge endpoints (admins), starting
-a run on a release and following it (curators and admins).
+"""Evaluation pages: the judge runner (the project's judge endpoints for
+admins; starting a run on a release and following it, for curators and
+admins) and a release's leaderboard (uploaded predictions scored, its chart
+and its CSV/JSON downloads).
 
 No page, form value or message ever contains an API key: the endpoint pages
 say "set" or "not set", the key field is write-only, and run errors are
 redacted by the client before they are stored."""
+
+import io
+import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -12,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate.permissions import ADMIN_ROLES, CURATOR_ROLES, project_for
-from curation.evaluation.forms import JudgeEndpointForm, JudgeRunForm
+from curation.evaluation.forms import EvaluationForm, JudgeEndpointForm, JudgeRunForm
 from curation.evaluation.judge_runs import (
     JudgeRunError,
     cancel_judge_run,
@@ -23,6 +28,7 @@ from curation.evaluation.judge_runs import (
     save_endpoint,
     start_judge_run,
 )
+from curation.evaluation.service import EvaluationError, evaluate_release, leaderboard
 from curation.models import (
     JudgeEndpoint,
     JudgeOutput,
@@ -31,6 +37,8 @@ from curation.models import (
     Release,
     ReleaseStatus,
 )
+from curation.releases.views import attachment_name, release_for
+from curation.spreadsheet_cells import SafeWriter
 
 RUN_ERRORS_SHOWN = 100
 
@@ -236,3 +244,138 @@ def judge_run_resume(request, slug, run_id):
     else:
         messages.error(request, "Only a failed, cancelled or stalled run can be resumed.")
     return redirect("judge_run", slug=project.slug, run_id=run.pk)
+
+
+# --- Leaderboard ---------------------------------------------------------------------
+
+CHART_COLOURS = ["#2557d6", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285", "#c2255c"]
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def leaderboard_view(request, slug, release_id):
+    project, role = project_for(request.user, slug, CURATOR_ROLES)
+    release = release_for(project, release_id)
+    form = EvaluationForm(request.POST or None, request.FILES or None)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                evaluate_release(
+                    release=release,
+                    name=data["name"],
+                    predictions=data["predictions"],
+                    filename=data["predictions"].name,
+                    swapped=data["swapped"] or None,
+                    swapped_filename=data["swapped"].name if data["swapped"] else "",
+                    user=request.user,
+                )
+            except EvaluationError as exc:
+                form.add_error(None, str(exc))
+                status = 400
+            else:
+                messages.success(request, f"Scored {data['name']}.")
+                return redirect("leaderboard", slug=project.slug, release_id=release.pk)
+        else:
+            status = 400
+    columns, rows = leaderboard(release)
+    sort = request.GET.get("sort", "all")
+    if sort in columns or sort == "macro":
+
+        def key(row):
+            value = row["macro"] if sort == "macro" else row["accuracy"].get(sort)
+            return (value is None, -(value or 0))
+
+        rows.sort(key=key)
+    download = request.GET.get("download")
+    if download == "json":
+        payload = [{"name": r["evaluation"].name, "report": r["evaluation"].report} for r in rows]
+        response = HttpResponse(
+            json.dumps(payload, indent=2), content_type="application/json; charset=utf-8"
+        )
+        response["Content-Disposition"] = (
+            f'attachment; filename="{attachment_name(f"{project.slug}-{release.version}")}'
+            '-leaderboard.json"'
+        )
+        return response
+    if download == "csv":
+        out = io.StringIO()
+        writer = SafeWriter(out)
+        writer.writerow(["model", *columns, "macro_average_extra", "missing_ids_extra"])
+        for r in rows:
+            writer.writerow(
+                [r["evaluation"].name]
+                + [_csv_number(r["accuracy"].get(c)) for c in columns]
+                + [_csv_number(r["macro"]), r["missing"]]
+            )
+        response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = (
+            f'attachment; filename="{attachment_name(f"{project.slug}-{release.version}")}'
+            '-leaderboard.csv"'
+        )
+        return response
+    for i, r in enumerate(rows):
+        r["colour"] = CHART_COLOURS[i % len(CHART_COLOURS)]
+        r["cells"] = [r["accuracy"].get(c) for c in columns]
+    return render(
+        request,
+        "curation/leaderboard.html",
+        {
+            "project": project,
+            "role": role,
+            "release": release,
+            "form": form,
+            "columns": columns,
+            "rows": rows,
+            "sort": sort,
+            "chart": _leaderboard_chart(columns, rows),
+            "judge_runs": JudgeRun.objects.filter(release=release).select_related("evaluation"),
+            "judge_form": run_form(project, release=release)
+            if release.status == ReleaseStatus.READY
+            else None,
+        },
+        status=status,
+    )
+
+
+def _csv_number(value) -> str:
+    return "" if value is None else f"{value:.6f}"
+
+
+def _leaderboard_chart(columns, rows) -> dict:
+    """Accuracy per column (x) for each model (coloured dots), 0-100% on y."""
+    width, height, left, right, top, bottom = 760, 240, 44, 12, 12, 60
+    step = (width - left - right) / max(1, len(columns))
+    points = []
+    for r in rows:
+        for i, c in enumerate(columns):
+            value = r["accuracy"].get(c)
+            if value is None:
+                continue
+            points.append(
+                {
+                    "x": round(left + step * (i + 0.5), 1),
+                    "y": round(top + (1 - value) * (height - top - bottom), 1),
+                    "colour": r["colour"],
+                    "title": f"{r['evaluation'].name} · {c}: {100 * value:.1f}%",
+                }
+            )
+    labels = [
+        {"x": round(left + step * (i + 0.5), 1), "lines": c.split("/")}
+        for i, c in enumerate(columns)
+    ]
+    ticks = [
+        {"y": round(top + (1 - v / 100) * (height - top - bottom), 1), "label": f"{v}%"}
+        for v in (0, 25, 50, 75, 100)
+    ]
+    return {
+        "width": width,
+        "height": height,
+        "left": left,
+        "right": width - right,
+        "label_y": height - bottom + 16,
+        "points": points,
+        "labels": labels,
+        "ticks": ticks,
+    }

@@ -1,47 +1,30 @@
-import io
+"""The curators' verdict pages: the rule's settings, the contested queue,
+adjudication, accepting a domain's agreed items, the audit log (and its CSV).
+"""
+
 import json
-import re
-from pathlib import PurePosixPath
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Case, Count, F, FloatField, IntegerField, Q, Value, When
 from django.db.models.functions import Cast, Greatest
-from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
+from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate.eligibility import eligible_counts
 from annotate.models import Judgement, Membership
 from annotate.permissions import ADMIN_ROLES, CURATOR_ROLES, project_for
-from common.storage import open_stored
 from curation.agreement import reports
-from curation.agreement.reports import request_agreement_refresh
-from curation.agreement.stats import MIN_SIDE_VOTES
-from curation.evaluation.forms import (
-    AuditFilterForm,
-    DecisionForm,
-    EvaluationForm,
-    ReleaseForm,
-    ThresholdsForm,
-)
-from curation.evaluation.service import EvaluationError, evaluate_release, leaderboard
-from curation.evaluation.views import run_form
 from curation.models import (
     AgreementCache,
     AuditEvent,
     ContestKind,
     ExclusionCategory,
-    JudgeRun,
-    Release,
-    ReleaseStatus,
     Verdict,
     VerdictStatus,
 )
-from curation.quality.service import annotator_quality
-from curation.releases import publishing as release_publishing
-from curation.releases.build import ReleaseError, create_release, diff_releases
 from curation.spreadsheet_cells import SafeWriter
 from curation.verdicts.decisions import (
     CurationError,
@@ -52,16 +35,8 @@ from curation.verdicts.decisions import (
     request_more_votes,
     resolve_item,
 )
+from curation.verdicts.forms import AuditFilterForm, DecisionForm, ThresholdsForm
 from curation.verdicts.service import stuck_items, stuck_reason, update_thresholds
-
-# A download's file name keeps letters, digits, dot, dash and underscore; a
-# release version typed into the shell could hold quotes, slashes or control
-# characters that would otherwise reach the Content-Disposition header.
-UNSAFE_IN_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def attachment_name(name: str) -> str:
-    return UNSAFE_IN_FILENAME.sub("_", name).lstrip(".") or "download"
 
 
 def describe_moves(moved) -> str:
@@ -103,61 +78,6 @@ def rule_settings(request, slug):
         {"project": project, "role": role, "form": form},
         status=400 if form.errors else 200,
     )
-
-
-@require_GET
-@login_required
-def agreement_dashboard(request, slug):
-    project, role = project_for(request.user, slug, CURATOR_ROLES)
-    report = reports.build_report(project)
-    # CROWDLAB's annotator quality (curation/quality/) beside kappa, once computed.
-    crowdlab, crowdlab_at = annotator_quality(project)
-    for row in report.annotators:
-        row.crowdlab_quality = crowdlab.get(row.annotator_id)
-    table = request.GET.get("download")
-    if table in ("domains", "annotators"):
-        body = reports.domains_csv(report) if table == "domains" else reports.annotators_csv(report)
-        response = HttpResponse(body, content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
-        return response
-    return render(
-        request,
-        "curation/agreement.html",
-        {
-            "project": project,
-            "role": role,
-            "report": report,
-            "crowdlab_at": crowdlab_at,
-            "fmt": reports.fmt,
-            "min_side_votes": MIN_SIDE_VOTES,
-            "stuck_count": stuck_items(project).count(),
-        },
-    )
-
-
-@require_POST
-@login_required
-def agreement_refresh(request, slug):
-    project, _ = project_for(request.user, slug, CURATOR_ROLES)
-    if request_agreement_refresh(project=project):
-        messages.info(request, "Recomputing confidence intervals in the background.")
-    else:
-        messages.info(request, "A recomputation is already running.")
-    return redirect("agreement", slug=project.slug)
-
-
-@require_GET
-@login_required
-def agreement_status(request, slug):
-    """Polled by the dashboard while the background computation runs; tells
-    htmx to reload the page once it has finished."""
-    project, _ = project_for(request.user, slug, CURATOR_ROLES)
-    cache = AgreementCache.objects.filter(project=project).first()
-    if cache is None or cache.requested_at is None:
-        response = HttpResponse(status=204)
-        response["HX-Refresh"] = "true"
-        return response
-    return HttpResponse('<span class="muted">Computing…</span>')
 
 
 # --- Contested queue and adjudication ------------------------------------------------
@@ -510,272 +430,3 @@ class _Echo:
 
     def write(self, value):
         return value
-
-
-# --- Releases ---------------------------------------------------------------------------
-
-
-def _release_for(project, release_id) -> Release:
-    release = Release.objects.filter(project=project, pk=release_id).first()
-    if release is None:
-        raise Http404("No such release")
-    return release
-
-
-@require_GET
-@login_required
-def release_list(request, slug):
-    project, role = project_for(request.user, slug, CURATOR_ROLES)
-    releases = list(Release.objects.filter(project=project).select_related("created_by"))
-    releasable = Verdict.objects.releasable().filter(project=project).count()
-    return render(
-        request,
-        "curation/releases.html",
-        {
-            "project": project,
-            "role": role,
-            "releases": releases,
-            "releasable": releasable,
-        },
-    )
-
-
-@require_http_methods(["GET", "POST"])
-@login_required
-def release_new(request, slug):
-    project, role = project_for(request.user, slug, CURATOR_ROLES)
-    initial = {
-        "domains": list(project.domains.values_list("slug", flat=True)),
-        "seed": project.seed,
-        "version": f"v{Release.objects.filter(project=project).count() + 1}.0",
-    }
-    form = ReleaseForm(request.POST or None, initial=initial, project=project)
-    if request.method == "POST" and form.is_valid():
-        try:
-            release = create_release(project=project, user=request.user, **form.cleaned_data)
-        except ReleaseError as exc:
-            form.add_error(None, str(exc))
-        else:
-            return redirect("release_detail", slug=project.slug, release_id=release.pk)
-    return render(
-        request,
-        "curation/release_new.html",
-        {"project": project, "role": role, "form": form},
-        status=400 if form.errors else 200,
-    )
-
-
-@require_GET
-@login_required
-def release_detail(request, slug, release_id):
-    project, role = project_for(request.user, slug, CURATOR_ROLES)
-    release = _release_for(project, release_id)
-    return render(
-        request,
-        "curation/release_detail.html",
-        {"project": project, "role": role, "release": release},
-    )
-
-
-@require_GET
-@login_required
-def release_progress(request, slug, release_id):
-    """Polled by htmx while a release builds; reloads the page when done."""
-    project, _ = project_for(request.user, slug, CURATOR_ROLES)
-    release = _release_for(project, release_id)
-    if release.status in (ReleaseStatus.READY, ReleaseStatus.FAILED):
-        response = HttpResponse(status=204)
-        response["HX-Refresh"] = "true"
-        return response
-    return render(request, "curation/_release_progress.html", {"release": release})
-
-
-@require_GET
-@login_required
-def release_download(request, slug, release_id):
-    project, _ = project_for(request.user, slug, CURATOR_ROLES)
-    release = _release_for(project, release_id)
-    if release.status != ReleaseStatus.READY:
-        raise Http404("This release is not ready")
-    # Streamed from the releases storage (a bucket too), read as it is sent.
-    try:
-        stream = open_stored(release_publishing.release_storage(), release.archive)
-    except FileNotFoundError:
-        raise Http404("This release's archive is missing from the storage") from None
-    response = FileResponse(
-        stream,
-        as_attachment=True,
-        filename=attachment_name(PurePosixPath(release.archive).name),
-        content_type="application/zip",
-    )
-    response["Content-Length"] = str(release.size_bytes)
-    response["X-Content-SHA256"] = release.sha256
-    return response
-
-
-@require_GET
-@login_required
-def release_diff(request, slug, release_id):
-    project, role = project_for(request.user, slug, CURATOR_ROLES)
-    release = _release_for(project, release_id)
-    others = Release.objects.ready().filter(project=project).exclude(pk=release.pk)
-    against_id = request.GET.get("against")
-    if against_id:
-        # A malformed id is no release (not a server error).
-        against = others.filter(pk=against_id).first() if against_id.isdecimal() else None
-    else:
-        against = others.filter(created_at__lt=release.created_at).order_by("-created_at").first()
-    if release.status != ReleaseStatus.READY or against is None:
-        return render(
-            request,
-            "curation/release_diff.html",
-            {"project": project, "role": role, "release": release, "against": None,
-             "others": others},
-        )  # fmt: skip
-    return render(
-        request,
-        "curation/release_diff.html",
-        {
-            "project": project,
-            "role": role,
-            "release": release,
-            "against": against,
-            "others": others,
-            "diff": diff_releases(against, release),
-        },
-    )
-
-
-# --- Evaluations ------------------------------------------------------------------------
-
-CHART_COLOURS = ["#2557d6", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285", "#c2255c"]
-
-
-@require_http_methods(["GET", "POST"])
-@login_required
-def leaderboard_view(request, slug, release_id):
-    project, role = project_for(request.user, slug, CURATOR_ROLES)
-    release = _release_for(project, release_id)
-    form = EvaluationForm(request.POST or None, request.FILES or None)
-    status = 200
-    if request.method == "POST":
-        if form.is_valid():
-            data = form.cleaned_data
-            try:
-                evaluate_release(
-                    release=release,
-                    name=data["name"],
-                    predictions=data["predictions"],
-                    filename=data["predictions"].name,
-                    swapped=data["swapped"] or None,
-                    swapped_filename=data["swapped"].name if data["swapped"] else "",
-                    user=request.user,
-                )
-            except EvaluationError as exc:
-                form.add_error(None, str(exc))
-                status = 400
-            else:
-                messages.success(request, f"Scored {data['name']}.")
-                return redirect("leaderboard", slug=project.slug, release_id=release.pk)
-        else:
-            status = 400
-    columns, rows = leaderboard(release)
-    sort = request.GET.get("sort", "all")
-    if sort in columns or sort == "macro":
-
-        def key(row):
-            value = row["macro"] if sort == "macro" else row["accuracy"].get(sort)
-            return (value is None, -(value or 0))
-
-        rows.sort(key=key)
-    download = request.GET.get("download")
-    if download == "json":
-        payload = [{"name": r["evaluation"].name, "report": r["evaluation"].report} for r in rows]
-        response = HttpResponse(
-            json.dumps(payload, indent=2), content_type="application/json; charset=utf-8"
-        )
-        response["Content-Disposition"] = (
-            f'attachment; filename="{attachment_name(f"{project.slug}-{release.version}")}'
-            '-leaderboard.json"'
-        )
-        return response
-    if download == "csv":
-        out = io.StringIO()
-        writer = SafeWriter(out)
-        writer.writerow(["model", *columns, "macro_average_extra", "missing_ids_extra"])
-        for r in rows:
-            writer.writerow(
-                [r["evaluation"].name]
-                + [_csv_number(r["accuracy"].get(c)) for c in columns]
-                + [_csv_number(r["macro"]), r["missing"]]
-            )
-        response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = (
-            f'attachment; filename="{attachment_name(f"{project.slug}-{release.version}")}'
-            '-leaderboard.csv"'
-        )
-        return response
-    for i, r in enumerate(rows):
-        r["colour"] = CHART_COLOURS[i % len(CHART_COLOURS)]
-        r["cells"] = [r["accuracy"].get(c) for c in columns]
-    return render(
-        request,
-        "curation/leaderboard.html",
-        {
-            "project": project,
-            "role": role,
-            "release": release,
-            "form": form,
-            "columns": columns,
-            "rows": rows,
-            "sort": sort,
-            "chart": _leaderboard_chart(columns, rows),
-            "judge_runs": JudgeRun.objects.filter(release=release).select_related("evaluation"),
-            "judge_form": run_form(project, release=release)
-            if release.status == ReleaseStatus.READY
-            else None,
-        },
-        status=status,
-    )
-
-
-def _csv_number(value) -> str:
-    return "" if value is None else f"{value:.6f}"
-
-
-def _leaderboard_chart(columns, rows) -> dict:
-    """Accuracy per column (x) for each model (coloured dots), 0-100% on y."""
-    width, height, left, right, top, bottom = 760, 240, 44, 12, 12, 60
-    step = (width - left - right) / max(1, len(columns))
-    points = []
-    for r in rows:
-        for i, c in enumerate(columns):
-            value = r["accuracy"].get(c)
-            if value is None:
-                continue
-            points.append(
-                {
-                    "x": round(left + step * (i + 0.5), 1),
-                    "y": round(top + (1 - value) * (height - top - bottom), 1),
-                    "colour": r["colour"],
-                    "title": f"{r['evaluation'].name} · {c}: {100 * value:.1f}%",
-                }
-            )
-    labels = [
-        {"x": round(left + step * (i + 0.5), 1), "lines": c.split("/")}
-        for i, c in enumerate(columns)
-    ]
-    ticks = [
-        {"y": round(top + (1 - v / 100) * (height - top - bottom), 1), "label": f"{v}%"}
-        for v in (0, 25, 50, 75, 100)
-    ]
-    return {
-        "width": width,
-        "height": height,
-        "left": left,
-        "right": width - right,
-        "label_y": height - bottom + 16,
-        "points": points,
-        "labels": labels,
-        "ticks": ticks,
-    }
