@@ -2,31 +2,33 @@
 
 from django.urls import path
 
-from curation.api import verdicts as apis
+from curation.api import agreement, evaluation, releases, verdicts
 from curation.quality import apis as quality_apis
 
 P = "projects/<slug:slug>/"
 R = P + "releases/<int:release_id>/"
 
 urlpatterns = [
-    path(P + "verdicts/", apis.VerdictListApi.as_view(), name="api_verdicts"),
-    path(P + "verdicts/<int:item_id>/", apis.VerdictDetailApi.as_view(), name="api_verdict"),
+    path(P + "verdicts/", verdicts.VerdictListApi.as_view(), name="api_verdicts"),
+    path(P + "verdicts/<int:item_id>/", verdicts.VerdictDetailApi.as_view(), name="api_verdict"),
     path(
         P + "verdicts/<int:item_id>/decision/",
-        apis.DecisionApi.as_view(),
+        verdicts.DecisionApi.as_view(),
         name="api_verdict_decision",
     ),
-    path(P + "agreement/", apis.AgreementApi.as_view(), name="api_agreement"),
+    path(P + "agreement/", agreement.AgreementApi.as_view(), name="api_agreement"),
     path(
-        P + "agreement/refresh/", apis.AgreementRefreshApi.as_view(), name="api_agreement_refresh"
+        P + "agreement/refresh/",
+        agreement.AgreementRefreshApi.as_view(),
+        name="api_agreement_refresh",
     ),
-    path(P + "releases/", apis.ReleaseListApi.as_view(), name="api_releases"),
-    path(R, apis.ReleaseDetailApi.as_view(), name="api_release"),
-    path(R + "download/", apis.ReleaseDownloadApi.as_view(), name="api_release_download"),
-    path(R + "evaluations/", apis.EvaluationListApi.as_view(), name="api_evaluations"),
+    path(P + "releases/", releases.ReleaseListApi.as_view(), name="api_releases"),
+    path(R, releases.ReleaseDetailApi.as_view(), name="api_release"),
+    path(R + "download/", releases.ReleaseDownloadApi.as_view(), name="api_release_download"),
+    path(R + "evaluations/", evaluation.EvaluationListApi.as_view(), name="api_evaluations"),
     path(
         R + "evaluations/<int:evaluation_id>/",
-        apis.EvaluationDetailApi.as_view(),
+        evaluation.EvaluationDetailApi.as_view(),
         name="api_evaluation",
     ),
     path(

@@ -142,7 +142,7 @@ def test_bad_predictions_name_the_line_and_store_nothing(ready):
 
 def test_predictions_over_the_limit_are_413(ready, monkeypatch):
     release, client = ready
-    monkeypatch.setattr("curation.api.verdicts.MAX_PREDICTIONS_BYTES", 10)
+    monkeypatch.setattr("curation.api.evaluation.MAX_PREDICTIONS_BYTES", 10)
     r = upload(client, release, "big", json.dumps({"ID": "x", "output": "[[A]]"}).encode())
     assert r.status_code == 413
     assert r.json()["error"]["code"] == "too_large"
