@@ -380,19 +380,18 @@ class Phases:
 
 def measure_build(project_id: int, version: str, profile: bool) -> dict:
     from curation.models import Release, ReleaseItem, ReleaseStatus
-    from curation.releases import build as releases
-    from curation.releases import exporter
+    from curation.releases import build, exporter
     from curation.releases import parquet as parquet_export
 
     phases = Phases()
-    phases.wrap(releases, "_agreement", "agreement (alpha, bootstrap CIs)")
-    phases.wrap(releases, "_annotation", "annotation counts")
-    phases.wrap(releases, "_copy_image", "image files (link or copy)")
+    phases.wrap(build, "_agreement", "agreement (alpha, bootstrap CIs)")
+    phases.wrap(build, "_annotation", "annotation counts")
+    phases.wrap(build, "_copy_image", "image files (link or copy)")
     phases.wrap(parquet_export.ParquetWriter, "write", "parquet rows")
     phases.wrap(parquet_export.ParquetWriter, "close", "parquet rows")
     phases.wrap(exporter, "file_checksums", "sha256 of every file (manifest)")
     phases.wrap(exporter, "write_zip", "zip")
-    phases.wrap(releases, "_publish", "publish (rename, ReleaseItem rows)")
+    phases.wrap(build, "_publish", "publish (rename, ReleaseItem rows)")
     write_release = exporter.write_release
 
     def timed_write_release(folder, items, **kwargs):
@@ -432,7 +431,7 @@ def measure_build(project_id: int, version: str, profile: bool) -> dict:
         profiler = cProfile.Profile()
         profiler.enable()
     start = time.perf_counter()
-    built = releases.build_release(release_id=release.pk)
+    built = build.build_release(release_id=release.pk)
     seconds = time.perf_counter() - start
     if profiler is not None:
         import io

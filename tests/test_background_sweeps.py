@@ -8,7 +8,7 @@ from annotate.models import ImageAsset
 from annotate.tasks import requeue_missing_thumbnails
 from curation.agreement.reports import request_agreement_refresh
 from curation.models import AgreementCache, Release, ReleaseStatus
-from curation.releases.build import create_release
+from curation.releases.service import create_release
 from curation.tasks import requeue_unsent_work
 from tests.curation.releases.test_releases import make_release_project
 from tests.factories import make_item, make_project

@@ -22,7 +22,8 @@ from django.db.models import Count, F
 from annotate.models import Assignment, AssignmentStatus, ImageAsset, Item, Judgement
 from config.celery import app as celery_app
 from curation.models import AgreementCache, Release, ReleaseItem, ReleaseStatus, Verdict
-from curation.releases.build import build_release, create_release
+from curation.releases.build import build_release
+from curation.releases.service import create_release
 from tests.conftest import requires_postgres, requires_redis
 from tests.factories import make_item, make_member, make_project, png_bytes
 from tests.live_servers import (

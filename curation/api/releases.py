@@ -23,7 +23,7 @@ from curation.models import (
     Release,
     ReleaseStatus,
 )
-from curation.releases.build import ReleaseError, ReleaseVersionTaken, create_release
+from curation.releases.service import ReleaseError, ReleaseVersionTaken, create_release
 
 
 class ReleaseSerializer(serializers.Serializer):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from django.db.models import Exists, OuterRef, Q
 
-from curation.releases.build import ReleaseError
+from curation.releases.service import ReleaseError
 
 from ..models import ItemQuality, LabelQualityRun, LabelQualityStatus, Provenance
 

@@ -1,11 +1,11 @@
-"""Cutting benchmark releases: create, build (Celery), publish atomically, diff.
+"""Building a release (run by a Celery task) and publishing it atomically.
 
-The build streams items from the database in chunks, writes the files with
-curation.releases.exporter into a temporary folder, zips it, and publishes both only
-when everything is written: with a rename on the local file system, by upload
-and copy into the "releases" storage on a bucket (curation/releases/publishing.py).
-A build that dies leaves the release `failed` and nothing visible; building
-again is safe.
+The build streams the included items from the database in chunks, writes the
+files with curation.releases.exporter (and .parquet) into a temporary folder,
+zips it, and publishes both only when everything is written: with a rename on
+the local file system, by upload and copy into the "releases" storage on a
+bucket (curation.releases.publishing). A build that dies leaves the release
+`failed` and nothing visible; building again is safe.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.files.storage import default_storage
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
-from annotate.models import Judgement, Membership, Project
+from annotate.models import Judgement, Membership
 from common.storage import local_path, open_stored
 from curation.agreement import reports
 from curation.agreement import stats as agreement
@@ -42,6 +42,7 @@ from curation.models import (
 from curation.releases import exporter
 from curation.releases import parquet as parquet_export
 from curation.releases import publishing as release_publishing
+from curation.releases.service import ReleaseError
 
 log = logging.getLogger(__name__)
 
@@ -50,76 +51,6 @@ CHUNK = 2000
 PROGRESS_SECONDS = 0.5
 # A build still "building" after this long is taken to have died with its worker.
 STALE_BUILD = timedelta(minutes=30)
-
-
-class ReleaseError(Exception):
-    pass
-
-
-class ReleaseVersionTaken(ReleaseError):
-    """The version exists (perhaps created a moment ago by another request)."""
-
-
-def releases_root() -> Path:
-    """The local folder of published releases (the default, local storage)."""
-    return Path(settings.MEDIA_ROOT) / "releases"
-
-
-def create_release(
-    *,
-    project: Project,
-    version: str,
-    notes: str,
-    domains: list[str],
-    seed: int,
-    user,
-    enqueue: bool = True,
-    min_label_quality: float | None = None,
-) -> Release:
-    """Record a new release and (unless enqueue=False) queue its build once
-    the transaction commits."""
-    from config.celery import enqueue_on_commit
-    from curation.tasks import build_release_task
-
-    version = version.strip()
-    if not version:
-        raise ReleaseError("Give the release a version, e.g. v1.0.")
-    # The version names the published folder: the form's rule holds for every
-    # caller (`../../images` would make publishing delete the stored images).
-    if any(c in version for c in "/\\ ") or version.startswith(".") or not version.isprintable():
-        raise ReleaseError("Use letters, digits, dots, dashes or underscores in the version.")
-    limit = Release._meta.get_field("version").max_length
-    if len(version) > limit:
-        raise ReleaseError(f"The version is longer than {limit} characters.")
-    known = set(project.domains.values_list("slug", flat=True))
-    unknown = sorted(set(domains) - known)
-    if unknown or not domains:
-        raise ReleaseError(f"Choose at least one known domain (unknown: {', '.join(unknown)}).")
-    taken = f"Release {version} already exists; releases are immutable."
-    if Release.objects.filter(project=project, version=version).exists():
-        raise ReleaseVersionTaken(taken)
-    if min_label_quality is not None:
-        from curation.quality.release_filter import check_filter
-
-        check_filter(project=project, threshold=min_label_quality)
-    with transaction.atomic():
-        try:
-            # Two requests past the check above: the unique constraint decides.
-            with transaction.atomic():
-                release = Release.objects.create(
-                    project=project,
-                    version=version,
-                    notes=notes,
-                    domains=sorted(domains),
-                    seed=seed,
-                    created_by=user,
-                    min_label_quality=min_label_quality,
-                )
-        except IntegrityError:
-            raise ReleaseVersionTaken(taken) from None
-        if enqueue:
-            enqueue_on_commit(build_release_task, release.pk)
-    return release
 
 
 def _take(release_id: int, *, take_over: bool = False) -> bool:
@@ -627,28 +558,3 @@ def _record_and_publish(release, target, archive, sha, manifest, members, warnin
         # this point leaves the release failed with nothing published (a
         # rename locally; copies out of the staging prefix on object storage).
         target.publish()
-
-
-def diff_releases(old: Release, new: Release) -> dict:
-    """Items added, removed and with the chosen response flipped."""
-    before = {
-        r.external_id: r
-        for r in ReleaseItem.objects.filter(release=old).only(
-            "external_id", "domain", "chosen", "item_id"
-        )
-    }
-    after = {
-        r.external_id: r
-        for r in ReleaseItem.objects.filter(release=new).only(
-            "external_id", "domain", "chosen", "item_id"
-        )
-    }
-    added = sorted(set(after) - set(before))
-    removed = sorted(set(before) - set(after))
-    flipped = sorted(k for k in set(before) & set(after) if before[k].chosen != after[k].chosen)
-    return {
-        "added": [after[k] for k in added],
-        "removed": [before[k] for k in removed],
-        "flipped": [(before[k], after[k]) for k in flipped],
-        "unchanged": len(set(before) & set(after)) - len(flipped),
-    }

@@ -59,6 +59,11 @@ def published_names(slug: str, version: str) -> tuple[str, str]:
     return f"releases/{slug}/{version}", f"releases/{slug}/{slug}-{version}.zip"
 
 
+def releases_root() -> Path:
+    """The local folder of published releases (the default, local storage)."""
+    return Path(settings.MEDIA_ROOT) / "releases"
+
+
 def work_root() -> Path:
     """The folder whose `.building/` holds the work folders of builds. For a
     local storage it is inside the storage (publishing is a rename on one file

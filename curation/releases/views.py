@@ -18,8 +18,8 @@ from curation.models import (
     Verdict,
 )
 from curation.releases import publishing as release_publishing
-from curation.releases.build import ReleaseError, create_release, diff_releases
 from curation.releases.forms import ReleaseForm
+from curation.releases.service import ReleaseError, create_release, diff_releases
 
 # A download's file name keeps letters, digits, dot, dash and underscore; a
 # release version typed into the shell could hold quotes, slashes or control

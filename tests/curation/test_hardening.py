@@ -130,7 +130,7 @@ def test_a_failed_release_shows_no_server_path_host_or_pid(tmp_path, monkeypatch
     import socket
 
     from curation.models import ReleaseStatus
-    from curation.releases import build as releases
+    from curation.releases import build
     from tests.curation.releases.test_releases import new_release
 
     project = make_release_project(tmp_path, slug="fp")
@@ -140,9 +140,9 @@ def test_a_failed_release_shows_no_server_path_host_or_pid(tmp_path, monkeypatch
     def too_long(folder, archive, root):
         raise OSError(36, "File name too long", str(folder / long_name))
 
-    monkeypatch.setattr(releases.exporter, "write_zip", too_long)
+    monkeypatch.setattr(build.exporter, "write_zip", too_long)
     with pytest.raises(OSError):
-        releases.build_release(release_id=release.pk)
+        build.build_release(release_id=release.pk)
     release.refresh_from_db()
     assert release.status == ReleaseStatus.FAILED
     assert release.error == f"OSError: File name too long ({long_name})"

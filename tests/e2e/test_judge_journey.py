@@ -10,7 +10,8 @@ from annotate.models import Membership
 from curation.evaluation import scoring
 from curation.evaluation.judge_runs import run_judge, start_judge_run
 from curation.models import JudgeEndpoint, JudgeRun, JudgeRunStatus
-from curation.releases.build import build_release, create_release
+from curation.releases.build import build_release
+from curation.releases.service import create_release
 from tests.curation.evaluation.fake_openai import FakeJudge
 from tests.curation.releases.test_releases import ALL_DOMAINS, make_release_project
 from tests.e2e.test_release_journey import login

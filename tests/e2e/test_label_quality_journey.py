@@ -20,7 +20,8 @@ from annotate.models import Item, Project
 from annotate.services import Vote, claim_next_item, submit_judgement
 from curation.models import AuditEvent, Release, Verdict
 from curation.releases import publishing as release_publishing
-from curation.releases.build import build_release, create_release
+from curation.releases.build import build_release
+from curation.releases.service import create_release
 from tests.curation.quality.conftest import needs_quality_extra
 
 pytestmark = [

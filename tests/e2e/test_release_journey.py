@@ -7,7 +7,8 @@ import pytest
 
 from annotate.models import Membership
 from curation.models import Release, ReleaseStatus
-from curation.releases.build import build_release, create_release
+from curation.releases.build import build_release
+from curation.releases.service import create_release
 from tests.curation.releases.test_exporter import check_release_zip
 from tests.curation.releases.test_releases import INCLUDED, make_release_project
 from tests.factories import make_user

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from annotate.models import Item
 from curation.models import ItemQuality, LabelQualityRun, LabelQualityStatus, Release
-from curation.releases.build import ReleaseError, create_release
+from curation.releases.service import ReleaseError, create_release
 from tests.curation.releases.test_releases import (
     ALL_DOMAINS,
     INCLUDED,

@@ -6,8 +6,7 @@ import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
-from curation.releases import build as releases
-from curation.releases import exporter
+from curation.releases import build, exporter
 
 DATA = b"\x89PNG\r\n\x1a\n not really an image, but bytes all the same"
 
@@ -33,7 +32,7 @@ def item():
 def test_a_local_storage_image_is_hard_linked(item, tmp_path):
     destination = tmp_path / "release" / "1.png"
     destination.parent.mkdir()
-    releases._copy_image(item, destination)
+    build._copy_image(item, destination)
     assert destination.read_bytes() == DATA
     assert os.path.samefile(destination, default_storage.path(item.image_source))
     # Removing the release's name leaves the stored image intact.
@@ -45,9 +44,9 @@ def test_without_hard_links_the_image_is_copied(item, tmp_path, monkeypatch):
     def no_link(*args):
         raise OSError(18, "Invalid cross-device link")
 
-    monkeypatch.setattr(releases.os, "link", no_link)
+    monkeypatch.setattr(build.os, "link", no_link)
     destination = tmp_path / "1.png"
-    releases._copy_image(item, destination)
+    build._copy_image(item, destination)
     assert destination.read_bytes() == DATA
     assert not os.path.samefile(destination, default_storage.path(item.image_source))
 
@@ -60,7 +59,7 @@ def test_a_storage_without_paths_is_streamed(item, tmp_path, monkeypatch):
         def path(self, name):
             raise NotImplementedError("This backend doesn't support absolute paths.")
 
-    monkeypatch.setattr(releases, "default_storage", Remote())
+    monkeypatch.setattr(build, "default_storage", Remote())
     destination = tmp_path / "1.png"
-    releases._copy_image(item, destination)
+    build._copy_image(item, destination)
     assert destination.read_bytes() == DATA

@@ -22,7 +22,7 @@ from django.core.files.base import ContentFile
 from annotate.models import ImageAsset, Item
 from annotate.services import import_items_from_paths
 from curation.models import Release, ReleaseStatus
-from curation.releases import build as releases
+from curation.releases import build
 from curation.releases import publishing as release_publishing
 from curation.releases.build import build_release
 from tests import s3_server
@@ -218,7 +218,7 @@ def test_a_failed_build_leaves_no_objects_published(project, s3_storages, monkey
 
         monkeypatch.setattr(release_publishing, "save_new", flaky)
     elif stage == "checksum":  # what arrived is not what was written
-        monkeypatch.setattr(releases.exporter, "sha256_file", lambda path: "0" * 64)
+        monkeypatch.setattr(build.exporter, "sha256_file", lambda path: "0" * 64)
     elif stage == "copy":  # copying to the final names fails part-way
         real_copy = release_publishing.copy_stored
         copies = []
@@ -258,13 +258,13 @@ def test_a_failed_build_leaves_no_objects_published(project, s3_storages, monkey
 def test_an_error_after_the_ready_row_committed_keeps_the_published_files(
     project, s3_storages, monkeypatch
 ):
-    real_record = releases._record_and_publish
+    real_record = build._record_and_publish
 
     def record_then_fail(*args):
         real_record(*args)
         raise RuntimeError("lost the connection after the commit")
 
-    monkeypatch.setattr(releases, "_record_and_publish", record_then_fail)
+    monkeypatch.setattr(build, "_record_and_publish", record_then_fail)
     release = new_release(project)
     with pytest.raises(RuntimeError):
         build_release(release_id=release.pk)

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from curation.releases import build as releases
 from curation.releases import parquet as parquet_export
+from curation.releases import publishing
 from tests.curation.releases.test_releases import built, make_release_project
 
 pytestmark = pytest.mark.django_db
@@ -17,9 +17,9 @@ def test_a_release_without_pyarrow_has_every_file_but_the_parquet_copies(tmp_pat
     monkeypatch.setattr(parquet_export, "available", lambda: False)
     project = make_release_project(tmp_path)
     release = built(project)
-    folder = releases.releases_root() / release.folder.removeprefix("releases/")
+    folder = publishing.releases_root() / release.folder.removeprefix("releases/")
     if not folder.exists():
-        folder = next((releases.releases_root() / project.slug).glob("*/"))
+        folder = next((publishing.releases_root() / project.slug).glob("*/"))
     assert (folder / "all_data.json").is_file()
     assert not (folder / "parquet").exists()
     manifest = json.loads((folder / "manifest.json").read_text())

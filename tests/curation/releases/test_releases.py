@@ -21,14 +21,9 @@ from django.utils import timezone
 from annotate.models import Item, Membership, Project
 from annotate.services import import_items_from_paths
 from curation.models import Release, ReleaseItem, ReleaseStatus, Verdict
-from curation.releases import build as releases
-from curation.releases import exporter
-from curation.releases.build import (
-    ReleaseError,
-    build_release,
-    create_release,
-    wrong_bucket_warnings,
-)
+from curation.releases import build, exporter, publishing
+from curation.releases.build import build_release, wrong_bucket_warnings
+from curation.releases.service import ReleaseError, create_release
 from curation.verdicts.decisions import exclude_item, reopen_item, resolve_item
 from tests.curation.releases.test_exporter import (
     CATEGORIES,
@@ -165,12 +160,12 @@ def all_bytes(folder: Path) -> dict[str, bytes]:
 
 
 def published(project) -> list[Path]:
-    root = releases.releases_root() / project.slug
+    root = publishing.releases_root() / project.slug
     return sorted(root.rglob("*")) if root.exists() else []
 
 
 def building_leftovers() -> list[Path]:
-    root = releases.releases_root() / ".building"
+    root = publishing.releases_root() / ".building"
     return sorted(root.rglob("*")) if root.exists() else []
 
 
@@ -344,7 +339,7 @@ def test_a_different_seed_changes_the_slots_not_the_triplets(project):
 
 def test_a_build_that_dies_midway_publishes_nothing_and_a_retry_succeeds(project, monkeypatch):
     release = new_release(project)
-    real = releases._copy_image
+    real = build._copy_image
     copied = []
 
     def dying_copy(item, destination):
@@ -353,7 +348,7 @@ def test_a_build_that_dies_midway_publishes_nothing_and_a_retry_succeeds(project
         copied.append(item.external_id)
         real(item, destination)
 
-    monkeypatch.setattr(releases, "_copy_image", dying_copy)
+    monkeypatch.setattr(build, "_copy_image", dying_copy)
     with pytest.raises(OSError):
         build_release(release_id=release.pk)
     release.refresh_from_db()
@@ -364,7 +359,7 @@ def test_a_build_that_dies_midway_publishes_nothing_and_a_retry_succeeds(project
     assert [p for p in published(project) if p.is_file()] == []
     assert building_leftovers() == []
 
-    monkeypatch.setattr(releases, "_copy_image", real)
+    monkeypatch.setattr(build, "_copy_image", real)
     again = build_release(release_id=release.pk)
     assert again.status == ReleaseStatus.READY and again.error == ""
     check_release_folder(media(again.folder))
@@ -464,7 +459,7 @@ def test_a_build_overtaken_by_a_retry_does_not_spoil_the_published_release(proje
     publishes first (after a decision changed). When the slow one finishes,
     the ready release stays ready, with the files its checksum describes."""
     release = new_release(project)
-    real = releases._copy_image
+    real = build._copy_image
     overtaken = {}
 
     def slow_copy(item, destination):
@@ -475,11 +470,11 @@ def test_a_build_overtaken_by_a_retry_does_not_spoil_the_published_release(proje
             Verdict.objects.filter(project=project, item__external_id="vqa_5").update(
                 status="excluded", final_choice="", provenance="", exclusion_category="other"
             )
-            monkeypatch.setattr(releases, "_copy_image", real)
+            monkeypatch.setattr(build, "_copy_image", real)
             overtaken["release"] = build_release(release_id=release.pk)
         real(item, destination)
 
-    monkeypatch.setattr(releases, "_copy_image", slow_copy)
+    monkeypatch.setattr(build, "_copy_image", slow_copy)
     with pytest.raises(ReleaseError, match="changed state"):
         build_release(release_id=release.pk)  # the slow build says it lost, and undoes nothing
     assert overtaken["release"].status == ReleaseStatus.READY
@@ -797,10 +792,10 @@ def test_a_retry_replaces_files_left_by_a_dead_attempt(project):
     """Files an earlier attempt published without recording (it died between
     the rename and the database update) are replaced by the retry."""
     release = new_release(project)
-    stale = releases.releases_root() / project.slug / release.version
+    stale = publishing.releases_root() / project.slug / release.version
     stale.mkdir(parents=True)
     (stale / "junk.txt").write_text("from a dead attempt")
-    (releases.releases_root() / project.slug / f"{project.slug}-v1.0.zip").write_bytes(b"junk")
+    (publishing.releases_root() / project.slug / f"{project.slug}-v1.0.zip").write_bytes(b"junk")
     release = build_release(release_id=release.pk)
     assert not (media(release.folder) / "junk.txt").exists()
     check_release_folder(media(release.folder))
@@ -824,7 +819,7 @@ def test_releases_only_read_shared_images(project):
 
 
 def test_a_version_longer_than_the_column_is_refused_with_a_message(project):
-    from curation.releases.build import ReleaseError, create_release
+    from curation.releases.service import ReleaseError, create_release
 
     with pytest.raises(ReleaseError, match="longer than 40"):
         create_release(
