@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from annotate.models import Project
 from common.storage import read_stored
-from curation.evaluation import judge_client, scoring
+from curation.evaluation import judge_client, scoring_input
 from curation.evaluation.key_encryption import UndecryptableKey, origin_of
 from curation.evaluation.service import EvaluationError, evaluate_release
 from curation.models import (
@@ -359,7 +359,7 @@ def release_files(release: Release) -> tuple[list[dict], Callable[[str], bytes]]
         text = read_stored(storage, data_name).decode("utf-8-sig")
     except FileNotFoundError:
         raise JudgeRunError(f"{data_name} is missing from the releases storage.") from None
-    records = scoring.parse_release_records(text, data_name)
+    records = scoring_input.parse_release_records(text, data_name)
 
     def read_image(name: str) -> bytes:
         parts = PurePosixPath(name).parts

@@ -13,7 +13,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 
 from common.storage import read_stored
-from curation.evaluation import scoring
+from curation.evaluation import scoring, scoring_input, scoring_output
 from curation.models import Evaluation, Release, ReleaseStatus
 from curation.quality.predictions import store_item_predictions
 from curation.releases import publishing as release_publishing
@@ -80,20 +80,20 @@ def evaluate_release(
     # From the releases storage (local or a bucket) by name, not by path.
     # Not `name`: that is the evaluation's name, stored below.
     data_name = f"{release.folder}/all_data.json"
-    records = scoring.parse_release_records(
+    records = scoring_input.parse_release_records(
         read_stored(release_publishing.release_storage(), data_name).decode("utf-8-sig"),
         data_name,
     )
     try:
-        parsed = scoring.parse_predictions(_lines(predictions, filename), filename=filename)
+        parsed = scoring_input.parse_predictions(_lines(predictions, filename), filename=filename)
         if swapped:
-            parsed += scoring.parse_predictions(
+            parsed += scoring_input.parse_predictions(
                 _lines(swapped, swapped_filename), filename=swapped_filename, order="swapped"
             )
         report = scoring.score(records, parsed)
-    except scoring.ScoringInputError as exc:
+    except scoring_input.ScoringInputError as exc:
         raise EvaluationError(str(exc)) from None
-    result = scoring.report_as_dict(report)
+    result = scoring_output.report_as_dict(report)
     base = f"evaluations/{release.project.slug}/{release.version}/{uuid.uuid4().hex}"
     with transaction.atomic():
         stored = default_storage.save(f"{base}.jsonl", _content(predictions))

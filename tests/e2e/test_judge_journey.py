@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from annotate.models import Membership
-from curation.evaluation import scoring
+from curation.evaluation import scoring_input
 from curation.evaluation.judge_runs import run_judge, start_judge_run
 from curation.models import JudgeEndpoint, JudgeRun, JudgeRunStatus
 from curation.releases.build import build_release
@@ -36,7 +36,7 @@ def test_an_admin_sets_up_a_judge_and_runs_it_on_a_release(
             enqueue=False,
         ).pk
     )  # fmt: skip
-    records = scoring.load_release_records(Path(settings.MEDIA_ROOT) / release.folder)
+    records = scoring_input.load_release_records(Path(settings.MEDIA_ROOT) / release.folder)
     with FakeJudge(api_key=KEY, model="judge-e2e", records=records) as fake:
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         errors: list[str] = []

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from curation.evaluation import scoring
+from curation.evaluation import scoring, scoring_input
 from curation.models import Evaluation
 from tests.curation.releases.test_releases import built, make_release_project
 from tests.factories import make_member, make_user
@@ -53,7 +53,9 @@ def test_uploaded_predictions_are_scored_as_the_official_scorer_does(client, rel
     evaluation = Evaluation.objects.get(release=release, name="judge-x")
     expected = scoring.score(
         records,
-        scoring.parse_predictions(judge_lines(records, wrong).decode().split("\n"), filename="p"),
+        scoring_input.parse_predictions(
+            judge_lines(records, wrong).decode().split("\n"), filename="p"
+        ),
     )
     assert evaluation.accuracy == pytest.approx((len(records) - 2) / len(records))
     assert evaluation.accuracy == expected.group("all").accuracy

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from curation.evaluation import judge_client, scoring
+from curation.evaluation import judge_client, scoring_input
 from curation.evaluation.forms import JudgeEndpointForm
 from curation.evaluation.judge_runs import KEY_CLEARED_ADDRESS_CHANGED, run_judge
 from curation.evaluation.key_encryption import KeyForAnotherOrigin, origin_of
@@ -37,7 +37,7 @@ def release(tmp_path):
 def fake(release, settings):
     settings.JUDGE_BACKOFF_BASE = 0.01
     settings.JUDGE_MAX_RETRIES = 1
-    records = scoring.load_release_records(Path(settings.MEDIA_ROOT) / release.folder)
+    records = scoring_input.load_release_records(Path(settings.MEDIA_ROOT) / release.folder)
     with FakeJudge(api_key=API_KEY, model=MODEL, records=records) as server:
         yield server
     assert server.problems == []

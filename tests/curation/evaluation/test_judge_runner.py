@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from curation.evaluation import judge_client, judge_runs, scoring
+from curation.evaluation import judge_client, judge_runs, scoring, scoring_input, scoring_output
 from curation.evaluation.judge_runs import (
     cancel_judge_run,
     predictions_jsonl,
@@ -50,7 +50,7 @@ def release(tmp_path):
 
 @pytest.fixture
 def records(release):
-    return scoring.load_release_records(Path(settings.MEDIA_ROOT) / release.folder)
+    return scoring_input.load_release_records(Path(settings.MEDIA_ROOT) / release.folder)
 
 
 @pytest.fixture
@@ -94,9 +94,9 @@ def expected_report(run, records):
     for order in run.passes:
         for r in records:
             lines[order].append(json.dumps({"ID": r["ID"], "output": outputs[(r["ID"], order)]}))
-    parsed = scoring.parse_predictions(lines["original"], filename="original")
+    parsed = scoring_input.parse_predictions(lines["original"], filename="original")
     if run.swapped:
-        parsed += scoring.parse_predictions(lines["swapped"], filename="s", order="swapped")
+        parsed += scoring_input.parse_predictions(lines["swapped"], filename="s", order="swapped")
     return scoring.score(records, parsed)
 
 
@@ -133,7 +133,7 @@ def test_evaluation_accuracy_equals_scoring_over_the_same_outputs(release, recor
     assert failed.output == judge_client.OFFICIAL_FAILURE_OUTPUT and "HTTP 400" in failed.error
     expected = expected_report(run, records)
     assert run.evaluation.accuracy == expected.group("all").accuracy
-    assert run.evaluation.report == scoring.report_as_dict(expected)
+    assert run.evaluation.report == scoring_output.report_as_dict(expected)
     assert run.evaluation.report["official"]["random_fallbacks"] == 1
     # Same numbers as uploading the files predictions_jsonl builds.
     original, swapped = predictions_jsonl(run, records)

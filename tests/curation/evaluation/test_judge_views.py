@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from curation.evaluation import scoring
+from curation.evaluation import scoring_input
 from curation.evaluation.judge_runs import run_judge
 from curation.models import AuditEvent, JudgeEndpoint, JudgeRun, JudgeRunStatus
 from tests.curation.evaluation.fake_openai import FakeJudge
@@ -37,7 +37,7 @@ def release(tmp_path):
 
 @pytest.fixture
 def fake(release):
-    records = scoring.load_release_records(Path(settings.MEDIA_ROOT) / release.folder)
+    records = scoring_input.load_release_records(Path(settings.MEDIA_ROOT) / release.folder)
     with FakeJudge(api_key=API_KEY, model=MODEL, records=records) as server:
         yield server
     assert server.problems == []
@@ -192,7 +192,7 @@ def test_a_failed_run_page_shows_the_error_without_the_key(client, release, fake
 def test_failed_items_are_listed_on_the_run_page(client, release, fake):
     project = release.project
     client.force_login(make_member(project, role="curator"))
-    records = scoring.load_release_records(Path(settings.MEDIA_ROOT) / release.folder)
+    records = scoring_input.load_release_records(Path(settings.MEDIA_ROOT) / release.folder)
     fake.plan = {records[0]["ID"]: ["500"] * 5}
     run = run_judge(run_id=start(release, make_endpoint(release, fake)).pk)
     page = client.get(reverse("judge_run", args=[project.slug, run.pk])).content.decode()
@@ -283,7 +283,7 @@ def test_endpoint_list_and_run_page_queries_do_not_grow(client, release, fake):
         client.get(run_url)
     for n in range(4):
         make_endpoint(release, fake, name=f"more {n}")
-    records = scoring.load_release_records(Path(settings.MEDIA_ROOT) / release.folder)
+    records = scoring_input.load_release_records(Path(settings.MEDIA_ROOT) / release.folder)
     fake.plan = {r["ID"]: ["bad_request"] for r in records[:6]}
     run_judge(run_id=run.pk)
     with CaptureQueriesContext(connection) as many_endpoints:

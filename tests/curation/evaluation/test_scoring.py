@@ -18,17 +18,15 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from curation.evaluation.scoring import (
+from curation.evaluation.scoring import score, wilson_interval
+from curation.evaluation.scoring_input import (
     Prediction,
     ScoringInputError,
     extract_verdict,
-    format_report,
     load_release_records,
     parse_predictions,
-    report_as_dict,
-    score,
-    wilson_interval,
 )
+from curation.evaluation.scoring_output import format_report, report_as_dict
 
 ROOT = Path(__file__).resolve().parents[3]
 
