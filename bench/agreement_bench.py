@@ -550,7 +550,7 @@ def tally_mismatches(project) -> int:
 
 
 def measure_expensive(project, repeat: int = 3) -> dict:
-    from curation.agreement import reports
+    from curation.agreement import diagnostics, reports
     from curation.agreement import stats as agreement
 
     times, payload = timed(lambda: reports.compute_expensive(project), repeat)
@@ -575,7 +575,7 @@ def measure_expensive(project, repeat: int = 3) -> dict:
         repeat,
     )
     load, _ = timed(lambda: reports.project_votes(project), repeat)
-    annot, _ = timed(lambda: agreement.annotator_stats(votes), repeat)
+    annot, _ = timed(lambda: diagnostics.annotator_stats(votes), repeat)
     return {
         "seconds": statistics.median(times),
         "bootstrap": statistics.median(boot),

@@ -14,15 +14,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from curation.agreement.diagnostics import annotator_stats, item_stats
 from curation.agreement.stats import (
     CHOICES,
     LABELS,
     Vote,
-    annotator_stats,
     bootstrap_alpha_ci,
     choice_matrix,
     correctness_matrix,
-    item_stats,
     reliability,
     summarise,
 )

@@ -23,6 +23,7 @@ from django.db.models.functions import Least
 from django.utils import timezone
 
 from annotate.models import Domain, Item, Judgement, Membership, Project
+from curation.agreement import diagnostics
 from curation.agreement import stats as agreement
 from curation.models import AgreementCache, Verdict, VerdictStatus
 from curation.spreadsheet_cells import SafeWriter
@@ -233,7 +234,7 @@ def compute_expensive(project: Project, *, seed: int | None = None) -> dict:
     for domain_id, vs in grouped.items():
         payload["ci"][slugs[domain_id]] = intervals(vs)
     payload["annotators"] = {}
-    for annotator, stats in agreement.annotator_stats(votes).items():
+    for annotator, stats in diagnostics.annotator_stats(votes).items():
         # Shown next to each vote on the adjudication page.
         payload["annotators"][str(annotator)] = {
             "n_votes": stats.n_votes,
@@ -320,7 +321,7 @@ class DomainRow:
 class AnnotatorRow:
     annotator_id: int
     name: str
-    stats: agreement.AnnotatorStats
+    stats: diagnostics.AnnotatorStats
     alpha_delta: object = None
     correctness_alpha_delta: object = None
     # CROWDLAB's annotator quality from the last label-quality analysis
@@ -330,7 +331,7 @@ class AnnotatorRow:
     @property
     def left_bias(self) -> bool:
         """The left-pick test is significant after Benjamini-Hochberg over the
-        project's annotators (agreement.AnnotatorStats.side_bias)."""
+        project's annotators (diagnostics.AnnotatorStats.side_bias)."""
         return self.stats.side_bias
 
 
@@ -417,7 +418,7 @@ def build_report(project: Project) -> Report:
             alpha_delta=from_json(deltas.get(str(annotator), {}).get("choice")),
             correctness_alpha_delta=from_json(deltas.get(str(annotator), {}).get("correctness")),
         )
-        for annotator, stats in agreement.annotator_stats(votes).items()
+        for annotator, stats in diagnostics.annotator_stats(votes).items()
     ]
     annotators.sort(key=lambda r: r.name)
     report = Report(

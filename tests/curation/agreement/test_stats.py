@@ -1,4 +1,4 @@
-"""curation.agreement.stats: pure statistics, no database.
+"""curation.agreement.stats and .diagnostics: pure statistics, no database.
 
 Reference values are either worked by hand in the comments, published, or
 computed by a second implementation written here from the formula (never by
@@ -8,13 +8,10 @@ calling the code under test twice).
 import importlib.util
 import math
 import statistics
-import subprocess
-import sys
 import warnings
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import replace
-from pathlib import Path
 
 import krippendorff
 import numpy as np
@@ -22,31 +19,33 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from curation.agreement.diagnostics import (
+    SIDE_BIAS_FDR,
+    annotator_stats,
+    cohen_kappa,
+    item_stats,
+    majority,
+    normalised_entropy,
+    side_bias_p_values,
+    wilson_interval,
+)
 from curation.agreement.stats import (
     CHOICES,
     LABELS,
-    SIDE_BIAS_FDR,
     Interval,
     Undefined,
     Vote,
-    annotator_stats,
     bootstrap_alpha_ci,
     bootstrap_alphas,
     choice_matrix,
-    cohen_kappa,
     correctness_matrix,
     count_matrix,
     gwet_ac1,
-    item_stats,
-    majority,
     nominal_alpha,
-    normalised_entropy,
     pairwise_agreement,
     reliability,
     reliability_of_patterns,
-    side_bias_p_values,
     summarise,
-    wilson_interval,
 )
 
 # --- helpers ----------------------------------------------------------------
@@ -826,15 +825,6 @@ def test_any_votes_give_numbers_or_reasons_never_errors(votes):
         for value in (s.choice.agreement, s.choice.kappa, s.choice.alpha_delta):
             assert isinstance(value, Undefined) or math.isfinite(value)
     assert sum(i.n_votes for i in items.values()) == len(votes)
-
-
-def test_module_imports_no_django():
-    code = (
-        "import sys, curation.agreement.stats; "
-        "sys.exit(any(m == 'django' or m.startswith('django.') for m in sys.modules))"
-    )
-    root = Path(__file__).resolve().parents[3]
-    assert subprocess.run([sys.executable, "-c", code], cwd=root, check=False).returncode == 0
 
 
 # --- weighted patterns (the dashboard's point estimates at scale) -----------------
