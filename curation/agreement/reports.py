@@ -267,7 +267,7 @@ def request_agreement_refresh(*, project: Project) -> bool:
     unless one is already queued (the one-shot transition is a conditional
     update, so two clicks queue one task). Returns True if queued."""
     from config.celery import enqueue_on_commit
-    from curation.tasks import refresh_agreement
+    from curation.agreement.tasks import refresh_agreement
 
     now = timezone.now()
     AgreementCache.objects.get_or_create(project=project)

@@ -198,7 +198,7 @@ def start_judge_run(
     """Record a run of `endpoint` over a ready release and queue it once the
     transaction commits."""
     from config.celery import enqueue_on_commit
-    from curation.tasks import judge_release_task
+    from curation.evaluation.tasks import judge_release_task
 
     name = name.strip()
     if not name:
@@ -252,7 +252,7 @@ def resume_judge_run(*, run: JudgeRun, enqueue: bool = True) -> bool:
     """Queue a failed or cancelled run again, or one whose worker died (no
     heartbeat for `stale_after()`). Stored answers are not sent again."""
     from config.celery import enqueue_on_commit
-    from curation.tasks import judge_release_task
+    from curation.evaluation.tasks import judge_release_task
 
     with transaction.atomic():
         resumable = JudgeRun.objects.filter(

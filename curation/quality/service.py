@@ -43,8 +43,7 @@ def request_label_quality(*, project: Project, evaluations: list[int], user=None
     one is already queued or running (a conditional update: two clicks queue
     one task). Returns True if queued."""
     from config.celery import enqueue_on_commit
-
-    from ..tasks import compute_label_quality_task
+    from curation.quality.tasks import compute_label_quality_task
 
     if not libraries_available():
         raise LabelQualityError(INSTALL_HINT)

@@ -35,7 +35,7 @@ def create_release(
     """Record a new release and (unless enqueue=False) queue its build once
     the transaction commits."""
     from config.celery import enqueue_on_commit
-    from curation.tasks import build_release_task
+    from curation.releases.tasks import build_release_task
 
     version = version.strip()
     if not version:
