@@ -551,14 +551,3 @@ class JudgeOutput(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}: {self.external_id} ({self.order})"
-
-
-# --- Label quality (curation/quality/) ----------------------------------------------------
-
-from .quality.models import (  # noqa: E402, F401  (defined there, registered here)
-    ItemPrediction,
-    ItemQuality,
-    LabelQualityRun,
-    LabelQualityStatus,
-    Side,
-)

@@ -1,0 +1,68 @@
+"""The curation app's models, one module per sub-domain (the label-quality
+audit's are in curation/quality/models.py), all importable from here: Django
+loads the app's models through this package, and every importer, the admin
+and the migrations name them as curation.models.<Name>."""
+
+from curation.models.verdicts import (
+    RELEASABLE,
+    RELEASABLE_STATUSES,
+    SIDES,
+    AgreementCache,
+    AuditEvent,
+    ContestKind,
+    Evaluation,
+    ExclusionCategory,
+    FinalChoice,
+    JudgeEndpoint,
+    JudgeOrder,
+    JudgeOutput,
+    JudgeRun,
+    JudgeRunQuerySet,
+    JudgeRunStatus,
+    Provenance,
+    Release,
+    ReleaseItem,
+    ReleaseQuerySet,
+    ReleaseStatus,
+    Verdict,
+    VerdictQuerySet,
+    VerdictStatus,
+)
+from curation.quality.models import (
+    ItemPrediction,
+    ItemQuality,
+    LabelQualityRun,
+    LabelQualityStatus,
+    Side,
+)
+
+__all__ = [
+    "RELEASABLE",
+    "RELEASABLE_STATUSES",
+    "SIDES",
+    "AgreementCache",
+    "AuditEvent",
+    "ContestKind",
+    "Evaluation",
+    "ExclusionCategory",
+    "FinalChoice",
+    "ItemPrediction",
+    "ItemQuality",
+    "JudgeEndpoint",
+    "JudgeOrder",
+    "JudgeOutput",
+    "JudgeRun",
+    "JudgeRunQuerySet",
+    "JudgeRunStatus",
+    "LabelQualityRun",
+    "LabelQualityStatus",
+    "Provenance",
+    "Release",
+    "ReleaseItem",
+    "ReleaseQuerySet",
+    "ReleaseStatus",
+    "Side",
+    "Verdict",
+    "VerdictQuerySet",
+    "VerdictStatus",
+]
