@@ -3,30 +3,32 @@ audit's are in curation/quality/models.py), all importable from here: Django
 loads the app's models through this package, and every importer, the admin
 and the migrations name them as curation.models.<Name>."""
 
+# isort: off
+# Imported in the order the models are declared across the modules, the
+# order Django registers them in (as when they were one module).
 from curation.models.verdicts import (
     RELEASABLE,
     RELEASABLE_STATUSES,
     SIDES,
-    AgreementCache,
     AuditEvent,
     ContestKind,
-    Evaluation,
     ExclusionCategory,
     FinalChoice,
+    Provenance,
+    Verdict,
+    VerdictQuerySet,
+    VerdictStatus,
+)
+from curation.models.agreement import AgreementCache
+from curation.models.releases import Release, ReleaseItem, ReleaseQuerySet, ReleaseStatus
+from curation.models.evaluation import (
+    Evaluation,
     JudgeEndpoint,
     JudgeOrder,
     JudgeOutput,
     JudgeRun,
     JudgeRunQuerySet,
     JudgeRunStatus,
-    Provenance,
-    Release,
-    ReleaseItem,
-    ReleaseQuerySet,
-    ReleaseStatus,
-    Verdict,
-    VerdictQuerySet,
-    VerdictStatus,
 )
 from curation.quality.models import (
     ItemPrediction,
@@ -35,6 +37,7 @@ from curation.quality.models import (
     LabelQualityStatus,
     Side,
 )
+# isort: on
 
 __all__ = [
     "RELEASABLE",
