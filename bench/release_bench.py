@@ -30,7 +30,7 @@ Measured: ``curation.releases.build.build_release`` of a release of every domain
 once per project, each in a fresh subprocess that does nothing else (Django
 set up, the release row created, then the build): wall-clock time, CPU time,
 peak memory (``ru_maxrss``, cross-checked with Linux's VmHWM), and the time
-per phase (the functions of curation.releases.build/exporter/parquet_export are
+per phase (the functions of curation.releases.build/exporter/parquet are
 wrapped with timers in that process). The parent never imports Django, numpy
 or pyarrow: a child starts with its parent's peak RSS in ``ru_maxrss``.
 ``--profile`` also prints a cProfile of each build (slower; its figures are
@@ -380,15 +380,14 @@ class Phases:
 
 def measure_build(project_id: int, version: str, profile: bool) -> dict:
     from curation.models import Release, ReleaseItem, ReleaseStatus
-    from curation.releases import build, exporter
-    from curation.releases import parquet as parquet_export
+    from curation.releases import build, exporter, parquet
 
     phases = Phases()
     phases.wrap(build, "_agreement", "agreement (alpha, bootstrap CIs)")
     phases.wrap(build, "_annotation", "annotation counts")
     phases.wrap(build, "_copy_image", "image files (link or copy)")
-    phases.wrap(parquet_export.ParquetWriter, "write", "parquet rows")
-    phases.wrap(parquet_export.ParquetWriter, "close", "parquet rows")
+    phases.wrap(parquet.ParquetWriter, "write", "parquet rows")
+    phases.wrap(parquet.ParquetWriter, "close", "parquet rows")
     phases.wrap(exporter, "file_checksums", "sha256 of every file (manifest)")
     phases.wrap(exporter, "write_zip", "zip")
     phases.wrap(build, "_publish", "publish (rename, ReleaseItem rows)")

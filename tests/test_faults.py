@@ -62,9 +62,9 @@ def media(name: str) -> Path:
 
 
 def building_folders() -> list[Path]:
-    from curation.releases import publishing as release_publishing
+    from curation.releases import publishing
 
-    root = release_publishing.work_root() / ".building"
+    root = publishing.work_root() / ".building"
     return sorted(root.iterdir()) if root.exists() else []
 
 

@@ -49,7 +49,7 @@ from curation.models import (
     Release,
     ReleaseStatus,
 )
-from curation.releases import publishing as release_publishing
+from curation.releases import publishing
 
 log = logging.getLogger(__name__)
 
@@ -353,7 +353,7 @@ def release_files(release: Release) -> tuple[list[dict], Callable[[str], bytes]]
     the files they name, relative to the release folder: exactly what the
     official judge script reads from a downloaded release. Read from the
     releases storage, local or a bucket."""
-    storage = release_publishing.release_storage()
+    storage = publishing.release_storage()
     data_name = f"{release.folder}/all_data.json"
     try:
         text = read_stored(storage, data_name).decode("utf-8-sig")

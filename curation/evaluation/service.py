@@ -16,7 +16,7 @@ from common.storage import read_stored
 from curation.evaluation import scoring, scoring_input, scoring_output
 from curation.models import Evaluation, Release, ReleaseStatus
 from curation.quality.predictions import store_item_predictions
-from curation.releases import publishing as release_publishing
+from curation.releases import publishing
 
 MAX_PREDICTIONS_BYTES = 200 * 1024 * 1024
 # One prediction line: an ID and a judge's answer of a few kB.
@@ -81,7 +81,7 @@ def evaluate_release(
     # Not `name`: that is the evaluation's name, stored below.
     data_name = f"{release.folder}/all_data.json"
     records = scoring_input.parse_release_records(
-        read_stored(release_publishing.release_storage(), data_name).decode("utf-8-sig"),
+        read_stored(publishing.release_storage(), data_name).decode("utf-8-sig"),
         data_name,
     )
     try:

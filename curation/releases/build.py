@@ -39,9 +39,7 @@ from curation.models import (
     Verdict,
     VerdictStatus,
 )
-from curation.releases import exporter
-from curation.releases import parquet as parquet_export
-from curation.releases import publishing as release_publishing
+from curation.releases import exporter, parquet, publishing
 from curation.releases.service import ReleaseError
 
 log = logging.getLogger(__name__)
@@ -76,7 +74,7 @@ def build_release(*, release_id: int, progress=None, take_over: bool = False) ->
     if not _take(release_id, take_over=take_over):
         return Release.objects.get(pk=release_id)
     release = Release.objects.select_related("project").get(pk=release_id)
-    root = release_publishing.work_root()
+    root = publishing.work_root()
     _remove_dead_attempts(root / ".building", release.pk)
     work = root / ".building" / f"{release.pk}-{_HOST}-{os.getpid()}-{uuid.uuid4().hex}"
     name = f"{release.project.slug}-{release.version}"
@@ -253,9 +251,7 @@ def _write(release: Release, folder: Path, bar=None):
     # where pyarrow is installed (the `parquet` extra: the Docker image and
     # `.[dev]` have it; a lean `make run` does not, 170 MB).
     writers = (
-        [parquet_export.ParquetWriter(folder, domains=list(ids_by_domain))]
-        if parquet_export.available()
-        else []
+        [parquet.ParquetWriter(folder, domains=list(ids_by_domain))] if parquet.available() else []
     )
     try:
         manifest = exporter.write_release(
@@ -382,7 +378,7 @@ def _fetch_images(chunk, cache: Path, fetched: dict[str, Path]) -> dict[str, Pat
             stream.close()
         return sha, target
 
-    threads = release_publishing.TRANSFER_THREADS
+    threads = publishing.TRANSFER_THREADS
     with ThreadPoolExecutor(threads, thread_name_prefix="release-images") as pool:
         return dict(pool.map(fetch, sorted(wanted)))
 
@@ -481,7 +477,7 @@ def wrong_bucket_warnings(pairs) -> list[str]:
 def _publish(release, folder, archive, sha, manifest, members, warnings) -> None:
     # On object storage this uploads and verifies everything under a staging
     # prefix first (curation/releases/publishing.py); nothing is final yet.
-    target = release_publishing.target_for(
+    target = publishing.target_for(
         slug=release.project.slug,
         version=release.version,
         pk=release.pk,

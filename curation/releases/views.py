@@ -17,7 +17,7 @@ from curation.models import (
     ReleaseStatus,
     Verdict,
 )
-from curation.releases import publishing as release_publishing
+from curation.releases import publishing
 from curation.releases.forms import ReleaseForm
 from curation.releases.service import ReleaseError, create_release, diff_releases
 
@@ -115,7 +115,7 @@ def release_download(request, slug, release_id):
         raise Http404("This release is not ready")
     # Streamed from the releases storage (a bucket too), read as it is sent.
     try:
-        stream = open_stored(release_publishing.release_storage(), release.archive)
+        stream = open_stored(publishing.release_storage(), release.archive)
     except FileNotFoundError:
         raise Http404("This release's archive is missing from the storage") from None
     response = FileResponse(

@@ -22,8 +22,7 @@ from django.core.files.base import ContentFile
 from annotate.models import ImageAsset, Item
 from annotate.services import import_items_from_paths
 from curation.models import Release, ReleaseStatus
-from curation.releases import build
-from curation.releases import publishing as release_publishing
+from curation.releases import build, publishing
 from curation.releases.build import build_release
 from tests import s3_server
 from tests.curation.releases.test_releases import (
@@ -55,7 +54,7 @@ def s3_storages(s3_endpoint, bucket, settings, tmp_path):
     assert result.returncode == 0, result.stderr
     settings.STORAGES = json.loads(result.stdout.strip().splitlines()[-1])
     settings.RELEASE_WORK_DIR = str(tmp_path / "release-work")
-    assert release_publishing.release_storage().__class__.__name__ == "S3Storage"
+    assert publishing.release_storage().__class__.__name__ == "S3Storage"
     return s3_endpoint, bucket
 
 
@@ -207,7 +206,7 @@ def test_the_same_state_and_seed_rebuild_byte_identical_objects(project, s3_stor
 def test_a_failed_build_leaves_no_objects_published(project, s3_storages, monkeypatch, stage):
     before = keys(s3_storages)
     if stage == "upload":  # the connection drops half-way through the upload
-        real = release_publishing.save_new
+        real = publishing.save_new
         calls = []
 
         def flaky(storage, name, path):
@@ -216,11 +215,11 @@ def test_a_failed_build_leaves_no_objects_published(project, s3_storages, monkey
                 raise ConnectionError("connection reset")
             real(storage, name, path)
 
-        monkeypatch.setattr(release_publishing, "save_new", flaky)
+        monkeypatch.setattr(publishing, "save_new", flaky)
     elif stage == "checksum":  # what arrived is not what was written
         monkeypatch.setattr(build.exporter, "sha256_file", lambda path: "0" * 64)
     elif stage == "copy":  # copying to the final names fails part-way
-        real_copy = release_publishing.copy_stored
+        real_copy = publishing.copy_stored
         copies = []
 
         def flaky_copy(storage, source, destination, fallback):
@@ -229,15 +228,15 @@ def test_a_failed_build_leaves_no_objects_published(project, s3_storages, monkey
                 raise ConnectionError("connection reset")
             real_copy(storage, source, destination, fallback)
 
-        monkeypatch.setattr(release_publishing, "copy_stored", flaky_copy)
+        monkeypatch.setattr(publishing, "copy_stored", flaky_copy)
     else:  # the transaction fails after the copies (the ready row never commits)
-        real_publish = release_publishing.BucketTarget.publish
+        real_publish = publishing.BucketTarget.publish
 
         def publish_then_fail(self):
             real_publish(self)
             raise RuntimeError("database went away at commit")
 
-        monkeypatch.setattr(release_publishing.BucketTarget, "publish", publish_then_fail)
+        monkeypatch.setattr(publishing.BucketTarget, "publish", publish_then_fail)
 
     release = new_release(project)
     with pytest.raises(Exception):  # noqa: B017 - each stage raises its own error
@@ -281,7 +280,7 @@ def test_a_ready_release_is_never_overwritten(project, s3_storages):
     # Building a ready release again does nothing (releases are immutable) …
     assert build_release(release_id=release.pk).sha256 == release.sha256
     # … and the releases storage does not write over a published name.
-    storage = release_publishing.release_storage()
+    storage = publishing.release_storage()
     name = storage.save(release.archive, ContentFile(b"junk"))
     assert name != release.archive  # stored beside it, under another name
     storage.delete(name)

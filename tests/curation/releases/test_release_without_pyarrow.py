@@ -6,15 +6,14 @@ import json
 
 import pytest
 
-from curation.releases import parquet as parquet_export
-from curation.releases import publishing
+from curation.releases import parquet, publishing
 from tests.curation.releases.test_releases import built, make_release_project
 
 pytestmark = pytest.mark.django_db
 
 
 def test_a_release_without_pyarrow_has_every_file_but_the_parquet_copies(tmp_path, monkeypatch):
-    monkeypatch.setattr(parquet_export, "available", lambda: False)
+    monkeypatch.setattr(parquet, "available", lambda: False)
     project = make_release_project(tmp_path)
     release = built(project)
     folder = publishing.releases_root() / release.folder.removeprefix("releases/")
@@ -29,4 +28,4 @@ def test_a_release_without_pyarrow_has_every_file_but_the_parquet_copies(tmp_pat
 
 def test_pyarrow_is_found_where_it_is_installed():
     pytest.importorskip("pyarrow")
-    assert parquet_export.available()
+    assert parquet.available()
