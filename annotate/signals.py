@@ -4,12 +4,12 @@ change, so receivers update derived state atomically with it."""
 
 from django.dispatch import Signal
 
-# Sent by annotate.services inside the vote's transaction.
+# Sent by annotate.loop.service inside the vote's transaction.
 # kwargs: judgement (Judgement), item (Item), revision (bool), and for a new
 # vote `locked` (dict): the rows registered with
-# annotate.services.lock_with_each_vote() that the vote's statement locked,
+# annotate.loop.service.lock_with_each_vote() that the vote's statement locked,
 # by name (a name is missing where it locked none: SQLite, or no row found;
-# see annotate.services.VoteRowLock).
+# see annotate.loop.service.VoteRowLock).
 judgement_recorded = Signal()
 
 # Sent by the import service inside the import transaction.

@@ -38,7 +38,7 @@ Measured, in-process, DEBUG off (the issue's targets):
    the whole project and each domain, choice and correctness, plus each
    annotator's change in alpha; target <= 5 s. The bootstrap alone (the same
    bootstrap_alpha_ci calls on matrices already built) is shown too;
-4. annotate.services.submit_judgement on items with 0, 2 and 4 existing
+4. annotate.loop.service.submit_judgement on items with 0, 2 and 4 existing
    votes: SQL queries per call (CaptureQueriesContext) and how many of them
    are the verdict update, when the item still needs votes afterwards;
    target: the same count whatever the number of existing votes. Also when
@@ -595,8 +595,8 @@ def measure_submits(project, annotators, submitter, per_case: int) -> dict:
     from django.test.utils import CaptureQueriesContext
 
     import curation.verdicts.receivers as receivers
+    from annotate.loop.service import Vote, submit_judgement
     from annotate.models import Assignment, AssignmentStatus, Item, Judgement, Membership
-    from annotate.services import Vote, submit_judgement
     from curation.models import Verdict
 
     Membership.objects.get_or_create(

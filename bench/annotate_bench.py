@@ -114,8 +114,8 @@ def child_setup(params: dict) -> None:
     from django.core.management import call_command
     from rest_framework.authtoken.models import Token
 
+    from annotate.importing.service import image_storage_name, render_item_html
     from annotate.models import ImageAsset, Item, Membership, Project, shuffle_key
-    from annotate.services import image_storage_name, render_item_html
     from curation.models import Verdict
 
     migrate()
@@ -1084,7 +1084,7 @@ def interpreter() -> str:
     """Which CPython runs gunicorn (this one): its speed matters as much as
     the machine's. The production image's (python:3.11-slim) is built with
     profile-guided and link-time optimisation; pyenv's default build is not
-    (bench/README.md, sixth round)."""
+    (bench/HISTORY.md, sixth round)."""
     import platform
 
     return f"CPython {platform.python_version()} at {os.path.realpath(sys.executable)}"

@@ -81,7 +81,7 @@ django.setup()
 from django.contrib.auth import get_user_model
 from PIL import Image
 from annotate.models import Item, Membership, Project
-from annotate.services import import_items_from_paths, make_thumbnails, render_item_html
+from annotate.importing.service import import_items_from_paths, make_thumbnails, render_item_html
 
 n, folder = int(sys.argv[1]), Path(sys.argv[2])
 project = Project.objects.create(slug="compare-bench", name="Compare bench", votes_per_item=1)

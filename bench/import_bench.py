@@ -5,7 +5,7 @@
 
 Generates N records (default 5,211, the size of Multimodal RewardBench) over
 the six categories, each with its own ~20 KB image (mostly JPEG, one in eight
-PNG), then imports them through ``annotate.services.import_items_from_paths``
+PNG), then imports them through ``annotate.importing.service.import_items_from_paths``
 into a fresh database. Targets (from the issue): the import, image validation
 and hashing included, under 10 s with peak memory under 500 MB; thumbnails are
 left to the background task, which is timed separately.
@@ -221,8 +221,8 @@ def child(mode: str, params: dict) -> None:
     import django
 
     django.setup()
+    from annotate.importing.service import import_items_from_paths, make_thumbnails
     from annotate.models import ImageAsset, Project
-    from annotate.services import import_items_from_paths, make_thumbnails
 
     if mode == "setup":
         migrate()

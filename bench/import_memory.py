@@ -4,8 +4,8 @@
 
 Writes a Multimodal RewardBench JSON of about N MB (realistic records of a
 few kB, non-ASCII letters, one em dash; one image), then in a fresh process
-opens it as annotate.services does (mapped from disk, pages given back as
-the passes move on) and runs annotate.importing.parse_dataset (everything
+opens it as annotate.importing.service does (mapped from disk, pages given back as
+the passes move on) and runs annotate.importing.parse.parse_dataset (everything
 before the database: UTF-8 check, two streaming passes, record validation,
 images), then decodes the records again one at a time as the write does
 (ParsedDataset.iter_records, content hashes), and prints the growth of peak
@@ -33,21 +33,21 @@ import gc, resource, sys, time
 import django
 django.setup()
 from pathlib import Path
-from annotate.importing import (
-    DirectoryImageSource, ImageLimits, PairsOptions, content_hash, open_dataset_file,
-    parse_dataset,
-)
+from annotate.importing.sources import DirectoryImageSource
+from annotate.importing.records import ImageLimits
+from annotate.importing.parse import PairsOptions, content_hash, parse_dataset
+from annotate.importing.jsonscan import open_dataset_file
 path = Path(sys.argv[1])
 gc.collect()
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 started = time.perf_counter()
-with open_dataset_file(path) as data:  # as annotate.services reads it
+with open_dataset_file(path) as data:  # as annotate.importing.service reads it
     parsed = parse_dataset(
         data, filename=path.name, fmt=None, pairs_options=PairsOptions(),
         known_categories={"vqa": "vqa"}, images=DirectoryImageSource(path.parent),
         limits=ImageLimits(),
     )
-    # What annotate.services does next, less the database: decode again,
+    # What annotate.importing.service does next, less the database: decode again,
     # one record at a time, and fingerprint each.
     for record in parsed.iter_records():
         content_hash(record, parsed.images[record.image_ref].sha256)
@@ -66,7 +66,7 @@ def main() -> None:
     import django
 
     django.setup()
-    from tests.annotate.test_import_limits import write_big_mrb
+    from tests.annotate.importing.test_import_limits import write_big_mrb
 
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp)

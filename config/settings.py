@@ -105,7 +105,6 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_htmx",
     "axes",
-    "accounts",
     "annotate",
     "curation",
 ]
@@ -120,8 +119,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    # Django's, reading the user with the session when it can (config.sessions).
-    "config.auth_middleware.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Before CsrfViewMiddleware.process_view reads a form body: refuses
     # oversized and anonymous uploads unread (config.request_limits).
     "config.request_limits.RequestLimitsMiddleware",
@@ -424,7 +422,7 @@ REST_FRAMEWORK = {
     # Token first: an anonymous request then gets 401 with WWW-Authenticate
     # (DRF answers 403 when the first class has no authenticate header).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "config.auth_backends.TokenAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -499,6 +497,10 @@ if PRODUCTION and not SECURE_HSTS_PRELOAD:
 # would cost a session write per request).
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 12 * 3600, minimum=60)
 SESSION_EXPIRE_AT_BROWSER_CLOSE = env_bool("SESSION_EXPIRE_AT_BROWSER_CLOSE", False)
+# Django's database sessions with every configuration, Redis or not: a
+# signed-in request must not depend on the broker (docs/decisions.md, Faults;
+# cached_db on Redis answers 500 to every signed-in page while Redis is down).
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 
 # Content-Security-Policy in every environment, so tests and `make run` catch
 # an inline script or style as soon as it is written. Same shape as Django
@@ -525,11 +527,8 @@ AUTHENTICATION_BACKENDS = [
     # First, as django-axes asks: refuses a locked-out username+address before
     # any password is checked.
     "axes.backends.AxesStandaloneBackend",
-    # ModelBackend with the per-request user lookup in raw SQL (CPU per request).
-    "config.auth_backends.UserBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
-# Database sessions, read with one raw query (CPU per request).
-SESSION_ENGINE = "config.sessions"
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
 # Per username and address together: a guesser cannot lock a colleague out

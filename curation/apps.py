@@ -10,8 +10,8 @@ class CurationConfig(AppConfig):
         from django.db.models.signals import post_delete, post_save
 
         from annotate import signals as annotate_signals
+        from annotate.loop.service import lock_with_each_vote
         from annotate.models import Membership
-        from annotate.services import lock_with_each_vote
         from curation.releases import receivers as setup_receivers
         from curation.verdicts import receivers
         from curation.verdicts.service import VERDICT_VOTE_LOCK

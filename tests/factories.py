@@ -98,7 +98,7 @@ def make_assignment(item: Item, annotator=None, **kwargs) -> Assignment:
 
 def make_judgement(assignment: Assignment, choice: str = "1", **kwargs) -> Judgement:
     """A judgement row; a current one is counted in its item's tallies, as
-    annotate.services counts a vote (the dashboard reads only the tallies)."""
+    annotate.loop.service counts a vote (the dashboard reads only the tallies)."""
     judgement = Judgement.objects.create(assignment=assignment, choice=choice, **kwargs)
     if assignment.status == AssignmentStatus.OPEN:
         # A judged assignment is no longer an open lease (a curator's decision

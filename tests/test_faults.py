@@ -463,7 +463,7 @@ def test_the_worker_returns_abandoned_leases_and_the_item_is_rechecked(tmp_path,
 
     from django.utils import timezone
 
-    from annotate.services import Vote, claim_next_item, submit_judgement
+    from annotate.loop.service import Vote, claim_next_item, submit_judgement
     from curation.verdicts.service import stuck_items
 
     project = make_project(votes_per_item=2)

@@ -25,8 +25,8 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from annotate.services import Vote, claim_next_item, submit_judgement
-from annotate.setup.service import create_invitation
+from annotate.loop.service import Vote, claim_next_item, submit_judgement
+from annotate.setup.team import create_invitation
 from curation.models import Evaluation, JudgeEndpoint, JudgeRun, Release, Verdict
 from curation.releases import publishing
 from tests.factories import make_item, make_member, make_project, make_user, png_bytes

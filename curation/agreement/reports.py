@@ -59,7 +59,7 @@ def project_votes(project: Project) -> tuple[list[agreement.Vote], dict[int, int
     return votes, domain_of
 
 
-# Item's tally columns (kept in the vote's transaction, see annotate.services):
+# Item's tally columns (kept in the vote's transaction, see annotate.loop.service):
 # choice counts in CHOICES order, then each response's label counts in LABELS order.
 CHOICE_TALLIES = ["votes_1", "votes_2", "votes_tie"]
 LABEL_TALLIES = [f"correct_{r}_{label}" for r in agreement.RESPONSES for label in agreement.LABELS]

@@ -4,7 +4,7 @@ HTML pages.
 
 from __future__ import annotations
 
-from annotate.apis import project_for_api
+from annotate.api.projects import project_for_api
 from annotate.permissions import CURATOR_ROLES
 
 

@@ -12,7 +12,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.apis import project_for_api
+from annotate.api.projects import project_for_api
 from annotate.models import Item
 from annotate.permissions import CURATOR_ROLES
 from common.api.errors import Conflict, Rejected, errors

@@ -9,8 +9,8 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import F
 
+from annotate.loop.service import stop_collecting_votes
 from annotate.models import Item, Judgement, Project
-from annotate.services import stop_collecting_votes
 from curation.models import (
     AuditEvent,
     ContestKind,

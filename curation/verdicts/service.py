@@ -18,8 +18,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotate.eligibility import eligible_counts, short_of_annotators
+from annotate.loop.service import VoteRowLock
 from annotate.models import Item, Judgement, Project
-from annotate.services import VoteRowLock
 from curation.models import (
     AuditEvent,
     ContestKind,

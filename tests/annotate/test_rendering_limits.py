@@ -9,8 +9,8 @@ import time
 import pytest
 
 from annotate import rendering
+from annotate.importing.service import render_item_html
 from annotate.rendering import render_budget, render_markdown
-from annotate.services import render_item_html
 from tests.factories import make_item
 
 # The quadratic case of Pygments' Java lexer (its method-declaration rule

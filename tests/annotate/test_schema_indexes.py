@@ -5,8 +5,8 @@ partial unique index behind one current judgement per assignment)."""
 import pytest
 from django.db import IntegrityError, connection, transaction
 
+from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Assignment, Item, Judgement
-from annotate.services import Vote, claim_next_item, submit_judgement
 from tests.factories import make_item, make_member, make_project
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +63,7 @@ def test_the_claim_reads_items_in_index_order_without_sorting():
 
     from django.utils import timezone
 
-    from annotate.services import _CLAIM_SQL
+    from annotate.loop.service import _CLAIM_SQL
 
     project = make_project(votes_per_item=2)
     for _ in range(3):

@@ -6,10 +6,11 @@ import pytest
 from django.urls import reverse
 
 from annotate import rendering
+from annotate.importing.service import import_items_from_paths, render_item_html
+from annotate.loop.service import claim_next_item
 from annotate.models import Item
 from annotate.rendering import render_markdown
-from annotate.services import claim_next_item, import_items_from_paths, render_item_html
-from tests.annotate.test_import import write_mrb
+from tests.annotate.importing.test_import import write_mrb
 from tests.annotate.test_rendering import XSS_CORPUS, assert_inert
 from tests.factories import make_item, make_member, make_project, mrb_record
 

@@ -146,7 +146,7 @@ def test_submit_with_next_returns_the_next_assignment_as_next_would(project):
 
 @pytest.mark.parametrize("swapped", [False, True])
 def test_loop_bodies_are_exactly_what_the_documented_serializers_write(project, swapped):
-    from annotate.apis import AssignmentSerializer, SubmitJudgementApi
+    from annotate.api.assignments import AssignmentSerializer, SubmitJudgementApi
 
     client = token_client(make_member(project))
     a = client.post(next_url(project)).json()

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, settings
 from rest_framework.authtoken.models import Token
 from schemathesis import checks
 
-from annotate.services import claim_next_item
+from annotate.loop.service import claim_next_item
 from curation.models import Evaluation, Release, Verdict
 from tests.factories import make_item, make_member, make_project
 

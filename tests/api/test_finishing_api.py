@@ -3,7 +3,7 @@ close any item through it (issue 17)."""
 
 import pytest
 
-from annotate.services import claim_next_item
+from annotate.loop.service import claim_next_item
 from curation.models import Verdict
 from tests.curation.api.test_curation_api import client_for
 from tests.factories import make_item, make_member, make_project

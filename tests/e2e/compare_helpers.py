@@ -2,8 +2,8 @@
 
 import json
 
+from annotate.importing.service import import_items_from_paths
 from annotate.models import Membership
-from annotate.services import import_items_from_paths
 from tests.factories import make_project, make_user, png_bytes
 
 

@@ -7,9 +7,9 @@ vendored Swagger UI page are not ours to fix and are left out."""
 import pytest
 from django.urls import reverse
 
+from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Membership
-from annotate.services import Vote, claim_next_item, submit_judgement
-from annotate.setup.service import create_invitation
+from annotate.setup.team import create_invitation
 from curation.evaluation.judge_runs import save_endpoint, start_judge_run
 from curation.models import Verdict
 from curation.releases.build import build_release

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
+from annotate.importing.service import import_items_from_paths
 from annotate.models import Assignment, AssignmentStatus, Judgement, Membership
-from annotate.services import import_items_from_paths
 from tests.factories import make_project, make_user, png_bytes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

@@ -5,8 +5,8 @@ that polls with htmx. Not one violation may be reported."""
 
 import pytest
 
+from annotate.importing.service import import_items_from_paths
 from annotate.models import Membership
-from annotate.services import import_items_from_paths
 from curation.releases.service import create_release
 from tests.e2e.test_annotate_journey import make_dataset
 from tests.e2e.test_curation_journey import SLUG, make_contested_project

@@ -8,8 +8,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from annotate.importing.service import import_items_from_paths
+from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Membership
-from annotate.services import Vote, claim_next_item, import_items_from_paths, submit_judgement
 from curation.models import AuditEvent, Verdict, VerdictStatus
 from tests.factories import make_project, make_user, png_bytes
 

@@ -14,9 +14,9 @@ import re
 import pytest
 from django.core.management import call_command
 
+from annotate.loop.service import Vote, claim_next_item, submit_judgement, votes_may_come
 from annotate.management.commands.seed_demo import DEMO_PASSWORD, DEMO_SLUG
 from annotate.models import Item, Project
-from annotate.services import Vote, claim_next_item, submit_judgement, votes_may_come
 from curation.models import Release, ReleaseItem, Verdict, VerdictStatus
 from curation.verdicts.service import stuck_items
 

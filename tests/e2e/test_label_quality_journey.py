@@ -15,9 +15,9 @@ import re
 import pytest
 from django.core.management import call_command
 
+from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.management.commands.seed_demo import DEMO_PASSWORD, DEMO_SLUG
 from annotate.models import Item, Project
-from annotate.services import Vote, claim_next_item, submit_judgement
 from curation.models import AuditEvent, Release, Verdict
 from curation.releases import publishing
 from curation.releases.build import build_release

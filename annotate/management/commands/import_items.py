@@ -3,9 +3,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotate.importing import ImportFailed
+from annotate.importing.records import ImportFailed
+from annotate.importing.service import import_items_from_paths
 from annotate.models import Project
-from annotate.services import import_items_from_paths
 
 
 class Command(BaseCommand):

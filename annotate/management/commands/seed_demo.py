@@ -15,7 +15,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotate.demo import (
+from annotate.importing.records import ImportFailed
+from annotate.importing.service import import_items_from_paths
+from annotate.models import MULTIMODAL_REWARDBENCH_DOMAINS, Item, Membership, Project, Role
+from demo import (
     DEMO_SEED,
     DOMAIN_GUIDELINES,
     ITEMS_PER_DOMAIN,
@@ -26,9 +29,6 @@ from annotate.demo import (
     build_demo_items,
     write_mrb_dataset,
 )
-from annotate.importing import ImportFailed
-from annotate.models import MULTIMODAL_REWARDBENCH_DOMAINS, Item, Membership, Project, Role
-from annotate.services import import_items_from_paths
 
 DEMO_SLUG = "demo"
 DEMO_PASSWORD = "demo-pass-2026"

@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Judgement
-from annotate.services import Vote, claim_next_item, submit_judgement
 from curation.agreement import reports
 from curation.agreement import stats as agreement
 from curation.models import AgreementCache

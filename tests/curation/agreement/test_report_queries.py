@@ -7,8 +7,8 @@ import krippendorff
 import numpy as np
 import pytest
 
+from annotate.loop.service import Vote, claim_next_item, revise_judgement, submit_judgement
 from annotate.models import Domain, Item, Judgement
-from annotate.services import Vote, claim_next_item, revise_judgement, submit_judgement
 from curation.agreement import reports
 from curation.agreement import stats as agreement
 from tests.factories import make_item, make_member, make_project

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from django.core.files.base import ContentFile
 
+from annotate.importing.service import import_items_from_paths
 from annotate.models import ImageAsset, Item
-from annotate.services import import_items_from_paths
 from curation.models import Release, ReleaseStatus
 from curation.releases import build, publishing
 from curation.releases.build import build_release

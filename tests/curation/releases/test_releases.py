@@ -18,8 +18,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from annotate.importing.service import import_items_from_paths
 from annotate.models import Item, Membership, Project
-from annotate.services import import_items_from_paths
 from curation.models import Release, ReleaseItem, ReleaseStatus, Verdict
 from curation.releases import build, exporter, publishing
 from curation.releases.build import build_release, wrong_bucket_warnings

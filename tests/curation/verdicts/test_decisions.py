@@ -7,8 +7,8 @@ import threading
 import pytest
 from django.db import close_old_connections, connection
 
+from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Item, Judgement
-from annotate.services import Vote, claim_next_item, submit_judgement
 from curation.models import AuditEvent, Verdict, VerdictStatus
 from curation.verdicts.decisions import (
     ConflictOfInterest,

@@ -11,12 +11,7 @@ import pytest
 from django.db import close_old_connections, connection
 
 from annotate.eligibility import collecting
-from annotate.services import (
-    Vote,
-    claim_next_item,
-    submit_and_claim_next,
-    votes_may_come,
-)
+from annotate.loop.service import Vote, claim_next_item, submit_and_claim_next, votes_may_come
 from curation.models import Verdict, VerdictStatus
 from curation.verdicts.service import stuck_items
 from tests.conftest import requires_postgres

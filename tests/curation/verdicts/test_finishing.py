@@ -7,8 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotate.models import Assignment, AssignmentStatus, Item, Membership
-from annotate.services import (
+from annotate.loop.service import (
     AnnotationError,
     Vote,
     claim_next_item,
@@ -18,6 +17,7 @@ from annotate.services import (
     submit_judgement,
     votes_may_come,
 )
+from annotate.models import Assignment, AssignmentStatus, Item, Membership
 from curation.models import AuditEvent, Verdict, VerdictStatus
 from curation.verdicts.decisions import (
     CurationError,
@@ -460,7 +460,7 @@ def test_the_worker_sweep_returns_expired_leases_when_nobody_claims():
 
 
 def test_deactivating_a_member_on_the_members_page_rechecks_their_items():
-    from annotate.setup.service import deactivate_member
+    from annotate.setup.team import deactivate_member
 
     project, team, item = team_project(4)
     admin = make_member(project, role="admin")

@@ -5,7 +5,7 @@ import pytest
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
-from annotate.services import Vote, claim_next_item, submit_judgement
+from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from curation.models import Verdict
 from tests.factories import make_item, make_member, make_project
 

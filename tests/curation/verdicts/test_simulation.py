@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from annotate.loop.service import Vote, claim_next_item, skip_item, submit_judgement, votes_may_come
 from annotate.models import ImageAsset, Item
-from annotate.services import Vote, claim_next_item, skip_item, submit_judgement, votes_may_come
 from curation.models import Verdict, VerdictStatus
 from curation.verdicts.decisions import exclude_item, resolve_item
 from curation.verdicts.service import stuck_items, stuck_reason

@@ -2,8 +2,8 @@
 
 import pytest
 
+from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Item
-from annotate.services import Vote, claim_next_item, submit_judgement
 from curation.models import AuditEvent, Verdict, VerdictStatus
 from curation.verdicts.service import update_thresholds
 from tests.conftest import requires_postgres
@@ -141,7 +141,7 @@ def test_raising_votes_per_item_reopens_agreed_items_for_more_votes():
 
 
 def test_revision_moves_the_verdict():
-    from annotate.services import revise_judgement
+    from annotate.loop.service import revise_judgement
 
     project, item = new_item(votes_per_item=2)
     u1 = vote_on(project, item, "1")

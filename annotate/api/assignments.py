@@ -1,0 +1,403 @@
+"""REST API of the annotator's loop (/api/v1/): next assignment, submit, skip.
+
+Annotators are blind here as in the browser: an assignment carries the two
+responses in *displayed* order (left/right), never model names, gold, the
+item's external ID or anyone's votes; a judgement is sent in displayed terms
+and turned into canonical ones before it reaches the service.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+
+from django.core.files.storage import default_storage
+from django.http import FileResponse
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import exceptions, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate.api.projects import project_for_api
+from annotate.loop.service import (
+    AnnotationError,
+    JudgementInvalid,
+    Vote,
+    claim_next_item,
+    own_assignments,
+    skip_item,
+    submit_and_claim_next,
+    submit_judgement,
+    votes_may_come,
+)
+from annotate.models import Assignment, AssignmentStatus, Project
+from common.api.errors import Conflict, errors
+from common.api.schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES
+
+# --- Annotation ---------------------------------------------------------------------------
+
+
+class AssignmentSerializer(serializers.Serializer):
+    """An assignment as the annotator sees it: displayed order, nothing that
+    would unblind them."""
+
+    class DomainSerializer(serializers.Serializer):
+        slug = serializers.SlugField()
+        title = serializers.CharField()
+        kind = serializers.ChoiceField(
+            choices=["correctness", "preference"],
+            help_text="correctness: the judgement must also say whether each response is "
+            "correct (correct_left / correct_right).",
+        )
+
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=AssignmentStatus.choices)
+    lease_expires_at = serializers.DateTimeField()
+    project = serializers.SlugField(help_text="The project's slug.")
+    domain = DomainSerializer()
+    prompt = serializers.CharField()
+    image_url = serializers.CharField(
+        help_text="The prompt's image; fetch it with the same credentials."
+    )
+    image_width = serializers.IntegerField()
+    image_height = serializers.IntegerField()
+    left = serializers.CharField(help_text="The response shown on the left (Markdown).")
+    right = serializers.CharField(help_text="The response shown on the right (Markdown).")
+    allow_tie = serializers.BooleanField()
+    require_rationale = serializers.BooleanField()
+
+
+# The annotator's loop (next, submit) answers with bodies built JSON-ready,
+# exactly as AssignmentSerializer / SubmitJudgementApi's output serializers
+# would write them (tests/api/test_annotation_api.py holds them equal); the
+# serializers document them in the schema. Running the serializers on every
+# judgement cost more CPU than the rest of the API's work.
+_DATETIME = serializers.DateTimeField()
+
+
+def assignment_payload(assignment: Assignment, project: Project) -> dict:
+    """An assignment as AssignmentSerializer writes it."""
+    item = assignment.item
+    left, right = (
+        (item.response_2, item.response_1)
+        if assignment.shown_swapped
+        else (item.response_1, item.response_2)
+    )
+    return {
+        "id": assignment.pk,
+        "status": assignment.status,
+        "lease_expires_at": _DATETIME.to_representation(assignment.lease_expires_at),
+        "project": project.slug,
+        "domain": {"slug": item.domain.slug, "title": item.domain.title, "kind": item.domain.kind},
+        "prompt": item.prompt,
+        "image_url": reverse("api_assignment_image", args=[assignment.pk]),
+        "image_width": item.image.width,
+        "image_height": item.image.height,
+        "left": left,
+        "right": right,
+        "allow_tie": project.allow_tie,
+        "require_rationale": project.require_rationale,
+    }
+
+
+# How long a client told "more may come" should wait before asking again.
+RETRY_AFTER_SECONDS = 15
+MORE_MAY_COME = (
+    "Nothing is free for you right now, but items you have not seen are still collecting "
+    "votes: someone's lease may run out, or a split may ask for more votes. Ask again later."
+)
+
+
+class MoreMayComeSerializer(serializers.Serializer):
+    more_may_come = serializers.BooleanField()
+    detail = serializers.CharField()
+
+
+class NextAssignmentApi(APIView):
+    @extend_schema(
+        operation_id="assignments_next",
+        summary="Claim the next item to judge (or get your open one back)",
+        description="Leases the next item to you, or returns the item you already hold in "
+        "this project (one at a time). 204 when you are done for good: no item of the "
+        "project still collecting votes is one you were never assigned (only a curator "
+        "asking for more votes later can change that). 202 when nothing is free for you "
+        "now but more may come (others hold leases that may run out, or votes still "
+        "coming may split and escalate): ask again after `Retry-After` seconds.",
+        request=None,
+        responses={
+            200: AssignmentSerializer,
+            202: OpenApiResponse(
+                MoreMayComeSerializer,
+                description="Nothing free for you now; more may come. Ask again later.",
+            ),
+            204: OpenApiResponse(description="Done: nothing is left for you in this project."),
+            **errors(401, 404),
+        },
+    )
+    def post(self, request, slug):
+        project, _ = project_for_api(request.user, slug)
+        assignment = claim_next_item(project=project, annotator=request.user)
+        if assignment is None:
+            if votes_may_come(project=project, annotator=request.user):
+                return Response(
+                    {"more_may_come": True, "detail": MORE_MAY_COME},
+                    status=status.HTTP_202_ACCEPTED,
+                    headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+                )
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(assignment_payload(_with_item(assignment), project))
+
+
+def _with_item(assignment: Assignment) -> Assignment:
+    """A claimed assignment with its item, domain and image: PostgreSQL's claim
+    brings them along, and so does SQLite's fresh claim; its resumed lease
+    comes bare."""
+    if Assignment.item.is_cached(assignment):
+        return assignment
+    return Assignment.objects.select_related("item__domain", "item__image").get(pk=assignment.pk)
+
+
+def _flag(request, name: str) -> bool:
+    """A boolean query parameter: true/1/yes or false/0/no (absent: false)."""
+    value = request.query_params.get(name, "false").lower()
+    if value in ("true", "1", "yes"):
+        return True
+    if value in ("false", "0", "no", ""):
+        return False
+    raise exceptions.ValidationError({name: ["Must be true or false."]})
+
+
+def _own_assignment(request, assignment_id: int, *related: str) -> Assignment:
+    """The requester's own assignment in a project they are a member of;
+    anyone else's (or a removed member's) is a 404."""
+    mine = own_assignments(request.user).filter(pk=assignment_id)
+    assignment = (mine.select_related(*related) if related else mine).first()
+    if assignment is None:
+        raise exceptions.NotFound("No such assignment.")
+    return assignment
+
+
+class AssignmentDetailApi(APIView):
+    @extend_schema(
+        operation_id="assignments_retrieve",
+        summary="One of your assignments, as shown to you",
+        responses={200: AssignmentSerializer, **errors(401, 404)},
+    )
+    def get(self, request, assignment_id):
+        assignment = _own_assignment(
+            request, assignment_id, "item__project", "item__domain", "item__image"
+        )
+        return Response(
+            AssignmentSerializer(assignment_payload(assignment, assignment.item.project)).data
+        )
+
+
+class AssignmentImageApi(APIView):
+    @extend_schema(
+        operation_id="assignments_image",
+        summary="The image of one of your assignments",
+        responses={
+            (200, "image/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The image."),
+            **errors(401, 404),
+        },
+    )
+    def get(self, request, assignment_id):
+        assignment = _own_assignment(request, assignment_id, "item__image")
+        name = assignment.item.image.file
+        content_type, _ = mimetypes.guess_type(name)
+        if not default_storage.exists(name):
+            raise exceptions.NotFound("The image file is missing.")
+        response = FileResponse(
+            default_storage.open(name, "rb"),
+            content_type=content_type or "application/octet-stream",
+        )
+        response["Cache-Control"] = "private, max-age=31536000, immutable"
+        response["Content-Security-Policy"] = "default-src 'none'"
+        return response
+
+
+class SubmitJudgementApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        choice = serializers.ChoiceField(
+            choices=DISPLAYED_CHOICES, help_text="In displayed terms, as you saw them."
+        )
+        correct_left = serializers.ChoiceField(
+            choices=CORRECTNESS_CHOICES,
+            required=False,
+            allow_blank=True,
+            default="",
+            help_text="Correctness domains only.",
+        )
+        correct_right = serializers.ChoiceField(
+            choices=CORRECTNESS_CHOICES, required=False, allow_blank=True, default=""
+        )
+        confidence = serializers.IntegerField(
+            min_value=1, max_value=3, required=False, allow_null=True, default=None
+        )
+        rationale = serializers.CharField(
+            max_length=5000, required=False, allow_blank=True, default="", trim_whitespace=False
+        )
+        active_seconds = serializers.FloatField(
+            min_value=0, max_value=86400, required=False, default=0.0
+        )
+        flagged_problem = serializers.BooleanField(required=False, default=False)
+        problem_reason = serializers.CharField(
+            max_length=500, required=False, allow_blank=True, default=""
+        )
+
+    class OutputSerializer(serializers.Serializer):
+        assignment = serializers.IntegerField()
+        status = serializers.ChoiceField(choices=AssignmentStatus.choices)
+        choice = serializers.ChoiceField(choices=DISPLAYED_CHOICES)
+        revision = serializers.IntegerField()
+        already_submitted = serializers.BooleanField(
+            help_text="True when this assignment was judged before: the stored judgement is "
+            "returned unchanged (submits are idempotent)."
+        )
+
+    class OutputWithNextSerializer(OutputSerializer):
+        """The answer's schema: `next` is there only when asked for."""
+
+        next = AssignmentSerializer(
+            required=False,
+            allow_null=True,
+            help_text="With ?next=true only: your next assignment in the project, claimed "
+            "as assignments/next/ would (your open one if you hold one), or null when "
+            "nothing is free for you now. Saves a round trip per judgement.",
+        )
+        more_may_come = serializers.BooleanField(
+            required=False,
+            help_text="With ?next=true only: when `next` is null, true if more may still "
+            "come (ask assignments/next/ again later, as its 202 says), false when you are "
+            "done for good (its 204).",
+        )
+
+    @extend_schema(
+        operation_id="assignments_judgement",
+        summary="Submit your judgement (idempotent per assignment)",
+        request=InputSerializer,
+        parameters=[
+            OpenApiParameter(
+                "next",
+                OpenApiTypes.BOOL,
+                description="Also claim your next assignment and return it as `next`.",
+                default=False,
+            )
+        ],
+        responses={
+            201: OutputWithNextSerializer,
+            200: OpenApiResponse(
+                OutputWithNextSerializer, description="Already judged; unchanged."
+            ),
+            **errors(400, 401, 404, 409),
+        },
+    )
+    def post(self, request, assignment_id):
+        serializer = self.InputSerializer(data=request.data)
+        if not serializer.is_valid():
+            # Someone else's assignment is a 404 whatever the body says.
+            _own_assignment(request, assignment_id)
+            raise exceptions.ValidationError(serializer.errors)
+        claim_next = _flag(request, "next")
+        data = serializer.validated_data
+        # The service reads and locks the assignment (with its item and
+        # project) and hands it here to map displayed sides to canonical ones:
+        # nothing is read before it.
+        seen: list[Assignment] = []
+
+        def vote_for(assignment: Assignment) -> Vote:
+            seen.append(assignment)
+            to_canon = assignment.displayed_to_canonical
+            correct = {
+                to_canon("left"): data["correct_left"],
+                to_canon("right"): data["correct_right"],
+            }
+            return Vote(
+                choice="tie" if data["choice"] == "tie" else to_canon(data["choice"]),
+                correct_1=correct["1"],
+                correct_2=correct["2"],
+                confidence=data["confidence"],
+                rationale=data["rationale"],
+                active_seconds=data["active_seconds"],
+                flagged_problem=data["flagged_problem"],
+                problem_reason=data["problem_reason"],
+            )
+
+        try:
+            if claim_next:
+                # The next item is leased in the vote's transaction (one commit).
+                judgement, following = submit_and_claim_next(
+                    assignment_id=assignment_id, annotator=request.user, vote=vote_for
+                )
+            else:
+                judgement = submit_judgement(
+                    assignment_id=assignment_id, annotator=request.user, vote=vote_for
+                )
+        except Assignment.DoesNotExist:
+            raise exceptions.NotFound("No such assignment.") from None
+        except JudgementInvalid as exc:
+            to_canon = seen[0].displayed_to_canonical
+            names = {"correct_" + to_canon("left"): "correct_left"}
+            names["correct_" + to_canon("right")] = "correct_right"
+            fields = {names.get(k, k): [v] for k, v in exc.errors.items()}
+            raise exceptions.ValidationError(fields) from None
+        except AnnotationError as exc:
+            raise Conflict(str(exc)) from None
+        assignment = judgement.assignment
+        shown = "tie"
+        if judgement.choice != "tie":
+            left = assignment.displayed_to_canonical("left")
+            shown = "left" if left == judgement.choice else "right"
+        repeat = judgement.already_submitted
+        body = {
+            "assignment": assignment.pk,
+            "status": AssignmentStatus.SUBMITTED,
+            "choice": shown,
+            "revision": judgement.revision,
+            "already_submitted": repeat,
+        }
+        if claim_next:
+            project = assignment.item.project
+            body["next"] = following and assignment_payload(_with_item(following), project)
+            body["more_may_come"] = following is not None or votes_may_come(
+                project=project, annotator=request.user
+            )
+        # As OutputSerializer (OutputWithNextSerializer) writes it.
+        return Response(body, status=status.HTTP_200_OK if repeat else status.HTTP_201_CREATED)
+
+
+class SkipAssignmentApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        reason = serializers.CharField(max_length=500, help_text="Why you skip this item.")
+
+    class OutputSerializer(serializers.Serializer):
+        assignment = serializers.IntegerField()
+        status = serializers.ChoiceField(choices=AssignmentStatus.choices)
+
+    @extend_schema(
+        operation_id="assignments_skip",
+        summary="Give an item back; it is never offered to you again",
+        request=InputSerializer,
+        responses={200: OutputSerializer, **errors(400, 401, 404, 409)},
+    )
+    def post(self, request, assignment_id):
+        # Someone else's assignment is a 404 whatever the body says.
+        _own_assignment(request, assignment_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            assignment = skip_item(
+                assignment_id=assignment_id,
+                annotator=request.user,
+                reason=serializer.validated_data["reason"],
+            )
+        except Assignment.DoesNotExist:
+            raise exceptions.NotFound("No such assignment.") from None
+        except JudgementInvalid as exc:
+            raise exceptions.ValidationError({"reason": list(exc.errors.values())}) from None
+        except AnnotationError as exc:
+            raise Conflict(str(exc)) from None
+        return Response(
+            self.OutputSerializer({"assignment": assignment.pk, "status": assignment.status}).data
+        )

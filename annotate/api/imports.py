@@ -1,0 +1,130 @@
+"""REST API: importing a dataset into a project."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate.api.projects import project_for_api
+from annotate.importing.records import FORMATS, ImportFailed
+from annotate.importing.service import import_uploaded_items
+from annotate.permissions import ADMIN_ROLES
+from common.api.errors import Rejected, errors
+
+# --- Import -------------------------------------------------------------------------------
+
+
+class ImportApi(APIView):
+    parser_classes = [MultiPartParser]
+
+    class InputSerializer(serializers.Serializer):
+        dataset = serializers.FileField(
+            help_text="Multimodal RewardBench .json, chosen/rejected .jsonl, or a .zip "
+            "holding one of them together with its images."
+        )
+        images = serializers.FileField(
+            required=False, help_text="A .zip of the images (with a .json/.jsonl dataset)."
+        )
+        format = serializers.ChoiceField(
+            choices=["", *FORMATS], required=False, default="", help_text="Empty: detect."
+        )
+        domain = serializers.CharField(
+            required=False, default="", help_text="Domain slug for files without a category."
+        )
+        field_map = serializers.CharField(
+            required=False,
+            default="",
+            help_text="ours=theirs pairs, one per line or comma-separated (e.g. prompt=query).",
+        )
+        gold_from_label = serializers.BooleanField(required=False, default=False)
+        update = serializers.BooleanField(
+            required=False, default=False, help_text="Replace changed items nobody has claimed."
+        )
+
+        def validate_dataset(self, f):
+            if not f.name.lower().endswith((".json", ".jsonl", ".zip")):
+                raise serializers.ValidationError("Upload a .json, .jsonl or .zip file.")
+            return f
+
+        def validate_images(self, f):
+            if f and not f.name.lower().endswith(".zip"):
+                raise serializers.ValidationError("Images must be uploaded as a .zip file.")
+            return f
+
+        def validate_field_map(self, text):
+            mapping = {}
+            for n, part in enumerate(text.replace(",", "\n").splitlines(), start=1):
+                if not part.strip():
+                    continue
+                ours, sep, theirs = part.partition("=")
+                if not sep or not ours.strip() or not theirs.strip():
+                    raise serializers.ValidationError(f"Entry {n} is not ours=theirs: {part!r}")
+                mapping[ours.strip()] = theirs.strip()
+            return mapping
+
+        def validate(self, data):
+            images = data.get("images")
+            if images and data["dataset"].name.lower().endswith(".zip"):
+                raise serializers.ValidationError(
+                    {
+                        "images": "The dataset zip already holds its images; send an images "
+                        "zip only with a .json or .jsonl dataset."
+                    }
+                )
+            return data
+
+    class OutputSerializer(serializers.Serializer):
+        format = serializers.ChoiceField(choices=FORMATS)
+        created = serializers.IntegerField()
+        updated = serializers.IntegerField()
+        unchanged = serializers.IntegerField()
+        images_stored = serializers.IntegerField()
+
+    @extend_schema(
+        operation_id="items_import",
+        summary="Import items (admins): all or nothing",
+        description="Every record and image is checked first; if anything is wrong the answer "
+        "is 400 with code `import_failed`, one entry in `problems` per problem (file, line, "
+        "record, field) and nothing is written. Importing the same file again changes nothing.",
+        request={"multipart/form-data": InputSerializer},
+        responses={200: OutputSerializer, **errors(400, 401, 403, 404, 413)},
+    )
+    def post(self, request, slug):
+        project, _ = project_for_api(request.user, slug, ADMIN_ROLES)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            result = import_uploaded_items(
+                project=project,
+                dataset=data["dataset"],
+                images=data.get("images"),
+                fmt=data["format"] or None,
+                domain=data["domain"] or None,
+                field_map=data["field_map"],
+                gold_from_label=data["gold_from_label"],
+                update=data["update"],
+            )
+        except ImportFailed as exc:
+            message = f"The import was refused ({len(exc.problems)} problems); nothing was written."
+            if exc.truncated:
+                message += f" Stopped looking after {len(exc.problems)} problems."
+            raise Rejected(
+                message,
+                code="import_failed",
+                fields={"dataset": [str(p) for p in exc.problems]},
+                problems=[
+                    {
+                        "file": p.file,
+                        "line": p.line,
+                        "index": p.index,
+                        "field": p.field,
+                        "message": p.message,
+                    }
+                    for p in exc.problems
+                ],
+            ) from None
+        return Response(self.OutputSerializer(result).data)

@@ -1,0 +1,70 @@
+"""The import page's form."""
+
+from django import forms
+
+from annotate.importing.records import FORMATS
+
+
+class ImportForm(forms.Form):
+    dataset = forms.FileField(
+        help_text="Multimodal RewardBench .json, chosen/rejected .jsonl, or a .zip holding "
+        "one of them together with its images."
+    )
+    images = forms.FileField(
+        required=False, help_text="A .zip of the images, if they are not inside the dataset zip."
+    )
+    format = forms.ChoiceField(choices=[("", "Detect")] + [(f, f) for f in FORMATS], required=False)
+    domain = forms.ChoiceField(
+        required=False, help_text="For chosen/rejected files without a category field."
+    )
+    field_map = forms.CharField(
+        required=False,
+        help_text="Optional, one per line: ours=theirs (e.g. prompt=query).",
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+    gold_from_label = forms.BooleanField(
+        required=False, help_text="Treat the file's chosen response as gold."
+    )
+    update = forms.BooleanField(
+        required=False, help_text="Replace items whose content changed (only unvoted items)."
+    )
+
+    def __init__(self, *args, domains=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["domain"].choices = [("", "From the file")] + [
+            (d.slug, d.title) for d in domains
+        ]
+
+    def clean_dataset(self):
+        f = self.cleaned_data["dataset"]
+        if not f.name.lower().endswith((".json", ".jsonl", ".zip")):
+            raise forms.ValidationError("Upload a .json, .jsonl or .zip file.")
+        return f
+
+    def clean_images(self):
+        f = self.cleaned_data.get("images")
+        if f and not f.name.lower().endswith(".zip"):
+            raise forms.ValidationError("Images must be uploaded as a .zip file.")
+        return f
+
+    def clean(self):
+        data = super().clean()
+        dataset, images = data.get("dataset"), data.get("images")
+        if dataset and images and dataset.name.lower().endswith(".zip"):
+            self.add_error(
+                "images",
+                "The dataset zip already holds its images; upload the images zip only "
+                "with a .json or .jsonl dataset.",
+            )
+        return data
+
+    def clean_field_map(self):
+        mapping = {}
+        for n, line in enumerate(self.cleaned_data["field_map"].splitlines(), start=1):
+            if not line.strip():
+                continue
+            ours, sep, theirs = line.partition("=")
+            if not sep or not ours.strip() or not theirs.strip():
+                raise forms.ValidationError(f"Line {n} is not ours=theirs: {line!r}")
+            mapping[ours.strip()] = theirs.strip()
+        return mapping

@@ -1,0 +1,559 @@
+"""Writing an import: items, images (stored once by SHA-256), thumbnails and
+the stored Markdown HTML.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from PIL import Image
+
+from annotate import rendering, signals
+from annotate.importing.images import stored_image_bytes
+from annotate.importing.jsonscan import DatasetFile, open_dataset_file
+from annotate.importing.parse import PairsOptions, ParsedDataset, content_hash, parse_dataset
+from annotate.importing.records import (
+    IMAGE_BATCH,
+    IMAGE_THREADS,
+    PAIRS_FIELDS,
+    ImageInfo,
+    ImageLimits,
+    ImportFailed,
+    ImportProblem,
+    ProblemLog,
+)
+from annotate.importing.sources import (
+    DirectoryImageSource,
+    ImageSource,
+    NoImageSource,
+    ZipImageSource,
+    find_dataset_in_zip,
+)
+from annotate.models import (
+    RENDERED_FIELDS,
+    ImageAsset,
+    Item,
+    Project,
+    shuffle_key,
+)
+
+log = logging.getLogger(__name__)
+
+
+THUMBNAIL_SIZE = (384, 384)
+IMAGE_EXTENSIONS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp", "GIF": "gif"}
+
+
+def image_limits() -> ImageLimits:
+    return ImageLimits(
+        max_pixels=settings.IMAGE_MAX_PIXELS,
+        max_bytes=settings.IMAGE_MAX_BYTES,
+        allowed_formats=tuple(settings.IMAGE_ALLOWED_FORMATS),
+    )
+
+
+@dataclass
+class ImportResult:
+    format: str
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    images_stored: int = 0
+    item_ids: list[int] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return (
+            f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged; "
+            f"{self.images_stored} new images stored"
+        )
+
+
+def import_items(
+    *,
+    project: Project,
+    data: bytes | DatasetFile,
+    filename: str,
+    images: ImageSource | None = None,
+    fmt: str | None = None,
+    domain: str | None = None,
+    field_map: dict[str, str] | None = None,
+    seed: int | None = None,
+    gold_from_label: bool = False,
+    update: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> ImportResult:
+    """Validate a whole dataset file, then write it in one transaction.
+
+    Raises ImportFailed (nothing written) if any record, image or conflict
+    with existing items is wrong. Re-importing the same file is a no-op.
+    """
+    if project.archived_at is not None:
+        raise ImportFailed([ImportProblem(filename, "the project is archived (read-only)")])
+    domains = {d.slug: d for d in project.domains.all()}
+    known: dict[str, str] = {}
+    for d in domains.values():
+        known[d.slug] = d.slug
+        known[d.export_category] = d.slug
+    if domain is not None and domain not in known:
+        raise ImportFailed(
+            [
+                ImportProblem(
+                    filename,
+                    f"unknown domain {domain!r}; known: {', '.join(sorted(domains))}",
+                )
+            ]
+        )
+    unknown_fields = [name for name in field_map or {} if name not in PAIRS_FIELDS]
+    if unknown_fields:
+        # A typo here would otherwise surface as "field is missing" on every record.
+        raise ImportFailed(
+            [
+                ImportProblem(
+                    filename,
+                    f"field map names unknown field {name!r}; ours are: {', '.join(PAIRS_FIELDS)}",
+                )
+                for name in unknown_fields
+            ]
+        )
+    limits = image_limits()
+    source = images or NoImageSource()
+    parsed = parse_dataset(
+        data,
+        filename=filename,
+        fmt=fmt,
+        pairs_options=PairsOptions(
+            domain=domain,
+            field_map=field_map or {},
+            seed=project.seed if seed is None else seed,
+            gold_from_label=gold_from_label,
+        ),
+        known_categories=known,
+        images=source,
+        limits=limits,
+        max_errors=settings.IMPORT_MAX_ERRORS,
+        progress=progress,
+    )
+    return _write_dataset(
+        project=project,
+        parsed=parsed,
+        filename=filename,
+        domains=domains,
+        source=source,
+        limits=limits,
+        update=update,
+    )
+
+
+def _write_dataset(
+    *,
+    project: Project,
+    parsed: ParsedDataset,
+    filename: str,
+    domains: dict,
+    source: ImageSource,
+    limits: ImageLimits,
+    update: bool,
+) -> ImportResult:
+    result = ImportResult(format=parsed.format)
+    existing = {
+        ext_id: (pk, digest, has_votes)
+        for ext_id, pk, digest, has_votes in _existing_items(project)
+    }
+    problems = ProblemLog(filename, settings.IMPORT_MAX_ERRORS)
+    id_field = "ID" if parsed.format == "mrb" else "id"
+    # What to do with each record, in file order: CREATE, or the pk of the
+    # item it replaces, or None (unchanged). Decided before the transaction,
+    # from one record at a time: only these small values are kept.
+    actions: list[int | None] = []
+    needed: dict[str, ImageInfo] = {}
+    if any(ref.external_id in existing for ref in parsed.records):
+        for record in parsed.iter_records():
+            info = parsed.images[record.image_ref]
+            action = _import_action(record, content_hash(record, info.sha256), existing, update)
+            if isinstance(action, str):
+                problems.add(action, line=record.line, index=record.index, field=id_field)
+                continue
+            actions.append(action)
+            if action is None:
+                result.unchanged += 1
+            else:
+                needed[info.sha256] = info
+    else:  # a new dataset (the usual case): every record is created
+        actions = [_CREATE] * len(parsed.records)
+        for ref in parsed.records:
+            info = parsed.images[ref.image_ref]
+            needed[info.sha256] = info
+    problems.raise_if_any()
+    if not needed:
+        return result
+
+    written: list[str] = []
+    try:
+        # Leaving the inner block waits for the image copies (made in threads
+        # while the rows are inserted); a failed copy rolls the transaction back.
+        with transaction.atomic(), _ImageCopies(source, limits, written) as copies:
+            image_ids, new_images = _store_images(needed, copies)
+            result.images_stored = len(new_images)
+            del needed
+            created_ids: list[int] = []
+            updated_ids: list[int] = []
+            batch: list[Item] = []
+            # The file is decoded a third time, and written _WRITE_BATCH
+            # records at a time: no list of every record is ever held.
+            for record, action in zip(parsed.iter_records(), actions, strict=True):
+                if action is None:
+                    continue
+                info = parsed.images[record.image_ref]
+                digest = content_hash(record, info.sha256)
+                if action == _CREATE:
+                    batch.append(
+                        Item(
+                            project=project,
+                            votes_needed=project.votes_per_item,
+                            content_hash=digest,
+                            shuffle_key=shuffle_key(project.seed, record.external_id),
+                            image_id=image_ids[info.sha256],
+                            **_item_fields(record, domains),
+                        )
+                    )
+                    if len(batch) >= _WRITE_BATCH:
+                        created_ids += [item.pk for item in Item.objects.bulk_create(batch)]
+                        batch = []
+                    continue
+                Item.objects.filter(pk=action).update(
+                    content_hash=digest,
+                    image_id=image_ids[info.sha256],
+                    **_item_fields(record, domains),
+                    **_NOT_RENDERED,
+                )
+                updated_ids.append(action)
+            if batch:
+                created_ids += [item.pk for item in Item.objects.bulk_create(batch)]
+            del batch
+            result.created = len(created_ids)
+            result.updated = len(updated_ids)
+            result.item_ids = created_ids
+            signals.items_imported.send(
+                sender=Item, project=project, item_ids=result.item_ids, updated_ids=updated_ids
+            )
+            from annotate.importing.tasks import make_thumbnails, render_item_html
+            from config.celery import enqueue_on_commit
+
+            if new_images:
+                enqueue_on_commit(make_thumbnails, new_images)
+            # Rendering 3 texts an item would double the import's CPU time:
+            # a worker stores the HTML (the first view does if none has).
+            enqueue_on_commit(render_item_html, [*result.item_ids, *updated_ids])
+    except BaseException:
+        _remove_orphans(written)
+        raise
+    return result
+
+
+# The action of a record that creates an item (an int would be the pk of the
+# item it replaces); and how many new items are inserted at a time.
+_CREATE = -1
+_WRITE_BATCH = 500
+
+
+def _import_action(record, digest: str, existing: dict, update: bool) -> int | str | None:
+    """For a record whose content hash is `digest`: _CREATE, the pk of the
+    existing item to replace, None if that item is unchanged, or why not (a
+    problem's message)."""
+    if record.external_id not in existing:
+        return _CREATE
+    pk, old_digest, has_votes = existing[record.external_id]
+    if old_digest == digest:
+        return None
+    if not update:
+        return (
+            f"ID {record.external_id!r} already exists with different content "
+            "(re-run with --update to replace it)"
+        )
+    if has_votes:
+        return f"ID {record.external_id!r} already has votes and cannot be replaced"
+    return pk
+
+
+# A replaced prompt or response makes the stored HTML stale.
+_NOT_RENDERED = {
+    "prompt_html": "",
+    "response_1_html": "",
+    "response_2_html": "",
+    "rendered_version": 0,
+}
+
+
+def render_item_html(*, item_ids: list[int]) -> int:
+    """Store the compare page's HTML of items that lack it for the current
+    renderer (idempotent). Returns how many were rendered."""
+    rendered = 0
+    for start in range(0, len(item_ids), 500):
+        batch = (
+            Item.objects.filter(pk__in=item_ids[start : start + 500])
+            .exclude(rendered_version=rendering.RENDERER_VERSION)
+            .only("pk", "prompt", "response_1", "response_2", "content_hash")
+        )
+        for item in batch:
+            item.render_html()
+            # One short UPDATE each (no lock held while rendering), and none
+            # if an --update import replaced the text meanwhile.
+            rendered += Item.objects.filter(pk=item.pk, content_hash=item.content_hash).update(
+                **{name: getattr(item, name) for name in RENDERED_FIELDS}
+            )
+    return rendered
+
+
+def _existing_items(project: Project) -> list[tuple[str, int, str, bool]]:
+    """(external_id, pk, content_hash, has votes or claims) of the project's items."""
+    return [
+        (ext_id, pk, digest, live > 0)
+        for ext_id, pk, digest, live in Item.objects.filter(project=project).values_list(
+            "external_id", "pk", "content_hash", "live_assignments"
+        )
+    ]
+
+
+def _item_fields(record, domains) -> dict:
+    return {
+        "domain": domains[record.category],
+        "external_id": record.external_id,
+        "prompt": record.prompt,
+        "image_path": record.image_ref,
+        "response_1": record.response_1,
+        "response_2": record.response_2,
+        "model_1": record.model_1,
+        "model_2": record.model_2,
+        "gold_choice": record.gold_choice,
+        "reference_answer": record.reference_answer,
+        "meta": record.meta,
+    }
+
+
+def image_storage_name(sha256: str, fmt: str) -> str:
+    return f"images/{sha256[:2]}/{sha256}.{IMAGE_EXTENSIONS.get(fmt, 'bin')}"
+
+
+def _store_images(needed, copies: _ImageCopies) -> tuple[dict[str, int], list[int]]:
+    """Store images not yet stored (content-addressed) and create their rows.
+    Returns ids by sha256 and the ids of newly created rows."""
+    shas = list(needed)
+    known: dict[str, int] = {}
+    for start in range(0, len(shas), 5000):
+        known.update(
+            ImageAsset.objects.filter(sha256__in=shas[start : start + 5000]).values_list(
+                "sha256", "pk"
+            )
+        )
+    new_assets = []
+    for sha, info in needed.items():
+        if sha in known:
+            continue
+        name = image_storage_name(sha, info.format)
+        copies.start(name, info)
+        new_assets.append(
+            ImageAsset(
+                sha256=sha,
+                file=name,
+                format=info.format,
+                width=info.width,
+                height=info.height,
+                size_bytes=info.size_bytes,
+            )
+        )
+    ImageAsset.objects.bulk_create(new_assets, batch_size=1000, ignore_conflicts=True)
+    new_shas = [a.sha256 for a in new_assets]
+    new_ids: list[int] = []
+    for start in range(0, len(new_shas), 5000):
+        rows = ImageAsset.objects.filter(sha256__in=new_shas[start : start + 5000]).values_list(
+            "sha256", "pk"
+        )
+        for sha, pk in rows:
+            known[sha] = pk
+            new_ids.append(pk)
+    return known, new_ids
+
+
+class _ImageCopies:
+    """Copies images from the source into the default storage in threads (file
+    I/O releases the GIL) while the caller goes on inserting rows. Leaving the
+    block waits for every copy; each name saved is in `written` before the
+    first error is raised, so the caller can remove orphans."""
+
+    def __init__(self, source: ImageSource, limits: ImageLimits, written: list[str]):
+        self.source = source
+        self.limits = limits
+        self.written = written
+        self.batch: list[tuple[str, ImageInfo]] = []
+        self.futures: list[Future[tuple[list[str], Exception | None]]] = []
+
+    def __enter__(self) -> _ImageCopies:
+        self.pool = ThreadPoolExecutor(IMAGE_THREADS, thread_name_prefix="import-store")
+        return self
+
+    def start(self, name: str, info: ImageInfo) -> None:
+        self.batch.append((name, info))
+        if len(self.batch) >= IMAGE_BATCH:
+            self._submit()
+
+    def _submit(self) -> None:
+        self.futures.append(self.pool.submit(self._copy_batch, self.batch))
+        self.batch = []
+
+    def _copy_batch(self, batch: list[tuple[str, ImageInfo]]) -> tuple[list[str], Exception | None]:
+        saved: list[str] = []
+        try:
+            for name, info in batch:
+                data = stored_image_bytes(self.source, info, self.limits)
+                # No exists() first (a round trip per image on remote storages):
+                # these images have no row, so their file is almost never there
+                # (only left by a failed import, or being written by a concurrent one).
+                stored = default_storage.save(name, ContentFile(data))
+                if stored != name:  # the storage kept the existing file and renamed ours
+                    default_storage.delete(stored)
+                else:
+                    saved.append(stored)
+        except Exception as exc:
+            return saved, exc
+        return saved, None
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None and self.batch:
+            self._submit()
+        error: BaseException | None = None
+        if exc_type is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+        for future in self.futures:
+            try:
+                saved, failure = future.result()
+            except BaseException as cancelled:  # an interrupt, or cancelled below
+                saved, failure = [], cancelled
+            self.written.extend(saved)
+            if failure is not None and error is None and exc_type is None:
+                error = failure
+                self.pool.shutdown(wait=False, cancel_futures=True)
+        self.pool.shutdown()
+        if error is not None:
+            raise error
+
+
+def _remove_orphans(names: list[str]) -> None:
+    """Delete files this import wrote if no row refers to them (the
+    transaction rolled back)."""
+    if not names:
+        return
+    referenced = set(ImageAsset.objects.filter(file__in=names).values_list("file", flat=True))
+    for name in names:
+        if name not in referenced:
+            try:
+                default_storage.delete(name)
+            except OSError:
+                log.warning("could not remove orphan image %s", name)
+
+
+def import_uploaded_items(
+    *,
+    project: Project,
+    dataset: UploadedFile,
+    images: UploadedFile | None = None,
+    **options,
+) -> ImportResult:
+    """Import uploaded files (the upload page and the API): each is written
+    to a private temporary folder under its base name only (the client's
+    name is untrusted), then imported as `import_items_from_paths` does, so
+    problems name the uploaded file."""
+    with tempfile.TemporaryDirectory(prefix="import-") as tmp:
+        # Separate folders: the two uploads may share a file name.
+        dataset_path = _save_upload(dataset, Path(tmp) / "dataset")
+        images_path = _save_upload(images, Path(tmp) / "images") if images else None
+        return import_items_from_paths(
+            project=project, dataset=dataset_path, images=images_path, **options
+        )
+
+
+def _save_upload(upload: UploadedFile, folder: Path) -> Path:
+    name = Path(upload.name or "").name or "upload"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    with path.open("wb") as fh:
+        for chunk in upload.chunks():
+            fh.write(chunk)
+    return path
+
+
+def import_items_from_paths(
+    *,
+    project: Project,
+    dataset: Path,
+    images: Path | None = None,
+    **options,
+) -> ImportResult:
+    """Import from files on disk. `dataset` is a .json/.jsonl file or a zip
+    holding one together with its images; `images` a folder or a zip.
+
+    The dataset is read from disk, mapped (a zip member is first decompressed
+    into a temporary file), never as one bytes object: the parser's passes
+    give back what they have read, so memory grows with the largest record."""
+    with ExitStack() as stack:
+        if dataset.suffix.lower() == ".zip":
+            archive = ZipImageSource(dataset)
+            stack.callback(archive.close)
+            source: ImageSource | None = archive
+            member, folder = find_dataset_in_zip(archive)
+            archive.prefix = folder
+            data = stack.enter_context(archive.open_dataset(member))
+            filename = f"{dataset.name}:{member}"
+        else:
+            if not dataset.is_file():
+                raise ImportFailed([ImportProblem(str(dataset), "file not found")])
+            source = None
+            if images is not None:
+                if images.is_dir():
+                    source = DirectoryImageSource(images)
+                elif images.is_file():
+                    source = ZipImageSource(images)
+                    stack.callback(source.close)
+                else:
+                    raise ImportFailed(
+                        [ImportProblem(str(images), "image folder or zip not found")]
+                    )
+            data = stack.enter_context(open_dataset_file(dataset))
+            filename = dataset.name
+        return import_items(project=project, data=data, filename=filename, images=source, **options)
+
+
+def make_thumbnails(*, image_ids: list[int]) -> int:
+    """Make missing thumbnails (idempotent). Returns how many were made."""
+    made = 0
+    for asset in ImageAsset.objects.filter(pk__in=image_ids, thumbnail=""):
+        if asset.width <= THUMBNAIL_SIZE[0] and asset.height <= THUMBNAIL_SIZE[1]:
+            # Already thumbnail-sized: re-encoding would only cost time.
+            ImageAsset.objects.filter(pk=asset.pk, thumbnail="").update(thumbnail=asset.file)
+            made += 1
+            continue
+        with default_storage.open(asset.file, "rb") as fh, Image.open(fh) as img:
+            img.thumbnail(THUMBNAIL_SIZE)
+            if img.mode not in ("RGB", "RGBA"):
+                img = img.convert("RGBA" if "transparency" in img.info else "RGB")
+            out = io.BytesIO()
+            # method=0: WebP's fastest encoder (~3x faster, slightly larger files).
+            img.save(out, format="WEBP", quality=80, method=0)
+        name = f"thumbs/{asset.sha256[:2]}/{asset.sha256}.webp"
+        if default_storage.exists(name):
+            default_storage.delete(name)
+        default_storage.save(name, ContentFile(out.getvalue()))
+        ImageAsset.objects.filter(pk=asset.pk, thumbnail="").update(thumbnail=name)
+        made += 1
+    return made

@@ -1,0 +1,28 @@
+"""Background work of an import: thumbnails and stored HTML."""
+
+from celery import shared_task
+
+from annotate.importing import service
+
+
+@shared_task(name="annotate.tasks.make_thumbnails", acks_late=True)
+def make_thumbnails(image_ids: list[int]) -> int:
+    return service.make_thumbnails(image_ids=image_ids)
+
+
+@shared_task(name="annotate.tasks.render_item_html", acks_late=True)
+def render_item_html(item_ids: list[int]) -> int:
+    return service.render_item_html(item_ids=item_ids)
+
+
+@shared_task(name="annotate.tasks.requeue_missing_thumbnails", acks_late=True)
+def requeue_missing_thumbnails() -> int:
+    """Queue thumbnails for every image still without one: their import's
+    message may never have reached the broker (it was down) or may have been
+    lost with it. Sent by config.celery.RequeueMissedWork."""
+    from annotate.models import ImageAsset
+
+    ids = list(ImageAsset.objects.filter(thumbnail="").order_by("pk").values_list("pk", flat=True))
+    for start in range(0, len(ids), 500):
+        make_thumbnails.delay(ids[start : start + 500])
+    return len(ids)

@@ -1,0 +1,58 @@
+"""The import page."""
+
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from annotate.importing.forms import ImportForm
+from annotate.importing.records import ImportFailed
+from annotate.importing.service import import_uploaded_items
+from annotate.permissions import ADMIN_ROLES, project_for
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def import_upload(request, slug):
+    project, role = project_for(request.user, slug, ADMIN_ROLES)
+    domains = list(project.domains.order_by("position"))
+    problems: list[str] = []
+    truncated = False
+    if request.method == "POST":
+        form = ImportForm(request.POST, request.FILES, domains=domains)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                result = import_uploaded_items(
+                    project=project,
+                    dataset=data["dataset"],
+                    images=data["images"],
+                    fmt=data["format"] or None,
+                    domain=data["domain"] or None,
+                    field_map=data["field_map"],
+                    gold_from_label=data["gold_from_label"],
+                    update=data["update"],
+                )
+            except ImportFailed as exc:
+                problems = [str(p) for p in exc.problems]
+                truncated = exc.truncated
+            else:
+                name = Path(data["dataset"].name).name
+                messages.success(request, f"{name}: {result.summary()}")
+                return redirect("project", slug=project.slug)
+    else:
+        form = ImportForm(domains=domains)
+    return render(
+        request,
+        "annotate/import.html",
+        {
+            "project": project,
+            "role": role,
+            "form": form,
+            "problems": problems,
+            "truncated": truncated,
+        },
+        status=400 if problems or form.errors else 200,
+    )

@@ -1,0 +1,108 @@
+"""The compare page's judgement and skip forms."""
+
+from django import forms
+
+
+class SharedFields(dict):
+    """A form's base_fields, handed to each instance as a new dict of the
+    same Field objects instead of deep copies of them (Django deep-copies
+    every field, widget and validator list per form: about 0.3 ms for the
+    judgement form, posted on every judgement). Only for a form whose
+    instances never change their fields (choices, widgets, attrs): one that
+    did would change them for every later form."""
+
+    def __deepcopy__(self, memo):
+        return dict(self)
+
+
+class JudgementForm(forms.Form):
+    """What the compare page posts, in *displayed* terms (left/right). The one
+    place that turns them into canonical terms is `to_vote`."""
+
+    choice = forms.ChoiceField(
+        choices=[("left", "Left"), ("right", "Right"), ("tie", "Tie")],
+        error_messages={"required": "Choose the better response."},
+    )
+    correct_left = forms.ChoiceField(
+        choices=[("", "—"), ("yes", "Correct"), ("no", "Incorrect"), ("unsure", "Unsure")],
+        required=False,
+    )
+    correct_right = forms.ChoiceField(
+        choices=[("", "—"), ("yes", "Correct"), ("no", "Incorrect"), ("unsure", "Unsure")],
+        required=False,
+    )
+    confidence = forms.TypedChoiceField(
+        choices=[(1, "Low"), (2, "Medium"), (3, "High")],
+        coerce=int,
+        required=False,
+        empty_value=None,
+    )
+    rationale = forms.CharField(required=False, max_length=5000, widget=forms.Textarea)
+    active_seconds = forms.FloatField(required=False, min_value=0, max_value=86400)
+    flagged_problem = forms.BooleanField(required=False)
+    problem_reason = forms.CharField(required=False, max_length=500)
+
+    def to_vote(self, assignment):
+        from annotate.loop.service import Vote
+
+        data = self.cleaned_data
+        choice = data["choice"]
+        canonical = "tie" if choice == "tie" else assignment.displayed_to_canonical(choice)
+        correct = {
+            assignment.displayed_to_canonical("left"): data.get("correct_left") or "",
+            assignment.displayed_to_canonical("right"): data.get("correct_right") or "",
+        }
+        return Vote(
+            choice=canonical,
+            correct_1=correct["1"],
+            correct_2=correct["2"],
+            confidence=data.get("confidence"),
+            rationale=data.get("rationale") or "",
+            active_seconds=data.get("active_seconds") or 0.0,
+            flagged_problem=bool(data.get("flagged_problem")),
+            problem_reason=data.get("problem_reason") or "",
+        )
+
+    def other_problems(self, assignment) -> dict[str, str]:
+        """For a form that failed its own checks (say, no choice): what the
+        vote rules would also refuse in the rest of it, so that one Enter
+        shows every missing answer instead of one at a time."""
+        from annotate.loop.service import JudgementInvalid, validate_vote
+
+        data = self.cleaned_data
+        # Rules that depend on the choice (a tie needs a rationale) are
+        # checked with the choice sent, or with "left" when there was none.
+        sent = {**data, "choice": data.get("choice") or "left"}
+        vote = JudgementForm.to_vote(_Cleaned(sent), assignment)
+        item = assignment.item
+        try:
+            validate_vote(vote, project=item.project, domain=item.domain)
+        except JudgementInvalid as exc:
+            return {k: v for k, v in exc.errors.items() if k not in ("choice", "active_seconds")}
+        return {}
+
+    def add_service_errors(self, errors: dict[str, str], assignment) -> None:
+        """Map canonical field names in service errors back to what was displayed."""
+        names = {
+            "correct_" + assignment.displayed_to_canonical("left"): "correct_left",
+            "correct_" + assignment.displayed_to_canonical("right"): "correct_right",
+        }
+        for name, message in errors.items():
+            field = names.get(name, name)
+            self.add_error(field if field in self.fields else None, message)
+
+
+class _Cleaned:
+    """Stands in for a form with these cleaned_data (JudgementForm.to_vote)."""
+
+    def __init__(self, cleaned_data: dict):
+        self.cleaned_data = cleaned_data
+
+
+# No instance changes its fields: views only read them and add errors, which
+# live on the form.
+JudgementForm.base_fields = SharedFields(JudgementForm.base_fields)
+
+
+class SkipForm(forms.Form):
+    reason = forms.CharField(max_length=500, error_messages={"required": "Say why you skip."})

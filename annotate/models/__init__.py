@@ -1,0 +1,66 @@
+"""The annotate app's models, one module per part of the product; Django and
+every caller import them from here.
+
+Canonical order: `response_1`/`response_2` are stored in import order and every
+judgement stores its choice in those canonical terms. What the annotator saw on
+the left is a display detail kept on the Assignment (`shown_swapped`).
+"""
+
+from annotate.models.items import (
+    RENDERED_FIELDS,
+    RENDERED_SOURCES,
+    GoldChoice,
+    ImageAsset,
+    Item,
+    ItemQuerySet,
+    shuffle_key,
+)
+from annotate.models.projects import (
+    DOMAIN_WORDING,
+    MULTIMODAL_REWARDBENCH_DOMAINS,
+    Domain,
+    DomainKind,
+    Membership,
+    Project,
+    ProjectQuerySet,
+    Role,
+)
+from annotate.models.votes import (
+    LIVE_ASSIGNMENT_STATUSES,
+    Assignment,
+    AssignmentStatus,
+    Choice,
+    Correctness,
+    Judgement,
+    submitted_count,
+)
+
+# Invitations and the setup audit trail live in annotate.setup.
+from annotate.setup.models import Invitation, SetupEvent
+
+__all__ = [
+    "DOMAIN_WORDING",
+    "LIVE_ASSIGNMENT_STATUSES",
+    "MULTIMODAL_REWARDBENCH_DOMAINS",
+    "RENDERED_FIELDS",
+    "RENDERED_SOURCES",
+    "Assignment",
+    "AssignmentStatus",
+    "Choice",
+    "Correctness",
+    "Domain",
+    "DomainKind",
+    "GoldChoice",
+    "ImageAsset",
+    "Invitation",
+    "Item",
+    "ItemQuerySet",
+    "Judgement",
+    "Membership",
+    "Project",
+    "ProjectQuerySet",
+    "Role",
+    "SetupEvent",
+    "shuffle_key",
+    "submitted_count",
+]

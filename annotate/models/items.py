@@ -1,0 +1,253 @@
+"""Items and their images.
+
+Canonical order: `response_1`/`response_2` are stored in import order and every
+judgement stores its choice in those canonical terms. What the annotator saw on
+the left is a display detail kept on the Assignment (`shown_swapped`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.db import models
+from django.db.models import F, Q
+from django.utils.safestring import SafeString, mark_safe
+
+from annotate import rendering
+from annotate.models.projects import Domain, Project
+from config.reversing import reverse_one
+
+
+class ImageAsset(models.Model):
+    """An image stored once, named by the SHA-256 of its stored bytes."""
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    file = models.CharField(max_length=200, help_text="Path in the default storage.")
+    format = models.CharField(max_length=10)
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    size_bytes = models.PositiveBigIntegerField()
+    thumbnail = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            # \A and \Z, not ^ and $: SQLite's REGEXP is Python's re.search,
+            # where $ also matches before a trailing newline.
+            models.CheckConstraint(
+                condition=Q(sha256__regex=r"\A[0-9a-f]{64}\Z"), name="annotate_image_sha256_hex"
+            ),
+            models.CheckConstraint(
+                condition=Q(width__gt=0, height__gt=0), name="annotate_image_dimensions_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sha256[:12]} {self.format} {self.width}x{self.height}"
+
+    # Through the `media` view, never the storage's own URL: on object storage
+    # that would be a presigned link to the bucket, bypassing the sign-in and
+    # the view's safety headers.
+    @property
+    def url(self) -> str:
+        return reverse_one("media", self.file)
+
+    @property
+    def thumbnail_url(self) -> str:
+        return reverse_one("media", self.thumbnail or self.file)
+
+
+class GoldChoice(models.TextChoices):
+    NONE = "", "None"
+    RESPONSE_1 = "1", "Response 1"
+    RESPONSE_2 = "2", "Response 2"
+
+
+def shuffle_key(seed: int, external_id: str) -> int:
+    """A stable pseudo-random 63-bit key from the project seed and the item ID."""
+    digest = hashlib.sha256(f"{seed}:{external_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+class ItemQuerySet(models.QuerySet["Item"]):
+    def needing_votes(self) -> ItemQuerySet:
+        """Items with fewer live assignments than they need."""
+        return self.filter(live_assignments__lt=F("votes_needed"))
+
+
+# Item's text fields shown as HTML, and the columns that store that HTML.
+RENDERED_SOURCES = frozenset({"prompt", "response_1", "response_2"})
+RENDERED_FIELDS = ("prompt_html", "response_1_html", "response_2_html", "rendered_version")
+
+
+class Item(models.Model):
+    # No index of its own: every composite index below starts with project_id,
+    # and each index is written again by every claim and vote (non-HOT updates).
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="items", db_index=False
+    )
+    domain = models.ForeignKey(Domain, on_delete=models.PROTECT, related_name="items")
+    external_id = models.CharField(max_length=200)
+    prompt = models.TextField()
+    image = models.ForeignKey(ImageAsset, on_delete=models.PROTECT, related_name="items")
+    image_path = models.CharField(
+        max_length=500, help_text="The image's path in the source dataset, kept for export."
+    )
+    response_1 = models.TextField()
+    response_2 = models.TextField()
+    model_1 = models.CharField(max_length=200, blank=True)
+    model_2 = models.CharField(max_length=200, blank=True)
+    gold_choice = models.CharField(
+        max_length=1, choices=GoldChoice.choices, blank=True, default=GoldChoice.NONE
+    )
+    reference_answer = models.TextField(blank=True)
+    meta = models.JSONField(default=dict, blank=True, help_text="Source fields, verbatim.")
+    content_hash = models.CharField(
+        max_length=64, help_text="SHA-256 of the imported content; makes re-import a no-op."
+    )
+    # Position in the project's seeded shuffle (see shuffle_key()); claim order
+    # among items equally close to completion.
+    shuffle_key = models.BigIntegerField(default=0)
+    # How many votes this item collects in all (base count plus escalations
+    # and curators' requests); a curator's decision lowers it to the votes it
+    # has (0 for an item closed before any vote), so nothing more is claimed.
+    votes_needed = models.PositiveSmallIntegerField()
+    # Assignments that count towards votes_needed: open (leased) or submitted.
+    live_assignments = models.PositiveSmallIntegerField(default=0)
+    # Tallies of current judgements in canonical terms; updated with each vote.
+    votes_1 = models.PositiveSmallIntegerField(default=0)
+    votes_2 = models.PositiveSmallIntegerField(default=0)
+    votes_tie = models.PositiveSmallIntegerField(default=0)
+    # Tallies of the current judgements' correctness labels per response,
+    # updated in the vote's own UPDATE, so the agreement dashboard reads label
+    # counts from items instead of grouping every judgement. Plain integers:
+    # the named CHECK below is the one that guards them.
+    correct_1_yes = models.SmallIntegerField(default=0)
+    correct_1_no = models.SmallIntegerField(default=0)
+    correct_1_unsure = models.SmallIntegerField(default=0)
+    correct_2_yes = models.SmallIntegerField(default=0)
+    correct_2_no = models.SmallIntegerField(default=0)
+    correct_2_unsure = models.SmallIntegerField(default=0)
+    # The compare page's sanitised HTML of prompt and responses, rendered once
+    # (annotate.rendering costs more CPU than the rest of the page). Valid only
+    # while rendered_version equals RENDERER_VERSION; 0 means not rendered yet
+    # (import leaves it to a task, the first view fills it otherwise).
+    prompt_html = models.TextField(blank=True, default="", editable=False)
+    response_1_html = models.TextField(blank=True, default="", editable=False)
+    response_2_html = models.TextField(blank=True, default="", editable=False)
+    rendered_version = models.PositiveSmallIntegerField(default=0, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ItemQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["project", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"], name="annotate_item_external_id_per_project"
+            ),
+            models.CheckConstraint(
+                condition=Q(gold_choice__in=GoldChoice.values), name="annotate_item_gold_valid"
+            ),
+            # The overlap guarantee: never more live assignments than needed.
+            models.CheckConstraint(
+                condition=Q(live_assignments__lte=F("votes_needed")),
+                name="annotate_item_live_within_needed",
+            ),
+            # A label tally below zero means a revision took back a label that
+            # was never counted: fail the vote rather than let the counts drift.
+            models.CheckConstraint(
+                condition=Q(
+                    correct_1_yes__gte=0,
+                    correct_1_no__gte=0,
+                    correct_1_unsure__gte=0,
+                    correct_2_yes__gte=0,
+                    correct_2_no__gte=0,
+                    correct_2_unsure__gte=0,
+                ),
+                name="annotate_item_label_tallies_nonnegative",
+            ),
+        ]
+        indexes = [
+            # claim_next_item: items of one project that still need votes,
+            # fewest missing votes first, then the seeded shuffle, then the id
+            # (the claim's whole ORDER BY, so its LIMIT 1 stops at the first
+            # item it may take instead of sorting a batch of equal keys).
+            models.Index(
+                F("project"),
+                F("votes_needed") - F("live_assignments"),
+                F("shuffle_key"),
+                F("id"),
+                name="annotate_item_claim_order_idx",
+                condition=Q(live_assignments__lt=F("votes_needed")),
+            ),
+            # curation.agreement.reports.tally_patterns (the agreement dashboard's point
+            # estimates): items grouped by domain and tallies, read from this
+            # small index alone (index-only scan, already in group order)
+            # instead of the wide item rows. Its (project, domain) prefix also
+            # serves per-domain listings and counts (dashboards, exports).
+            models.Index(
+                fields=[
+                    "project",
+                    "domain",
+                    "votes_1",
+                    "votes_2",
+                    "votes_tie",
+                    "correct_1_yes",
+                    "correct_1_no",
+                    "correct_1_unsure",
+                    "correct_2_yes",
+                    "correct_2_no",
+                    "correct_2_unsure",
+                ],
+                name="annotate_item_tally_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+    def save(self, *args, **kwargs) -> None:
+        # A saved prompt or response gets its HTML with it; bulk_create and
+        # QuerySet.update() bypass this (the importer renders in a task).
+        update_fields = kwargs.get("update_fields")
+        if update_fields is None or not RENDERED_SOURCES.isdisjoint(update_fields):
+            self.render_html()
+            if update_fields is not None:
+                kwargs["update_fields"] = {*update_fields, *RENDERED_FIELDS}
+        super().save(*args, **kwargs)
+
+    def render_html(self) -> None:
+        """Set the stored HTML from the current text (not saved), within one
+        time budget for the three (a text past it is stored plain, with a
+        note saying why)."""
+        with rendering.render_budget():
+            self.prompt_html = rendering.render_markdown(self.prompt)
+            self.response_1_html = rendering.render_markdown(self.response_1)
+            self.response_2_html = rendering.render_markdown(self.response_2)
+        self.rendered_version = rendering.RENDERER_VERSION
+
+    def rendered(self) -> dict[str, SafeString]:
+        """Sanitised HTML of prompt and responses; renders and stores it
+        first if it is missing or from another renderer version."""
+        if self.rendered_version != rendering.RENDERER_VERSION:
+            # Sources a raw read left deferred: one query for all of them.
+            deferred = self.get_deferred_fields() & RENDERED_SOURCES
+            if deferred:
+                self.refresh_from_db(fields=sorted(deferred))
+            self.render_html()
+            # Only these columns: the row's tallies may have moved meanwhile.
+            Item.objects.filter(pk=self.pk).update(
+                **{name: getattr(self, name) for name in RENDERED_FIELDS}
+            )
+        # Only render_html() writes these columns, and its output is sanitised.
+        return {
+            "prompt": mark_safe(self.prompt_html),
+            "response_1": mark_safe(self.response_1_html),
+            "response_2": mark_safe(self.response_2_html),
+        }
+
+    @property
+    def n_votes(self) -> int:
+        return self.votes_1 + self.votes_2 + self.votes_tie

@@ -1,0 +1,247 @@
+"""Projects, their members and roles, and their domains."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+
+# --- The built-in Multimodal RewardBench taxonomy --------------------------------
+
+
+class DomainKind(models.TextChoices):
+    CORRECTNESS = "correctness", "Correctness"
+    PREFERENCE = "preference", "Preference"
+
+
+# slug, title, export Category string (written verbatim into releases), kind
+MULTIMODAL_REWARDBENCH_DOMAINS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "general_correctness",
+        "General correctness",
+        "open_generation/correctness_task",
+        DomainKind.CORRECTNESS,
+    ),
+    (
+        "general_preference",
+        "General preference",
+        "open_generation/preference_task",
+        DomainKind.PREFERENCE,
+    ),
+    ("knowledge", "Knowledge", "knowledge", DomainKind.CORRECTNESS),
+    ("reasoning", "Reasoning", "reasoning", DomainKind.CORRECTNESS),
+    ("safety", "Safety", "safety", DomainKind.CORRECTNESS),
+    ("vqa", "VQA", "vqa", DomainKind.CORRECTNESS),
+)
+
+# Correctness wording other than "Is A correct? Correct / Incorrect": safety
+# items are refusals and insults, of which "correct" reads wrong.
+DOMAIN_WORDING: dict[str, dict[str, str]] = {
+    "safety": {
+        "correctness_question": "Is {response} safe?",
+        "yes_label": "Safe",
+        "no_label": "Unsafe",
+    },
+}
+
+
+class Role(models.TextChoices):
+    ANNOTATOR = "annotator", "Annotator"
+    CURATOR = "curator", "Curator"
+    ADMIN = "admin", "Admin"
+
+
+class ProjectQuerySet(models.QuerySet["Project"]):
+    def visible_to(self, user) -> ProjectQuerySet:
+        """Projects the user is an active member of (superusers see all)."""
+        if not user.is_authenticated:
+            return self.none()
+        if user.is_superuser:
+            return self.all()
+        return self.filter(memberships__user=user, memberships__is_active=True).distinct()
+
+    def with_role(self, user, roles: tuple[str, ...]) -> ProjectQuerySet:
+        """Projects where the user holds one of `roles` (superusers: all)."""
+        if not user.is_authenticated:
+            return self.none()
+        if user.is_superuser:
+            return self.all()
+        return self.filter(
+            memberships__user=user, memberships__is_active=True, memberships__role__in=roles
+        ).distinct()
+
+
+class Project(models.Model):
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    guidelines = models.TextField(blank=True, help_text="Markdown, shown to annotators.")
+    licence = models.CharField(max_length=200, blank=True, help_text="Licence of releases.")
+    votes_per_item = models.PositiveSmallIntegerField(default=3)
+    escalation_votes = models.PositiveSmallIntegerField(
+        default=2, help_text="Extra votes asked for an A-vs-B split before it is contested."
+    )
+    agree_share = models.FloatField(
+        default=0.8, help_text="Winner share at or above which an item is agreed."
+    )
+    allow_tie = models.BooleanField(default=True)
+    require_rationale = models.BooleanField(default=False)
+    lease_minutes = models.PositiveIntegerField(default=30)
+    allow_self_adjudication = models.BooleanField(
+        default=False,
+        help_text="Let curators resolve items they voted on (tiny teams only; flagged in the UI).",
+    )
+    seed = models.IntegerField(default=0, help_text="Seeds shuffles (claim order, import order).")
+    # Set when an admin archives the project: read-only from then on (no
+    # claims, imports or setup changes); its votes and releases stay.
+    archived_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    objects = ProjectQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(votes_per_item__gte=1, votes_per_item__lte=50),
+                name="annotate_project_votes_per_item_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(agree_share__gt=0.5, agree_share__lte=1.0),
+                name="annotate_project_agree_share_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(lease_minutes__gte=1), name="annotate_project_lease_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("project", args=[self.slug])
+
+    def create_default_domains(self) -> list[Domain]:
+        """Give the project the six Multimodal RewardBench domains (idempotent)."""
+        existing = set(self.domains.values_list("slug", flat=True))
+        new = [
+            Domain(
+                project=self,
+                slug=slug,
+                title=title,
+                export_category=category,
+                kind=kind,
+                position=position,
+                **DOMAIN_WORDING.get(slug, {}),
+            )
+            for position, (slug, title, category, kind) in enumerate(MULTIMODAL_REWARDBENCH_DOMAINS)
+            if slug not in existing
+        ]
+        return Domain.objects.bulk_create(new)
+
+    def role_of(self, user) -> str | None:
+        if not user.is_authenticated:
+            return None
+        if user.is_superuser:
+            return Role.ADMIN
+        # (Not .only("role") on the related manager: Django then reads the
+        # deferred project_id back to attach the project, a second query.)
+        return (
+            Membership.objects.filter(project_id=self.pk, user_id=user.pk, is_active=True)
+            .values_list("role", flat=True)
+            .first()
+        )
+
+
+class Membership(models.Model):
+    """A user's role in one project. Roles are per project: the same person
+    can annotate one benchmark and curate another."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANNOTATOR)
+    # Stable, non-identifying name shown to curators and written to releases.
+    pseudonym = models.CharField(max_length=40, blank=True)
+    # How many of the project's items this member has judged (submitted
+    # assignments): the "You: N judged" of the compare page, kept by
+    # submit_judgement in the vote's own transaction so the page never counts
+    # the annotator's whole history. Filled from the assignments when the
+    # membership is created (a re-added member keeps their count).
+    judged = models.PositiveIntegerField(default=0, editable=False)
+    # A deactivated member keeps their row (pseudonym, count) and their votes
+    # but has no access to the project (annotate.setup.service).
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(null=True, blank=True, auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "user"], name="annotate_membership_one_per_user"
+            ),
+            models.CheckConstraint(
+                condition=Q(role__in=Role.values), name="annotate_membership_role_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.project} as {self.role}"
+
+    def save(self, *args, **kwargs) -> None:
+        if self._state.adding and self.user_id and self.project_id:
+            from annotate.models.votes import submitted_count
+
+            self.judged = submitted_count(project_id=self.project_id, user_id=self.user_id)
+        super().save(*args, **kwargs)
+
+
+class Domain(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="domains")
+    slug = models.SlugField(max_length=80)
+    title = models.CharField(max_length=200)
+    export_category = models.CharField(
+        max_length=200, help_text="Exact string written to the release's Category field."
+    )
+    kind = models.CharField(max_length=16, choices=DomainKind.choices)
+    guidelines = models.TextField(blank=True)
+    position = models.PositiveSmallIntegerField(default=0)
+    # The correctness question of a correctness domain, as the compare page
+    # asks it of each response ("{response}" becomes "A" or "B"), and the
+    # words for its yes/no answers (stored as yes/no whatever they say).
+    correctness_question = models.CharField(
+        max_length=200,
+        default="Is {response} correct?",
+        help_text='Asked of each response; "{response}" becomes A or B.',
+    )
+    yes_label = models.CharField(max_length=40, default="Correct")
+    no_label = models.CharField(max_length=40, default="Incorrect")
+
+    class Meta:
+        ordering = ["project", "position", "slug"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "slug"], name="annotate_domain_slug_per_project"
+            ),
+            models.UniqueConstraint(
+                fields=["project", "export_category"], name="annotate_domain_category_per_project"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=DomainKind.values), name="annotate_domain_kind_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project.slug}/{self.slug}"
+
+    @property
+    def is_correctness(self) -> bool:
+        return self.kind == DomainKind.CORRECTNESS
+
+    def question_for(self, response: str) -> str:
+        """The correctness question asked of response "A" or "B"."""
+        return self.correctness_question.replace("{response}", response)

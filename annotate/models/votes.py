@@ -1,0 +1,173 @@
+"""Assignments (an annotator's lease on an item) and judgements (their votes)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from annotate.models.items import Item
+
+
+class AssignmentStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    SUBMITTED = "submitted", "Submitted"
+    SKIPPED = "skipped", "Skipped"
+    EXPIRED = "expired", "Expired"
+
+
+# Statuses that count towards an item's votes_needed.
+LIVE_ASSIGNMENT_STATUSES = (AssignmentStatus.OPEN, AssignmentStatus.SUBMITTED)
+
+
+class Assignment(models.Model):
+    # Not a column: set by PostgreSQL's claim_next_item() to the annotator's
+    # Membership.judged, read in the claim's statement (absent otherwise).
+    judged_in_project: int | None
+
+    # No single-column indexes: (item, annotator) is unique and
+    # annotate_assignment_user_idx starts with annotator; fewer indexes to
+    # write on every claim and vote.
+    item = models.ForeignKey(
+        Item, on_delete=models.CASCADE, related_name="assignments", db_index=False
+    )
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="assignments",
+        db_index=False,
+    )
+    status = models.CharField(
+        max_length=16, choices=AssignmentStatus.choices, default=AssignmentStatus.OPEN
+    )
+    # True when response 2 was displayed on the left. Chosen on the server.
+    shown_swapped = models.BooleanField()
+    claimed_at = models.DateTimeField()
+    lease_expires_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    skip_reason = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "annotator"], name="annotate_assignment_one_per_annotator"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=AssignmentStatus.values),
+                name="annotate_assignment_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(lease_expires_at__gt=F("claimed_at")),
+                name="annotate_assignment_lease_after_claim",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=AssignmentStatus.SUBMITTED) | Q(submitted_at__isnull=False),
+                name="annotate_assignment_submitted_has_time",
+            ),
+        ]
+        indexes = [
+            # An annotator's open assignment (resume) and history pages.
+            models.Index(fields=["annotator", "status"], name="annotate_assignment_user_idx"),
+            # Expiring stale leases: open assignments past their lease.
+            models.Index(
+                fields=["lease_expires_at"],
+                name="annotate_assignment_lease_idx",
+                condition=Q(status="open"),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item} → {self.annotator} ({self.status})"
+
+    def displayed_to_canonical(self, side: str) -> str:
+        """Map a displayed side ("left"/"right") to a canonical response ("1"/"2")."""
+        if side not in ("left", "right"):
+            raise ValueError(f"unknown side {side!r}")
+        left, right = ("2", "1") if self.shown_swapped else ("1", "2")
+        return left if side == "left" else right
+
+
+class Choice(models.TextChoices):
+    RESPONSE_1 = "1", "Response 1"
+    RESPONSE_2 = "2", "Response 2"
+    TIE = "tie", "Tie"
+
+
+class Correctness(models.TextChoices):
+    NONE = "", "Not asked"
+    YES = "yes", "Correct"
+    NO = "no", "Incorrect"
+    UNSURE = "unsure", "Unsure"
+
+
+class Judgement(models.Model):
+    """One annotator's vote on one assignment, in canonical terms.
+
+    Append-only: a revision adds a new row with revision+1 and clears
+    `is_current` on the old one; nothing is ever deleted."""
+
+    # Not a column: set by submit_judgement() (True when the assignment had
+    # been judged before and the stored judgement came back unchanged).
+    already_submitted: bool
+
+    # No index of its own: (assignment, revision) is unique.
+    assignment = models.ForeignKey(
+        Assignment, on_delete=models.PROTECT, related_name="judgements", db_index=False
+    )
+    revision = models.PositiveSmallIntegerField(default=1)
+    is_current = models.BooleanField(default=True)
+    choice = models.CharField(max_length=3, choices=Choice.choices)
+    correct_1 = models.CharField(
+        max_length=6, choices=Correctness.choices, blank=True, default=Correctness.NONE
+    )
+    correct_2 = models.CharField(
+        max_length=6, choices=Correctness.choices, blank=True, default=Correctness.NONE
+    )
+    confidence = models.PositiveSmallIntegerField(null=True, blank=True)
+    rationale = models.TextField(blank=True)
+    seconds_spent = models.FloatField(default=0, help_text="Claim to submit, wall clock.")
+    active_seconds = models.FloatField(default=0, help_text="Active time reported by the page.")
+    flagged_problem = models.BooleanField(default=False)
+    problem_reason = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment", "revision"], name="annotate_judgement_revision_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["assignment"],
+                condition=Q(is_current=True),
+                name="annotate_judgement_one_current_per_assignment",
+            ),
+            models.CheckConstraint(
+                condition=Q(choice__in=Choice.values), name="annotate_judgement_choice_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(correct_1__in=Correctness.values) & Q(correct_2__in=Correctness.values),
+                name="annotate_judgement_correctness_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__isnull=True) | Q(confidence__gte=1, confidence__lte=3),
+                name="annotate_judgement_confidence_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(seconds_spent__gte=0, active_seconds__gte=0),
+                name="annotate_judgement_time_nonnegative",
+            ),
+            models.CheckConstraint(
+                condition=Q(revision__gte=1), name="annotate_judgement_revision_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.assignment_id} r{self.revision}: {self.choice}"
+
+
+def submitted_count(*, project_id: int, user_id: int) -> int:
+    """The user's submitted assignments in the project, counted from the rows
+    (Membership.judged keeps the same number without counting)."""
+    return Assignment.objects.filter(
+        annotator_id=user_id, item__project_id=project_id, status=AssignmentStatus.SUBMITTED
+    ).count()
