@@ -7,8 +7,8 @@ moment it arrives (one JudgeOutput row per item and pass), so a run killed at
 any point loses at most the requests in flight: starting it again sends only
 what has no stored answer yet. When every item has one, the answers become
 the JSONL an uploaded predictions file would be ({ID, output} in release
-order) and go through ``evaluations.evaluate_release``, the upload's code
-path, so the leaderboard scores them exactly like a file.
+order) and go through ``curation.evaluation.service.evaluate_release``, the
+upload's code path, so the leaderboard scores them exactly like a file.
 
 Requests that fail for good (every retry used up, or a 4xx that retrying will
 not fix) are stored with the error and the text ``"None"``, which is what the
