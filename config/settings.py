@@ -387,7 +387,7 @@ LEASE_SWEEP_SECONDS = env_int("LEASE_SWEEP_SECONDS", 60, minimum=1)
 # can kill the worker in the middle of a build. Never set it in production.
 RELEASE_BUILD_ITEM_DELAY = env_int("RELEASE_BUILD_ITEM_DELAY_MS", 0, minimum=0) / 1000
 
-# --- Judge runner (curation/judge_runs.py) ------------------------------------------
+# --- Judge runner (curation/evaluation/judge_runs.py) -------------------------------
 # Retries of timeouts, dropped connections, 429 and 5xx: exponential backoff from
 # JUDGE_BACKOFF_BASE_MS, capped, never shorter than Retry-After (itself capped).
 JUDGE_MAX_RETRIES = env_int("JUDGE_MAX_RETRIES", 5, minimum=0)
@@ -401,7 +401,7 @@ JUDGE_MAX_CONSECUTIVE_ERRORS = env_int("JUDGE_MAX_CONSECUTIVE_ERRORS", 10, minim
 # A running run silent this long lost its worker: the sweep and Resume take it over.
 JUDGE_STALE_SECONDS = env_int("JUDGE_STALE_SECONDS", 120, minimum=30)
 # Judge requests go only to globally routable addresses (no loopback, private,
-# link-local, metadata, ... ranges; see curation/judge_client.py). List the
+# link-local, metadata, ... ranges; see curation/evaluation/judge_client.py). List the
 # networks of a judge you run yourself, comma-separated CIDRs, e.g.
 # JUDGE_ALLOWED_NETWORKS=10.0.0.0/8 for a vLLM server on the LAN, or
 # 127.0.0.1/32 for one on this machine.

@@ -40,7 +40,7 @@ CREATE_PROJECTS_PERMISSION = "annotate.add_project"
 # Project fields an admin may change (settings page and API), with the
 # database's own limits checked again by its constraints. The vote count and
 # the agreement thresholds change on curation's rule page, which re-evaluates
-# the verdicts (curation.services.update_thresholds).
+# the verdicts (curation.verdicts.service.update_thresholds).
 PROJECT_FIELDS = (
     "name",
     "description",
