@@ -12,11 +12,10 @@ from django.urls import reverse
 from jinja2 import Environment, StrictUndefined
 
 from annotate.rendering import render_markdown
-from config.reversing import reverse_one
 
 
 def url(name: str, *args) -> str:
-    return reverse_one(name, args[0]) if len(args) == 1 else reverse(name, args=args)
+    return reverse(name, args=args)
 
 
 def markdown(value: object) -> str:

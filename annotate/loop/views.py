@@ -46,7 +46,6 @@ from annotate.models import (
     submitted_count,
 )
 from annotate.permissions import project_for
-from config.reversing import reverse_one
 
 # --- Annotation ------------------------------------------------------------------------
 
@@ -291,10 +290,10 @@ def _render_work(
         # One masked token for both forms, as Django templates' {% csrf_token %}
         # does (Jinja2's csrf_input would mask it afresh for each).
         "csrf_field": csrf_input(request),
-        "submit_url": reverse_one("work_submit", assignment.pk),
-        "skip_url": reverse_one("work_skip", assignment.pk),
-        "undo_url": reverse_one("work_undo", project.slug),
-        "ahead_url": reverse_one("work_ahead", project.slug),
+        "submit_url": reverse("work_submit", args=[assignment.pk]),
+        "skip_url": reverse("work_skip", args=[assignment.pk]),
+        "undo_url": reverse("work_undo", args=[project.slug]),
+        "ahead_url": reverse("work_ahead", args=[project.slug]),
         "progress": _progress(
             project, request.user, judged=getattr(assignment, "judged_in_project", None)
         ),
@@ -338,7 +337,7 @@ def _go_next(request, project: Project, assignment: Assignment | None):
     if assignment is None:
         url = reverse("work_done", args=[project.slug])
     else:
-        url = reverse_one("work_item", assignment.pk)
+        url = reverse("work_item", args=[assignment.pk])
     if request.htmx:
         if assignment is None:
             response = HttpResponse(status=204)
@@ -426,7 +425,7 @@ def _return_after_revise(request, project: Project) -> str:
         .first()
     )
     if held is not None:
-        return reverse_one("work_item", held)
+        return reverse("work_item", args=[held])
     return reverse("history", args=[project.slug])
 
 
@@ -455,7 +454,7 @@ def work_ahead(request, slug):
         return HttpResponse(status=204)
     assignment = _assignment_for(request, ahead.pk)
     response = _render_work(request, assignment)
-    response["X-Item-Url"] = reverse_one("work_item", assignment.pk)
+    response["X-Item-Url"] = reverse("work_item", args=[assignment.pk])
     return response
 
 
@@ -486,7 +485,7 @@ def work_undo(request, slug):
             "Your last vote can no longer be changed: its item has all its votes.",
         )
         return redirect(back)
-    url = reverse_one("work_item", last.assignment_id)
+    url = reverse("work_item", args=[last.assignment_id])
     return redirect(f"{url}?{urlencode({'undo': '1', 'next': back})}")
 
 
@@ -636,7 +635,7 @@ def history(request, slug):
                 "earlier": revisions[1:],
                 "badges": badges,
                 "when": current.created_at if current is not None else a.claimed_at,
-                "open_url": f"{reverse_one('work_item', a.pk)}?{urlencode({'next': here})}",
+                "open_url": f"{reverse('work_item', args=[a.pk])}?{urlencode({'next': here})}",
             }
         )
     return render(
