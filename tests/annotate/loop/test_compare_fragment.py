@@ -182,18 +182,3 @@ def test_safety_items_ask_whether_each_response_is_safe(client):
     html = client.get(reverse("work_item", args=[a2.pk])).content.decode()
     assert "<legend>Does A answer the question?</legend>" in html
     assert 'value="yes"> Answers <kbd' in html
-
-
-def test_judgement_forms_share_their_fields_and_keep_their_own_errors():
-    """SharedFields: no deep copies per form, and one form's bound data or
-    errors never reach another."""
-    from annotate.loop.forms import JudgementForm
-
-    first = JudgementForm({"choice": "left", "confidence": "9"})
-    second = JudgementForm({"choice": "tie"})
-    assert first.fields is not second.fields
-    assert first.fields["choice"] is second.fields["choice"]
-    assert not first.is_valid() and "confidence" in first.errors
-    first.add_error(None, "Something else.")
-    assert second.is_valid() and not second.errors
-    assert JudgementForm({"choice": "left"}).is_valid()
