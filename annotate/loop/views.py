@@ -13,13 +13,10 @@ from django.db.models import Count, Exists, F, IntegerField, OuterRef, Prefetch,
 from django.db.models.functions import Least
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
-from django.template import engines
-from django.template.backends.utils import csrf_input
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import strip_tags
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from annotate.loop.forms import JudgementForm, SkipForm
@@ -179,10 +176,10 @@ def _error_summary(errors: dict[str, list[str]]) -> list[tuple[str | None, str]]
 @functools.cache
 def _keymap(
     *, allow_tie: bool, domain_words: tuple[str, str, str] | None, judged: bool, can_revise: bool
-) -> tuple[tuple[str, str, str], ...]:
+) -> tuple[tuple[str, tuple[str, ...], str], ...]:
     """(action, keys, meaning) of every key the compare page acts on for an
-    item like this one: the `?` panel lists exactly these, and work.js acts
-    only on the actions listed (data-actions)."""
+    item like this one, `keys` a tuple of key names: the `?` panel lists
+    exactly these, and work.js acts only on the actions listed (data-actions)."""
     keys = [
         ("left", "1,←", "A (left) is better"),
         ("right", "2,→", "B (right) is better"),
@@ -222,7 +219,7 @@ def _keymap(
         ("keys", "?", "This list"),
         ("close", "Esc", "Close panels and full size"),
     ]
-    return tuple(keys)
+    return tuple((action, tuple(k.split(",")), meaning) for action, k, meaning in keys)
 
 
 def _render_work(
@@ -257,14 +254,30 @@ def _render_work(
         confidence, values = FRESH_CONFIDENCE, {}
     errors = _form_errors(form, skip_form, domain) if (form or skip_form) is not None else {}
     revisable = judgement is not None and can_revise(item)
+    responses = [
+        {
+            "side": side,
+            "name": name,
+            "hotkeys": hotkeys,
+            "html": response_html,
+            "question": domain.question_for(name),
+            "field": f"correct_{side}",
+            "choices": _correctness_choices(domain.yes_label, domain.no_label, keys),
+            "value": values.get(f"correct_{side}"),
+            "errors": errors.get(f"correct_{side}"),
+        }
+        for side, name, hotkeys, response_html, keys in (
+            ("left", "A", ("1", "←"), left, "qwe"),
+            ("right", "B", ("2", "→"), right, "opu"),
+        )
+    ]
     context = {
         "project": project,
         "assignment": assignment,
         "item": item,
         "prompt_html": html["prompt"],
         "domain": domain,
-        "left": left,
-        "right": right,
+        "responses": responses,
         "judgement": judgement,
         "can_revise": revisable,
         "values": values,
@@ -284,12 +297,8 @@ def _render_work(
             judged=judgement is not None,
             can_revise=revisable,
         ),
-        "correctness_choices": _correctness_choices(domain.yes_label, domain.no_label),
         "confidence_choices": CONFIDENCE_CHOICES,
         "confidence": confidence,
-        # One masked token for both forms, as Django templates' {% csrf_token %}
-        # does (Jinja2's csrf_input would mask it afresh for each).
-        "csrf_field": csrf_input(request),
         "submit_url": reverse("work_submit", args=[assignment.pk]),
         "skip_url": reverse("work_skip", args=[assignment.pk]),
         "undo_url": reverse("work_undo", args=[project.slug]),
@@ -298,23 +307,25 @@ def _render_work(
             project, request.user, judged=getattr(assignment, "judged_in_project", None)
         ),
     }
-    # The #work element is a Jinja2 template (config/jinja2.py): it renders on
-    # every judgement. The full page wraps it in the site's Django layout.
-    work = engines["jinja2"].get_template("annotate/_work.html").render(context, request)
-    if request.htmx:
-        response = HttpResponse(work, status=status)
-    else:
-        page = {"project": project, "domain": item.domain, "work_html": mark_safe(work)}
-        response = render(request, "annotate/work.html", page, status=status)
+    # htmx swaps in the #work element alone; the full page includes the same
+    # template in the site's layout.
+    template = "annotate/_work.html" if request.htmx else "annotate/work.html"
+    response = render(request, template, context, status=status)
     response["Cache-Control"] = "no-store"
     return response
 
 
 @functools.cache
-def _correctness_choices(yes_label: str, no_label: str) -> tuple[tuple[str, str], ...]:
-    """The correctness radios in the domain's words (stored as yes/no/unsure)."""
+def _correctness_choices(
+    yes_label: str, no_label: str, keys: str
+) -> tuple[tuple[str, str, str], ...]:
+    """The correctness radios in the domain's words (stored as yes/no/unsure),
+    each with its key (one letter of `keys`)."""
     words = {"yes": yes_label, "no": no_label}
-    return tuple((value, words.get(value, label)) for value, label in CORRECTNESS_CHOICES)
+    return tuple(
+        (value, words.get(value, label), key)
+        for (value, label), key in zip(CORRECTNESS_CHOICES, keys, strict=True)
+    )
 
 
 def _displayed_initial(judgement: Judgement, assignment: Assignment) -> dict:

@@ -96,9 +96,15 @@ def test_the_page_and_the_fragment_carry_one_csrf_token_for_both_forms(client):
         work = html[html.index('<div id="work"') :]
         tokens = re.findall(r'name="csrfmiddlewaretoken" value="(\w+)"', work)
         assert len(tokens) == 2 and tokens[0] == tokens[1]  # the submit and skip forms
-    # The page wraps the fragment in the site's layout; the fragment is bare.
+    # The page wraps the fragment in the site's layout; the fragment is bare,
+    # and is exactly the page's #work element (one template for both).
     assert page.lstrip().startswith("<!doctype html>") and "<title>" in page
-    assert fragment.lstrip().startswith('<div id="work"') and "<title>" not in fragment
+    assert fragment.startswith('<div id="work"') and "<title>" not in fragment
+
+    def same_token(html):
+        return re.sub(r'(name="csrfmiddlewaretoken" value=")\w+', r"\1T", html)
+
+    assert same_token(fragment).strip() in same_token(page)
 
 
 def test_an_error_about_the_item_shows_above_the_form_and_skip_errors_in_the_skip_form(client):
