@@ -8,8 +8,18 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db import connection
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Prefetch, Q, Sum
+from django.db.models import (
+    Count,
+    Exists,
+    F,
+    IntegerField,
+    Max,
+    OuterRef,
+    Prefetch,
+    Q,
+    Subquery,
+    Sum,
+)
 from django.db.models.functions import Least
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
@@ -39,6 +49,7 @@ from annotate.models import (
     AssignmentStatus,
     Item,
     Judgement,
+    Membership,
     Project,
     submitted_count,
 )
@@ -63,11 +74,13 @@ def _assignment_for(request, assignment_id: int, related=COMPARE_PAGE_RELATED) -
 
 
 def _project_progress(project: Project, user) -> dict:
-    """Votes collected and needed over the whole project, and how many items
-    are left for `user` (the ones they hold open, the one on screen
-    included, and those they could still be given), in one statement read
-    afresh on every page: right after each vote, not a cached figure."""
+    """Votes collected and needed over the whole project, how many items are
+    left for `user` (the ones they hold open, the one on screen included,
+    and those they could still be given) and their Membership.judged, in
+    one statement read afresh on every page: right after each vote, not a
+    cached figure."""
     mine = Assignment.objects.filter(annotator=user)
+    judged = Membership.objects.filter(project=project, user=user).values("judged")
     return Item.objects.filter(project=project).aggregate(
         needed=Sum("votes_needed"),
         collected=Sum(
@@ -81,25 +94,22 @@ def _project_progress(project: Project, user) -> dict:
             "pk",
             filter=Q(live_assignments__lt=F("votes_needed")) & ~Q(pk__in=mine.values("item_id")),
         ),
+        # aggregate() takes only aggregates: the Max of the one value the
+        # subquery gives (evaluated once), None without a membership (or in a
+        # project without items).
+        judged=Max(Subquery(judged)),
     )
 
 
-_JUDGED_SQL = "SELECT judged FROM annotate_membership WHERE project_id = %s AND user_id = %s"
-
-
-def _progress(project: Project, user, judged: int | None = None) -> dict:
+def _progress(project: Project, user) -> dict:
     """The progress line: the annotator's own count (Membership.judged, kept
-    by every submit; `judged` when the caller already read it, as a claim
-    does), what is left for them, and the project's votes."""
+    by every submit), what is left for them, and the project's votes."""
     totals = _project_progress(project, user)
     collected, needed = totals["collected"] or 0, totals["needed"] or 0
+    judged = totals["judged"]
     if judged is None:
-        # Raw SQL, as it runs on every compare page.
-        with connection.cursor() as cursor:
-            cursor.execute(_JUDGED_SQL, [project.pk, user.pk])
-            row = cursor.fetchone()
         # An admin judging without a membership: counted from the rows.
-        judged = row[0] if row else submitted_count(project_id=project.pk, user_id=user.pk)
+        judged = submitted_count(project_id=project.pk, user_id=user.pk)
     return {
         "mine": judged,
         "left": totals["held"] + totals["open"],
@@ -303,9 +313,7 @@ def _render_work(
         "skip_url": reverse("work_skip", args=[assignment.pk]),
         "undo_url": reverse("work_undo", args=[project.slug]),
         "ahead_url": reverse("work_ahead", args=[project.slug]),
-        "progress": _progress(
-            project, request.user, judged=getattr(assignment, "judged_in_project", None)
-        ),
+        "progress": _progress(project, request.user),
     }
     # htmx swaps in the #work element alone; the full page includes the same
     # template in the site's layout.
