@@ -261,9 +261,19 @@ def _render_work(
         confidence = str(form["confidence"].value())
         values = {name: form[name].value() for name in SHOWN_VALUES}
     else:
-        confidence, values = FRESH_CONFIDENCE, {}
+        confidence, values = FRESH_CONFIDENCE, dict.fromkeys(SHOWN_VALUES)
     errors = _form_errors(form, skip_form, domain) if (form or skip_form) is not None else {}
     revisable = judgement is not None and can_revise(item)
+    keymap = _keymap(
+        allow_tie=project.allow_tie,
+        domain_words=(
+            (domain.correctness_question, domain.yes_label, domain.no_label)
+            if domain.is_correctness
+            else None
+        ),
+        judged=judgement is not None,
+        can_revise=revisable,
+    )
     responses = [
         {
             "side": side,
@@ -291,22 +301,15 @@ def _render_work(
         "judgement": judgement,
         "can_revise": revisable,
         "values": values,
-        "errors": errors,
+        # Every place the template looks, with its messages (most often none).
+        "errors": {where: errors.get(where, ()) for where in ERROR_TARGETS},
         "error_summary": _error_summary(errors) if errors else (),
         "skip_errors": "skip" in errors,
         "skip_reason": (skip_form["reason"].value() or "") if skip_form is not None else "",
         "return_to": return_to,
         "notice": notice,
-        "keymap": _keymap(
-            allow_tie=project.allow_tie,
-            domain_words=(
-                (domain.correctness_question, domain.yes_label, domain.no_label)
-                if domain.is_correctness
-                else None
-            ),
-            judged=judgement is not None,
-            can_revise=revisable,
-        ),
+        "keymap": keymap,
+        "actions": " ".join(action for action, _, _ in keymap),
         "confidence_choices": CONFIDENCE_CHOICES,
         "confidence": confidence,
         "submit_url": reverse("work_submit", args=[assignment.pk]),
