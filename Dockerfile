@@ -18,5 +18,5 @@ USER studio
 ENV DJANGO_ENV=production DATA_DIR=/data STATIC_ROOT=/app/var/staticfiles
 EXPOSE 8000
 # gthread: a worker runs another request while one waits for PostgreSQL
-# (bench/README.md, annotation: more judgements/s than sync workers).
+# (bench/HISTORY.md, annotation, second round: more judgements/s than sync workers).
 CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--workers", "2", "--worker-class", "gthread", "--threads", "4", "--access-logfile", "-"]

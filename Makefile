@@ -4,7 +4,7 @@
 # distribution's python3.11 when it has venv: Debian builds it with
 # profile-guided and link-time optimisation, as the python:3.11-slim image
 # production runs is built, and it ran the app 10-20% faster than a default
-# source build (pyenv's, here): bench/README.md, annotation, seventh round.
+# source build (pyenv's, here): bench/HISTORY.md, annotation, seventh round.
 PYTHON ?= $(shell /usr/bin/python3.11 -c "import ensurepip, venv" >/dev/null 2>&1 && echo /usr/bin/python3.11 || echo python3)
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -77,7 +77,7 @@ format: install
 	$(VENV)/bin/ruff check --fix .
 
 typecheck: install
-	$(VENV)/bin/mypy accounts annotate curation common config demo
+	$(VENV)/bin/mypy annotate curation common config demo
 
 # The whole suite. With DATABASE_URL / REDIS_URL set it runs against those
 # servers (as .ci/run does); without them on SQLite, skipping only what needs a server.

@@ -1,4 +1,10 @@
-"""Receivers of Django's model signals for annotate's own rows."""
+"""Receivers of Django's signals: annotate's own rows, and the site's
+accounts (their API tokens and sessions)."""
+
+from importlib import import_module
+
+from django.conf import settings
+from rest_framework.authtoken.models import Token
 
 from annotate.loop.service import return_leases
 
@@ -16,3 +22,21 @@ def return_leases_of_deactivated_account(sender, *, instance, update_fields=None
         return
     for project_id in Membership.objects.filter(user=instance).values_list("project_id", flat=True):
         return_leases(project_id=project_id, user_id=instance.pk)
+
+
+def revoke_tokens_on_password_change(sender, instance, update_fields=None, **kwargs) -> None:
+    """A new password ends every API token of the user, as it ends their
+    other sessions: whoever learnt the old password may have made one. One
+    query, and none for saves that leave the password alone (last_login)."""
+    if instance.pk is None or (update_fields is not None and "password" not in update_fields):
+        return
+    stored = sender.objects.filter(pk=instance.pk).values_list("password", flat=True).first()
+    if stored is not None and stored != instance.password:
+        Token.objects.filter(user_id=instance.pk).delete()
+
+
+def clear_expired_sessions(sender, request, user, **kwargs) -> None:
+    """Every sign-in deletes the sessions that have run out (one DELETE by
+    the expiry index), so the session table stays the size of the live
+    sessions without a cron job; `manage.py clearsessions` does the same."""
+    import_module(settings.SESSION_ENGINE).SessionStore.clear_expired()

@@ -12,7 +12,7 @@ who favours the left side), correctness labels in the correctness domains,
 now and then a flagged problem. Items, assignments, judgements and verdicts
 are written with COPY; item tallies (votes_1/2/tie, the correctness-label
 counts correct_<1|2>_<yes|no|unsure>, live_assignments) match the judgements
-and each verdict is what the contested rule (curation.contested.decide)
+and each verdict is what the contested rule (curation.verdicts.rule.decide)
 makes of its item's votes (an A-vs-B split is escalated: needs_votes,
 votes_needed raised, the extra votes not cast yet).
 The tables are then VACUUM ANALYZEd, as autovacuum would have done.
@@ -221,9 +221,9 @@ def build_project(
         Project,
         shuffle_key,
     )
-    from curation.contested import RuleVote, decide
     from curation.models import Verdict
-    from curation.services import thresholds_for
+    from curation.verdicts.rule import RuleVote, decide
+    from curation.verdicts.service import thresholds_for
 
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
@@ -438,7 +438,7 @@ def measure_dashboard(project, curator, requests: int) -> dict:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    from curation import reports
+    from curation.agreement import reports
 
     client = Client()
     client.force_login(curator)
@@ -479,7 +479,7 @@ def measure_point_estimates(project, repeat: int = 7) -> dict:
     from django.test.utils import CaptureQueriesContext
 
     from annotate.models import Item
-    from curation import reports
+    from curation.agreement import reports
 
     reports.domain_summaries(project)  # warm-up
     total, _ = timed(lambda: reports.domain_summaries(project), repeat)
@@ -550,7 +550,8 @@ def tally_mismatches(project) -> int:
 
 
 def measure_expensive(project, repeat: int = 3) -> dict:
-    from curation import agreement, reports
+    from curation.agreement import diagnostics, reports
+    from curation.agreement import stats as agreement
 
     times, payload = timed(lambda: reports.compute_expensive(project), repeat)
     # The same bootstrap_alpha_ci calls compute_expensive makes, matrices built beforehand.
@@ -574,7 +575,7 @@ def measure_expensive(project, repeat: int = 3) -> dict:
         repeat,
     )
     load, _ = timed(lambda: reports.project_votes(project), repeat)
-    annot, _ = timed(lambda: agreement.annotator_stats(votes), repeat)
+    annot, _ = timed(lambda: diagnostics.annotator_stats(votes), repeat)
     return {
         "seconds": statistics.median(times),
         "bootstrap": statistics.median(boot),
@@ -593,7 +594,7 @@ def measure_submits(project, annotators, submitter, per_case: int) -> dict:
     from django.db.models import Count
     from django.test.utils import CaptureQueriesContext
 
-    import curation.receivers as receivers
+    import curation.verdicts.receivers as receivers
     from annotate.loop.service import Vote, submit_judgement
     from annotate.models import Assignment, AssignmentStatus, Item, Judgement, Membership
     from curation.models import Verdict
@@ -713,7 +714,7 @@ def main() -> int:
         setup_django(url, tmp, STATIC_ROOT=str(tmp / "static"))
         from django.contrib.auth import get_user_model
 
-        from curation import reports
+        from curation.agreement import reports
 
         curator = get_user_model().objects.create(username="bench-curator")
         images = make_images()

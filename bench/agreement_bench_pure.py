@@ -1,4 +1,4 @@
-"""Timing of curation.agreement on synthetic votes (no database).
+"""Timing of curation.agreement.stats on synthetic votes (no database).
 
 Issue targets: point estimates for all domains at 100,000 items x 5 votes in
 <= 200 ms; item-bootstrap CI at 5,211 items x 1,000 resamples in <= 5 s.
@@ -14,15 +14,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from curation.agreement import (
+from curation.agreement.diagnostics import annotator_stats, item_stats
+from curation.agreement.stats import (
     CHOICES,
     LABELS,
     Vote,
-    annotator_stats,
     bootstrap_alpha_ci,
     choice_matrix,
     correctness_matrix,
-    item_stats,
     reliability,
     summarise,
 )

@@ -1084,7 +1084,7 @@ def interpreter() -> str:
     """Which CPython runs gunicorn (this one): its speed matters as much as
     the machine's. The production image's (python:3.11-slim) is built with
     profile-guided and link-time optimisation; pyenv's default build is not
-    (bench/README.md, sixth round)."""
+    (bench/HISTORY.md, sixth round)."""
     import platform
 
     return f"CPython {platform.python_version()} at {os.path.realpath(sys.executable)}"

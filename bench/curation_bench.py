@@ -187,7 +187,7 @@ def main() -> int:
         from django.db.models import Q
         from django.test import Client
 
-        from curation import reports
+        from curation.agreement import reports
         from curation.models import Verdict, VerdictStatus
 
         curator = get_user_model().objects.create(username="bench-curator")

@@ -26,11 +26,11 @@ annotators with pseudonyms, tallies that match them, and a verdict: agreed
 reason), all releasable; another 2 % of items are excluded and must stay out
 of the release. Rows are written with COPY, then VACUUM ANALYZEd.
 
-Measured: ``curation.releases.build_release`` of a release of every domain,
+Measured: ``curation.releases.build.build_release`` of a release of every domain,
 once per project, each in a fresh subprocess that does nothing else (Django
 set up, the release row created, then the build): wall-clock time, CPU time,
 peak memory (``ru_maxrss``, cross-checked with Linux's VmHWM), and the time
-per phase (the functions of curation.releases/exporter/parquet_export are
+per phase (the functions of curation.releases.build/exporter/parquet are
 wrapped with timers in that process). The parent never imports Django, numpy
 or pyarrow: a child starts with its parent's peak RSS in ``ru_maxrss``.
 ``--profile`` also prints a cProfile of each build (slower; its figures are
@@ -379,18 +379,18 @@ class Phases:
 
 
 def measure_build(project_id: int, version: str, profile: bool) -> dict:
-    from curation import exporter, parquet_export, releases
     from curation.models import Release, ReleaseItem, ReleaseStatus
+    from curation.releases import build, exporter, parquet
 
     phases = Phases()
-    phases.wrap(releases, "_agreement", "agreement (alpha, bootstrap CIs)")
-    phases.wrap(releases, "_annotation", "annotation counts")
-    phases.wrap(releases, "_copy_image", "image files (link or copy)")
-    phases.wrap(parquet_export.ParquetWriter, "write", "parquet rows")
-    phases.wrap(parquet_export.ParquetWriter, "close", "parquet rows")
+    phases.wrap(build, "_agreement", "agreement (alpha, bootstrap CIs)")
+    phases.wrap(build, "_annotation", "annotation counts")
+    phases.wrap(build, "_copy_image", "image files (link or copy)")
+    phases.wrap(parquet.ParquetWriter, "write", "parquet rows")
+    phases.wrap(parquet.ParquetWriter, "close", "parquet rows")
     phases.wrap(exporter, "file_checksums", "sha256 of every file (manifest)")
     phases.wrap(exporter, "write_zip", "zip")
-    phases.wrap(releases, "_publish", "publish (rename, ReleaseItem rows)")
+    phases.wrap(build, "_publish", "publish (rename, ReleaseItem rows)")
     write_release = exporter.write_release
 
     def timed_write_release(folder, items, **kwargs):
@@ -430,7 +430,7 @@ def measure_build(project_id: int, version: str, profile: bool) -> dict:
         profiler = cProfile.Profile()
         profiler.enable()
     start = time.perf_counter()
-    built = releases.build_release(release_id=release.pk)
+    built = build.build_release(release_id=release.pk)
     seconds = time.perf_counter() - start
     if profiler is not None:
         import io

@@ -21,7 +21,7 @@ Every 2 s the resident memory (VmRSS) of each gunicorn worker, the Celery
 worker (main process and pool child) and this load generator is sampled.
 Then the database is checked: every acknowledged vote stored exactly once,
 no item over its overlap, tallies and verdicts consistent with the votes
-(recomputed with curation.contested, the rule the app applies), every
+(recomputed with curation.verdicts.rule, the rule the app applies), every
 acknowledged curator decision in place. Prints a table; exits 1 on a lost or
 duplicated vote, an inconsistent verdict, a request error, or memory that
 grew (end above start, after warm-up, by more than 10 % + 16 MB).
@@ -365,11 +365,11 @@ def curate_loop(c: Curator, load: Load, think: float) -> None:
 
 def check_database(url: str, acknowledged: dict[int, str], decided: dict[int, str]) -> dict:
     """annotate_bench's invariants, plus verdicts recomputed from the votes with
-    the app's own rule (curation.contested, a pure module) and the curators'
+    the app's own rule (curation.verdicts.rule, a pure module) and the curators'
     acknowledged decisions."""
     import psycopg
 
-    from curation.contested import RuleVote, Thresholds, decide
+    from curation.verdicts.rule import RuleVote, Thresholds, decide
 
     counts = annotate_bench.check_database(url, acknowledged)
     with psycopg.connect(url) as conn:
@@ -565,7 +565,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="soak-"))
     env = annotate_bench.child_env(url, tmp)
     env["REDIS_URL"] = redis_url
-    sys.path.insert(0, str(ROOT))  # curation.contested, for the verdict check
+    sys.path.insert(0, str(ROOT))  # curation.verdicts.rule, for the verdict check
     server = worker = sampler = None
     failed = False
     try:

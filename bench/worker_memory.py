@@ -3,7 +3,7 @@
 bench/soak.py's Celery pool child grows while the soak adds votes (each
 refresh works on more data). This separates growth with the data from a
 leak: it builds one project (default 12,000 items x 3 votes, as many votes
-as a 10-minute soak adds), then calls `curation.reports.refresh_cache` (the
+as a 10-minute soak adds), then calls `curation.agreement.reports.refresh_cache` (the
 task's whole work) repeatedly in one process and prints VmRSS after each.
 A leak grows every round; a high-water mark stays level.
 
@@ -50,7 +50,7 @@ def main() -> int:
     from django.contrib.auth import get_user_model
 
     from config.celery import release_freed_memory
-    from curation import reports
+    from curation.agreement import reports
 
     curator = get_user_model().objects.create(username="bench-curator")
     built = agreement_bench.build_project(

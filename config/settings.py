@@ -105,7 +105,6 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_htmx",
     "axes",
-    "accounts",
     "annotate",
     "curation",
 ]
@@ -120,8 +119,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    # Django's, reading the user with the session when it can (config.sessions).
-    "config.auth_middleware.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Before CsrfViewMiddleware.process_view reads a form body: refuses
     # oversized and anonymous uploads unread (config.request_limits).
     "config.request_limits.RequestLimitsMiddleware",
@@ -382,7 +380,7 @@ LEASE_SWEEP_SECONDS = env_int("LEASE_SWEEP_SECONDS", 60, minimum=1)
 # can kill the worker in the middle of a build. Never set it in production.
 RELEASE_BUILD_ITEM_DELAY = env_int("RELEASE_BUILD_ITEM_DELAY_MS", 0, minimum=0) / 1000
 
-# --- Judge runner (curation/judge_runs.py) ------------------------------------------
+# --- Judge runner (curation/evaluation/judge_runs.py) -------------------------------
 # Retries of timeouts, dropped connections, 429 and 5xx: exponential backoff from
 # JUDGE_BACKOFF_BASE_MS, capped, never shorter than Retry-After (itself capped).
 JUDGE_MAX_RETRIES = env_int("JUDGE_MAX_RETRIES", 5, minimum=0)
@@ -396,7 +394,7 @@ JUDGE_MAX_CONSECUTIVE_ERRORS = env_int("JUDGE_MAX_CONSECUTIVE_ERRORS", 10, minim
 # A running run silent this long lost its worker: the sweep and Resume take it over.
 JUDGE_STALE_SECONDS = env_int("JUDGE_STALE_SECONDS", 120, minimum=30)
 # Judge requests go only to globally routable addresses (no loopback, private,
-# link-local, metadata, ... ranges; see curation/judge_client.py). List the
+# link-local, metadata, ... ranges; see curation/evaluation/judge_client.py). List the
 # networks of a judge you run yourself, comma-separated CIDRs, e.g.
 # JUDGE_ALLOWED_NETWORKS=10.0.0.0/8 for a vLLM server on the LAN, or
 # 127.0.0.1/32 for one on this machine.
@@ -417,7 +415,7 @@ REST_FRAMEWORK = {
     # Token first: an anonymous request then gets 401 with WWW-Authenticate
     # (DRF answers 403 when the first class has no authenticate header).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "config.auth_backends.TokenAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -492,6 +490,10 @@ if PRODUCTION and not SECURE_HSTS_PRELOAD:
 # would cost a session write per request).
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 12 * 3600, minimum=60)
 SESSION_EXPIRE_AT_BROWSER_CLOSE = env_bool("SESSION_EXPIRE_AT_BROWSER_CLOSE", False)
+# Django's database sessions with every configuration, Redis or not: a
+# signed-in request must not depend on the broker (docs/decisions.md, Faults;
+# cached_db on Redis answers 500 to every signed-in page while Redis is down).
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 
 # Content-Security-Policy in every environment, so tests and `make run` catch
 # an inline script or style as soon as it is written. Same shape as Django
@@ -518,11 +520,8 @@ AUTHENTICATION_BACKENDS = [
     # First, as django-axes asks: refuses a locked-out username+address before
     # any password is checked.
     "axes.backends.AxesStandaloneBackend",
-    # ModelBackend with the per-request user lookup in raw SQL (CPU per request).
-    "config.auth_backends.UserBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
-# Database sessions, read with one raw query (CPU per request).
-SESSION_ENGINE = "config.sessions"
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
 # Per username and address together: a guesser cannot lock a colleague out

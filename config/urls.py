@@ -16,7 +16,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
     path("api/docs/", api_docs.api_docs, name="api_docs"),
     path("api/v1/", include("annotate.api.urls")),
-    path("api/v1/", include("curation.api_urls")),
+    path("api/v1/", include("curation.api.urls")),
     path("", include("annotate.urls")),
     path("", include("curation.urls")),
 ]

@@ -12,9 +12,9 @@ class CurationConfig(AppConfig):
         from annotate import signals as annotate_signals
         from annotate.loop.service import lock_with_each_vote
         from annotate.models import Membership
-
-        from . import receivers, setup_receivers
-        from .services import VERDICT_VOTE_LOCK
+        from curation.releases import receivers as setup_receivers
+        from curation.verdicts import receivers
+        from curation.verdicts.service import VERDICT_VOTE_LOCK
 
         annotate_signals.items_imported.connect(
             receivers.create_verdicts_for_imported_items, dispatch_uid="curation_items_imported"

@@ -1,32 +1,24 @@
+"""Celery tasks of the curation app, found by the worker's autodiscovery
+(curation.tasks). Each sub-domain keeps its own tasks beside its service;
+they are imported here so the worker registers them, under the names
+queued messages carry (pinned with name=, whatever module defines them).
+The sweep that queues missed work again spans the sub-domains, so it lives
+here."""
+
 from celery import shared_task
 
-from annotate.models import Project
+from curation.agreement.tasks import refresh_agreement
+from curation.evaluation.tasks import judge_release_task
+from curation.quality.tasks import compute_label_quality_task
+from curation.releases.tasks import build_release_task
 
-from . import reports
-
-
-@shared_task(name="curation.tasks.refresh_agreement", acks_late=True)
-def refresh_agreement(project_id: int) -> int:
-    """Recompute a project's bootstrap CIs and alpha deltas (idempotent)."""
-    project = Project.objects.filter(pk=project_id).first()
-    if project is None:
-        return 0
-    return reports.refresh_cache(project=project).n_votes
-
-
-@shared_task(
-    name="curation.tasks.build_release_task", bind=True, acks_late=True, reject_on_worker_lost=True
-)
-def build_release_task(self, release_id: int) -> str:
-    """Build a release (idempotent: a ready release is left as it is)."""
-    from .releases import build_release
-
-    # A redelivered message was taken by a worker that died before
-    # acknowledging it (the broker's visibility timeout exceeds any build), so
-    # a release it left `building` is taken over instead of waiting for
-    # STALE_BUILD. See docs/decisions.md.
-    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
-    return build_release(release_id=release_id, take_over=redelivered).status
+__all__ = [
+    "build_release_task",
+    "compute_label_quality_task",
+    "judge_release_task",
+    "refresh_agreement",
+    "requeue_unsent_work",
+]
 
 
 @shared_task(name="curation.tasks.requeue_unsent_work", acks_late=True)
@@ -39,8 +31,8 @@ def requeue_unsent_work() -> int:
     from django.db.models import Q
     from django.utils import timezone
 
-    from .models import AgreementCache, Release, ReleaseStatus
-    from .releases import STALE_BUILD
+    from curation.models import AgreementCache, Release, ReleaseStatus
+    from curation.releases.build import STALE_BUILD
 
     stale = timezone.now() - STALE_BUILD
     releases = list(
@@ -59,8 +51,8 @@ def requeue_unsent_work() -> int:
         refresh_agreement.delay(project_id)
     # Judge runs never started, or whose loop stopped writing its heartbeat
     # (its worker died): take_over resumes those, sending only unanswered items.
-    from .judge_runs import stale_after
-    from .models import JudgeRun, JudgeRunStatus
+    from curation.evaluation.judge_runs import stale_after
+    from curation.models import JudgeRun, JudgeRunStatus
 
     runs = list(
         JudgeRun.objects.filter(
@@ -71,7 +63,7 @@ def requeue_unsent_work() -> int:
     for run_id in runs:
         judge_release_task.delay(run_id, take_over=True)
     # Label-quality analyses queued but never taken.
-    from .models import LabelQualityRun, LabelQualityStatus
+    from curation.models import LabelQualityRun, LabelQualityStatus
 
     quality = list(
         LabelQualityRun.objects.filter(status=LabelQualityStatus.PENDING).values_list(
@@ -81,26 +73,3 @@ def requeue_unsent_work() -> int:
     for project_id in quality:
         compute_label_quality_task.delay(project_id)
     return len(releases) + len(projects) + len(runs) + len(quality)
-
-
-@shared_task(
-    name="curation.tasks.judge_release_task", bind=True, acks_late=True, reject_on_worker_lost=True
-)
-def judge_release_task(self, run_id: int, take_over: bool = False) -> str:
-    """Run a judge over a release (idempotent: answers already stored are not
-    sent again; a run that is not pending is left alone)."""
-    from .judge_runs import run_judge
-
-    # Redelivered: the worker that took it died. Its run (like any with
-    # take_over) is taken over only once its heartbeat is stale, which a live
-    # loop's never is.
-    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
-    return run_judge(run_id=run_id, take_over=take_over or redelivered).status
-
-
-@shared_task(name="curation.tasks.compute_label_quality_task", acks_late=True)
-def compute_label_quality_task(project_id: int) -> str:
-    """CROWDLAB + Dawid-Skene for a project (idempotent: guards on status)."""
-    from .quality.service import compute_label_quality
-
-    return compute_label_quality(project_id=project_id)

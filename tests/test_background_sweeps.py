@@ -6,11 +6,11 @@ from django.utils import timezone
 
 from annotate.models import ImageAsset
 from annotate.tasks import requeue_missing_thumbnails
+from curation.agreement.reports import request_agreement_refresh
 from curation.models import AgreementCache, Release, ReleaseStatus
-from curation.releases import create_release
-from curation.services import request_agreement_refresh
+from curation.releases.service import create_release
 from curation.tasks import requeue_unsent_work
-from tests.curation.test_releases import make_release_project
+from tests.curation.releases.test_releases import make_release_project
 from tests.factories import make_item, make_project
 
 pytestmark = pytest.mark.django_db

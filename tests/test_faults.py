@@ -22,7 +22,8 @@ from django.db.models import Count, F
 from annotate.models import Assignment, AssignmentStatus, ImageAsset, Item, Judgement
 from config.celery import app as celery_app
 from curation.models import AgreementCache, Release, ReleaseItem, ReleaseStatus, Verdict
-from curation.releases import build_release, create_release
+from curation.releases.build import build_release
+from curation.releases.service import create_release
 from tests.conftest import requires_postgres, requires_redis
 from tests.factories import make_item, make_member, make_project, png_bytes
 from tests.live_servers import (
@@ -61,9 +62,9 @@ def media(name: str) -> Path:
 
 
 def building_folders() -> list[Path]:
-    from curation import release_publishing
+    from curation.releases import publishing
 
-    root = release_publishing.work_root() / ".building"
+    root = publishing.work_root() / ".building"
     return sorted(root.iterdir()) if root.exists() else []
 
 
@@ -100,7 +101,7 @@ def forget_unacked_messages() -> None:
 def test_a_worker_killed_mid_build_leaves_no_partial_release_and_the_retry_is_identical(
     tmp_path,
 ):
-    from tests.curation.test_releases import INCLUDED, make_release_project
+    from tests.curation.releases.test_releases import INCLUDED, make_release_project
 
     project = make_release_project(tmp_path)
     release = create_release(
@@ -463,7 +464,7 @@ def test_the_worker_returns_abandoned_leases_and_the_item_is_rechecked(tmp_path,
     from django.utils import timezone
 
     from annotate.loop.service import Vote, claim_next_item, submit_judgement
-    from curation.services import stuck_items
+    from curation.verdicts.service import stuck_items
 
     project = make_project(votes_per_item=2)
     item = make_item(project, domain=project.domains.get(slug="general_preference"))

@@ -26,9 +26,9 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from annotate.loop.service import Vote, claim_next_item, submit_judgement
-from annotate.setup.service import create_invitation
-from curation import release_publishing
+from annotate.setup.team import create_invitation
 from curation.models import Evaluation, JudgeEndpoint, JudgeRun, Release, Verdict
+from curation.releases import publishing
 from tests.factories import make_item, make_member, make_project, make_user, png_bytes
 
 pytestmark = pytest.mark.django_db
@@ -260,8 +260,8 @@ def world() -> World:
     contested = make_item(project, domain=pref)
     Verdict.objects.create(item=contested, project=project, status="contested")
     # A ready release with its archive, an endpoint and a run.
-    folder, archive = release_publishing.published_names(project.slug, "v1")
-    release_publishing.release_storage().save(archive, ContentFile(b"PK\x05\x06" + b"\0" * 18))
+    folder, archive = publishing.published_names(project.slug, "v1")
+    publishing.release_storage().save(archive, ContentFile(b"PK\x05\x06" + b"\0" * 18))
     release = Release.objects.create(
         project=project,
         version="v1",

@@ -14,8 +14,8 @@ from django.urls import reverse
 
 from annotate.models import ImageAsset, Project
 from config.celery import app as celery_app
-from curation.views import attachment_name
-from tests.curation.test_releases import built, make_release_project
+from curation.releases.views import attachment_name
+from tests.curation.releases.test_releases import built, make_release_project
 from tests.factories import make_item, make_member, make_project, make_user, png_bytes
 
 pytestmark = pytest.mark.django_db

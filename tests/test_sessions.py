@@ -1,34 +1,35 @@
-"""Sessions that bring their user along (accounts.Session, config.sessions,
-config.auth_middleware): one query per signed-in request, and every rule
-Django's sessions and authentication keep still holds."""
+"""Signing in and out with Django's own database sessions and ModelBackend:
+the rules the site relies on, and the migration that retired the accounts
+app's session table."""
+
+from datetime import timedelta
+from importlib import import_module
 
 import pytest
-from django.contrib.auth import SESSION_KEY, get_user_model
-from django.contrib.sessions.backends.db import SessionStore as DjangoSessionStore
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.sessions.models import Session
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
+from django.db.migrations.recorder import MigrationRecorder
+from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from accounts.models import Session
-from config.auth_backends import UserBackend, session_in_lookup
-from config.sessions import SessionStore
 from tests.factories import make_user
 from tests.migrations import migrated_to
 
 pytestmark = pytest.mark.django_db
 
 HOME = "/"
+PASSWORD = "pw"  # tests.factories.make_user's
 
 
-def session_of(client) -> Session:
-    return Session.objects.get(session_key=client.cookies["sessionid"].value)
+def store(key=None):
+    return import_module(settings.SESSION_ENGINE).SessionStore(session_key=key)
 
 
-def reads_users(sql: str) -> bool:
-    """A query of the user table (the home page's "may create projects"
-    check reads the user's groups and permissions, which is not that)."""
-    return "auth_user" in sql and "auth_permission" not in sql and "auth_group" not in sql
+def session_key(client) -> str:
+    return client.cookies[settings.SESSION_COOKIE_NAME].value
 
 
 def signed_in_as(client):
@@ -41,38 +42,47 @@ def signed_in_as(client):
     return response.wsgi_request.user
 
 
-def test_a_signed_in_request_reads_its_session_and_user_in_one_query(client):
+def sign_in(client, user):
+    response = client.post(reverse("login"), {"username": user.username, "password": PASSWORD})
+    assert response.status_code == 302
+    return response
+
+
+def test_signing_in_takes_a_fresh_key_and_signing_out_ends_the_session(client):
+    user = make_user()
+    client.get(reverse("login"))  # an anonymous session may exist before
+    client.session.save()
+    before = session_key(client)
+    sign_in(client, user)
+    key = session_key(client)
+    assert key != before  # no session fixation
+    assert signed_in_as(client) == user
+    assert store(key).exists(key)
+    client.post(reverse("logout"))
+    assert not store(key).exists(key)
+    assert signed_in_as(client) is None
+
+
+def test_a_session_ends_session_cookie_age_after_sign_in(client):
+    user = make_user()
+    signed_at = timezone.now()
+    sign_in(client, user)
+    row = Session.objects.get(session_key=session_key(client))
+    ends = signed_at + timedelta(seconds=settings.SESSION_COOKIE_AGE)
+    assert abs(row.expire_date - ends) < timedelta(seconds=30)
+    assert signed_in_as(client) == user  # a request does not extend it (no write)
+    assert Session.objects.get(session_key=row.session_key).expire_date == row.expire_date
+
+
+def test_expired_and_unknown_sessions_sign_nobody_in(client):
     user = make_user()
     client.force_login(user)
-    with CaptureQueriesContext(connection) as queries:
-        assert signed_in_as(client) == user
-    touching_users = [q["sql"] for q in queries if reads_users(q["sql"])]
-    assert len(touching_users) == 1
-    assert "accounts_session" in touching_users[0]
-
-
-def test_the_user_column_follows_the_session_data():
-    user = make_user()
-    store = SessionStore()
-    store["anything"] = 1
-    store.save()
-    assert Session.objects.get(session_key=store.session_key).user_id is None
-    store[SESSION_KEY] = str(user.pk)
-    store.save()
-    assert Session.objects.get(session_key=store.session_key).user_id == user.pk
-    del store[SESSION_KEY]
-    store.save()
-    assert Session.objects.get(session_key=store.session_key).user_id is None
-
-
-def test_login_writes_the_column_and_logout_deletes_the_row(client):
-    user = make_user()
-    response = client.post(reverse("login"), {"username": user.username, "password": "pw"})
-    assert response.status_code == 302
-    row = session_of(client)
-    assert row.user_id == user.pk
-    client.post(reverse("logout"))
-    assert not Session.objects.filter(session_key=row.session_key).exists()
+    session = store(session_key(client))
+    session.load()
+    session.set_expiry(-1)  # ran out a second ago
+    session.save()
+    assert signed_in_as(client) is None
+    client.cookies[settings.SESSION_COOKIE_NAME] = "x" * 32
     assert signed_in_as(client) is None
 
 
@@ -84,8 +94,15 @@ def test_a_deactivated_user_is_signed_out_on_the_next_request(client):
     assert signed_in_as(client) is None
 
 
+def test_a_deleted_user_signs_nobody_in(client):
+    user = make_user()
+    client.force_login(user)
+    user.delete()
+    assert signed_in_as(client) is None
+
+
 def test_a_password_changed_elsewhere_ends_the_session(client):
-    """Django's session-hash check runs on the user read with the session."""
+    """Django's session-hash check."""
     user = make_user()
     client.force_login(user)
     assert signed_in_as(client) == user
@@ -94,108 +111,55 @@ def test_a_password_changed_elsewhere_ends_the_session(client):
     assert signed_in_as(client) is None
 
 
-def test_the_data_not_the_column_says_who_is_signed_in(client):
-    """A row whose user column names someone else (it cannot happen through
-    Django, only by writing the table) signs in the user the data names: the
-    backend then reads that user itself."""
-    alice, mallory = make_user(), make_user()
-    client.force_login(alice)
-    Session.objects.filter(session_key=session_of(client).session_key).update(user=mallory)
-    with CaptureQueriesContext(connection) as queries:
-        assert signed_in_as(client) == alice
-    assert sum(reads_users(q["sql"]) for q in queries) == 2  # the join, then alice
-
-
-def test_deleting_a_user_deletes_their_sessions(client):
+def test_changing_the_password_keeps_this_session_and_ends_the_others(client):
+    """PasswordChangeView calls update_session_auth_hash for its own session."""
     user = make_user()
-    client.force_login(user)
-    key = session_of(client).session_key
-    user.delete()
-    assert not Session.objects.filter(session_key=key).exists()
-    assert signed_in_as(client) is None
-
-
-def test_expired_and_unknown_sessions_sign_nobody_in(client):
-    user = make_user()
-    client.force_login(user)
-    Session.objects.filter(user=user).update(expire_date=timezone.now())
-    assert signed_in_as(client) is None
-    client.cookies["sessionid"] = "x" * 32
-    assert signed_in_as(client) is None
-
-
-def test_the_user_read_with_a_session_is_offered_to_no_one_else(client):
-    """The backend sees a request's session only while that request's user is
-    resolved; afterwards, and in any other call, it reads users itself."""
-    alice, bob = make_user(), make_user()
-    client.force_login(alice)
-    assert signed_in_as(client) == alice
-    assert session_in_lookup.get() is None
-    with CaptureQueriesContext(connection) as queries:
-        assert UserBackend().get_user(alice.pk) == alice
-        assert UserBackend().get_user(bob.pk) == bob
-    assert len(queries) == 2
-    # Even with a loaded store in view, only the user it names is taken from it.
-    store = SessionStore(session_key=session_of(client).session_key)
-    store.load()
-    assert store.session_user == alice
-    token = session_in_lookup.set(store)
-    try:
-        with CaptureQueriesContext(connection) as queries:
-            assert UserBackend().get_user(alice.pk) is store.session_user
-            assert UserBackend().get_user(bob.pk) == bob
-        assert len(queries) == 1
-    finally:
-        session_in_lookup.reset(token)
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_migration_copies_live_sessions_with_their_users():
-    user = make_user()
-    encode = DjangoSessionStore().encode  # as the old table's rows were written
-    with migrated_to([("accounts", "0001_initial"), ("sessions", "0001_initial")]) as apps:
-        Old = apps.get_model("sessions", "Session")
-        later = timezone.now() + timezone.timedelta(days=1)
-        Old.objects.create(
-            session_key="a" * 32,
-            session_data=encode({SESSION_KEY: str(user.pk)}),
-            expire_date=later,
-        )
-        Old.objects.create(session_key="b" * 32, session_data=encode({"x": 1}), expire_date=later)
-        Old.objects.create(session_key="c" * 32, session_data="garbage", expire_date=later)
-        Old.objects.create(
-            session_key="d" * 32, session_data=encode({SESSION_KEY: "999999"}), expire_date=later
-        )
-        Old.objects.create(
-            session_key="e" * 32,
-            session_data=encode({SESSION_KEY: str(user.pk)}),
-            expire_date=timezone.now() - timezone.timedelta(days=1),
-        )
-    copied = dict(Session.objects.values_list("session_key", "user_id"))
-    assert copied == {"a" * 32: user.pk, "b" * 32: None, "c" * 32: None, "d" * 32: None}
-    assert SessionStore(session_key="a" * 32).load() == {SESSION_KEY: str(user.pk)}
-
-
-def test_clearsessions_clears_expired_rows_of_the_new_table():
-    from django.core.management import call_command
-    from django.test import Client
-
-    live, gone = make_user(), make_user()
-    Client().force_login(live)
-    Client().force_login(gone)
-    Session.objects.filter(user=gone).update(expire_date=timezone.now())
-    call_command("clearsessions")
-    assert list(Session.objects.values_list("user_id", flat=True)) == [live.pk]
+    elsewhere = Client()
+    sign_in(elsewhere, user)
+    sign_in(client, user)
+    new = "n3w-Secret-x"
+    response = client.post(
+        reverse("password_change"),
+        {"old_password": PASSWORD, "new_password1": new, "new_password2": new},
+    )
+    assert response.status_code == 302
+    assert signed_in_as(client) == user
+    assert signed_in_as(elsewhere) is None
 
 
 def test_signing_in_deletes_the_sessions_that_ran_out(client):
-    from django.test import Client
+    live = Client()
+    live.force_login(make_user())
+    past = timezone.now() - timedelta(seconds=1)
+    Session.objects.create(session_key="e" * 32, session_data="", expire_date=past)
+    sign_in(client, make_user())
+    keys = set(Session.objects.values_list("session_key", flat=True))
+    assert keys == {session_key(live), session_key(client)}
 
-    old, other = make_user(), make_user()
-    Client().force_login(old)
-    Client().force_login(other)
-    Session.objects.filter(user=old).update(expire_date=timezone.now())
-    user = make_user()
-    response = client.post(reverse("login"), {"username": user.username, "password": "pw"})
-    assert response.status_code == 302
-    assert sorted(Session.objects.values_list("user_id", flat=True)) == sorted([other.pk, user.pk])
+
+# --- The accounts app's session table, retired (annotate 0013) ------------------------------
+
+BEFORE = [("annotate", "0012_domain_correctness_wording")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_drops_the_old_table_and_signs_everybody_out():
+    """A database migrated by the old code: the accounts app's table and
+    migrations recorded, stale rows in django_session."""
+    recorder = MigrationRecorder(connection)
+    with migrated_to(BEFORE):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "CREATE TABLE accounts_session (session_key varchar(40) PRIMARY KEY, "
+                "session_data text NOT NULL, expire_date timestamp NOT NULL, user_id bigint NULL)"
+            )
+        recorder.record_applied("accounts", "0001_initial")
+        recorder.record_applied("accounts", "0002_copy_sessions")
+        Session.objects.create(
+            session_key="s" * 32, session_data="", expire_date=timezone.now() + timedelta(days=1)
+        )
+    assert "accounts_session" not in connection.introspection.table_names()
+    assert not Session.objects.exists()
+    applied = recorder.applied_migrations()
+    assert not [key for key in applied if key[0] == "accounts"]
+    assert ("annotate", "0013_drop_accounts_sessions") in applied

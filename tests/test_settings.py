@@ -24,6 +24,7 @@ print(json.dumps({
     "broker_url": app.conf.broker_url,
     "result_backend": app.conf.result_backend,
     "transport_options": app.conf.broker_transport_options,
+    "session_engine": settings.SESSION_ENGINE,
 }, default=str))
 """
 
@@ -130,6 +131,9 @@ def test_redis_url_selects_redis_as_broker_and_result_backend(tmp_path):
     url = "redis://redis.example:6379/3"
     settings = report(tmp_path, REDIS_URL=url)
     assert (settings["broker_url"], settings["result_backend"]) == (url, url)
+    # ...and only as the broker: sessions stay in the database, so a signed-in
+    # page does not fail while Redis is down (tests/test_faults.py).
+    assert settings["session_engine"] == "django.contrib.sessions.backends.db"
 
 
 @pytest.mark.parametrize("url", [POSTGRES_URL, POSTGRES_URL.replace("postgres:", "postgresql:")])

@@ -182,7 +182,7 @@ class Item(models.Model):
                 name="annotate_item_claim_order_idx",
                 condition=Q(live_assignments__lt=F("votes_needed")),
             ),
-            # curation.reports.tally_patterns (the agreement dashboard's point
+            # curation.agreement.reports.tally_patterns (the agreement dashboard's point
             # estimates): items grouped by domain and tallies, read from this
             # small index alone (index-only scan, already in group order)
             # instead of the wide item rows. Its (project, domain) prefix also

@@ -18,7 +18,7 @@ from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 
 from ..models import Domain, DomainKind, Membership, Role
 from ..permissions import ADMIN_ROLES
-from . import service
+from . import service, team
 from .models import Invitation
 from .people import member_rows
 from .presets import PRESETS
@@ -317,7 +317,7 @@ class MembersApi(APIView):
                 fields={"username": [f"No account {data['username']!r}."]},
             )
         try:
-            service.add_member(actor=request.user, project=project, user=user, role=data["role"])
+            team.add_member(actor=request.user, project=project, user=user, role=data["role"])
         except service.SetupError as exc:
             raise _refused(exc) from None
         out = self.OutputSerializer(_member_row(project, user.pk)).data
@@ -360,13 +360,13 @@ class MemberDetailApi(APIView):
         membership = Membership.objects.get(project=project, user=user)
         try:
             if data.get("is_active") is True and not membership.is_active:
-                service.reactivate_member(actor=request.user, project=project, user=user)
+                team.reactivate_member(actor=request.user, project=project, user=user)
             if "role" in data:
-                service.change_member_role(
+                team.change_member_role(
                     actor=request.user, project=project, user=user, role=data["role"]
                 )
             if data.get("is_active") is False and membership.is_active:
-                service.deactivate_member(actor=request.user, project=project, user=user)
+                team.deactivate_member(actor=request.user, project=project, user=user)
         except service.SetupError as exc:
             raise _refused(exc) from None
         return Response(self.OutputSerializer(_member_row(project, user.pk)).data)
@@ -380,7 +380,7 @@ class MemberDetailApi(APIView):
         project, _ = project_for_api(request.user, slug, ADMIN_ROLES)
         user = self._user(project, user_id)
         try:
-            service.remove_member(actor=request.user, project=project, user=user)
+            team.remove_member(actor=request.user, project=project, user=user)
         except service.SetupError as exc:
             raise Conflict(str(exc)) from None
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -410,7 +410,7 @@ class InvitationsApi(APIView):
             help_text="1: a one-time link (default); null: anyone until it expires.",
         )
         expires_in_days = serializers.IntegerField(
-            min_value=1, max_value=service.INVITATION_DAYS_MAX, default=7
+            min_value=1, max_value=team.INVITATION_DAYS_MAX, default=7
         )
         note = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
 
@@ -444,7 +444,7 @@ class InvitationsApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            new = service.create_invitation(
+            new = team.create_invitation(
                 actor=request.user, project=project, **serializer.validated_data
             )
         except service.SetupError as exc:
@@ -464,7 +464,7 @@ class InvitationDetailApi(APIView):
         project, _ = project_for_api(request.user, slug, ADMIN_ROLES)
         invitation = get_object_or_404(Invitation, project=project, pk=invitation_id)
         try:
-            service.revoke_invitation(actor=request.user, invitation=invitation)
+            team.revoke_invitation(actor=request.user, invitation=invitation)
         except service.SetupError as exc:
             raise Conflict(str(exc)) from None
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -495,7 +495,7 @@ class InvitationAcceptApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            membership = service.accept_invitation(
+            membership = team.accept_invitation(
                 token=serializer.validated_data["token"], user=request.user
             )
         except service.SetupError as exc:

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from ..models import DomainKind, Project, Role
 from .presets import PRESET_CHOICES
-from .service import INVITATION_DAYS_MAX
+from .team import INVITATION_DAYS_MAX
 
 MARKDOWN_HELP = "Markdown (sanitised like responses); the preview below updates as you type."
 

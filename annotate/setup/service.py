@@ -1,33 +1,17 @@
-"""Setting up a benchmark: projects, domains, members, invitations, and users
-created in bulk. One function per action, keyword-only, each in one
-transaction with its audit entry (SetupEvent). Membership changes send
-annotate.signals.membership_changed inside their transaction."""
+"""Setting a benchmark up without Django admin: projects and their domains.
+Every change is audited (SetupEvent); members and invitations are in
+annotate.setup.team, bulk users in annotate.setup.site_users.
+"""
 
 from __future__ import annotations
 
-import csv
-import io
-import secrets
-from dataclasses import dataclass
-from datetime import timedelta
-
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
-from django.contrib.auth.tokens import default_token_generator
-from django.core.exceptions import ValidationError
-from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
-from django.db.models import F
-from django.urls import reverse
 from django.utils import timezone
-from django.utils.encoding import force_bytes
-from django.utils.http import urlsafe_base64_encode
 from django.utils.text import slugify
 
-from annotate.loop.service import release_open_leases, return_leases
-
-from .. import signals
-from ..models import (
+from annotate import signals
+from annotate.loop.service import release_open_leases
+from annotate.models import (
     DOMAIN_WORDING,
     Assignment,
     AssignmentStatus,
@@ -38,8 +22,8 @@ from ..models import (
     Project,
     Role,
 )
-from .models import Invitation, SetupEvent, token_digest
-from .presets import PRESETS
+from annotate.setup.models import SetupEvent
+from annotate.setup.presets import PRESETS
 
 
 class SetupError(Exception):
@@ -56,7 +40,7 @@ CREATE_PROJECTS_PERMISSION = "annotate.add_project"
 # Project fields an admin may change (settings page and API), with the
 # database's own limits checked again by its constraints. The vote count and
 # the agreement thresholds change on curation's rule page, which re-evaluates
-# the verdicts (curation.services.update_thresholds).
+# the verdicts (curation.verdicts.service.update_thresholds).
 PROJECT_FIELDS = (
     "name",
     "description",
@@ -121,6 +105,15 @@ def _fields(obj, names) -> dict:
 def _check_writable(project: Project) -> None:
     if project.archived_at is not None:
         raise SetupError("The project is archived (read-only); unarchive it first.")
+
+
+def _pseudonym(project: Project) -> str:
+    """The next free "annotator-N" of the project (stable, non-identifying)."""
+    taken = set(Membership.objects.filter(project=project).values_list("pseudonym", flat=True))
+    n = len(taken) + 1
+    while f"annotator-{n}" in taken:
+        n += 1
+    return f"annotator-{n}"
 
 
 # --- Projects ----------------------------------------------------------------------------
@@ -393,463 +386,3 @@ def update_domain(*, actor, domain: Domain, **changes) -> list[str]:
             after=changed,
         )
     return list(changed)
-
-
-# --- Members -----------------------------------------------------------------------------
-
-
-def _pseudonym(project: Project) -> str:
-    """The next free "annotator-N" of the project (stable, non-identifying)."""
-    taken = set(Membership.objects.filter(project=project).values_list("pseudonym", flat=True))
-    n = len(taken) + 1
-    while f"annotator-{n}" in taken:
-        n += 1
-    return f"annotator-{n}"
-
-
-def _changed(project, user, action, membership, released=()) -> None:
-    signals.membership_changed.send(
-        sender=Membership,
-        project=project,
-        user=user,
-        action=action,
-        membership=membership,
-        released_item_ids=list(released),
-    )
-
-
-def add_member(*, actor, project: Project, user, role: str) -> Membership:
-    """Add `user` with `role`; a deactivated member is reactivated with it."""
-    if role not in Role.values:
-        raise SetupError(f"role is one of {', '.join(Role.values)}", field="role")
-    if not user.is_active:
-        raise SetupError(f"{user.get_username()}'s account is disabled.", field="user")
-    with transaction.atomic():
-        project = Project.objects.select_for_update().get(pk=project.pk)
-        _check_writable(project)
-        membership = Membership.objects.filter(project=project, user=user).first()
-        if membership is not None and membership.is_active:
-            raise SetupError(
-                f"{user.get_username()} is a member already ({membership.role}).", field="user"
-            )
-        if membership is not None:
-            before = {"role": membership.role, "is_active": False}
-            membership.role, membership.is_active = role, True
-            membership.save(update_fields=["role", "is_active"])
-            action = "reactivated"
-        else:
-            before = {}
-            membership = Membership.objects.create(
-                project=project, user=user, role=role, pseudonym=_pseudonym(project)
-            )
-            action = "added"
-        _audit(
-            actor=actor,
-            action=f"member_{action}",
-            project=project,
-            subject=user,
-            before=before,
-            after={"role": role, "is_active": True},
-        )
-        _changed(project, user, action, membership)
-    return membership
-
-
-def _membership_for_update(project: Project, user) -> Membership:
-    membership = Membership.objects.select_for_update().filter(project=project, user=user).first()
-    if membership is None:
-        raise SetupError(f"{user.get_username()} is not a member of {project.name}.")
-    return membership
-
-
-def _check_not_last_admin(project: Project, membership: Membership) -> None:
-    if membership.role != Role.ADMIN or not membership.is_active:
-        return
-    admins = Membership.objects.filter(project=project, role=Role.ADMIN, is_active=True)
-    if not admins.exclude(pk=membership.pk).exists():
-        raise SetupError("The project's last admin cannot leave it or lose the admin role.")
-
-
-def change_member_role(*, actor, project: Project, user, role: str) -> Membership:
-    if role not in Role.values:
-        raise SetupError(f"role is one of {', '.join(Role.values)}", field="role")
-    with transaction.atomic():
-        project = Project.objects.select_for_update().get(pk=project.pk)
-        _check_writable(project)
-        membership = _membership_for_update(project, user)
-        if membership.role == role:
-            return membership
-        if role != Role.ADMIN:
-            _check_not_last_admin(project, membership)
-        before = membership.role
-        membership.role = role
-        membership.save(update_fields=["role"])
-        _audit(
-            actor=actor,
-            action="member_role_changed",
-            project=project,
-            subject=user,
-            before={"role": before},
-            after={"role": role},
-        )
-        _changed(project, user, "role_changed", membership)
-    return membership
-
-
-def deactivate_member(*, actor, project: Project, user) -> list[int]:
-    """The member loses access at once; their open leases return to the pool
-    (returns those items); their votes stay and keep counting."""
-    with transaction.atomic():
-        project = Project.objects.select_for_update().get(pk=project.pk)
-        membership = _membership_for_update(project, user)
-        if not membership.is_active:
-            raise SetupError(f"{user.get_username()} is deactivated already.")
-        _check_not_last_admin(project, membership)
-        membership.is_active = False
-        membership.save(update_fields=["is_active"])
-        released = return_leases(project_id=project.pk, user_id=user.pk)
-        _audit(
-            actor=actor,
-            action="member_deactivated",
-            project=project,
-            subject=user,
-            before={"role": membership.role, "is_active": True},
-            after={"is_active": False, "released_leases": len(released)},
-        )
-        _changed(project, user, "deactivated", membership, released)
-    return released
-
-
-def reactivate_member(*, actor, project: Project, user) -> Membership:
-    with transaction.atomic():
-        project = Project.objects.select_for_update().get(pk=project.pk)
-        _check_writable(project)
-        membership = _membership_for_update(project, user)
-        if membership.is_active:
-            raise SetupError(f"{user.get_username()} is active already.")
-        membership.is_active = True
-        membership.save(update_fields=["is_active"])
-        _audit(
-            actor=actor,
-            action="member_reactivated",
-            project=project,
-            subject=user,
-            before={"is_active": False},
-            after={"is_active": True},
-        )
-        _changed(project, user, "reactivated", membership)
-    return membership
-
-
-def remove_member(*, actor, project: Project, user) -> list[int]:
-    """Take the membership away (only for someone who never voted here:
-    a voter is deactivated instead, so their pseudonym stays with their votes)."""
-    with transaction.atomic():
-        project = Project.objects.select_for_update().get(pk=project.pk)
-        membership = _membership_for_update(project, user)
-        if Judgement.objects.filter(
-            assignment__item__project=project, assignment__annotator=user
-        ).exists():
-            raise SetupError(
-                f"{user.get_username()} has votes in this project: deactivate them instead."
-            )
-        _check_not_last_admin(project, membership)
-        released = return_leases(project_id=project.pk, user_id=user.pk)
-        before = {"role": membership.role, "is_active": membership.is_active}
-        membership.delete()
-        _audit(actor=actor, action="member_removed", project=project, subject=user, before=before)
-        _changed(project, user, "removed", None, released)
-    return released
-
-
-# --- Invitations -------------------------------------------------------------------------
-
-INVITATION_DAYS_MAX = 90
-
-
-@dataclass(frozen=True)
-class NewInvitation:
-    invitation: Invitation
-    token: str  # the secret; only its digest is stored
-
-    @property
-    def path(self) -> str:
-        return reverse("invitation_accept", args=[self.token])
-
-
-def create_invitation(
-    *,
-    actor,
-    project: Project,
-    role: str = Role.ANNOTATOR,
-    max_uses: int | None = 1,
-    expires_in_days: int = 7,
-    note: str = "",
-) -> NewInvitation:
-    if role not in Role.values:
-        raise SetupError(f"role is one of {', '.join(Role.values)}", field="role")
-    if max_uses is not None and max_uses < 1:
-        raise SetupError("max uses is at least 1 (or empty for any number)", field="max_uses")
-    if not 1 <= expires_in_days <= INVITATION_DAYS_MAX:
-        raise SetupError(
-            f"an invitation expires after 1 to {INVITATION_DAYS_MAX} days", field="expires_in_days"
-        )
-    token = secrets.token_urlsafe(24)
-    with transaction.atomic():
-        _check_writable(project)
-        invitation = Invitation.objects.create(
-            project=project,
-            role=role,
-            token_sha256=token_digest(token),
-            max_uses=max_uses,
-            expires_at=timezone.now() + timedelta(days=expires_in_days),
-            note=note,
-            created_by=actor,
-        )
-        _audit(
-            actor=actor,
-            action="invitation_created",
-            project=project,
-            after={
-                "invitation": invitation.pk,
-                "role": role,
-                "max_uses": max_uses,
-                "expires_at": invitation.expires_at.isoformat(),
-                "note": note,
-            },
-        )
-    return NewInvitation(invitation=invitation, token=token)
-
-
-def revoke_invitation(*, actor, invitation: Invitation) -> Invitation:
-    with transaction.atomic():
-        if not Invitation.objects.filter(pk=invitation.pk, revoked_at__isnull=True).update(
-            revoked_at=timezone.now()
-        ):
-            raise SetupError("The invitation is revoked already.")
-        _audit(
-            actor=actor,
-            action="invitation_revoked",
-            project=invitation.project,
-            before={"invitation": invitation.pk},
-        )
-    invitation.refresh_from_db()
-    return invitation
-
-
-def find_invitation(token: str) -> Invitation | None:
-    """The usable invitation behind a link's token, or None."""
-    return (
-        Invitation.objects.usable()
-        .select_related("project")
-        .filter(token_sha256=token_digest(token), project__archived_at__isnull=True)
-        .first()
-    )
-
-
-def accept_invitation(*, token: str, user) -> Membership:
-    """Join the invitation's project with its role (one use of the link).
-    A member already keeps their role (a link never demotes); a deactivated
-    member is not let back in by a link (an admin reactivates them)."""
-    with transaction.atomic():
-        invitation = (
-            Invitation.objects.select_for_update()
-            .usable()
-            .filter(token_sha256=token_digest(token), project__archived_at__isnull=True)
-            .first()
-        )
-        if invitation is None:
-            raise SetupError("This invitation link is not valid: expired, used up or revoked.")
-        project = invitation.project
-        membership = Membership.objects.filter(project=project, user=user).first()
-        if membership is not None:
-            if not membership.is_active:
-                raise SetupError("Your membership of this project was deactivated; ask its admin.")
-            return membership
-        # Conditional: a concurrent use of a one-time link finds no use left.
-        if not Invitation.objects.usable().filter(pk=invitation.pk).update(uses=F("uses") + 1):
-            raise SetupError("This invitation link is not valid: expired, used up or revoked.")
-        membership = Membership.objects.create(
-            project=project, user=user, role=invitation.role, pseudonym=_pseudonym(project)
-        )
-        _audit(
-            actor=user,
-            action="invitation_accepted",
-            project=project,
-            subject=user,
-            after={"invitation": invitation.pk, "role": invitation.role},
-        )
-        _changed(project, user, "added", membership)
-    return membership
-
-
-def sign_up_with_invitation(
-    *, token: str, username: str, email: str, password: str
-) -> tuple[object, Membership]:
-    """Create an account and join through the link, in one transaction: a
-    link that is no longer valid leaves no account behind."""
-    User = get_user_model()
-    with transaction.atomic():
-        if find_invitation(token) is None:
-            raise SetupError("This invitation link is not valid: expired, used up or revoked.")
-        if User.objects.filter(username__iexact=username).exists():
-            raise SetupError("That username is taken.", field="username")
-        user = User.objects.create_user(username=username, email=email, password=password)
-        membership = accept_invitation(token=token, user=user)
-    return user, membership
-
-
-# --- Users (site admins) -----------------------------------------------------------------
-
-CSV_MAX_ROWS = 1000
-CSV_MAX_BYTES = 256 * 1024
-SITE_ROLES = ("", "creator", *Role.values)
-
-
-@dataclass(frozen=True)
-class CreatedUser:
-    user: object
-    role: str
-    set_password_path: str
-
-
-def set_password_path(user) -> str:
-    """A one-time link with which `user` sets their password (Django's reset
-    link: valid for PASSWORD_RESET_TIMEOUT, void once the password changes)."""
-    uid = urlsafe_base64_encode(force_bytes(user.pk))
-    token = default_token_generator.make_token(user)
-    return reverse("password_reset_confirm", kwargs={"uidb64": uid, "token": token})
-
-
-def parse_users_csv(data: bytes, *, filename: str = "users.csv") -> list[dict]:
-    """Rows of username, email, role from a CSV with that header. Every
-    problem is reported with its line; nothing is returned if any."""
-    if len(data) > CSV_MAX_BYTES:
-        raise SetupError(f"{filename}: larger than {CSV_MAX_BYTES // 1024} kB", field="file")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise SetupError(f"{filename}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    reader = csv.DictReader(io.StringIO(text))
-    header = [h.strip().lower() for h in (reader.fieldnames or [])]
-    if header[:2] != ["username", "email"] or not set(header) <= {"username", "email", "role"}:
-        raise SetupError(
-            f"{filename}: line 1: the header must be username,email,role (got {','.join(header)})",
-            field="file",
-        )
-    reader.fieldnames = header
-    User = get_user_model()
-    username_field = User._meta.get_field("username")
-    rows, problems, seen = [], [], set()
-    for row in reader:
-        line = reader.line_num
-        if len(rows) >= CSV_MAX_ROWS:
-            problems.append(f"{filename}: more than {CSV_MAX_ROWS} rows")
-            break
-        if None in row:
-            problems.append(f"{filename}: line {line}: more fields than the header")
-            continue
-        username = (row.get("username") or "").strip()
-        email = (row.get("email") or "").strip()
-        role = (row.get("role") or "").strip().lower()
-        try:
-            username_field.clean(username, None)
-        except ValidationError as exc:
-            problems.append(f"{filename}: line {line}: username: {' '.join(exc.messages)}")
-        if email:
-            try:
-                validate_email(email)
-            except ValidationError:
-                problems.append(f"{filename}: line {line}: email: {email!r} is not an address")
-        if role not in SITE_ROLES:
-            problems.append(
-                f"{filename}: line {line}: role: {role!r} is not one of "
-                f"{', '.join(r for r in SITE_ROLES if r)} (or empty)"
-            )
-        if username.lower() in seen:
-            problems.append(f"{filename}: line {line}: username: {username!r} appears twice")
-        seen.add(username.lower())
-        rows.append({"line": line, "username": username, "email": email, "role": role})
-    if not rows and not problems:
-        problems.append(f"{filename}: no rows under the header")
-    if problems:
-        raise BulkUsersInvalid(problems)
-    return rows
-
-
-class BulkUsersInvalid(SetupError):
-    def __init__(self, problems: list[str]):
-        self.problems = problems
-        super().__init__("\n".join(problems), field="file")
-
-
-def create_users_from_csv(
-    *, actor, data: bytes, project: Project | None = None, filename: str = "users.csv"
-) -> list[CreatedUser]:
-    """Site admins: create the CSV's users (no password: each gets a one-time
-    set-password link), all or none. Role `creator` grants creating projects;
-    annotator/curator/admin add the user to `project` with that role."""
-    if not actor.is_superuser:
-        raise SetupError("Only site admins create users.")
-    rows = parse_users_csv(data, filename=filename)
-    User = get_user_model()
-    problems = []
-    # Usernames are compared without case, as sign-in by a person would.
-    taken = {
-        row["username"].lower()
-        for row in rows
-        if User.objects.filter(username__iexact=row["username"]).exists()
-    }
-    for row in rows:
-        if row["username"].lower() in taken:
-            problems.append(
-                f"{filename}: line {row['line']}: username: {row['username']!r} exists already"
-            )
-        if row["role"] in Role.values and project is None:
-            problems.append(
-                f"{filename}: line {row['line']}: role: {row['role']!r} needs a project "
-                "(choose one)"
-            )
-    if problems:
-        raise BulkUsersInvalid(problems)
-    if project is not None:
-        _check_writable(project)
-    permission = Permission.objects.get(content_type__app_label="annotate", codename="add_project")
-    created = []
-    with transaction.atomic():
-        for row in rows:
-            user = User.objects.create_user(username=row["username"], email=row["email"])
-            user.set_unusable_password()
-            user.save(update_fields=["password"])
-            if row["role"] == "creator":
-                user.user_permissions.add(permission)
-            elif row["role"]:
-                membership = Membership.objects.create(
-                    project=project, user=user, role=row["role"], pseudonym=_pseudonym(project)
-                )
-                _audit(
-                    actor=actor,
-                    action="member_added",
-                    project=project,
-                    subject=user,
-                    after={"role": row["role"], "is_active": True, "from": "csv"},
-                )
-                _changed(project, user, "added", membership)
-            _audit(
-                actor=actor,
-                action="user_created",
-                subject=user,
-                after={"username": user.username, "email": user.email, "role": row["role"]},
-            )
-            created.append(
-                CreatedUser(user=user, role=row["role"], set_password_path=set_password_path(user))
-            )
-    return created
-
-
-def set_password_link(*, actor, project: Project, user) -> str:
-    """An admin's set-password link for a member (for teams without mail)."""
-    if user.is_superuser and not actor.is_superuser:
-        raise SetupError("Only a site admin can reset a site admin's password.")
-    _audit(actor=actor, action="password_link_made", project=project, subject=user)
-    return set_password_path(user)

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from ..models import Domain, Membership
 from ..permissions import ADMIN_ROLES, project_for
 from ..rendering import render_markdown
-from . import service
+from . import service, site_users, team
 from .forms import (
     AddMemberForm,
     BulkUsersForm,
@@ -228,7 +228,7 @@ def members(request, slug):
     form = AddMemberForm(request.POST)
     if form.is_valid():
         try:
-            service.add_member(
+            team.add_member(
                 actor=request.user,
                 project=project,
                 user=form.cleaned_data["user"],
@@ -271,25 +271,25 @@ def member_action(request, slug, user_id):
             form = RoleForm(request.POST)
             if not form.is_valid():
                 raise service.SetupError("Choose a role.")
-            service.change_member_role(
+            team.change_member_role(
                 actor=request.user, project=project, user=user, role=form.cleaned_data["role"]
             )
             messages.success(request, f"{name} is now {form.cleaned_data['role']}.")
         elif action == "deactivate":
-            released = service.deactivate_member(actor=request.user, project=project, user=user)
+            released = team.deactivate_member(actor=request.user, project=project, user=user)
             messages.success(
                 request,
                 f"{name} deactivated; {len(released)} item{'s' if len(released) != 1 else ''} "
                 "they held went back to the pool. Their votes stay.",
             )
         elif action == "reactivate":
-            service.reactivate_member(actor=request.user, project=project, user=user)
+            team.reactivate_member(actor=request.user, project=project, user=user)
             messages.success(request, f"{name} is active again.")
         elif action == "remove":
-            service.remove_member(actor=request.user, project=project, user=user)
+            team.remove_member(actor=request.user, project=project, user=user)
             messages.success(request, f"{name} removed from the project.")
         elif action == "password_link":
-            path = service.set_password_link(actor=request.user, project=project, user=user)
+            path = site_users.set_password_link(actor=request.user, project=project, user=user)
             request.session[f"password-link-{project.pk}"] = {
                 "username": name,
                 "url": request.build_absolute_uri(path),
@@ -310,7 +310,7 @@ def invitation_new(request, slug):
     form = InvitationForm(request.POST)
     if form.is_valid():
         try:
-            new = service.create_invitation(
+            new = team.create_invitation(
                 actor=request.user,
                 project=project,
                 role=form.cleaned_data["role"],
@@ -338,7 +338,7 @@ def invitation_revoke(request, slug, invitation_id):
     project, _ = project_for(request.user, slug, ADMIN_ROLES)
     invitation = get_object_or_404(Invitation, project=project, pk=invitation_id)
     try:
-        service.revoke_invitation(actor=request.user, invitation=invitation)
+        team.revoke_invitation(actor=request.user, invitation=invitation)
         messages.success(request, "Invitation revoked: its link no longer works.")
     except service.SetupError as exc:
         messages.error(request, str(exc))
@@ -349,7 +349,7 @@ def invitation_revoke(request, slug, invitation_id):
 def invitation_accept(request, token):
     """Open to anyone holding the link: a signed-in person joins with one
     click; a newcomer creates an account here and joins."""
-    invitation = service.find_invitation(token)
+    invitation = team.find_invitation(token)
     if invitation is None:
         return render(request, "annotate/setup/invitation_invalid.html", status=404)
     project = invitation.project
@@ -357,7 +357,7 @@ def invitation_accept(request, token):
     if request.user.is_authenticated:
         if request.method == "POST":
             try:
-                service.accept_invitation(token=token, user=request.user)
+                team.accept_invitation(token=token, user=request.user)
             except service.SetupError as exc:
                 messages.error(request, str(exc))
                 return redirect("home")
@@ -367,7 +367,7 @@ def invitation_accept(request, token):
         form = SignUpForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
-                user, _ = service.sign_up_with_invitation(
+                user, _ = team.sign_up_with_invitation(
                     token=token,
                     username=form.cleaned_data["username"],
                     email=form.cleaned_data["email"],
@@ -403,13 +403,13 @@ def users_bulk(request):
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            created = service.create_users_from_csv(
+            created = site_users.create_users_from_csv(
                 actor=request.user,
-                data=upload.read(service.CSV_MAX_BYTES + 1),
+                data=upload.read(site_users.CSV_MAX_BYTES + 1),
                 project=form.cleaned_data["project"],
                 filename=upload.name,
             )
-        except service.BulkUsersInvalid as exc:
+        except site_users.BulkUsersInvalid as exc:
             problems = exc.problems
         except service.SetupError as exc:
             problems = [str(exc)]

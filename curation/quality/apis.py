@@ -18,15 +18,15 @@ from annotate.permissions import CURATOR_ROLES
 from common.api.errors import Conflict, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.api.schema import OPTIONAL_RESPONSES, RESPONSES
-
-from ..models import ItemQuality, LabelQualityRun, LabelQualityStatus, Verdict
-from ..services import (
+from curation.verdicts.decisions import (
     ConflictOfInterest,
     CurationError,
     StaleDecision,
     confirm_label,
     overturn_label,
 )
+
+from ..models import ItemQuality, LabelQualityRun, LabelQualityStatus, Verdict
 from .label_quality import libraries_available
 from .service import INSTALL_HINT, LabelQualityError, request_label_quality
 from .views import entry_for, entry_predictions, item_entries, suspected_errors

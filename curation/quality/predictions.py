@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from curation.exporter import sub_bucket
-from curation.scoring import Prediction
+from curation.evaluation.scoring_input import Prediction
+from curation.releases.exporter import sub_bucket
 
 from .models import ItemPrediction
 from .probability import entry_probability, line_pick

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from django.db.models import Exists, OuterRef, Q
 
+from curation.releases.service import ReleaseError
+
 from ..models import ItemQuality, LabelQualityRun, LabelQualityStatus, Provenance
-from ..releases import ReleaseError
 
 FILTERED_PROVENANCE = (Provenance.UNANIMOUS, Provenance.MAJORITY)
 

@@ -13,9 +13,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotate.models import Judgement, Project
+from curation.agreement.reports import STALE_REQUEST
 
 from ..models import Evaluation, ItemPrediction, ItemQuality, LabelQualityRun, Verdict
-from ..services import STALE_REQUEST
 from .label_quality import QualityUnavailable, analyse, label_quality, libraries_available
 from .models import LabelQualityStatus
 
@@ -43,8 +43,7 @@ def request_label_quality(*, project: Project, evaluations: list[int], user=None
     one is already queued or running (a conditional update: two clicks queue
     one task). Returns True if queued."""
     from config.celery import enqueue_on_commit
-
-    from ..tasks import compute_label_quality_task
+    from curation.quality.tasks import compute_label_quality_task
 
     if not libraries_available():
         raise LabelQualityError(INSTALL_HINT)

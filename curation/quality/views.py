@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotate.models import Item, Judgement
 from annotate.permissions import CURATOR_ROLES, project_for
+from curation.verdicts.decisions import CurationError, StaleDecision, confirm_label, overturn_label
 
 from ..models import (
     Evaluation,
@@ -26,7 +27,6 @@ from ..models import (
     Verdict,
     VerdictStatus,
 )
-from ..services import CurationError, StaleDecision, confirm_label, overturn_label
 from .forms import RefreshForm, ReviewForm
 from .label_quality import libraries_available
 from .service import INSTALL_HINT, LabelQualityError, project_entries, request_label_quality

@@ -3,7 +3,7 @@
 from django import template
 from django.utils.html import format_html
 
-from curation import agreement
+from curation.agreement import stats as agreement
 
 register = template.Library()
 

@@ -12,7 +12,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from curation import scoring
+from curation.evaluation import scoring, scoring_input, scoring_output
 from tests.factories import make_member, make_project, png_bytes
 
 pytestmark = pytest.mark.django_db
@@ -214,10 +214,12 @@ def test_a_script_runs_the_whole_pipeline_through_the_api(django_capture_on_comm
         format="multipart",
     )
     assert r.status_code == 201, r.content
-    expected = scoring.report_as_dict(
+    expected = scoring_output.report_as_dict(
         scoring.score(
             records,
-            scoring.parse_predictions(predictions.decode().split("\n"), filename="preds.jsonl"),
+            scoring_input.parse_predictions(
+                predictions.decode().split("\n"), filename="preds.jsonl"
+            ),
         )
     )["official"]["groups"]
     assert r.json()["per_category"] == expected

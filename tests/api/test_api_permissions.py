@@ -8,7 +8,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotate.setup.service import create_invitation
+from annotate.setup.team import create_invitation
 from curation.models import Evaluation, Release, Verdict
 from tests.factories import make_assignment, make_item, make_member, make_project, make_user
 

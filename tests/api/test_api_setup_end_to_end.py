@@ -14,7 +14,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotate.models import Assignment, AssignmentStatus, SetupEvent
-from curation import scoring
+from curation.evaluation import scoring, scoring_input, scoring_output
 from tests.factories import make_user, png_bytes
 
 pytestmark = pytest.mark.django_db
@@ -228,9 +228,10 @@ def test_a_benchmark_from_nothing_through_the_api(django_capture_on_commit_callb
         format="multipart",
     )
     assert r.status_code == 201, r.content
-    expected = scoring.report_as_dict(
+    expected = scoring_output.report_as_dict(
         scoring.score(
-            records, scoring.parse_predictions(predictions.decode().split("\n"), filename="p.jsonl")
+            records,
+            scoring_input.parse_predictions(predictions.decode().split("\n"), filename="p.jsonl"),
         )
     )["official"]["groups"]
     assert r.json()["per_category"] == expected

@@ -5,7 +5,7 @@ import pytest
 
 from annotate.loop.service import claim_next_item
 from curation.models import Verdict
-from tests.api.test_curation_api import client_for
+from tests.curation.api.test_curation_api import client_for
 from tests.factories import make_item, make_member, make_project
 
 pytestmark = pytest.mark.django_db

@@ -1,5 +1,5 @@
-"""Token authentication (config.auth_backends.TokenAuthentication): DRF's
-rules with the lookup in one raw query."""
+"""Token authentication: DRF's TokenAuthentication, which reads the token
+and its user in one query (select_related)."""
 
 import pytest
 from rest_framework.authtoken.models import Token

@@ -11,12 +11,12 @@ from django.core.files.base import File
 from django.core.files.storage import default_storage
 from django.urls import reverse
 
-from curation import evaluations
+from curation.evaluation import service as evaluations
 from curation.models import AuditEvent, Evaluation
 from curation.spreadsheet_cells import neutralised
-from tests.curation.test_decisions import contested_item
-from tests.curation.test_evaluations import judge_lines, records_of, upload
-from tests.curation.test_releases import built, make_release_project
+from tests.curation.evaluation.test_evaluations import judge_lines, records_of, upload
+from tests.curation.releases.test_releases import built, make_release_project
+from tests.curation.verdicts.test_decisions import contested_item
 from tests.factories import make_member, make_user
 
 pytestmark = pytest.mark.django_db
@@ -129,9 +129,9 @@ def test_a_failed_release_shows_no_server_path_host_or_pid(tmp_path, monkeypatch
     import os
     import socket
 
-    from curation import releases
     from curation.models import ReleaseStatus
-    from tests.curation.test_releases import new_release
+    from curation.releases import build
+    from tests.curation.releases.test_releases import new_release
 
     project = make_release_project(tmp_path, slug="fp")
     release = new_release(project, "v9")
@@ -140,9 +140,9 @@ def test_a_failed_release_shows_no_server_path_host_or_pid(tmp_path, monkeypatch
     def too_long(folder, archive, root):
         raise OSError(36, "File name too long", str(folder / long_name))
 
-    monkeypatch.setattr(releases.exporter, "write_zip", too_long)
+    monkeypatch.setattr(build.exporter, "write_zip", too_long)
     with pytest.raises(OSError):
-        releases.build_release(release_id=release.pk)
+        build.build_release(release_id=release.pk)
     release.refresh_from_db()
     assert release.status == ReleaseStatus.FAILED
     assert release.error == f"OSError: File name too long ({long_name})"
@@ -153,7 +153,7 @@ def test_a_failed_release_shows_no_server_path_host_or_pid(tmp_path, monkeypatch
 def test_other_build_errors_lose_their_paths_too(tmp_path):
     from pathlib import Path
 
-    from curation.releases import public_error
+    from curation.releases.build import public_error
 
     work = Path("/srv/var/releases/.building/7-host-123-abc")
     exc = ValueError(f"cannot read {work}/fp-v9/all_data.json on {Path('/srv/var')}")

@@ -13,8 +13,8 @@ import pytest
 from celery.signals import task_postrun
 
 from config import celery as celery_app
-from curation import reports
-from tests.curation.test_report_queries import voted_project
+from curation.agreement import reports
+from tests.curation.agreement.test_report_queries import voted_project
 from tests.fresh_process import run_django
 
 

@@ -9,11 +9,12 @@ from django.urls import reverse
 
 from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Membership
-from annotate.setup.service import create_invitation
-from curation.judge_runs import save_endpoint, start_judge_run
+from annotate.setup.team import create_invitation
+from curation.evaluation.judge_runs import save_endpoint, start_judge_run
 from curation.models import Verdict
-from curation.releases import build_release, create_release
-from tests.curation.test_releases import ALL_DOMAINS, make_release_project
+from curation.releases.build import build_release
+from curation.releases.service import create_release
+from tests.curation.releases.test_releases import ALL_DOMAINS, make_release_project
 from tests.e2e.compare_helpers import import_items, log_in
 from tests.factories import make_project, make_user
 

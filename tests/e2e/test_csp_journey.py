@@ -7,7 +7,7 @@ import pytest
 
 from annotate.importing.service import import_items_from_paths
 from annotate.models import Membership
-from curation.releases import create_release
+from curation.releases.service import create_release
 from tests.e2e.test_annotate_journey import make_dataset
 from tests.e2e.test_curation_journey import SLUG, make_contested_project
 from tests.factories import make_project, make_user

@@ -18,7 +18,7 @@ from annotate.loop.service import Vote, claim_next_item, submit_judgement, votes
 from annotate.management.commands.seed_demo import DEMO_PASSWORD, DEMO_SLUG
 from annotate.models import Item, Project
 from curation.models import Release, ReleaseItem, Verdict, VerdictStatus
-from curation.services import stuck_items
+from curation.verdicts.service import stuck_items
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 
 from annotate.models import Membership
-from curation import scoring
-from curation.judge_runs import run_judge, start_judge_run
+from curation.evaluation import scoring_input
+from curation.evaluation.judge_runs import run_judge, start_judge_run
 from curation.models import JudgeEndpoint, JudgeRun, JudgeRunStatus
-from curation.releases import build_release, create_release
-from tests.curation.fake_openai import FakeJudge
-from tests.curation.test_releases import ALL_DOMAINS, make_release_project
+from curation.releases.build import build_release
+from curation.releases.service import create_release
+from tests.curation.evaluation.fake_openai import FakeJudge
+from tests.curation.releases.test_releases import ALL_DOMAINS, make_release_project
 from tests.e2e.test_release_journey import login
 from tests.factories import make_user
 
@@ -35,7 +36,7 @@ def test_an_admin_sets_up_a_judge_and_runs_it_on_a_release(
             enqueue=False,
         ).pk
     )  # fmt: skip
-    records = scoring.load_release_records(Path(settings.MEDIA_ROOT) / release.folder)
+    records = scoring_input.load_release_records(Path(settings.MEDIA_ROOT) / release.folder)
     with FakeJudge(api_key=KEY, model="judge-e2e", records=records) as fake:
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         errors: list[str] = []

@@ -18,9 +18,10 @@ from django.core.management import call_command
 from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.management.commands.seed_demo import DEMO_PASSWORD, DEMO_SLUG
 from annotate.models import Item, Project
-from curation import release_publishing
 from curation.models import AuditEvent, Release, Verdict
-from curation.releases import build_release, create_release
+from curation.releases import publishing
+from curation.releases.build import build_release
+from curation.releases.service import create_release
 from tests.curation.quality.conftest import needs_quality_extra
 
 pytestmark = [
@@ -71,7 +72,7 @@ def judge_file(release, items_by_id, planted, wrong_every: int, offset: int):
     from common.storage import read_stored
 
     records = json.loads(
-        read_stored(release_publishing.release_storage(), f"{release.folder}/all_data.json")
+        read_stored(publishing.release_storage(), f"{release.folder}/all_data.json")
     )
     lines = []
     against_release = 0

@@ -7,9 +7,10 @@ import pytest
 
 from annotate.models import Membership
 from curation.models import Release, ReleaseStatus
-from curation.releases import build_release, create_release
-from tests.curation.test_exporter import check_release_zip
-from tests.curation.test_releases import INCLUDED, make_release_project
+from curation.releases.build import build_release
+from curation.releases.service import create_release
+from tests.curation.releases.test_exporter import check_release_zip
+from tests.curation.releases.test_releases import INCLUDED, make_release_project
 from tests.factories import make_user
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

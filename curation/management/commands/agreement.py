@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Project
-from curation import reports
+from curation.agreement import reports
 from curation.templatetags.stats import _number
 
 

@@ -6,7 +6,8 @@ from tqdm import tqdm
 
 from annotate.models import Project
 from curation.models import Release, ReleaseStatus
-from curation.releases import ReleaseError, build_release, create_release
+from curation.releases.build import build_release
+from curation.releases.service import ReleaseError, create_release
 
 
 class Command(BaseCommand):

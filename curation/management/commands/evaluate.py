@@ -4,13 +4,13 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from curation import scoring
+from curation.evaluation import scoring, scoring_input, scoring_output
 
 
-def read_predictions(path: str, order: str | None = None) -> list[scoring.Prediction]:
+def read_predictions(path: str, order: str | None = None) -> list[scoring_input.Prediction]:
     try:
         with Path(path).open(encoding="utf-8-sig") as fh:
-            return scoring.parse_predictions(fh, filename=path, order=order)
+            return scoring_input.parse_predictions(fh, filename=path, order=order)
     except OSError as exc:
         raise CommandError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
@@ -45,17 +45,19 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         started = time.perf_counter()
         try:
-            records = scoring.load_release_records(opts["release"])
+            records = scoring_input.load_release_records(opts["release"])
             predictions = read_predictions(opts["predictions"])
             if opts["swapped"]:
                 predictions += read_predictions(opts["swapped"], order="swapped")
-        except scoring.ScoringInputError as exc:
+        except scoring_input.ScoringInputError as exc:
             raise CommandError(str(exc)) from None
         report = scoring.score(records, predictions)
         elapsed = time.perf_counter() - started
         if opts["json"]:
-            self.stdout.write(json.dumps(scoring.report_as_dict(report), indent=2))
+            self.stdout.write(json.dumps(scoring_output.report_as_dict(report), indent=2))
             return
-        self.stdout.write(scoring.format_report(report, id_limit=opts["show_ids"]), ending="")
+        self.stdout.write(
+            scoring_output.format_report(report, id_limit=opts["show_ids"]), ending=""
+        )
         if opts["verbosity"] > 1:
             self.stdout.write(f"({len(predictions)} lines scored in {elapsed:.2f} s)")

@@ -1,7 +1,12 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Project
-from curation.judge_runs import JudgeRunError, resume_judge_run, run_judge, start_judge_run
+from curation.evaluation.judge_runs import (
+    JudgeRunError,
+    resume_judge_run,
+    run_judge,
+    start_judge_run,
+)
 from curation.models import JudgeEndpoint, JudgeRun, JudgeRunStatus, Release
 
 

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from annotate.loop.service import AnnotationError, Vote, can_revise, revise_judgement
 from annotate.models import Item
-from tests.curation.test_verdicts import new_item, verdict, vote_on
+from tests.curation.verdicts.test_verdicts import new_item, verdict, vote_on
 
 pytestmark = pytest.mark.django_db
 

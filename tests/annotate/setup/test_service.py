@@ -22,7 +22,8 @@ from annotate.models import (
     SetupEvent,
 )
 from annotate.permissions import project_for
-from annotate.setup import service
+from annotate.setup import service, site_users
+from annotate.setup import team as team_service
 from annotate.setup.presets import VL_REWARDBENCH_DOMAINS
 from curation.models import Release
 from tests.factories import make_item, make_member, make_user
@@ -161,7 +162,7 @@ def test_archived_project_refuses_claims_imports_and_changes(creator):
     with pytest.raises(service.SetupError, match="archived"):
         service.update_project(actor=creator, project=project, name="B")
     with pytest.raises(service.SetupError, match="archived"):
-        service.create_invitation(actor=creator, project=project)
+        team_service.create_invitation(actor=creator, project=project)
     service.unarchive_project(actor=creator, project=project)
     assert claim_next_item(project=project, annotator=annotator) is not None
     actions = list(SetupEvent.objects.filter(project=project).values_list("action", flat=True))
@@ -264,13 +265,13 @@ def team(creator):
 def test_add_change_role_and_audit(team, received):
     project, admin = team
     user = make_user()
-    membership = service.add_member(actor=admin, project=project, user=user, role="annotator")
+    membership = team_service.add_member(actor=admin, project=project, user=user, role="annotator")
     assert membership.pseudonym and membership.is_active
-    service.change_member_role(actor=admin, project=project, user=user, role="curator")
+    team_service.change_member_role(actor=admin, project=project, user=user, role="curator")
     assert project_for(user, "t")[1] == "curator"
     assert [c["action"] for c in received] == ["added", "role_changed"]
     with pytest.raises(service.SetupError, match="member already"):
-        service.add_member(actor=admin, project=project, user=user, role="admin")
+        team_service.add_member(actor=admin, project=project, user=user, role="admin")
     events = SetupEvent.objects.filter(project=project, subject=user)
     assert set(events.values_list("action", flat=True)) == {"member_added", "member_role_changed"}
 
@@ -281,7 +282,7 @@ def test_deactivated_member_loses_access_their_lease_returns_their_votes_stay(te
     first = claim_next_item(project=project, annotator=user)
     submit_judgement(assignment_id=first.pk, annotator=user, vote=vote("1"))
     held = claim_next_item(project=project, annotator=user)
-    released = service.deactivate_member(actor=admin, project=project, user=user)
+    released = team_service.deactivate_member(actor=admin, project=project, user=user)
     assert released == [held.item_id]
     held.refresh_from_db()
     assert held.status == AssignmentStatus.EXPIRED
@@ -297,18 +298,18 @@ def test_deactivated_member_loses_access_their_lease_returns_their_votes_stay(te
         submit_judgement(assignment_id=held.pk, annotator=user, vote=vote("1"))
     call = received[-1]
     assert call["action"] == "deactivated" and call["released_item_ids"] == [held.item_id]
-    service.reactivate_member(actor=admin, project=project, user=user)
+    team_service.reactivate_member(actor=admin, project=project, user=user)
     assert project_for(user, "t")[1] == "annotator"
 
 
 def test_last_admin_cannot_leave_or_be_demoted(team):
     project, admin = team
     with pytest.raises(service.SetupError, match="last admin"):
-        service.deactivate_member(actor=admin, project=project, user=admin)
+        team_service.deactivate_member(actor=admin, project=project, user=admin)
     with pytest.raises(service.SetupError, match="last admin"):
-        service.change_member_role(actor=admin, project=project, user=admin, role="curator")
+        team_service.change_member_role(actor=admin, project=project, user=admin, role="curator")
     other = make_member(project, role="admin")
-    service.change_member_role(actor=other, project=project, user=admin, role="curator")
+    team_service.change_member_role(actor=other, project=project, user=admin, role="curator")
 
 
 def test_a_voter_is_deactivated_not_removed(team):
@@ -317,9 +318,9 @@ def test_a_voter_is_deactivated_not_removed(team):
     a = claim_next_item(project=project, annotator=voter)
     submit_judgement(assignment_id=a.pk, annotator=voter, vote=vote("2"))
     with pytest.raises(service.SetupError, match="deactivate them instead"):
-        service.remove_member(actor=admin, project=project, user=voter)
+        team_service.remove_member(actor=admin, project=project, user=voter)
     newcomer = make_member(project)
-    service.remove_member(actor=admin, project=project, user=newcomer)
+    team_service.remove_member(actor=admin, project=project, user=newcomer)
     assert not Membership.objects.filter(user=newcomer).exists()
 
 
@@ -328,14 +329,14 @@ def test_a_voter_is_deactivated_not_removed(team):
 
 def test_one_time_invitation_admits_one_person(team, received):
     project, admin = team
-    new = service.create_invitation(actor=admin, project=project, role="curator", max_uses=1)
+    new = team_service.create_invitation(actor=admin, project=project, role="curator", max_uses=1)
     assert Invitation.objects.get().token_sha256 != new.token  # only the digest is stored
-    user, membership = service.sign_up_with_invitation(
+    user, membership = team_service.sign_up_with_invitation(
         token=new.token, username="newbie", email="n@example.org", password="a-Long-pass-42"
     )
     assert membership.role == "curator" and user.check_password("a-Long-pass-42")
     with pytest.raises(service.SetupError, match="not valid"):
-        service.sign_up_with_invitation(
+        team_service.sign_up_with_invitation(
             token=new.token, username="second", email="", password="a-Long-pass-42"
         )
     assert not get_user_model().objects.filter(username="second").exists()
@@ -345,33 +346,35 @@ def test_one_time_invitation_admits_one_person(team, received):
 
 def test_multi_use_invitation_with_a_limit_expiry_and_revocation(team):
     project, admin = team
-    new = service.create_invitation(actor=admin, project=project, max_uses=2)
+    new = team_service.create_invitation(actor=admin, project=project, max_uses=2)
     for _ in range(2):
-        service.accept_invitation(token=new.token, user=make_user())
+        team_service.accept_invitation(token=new.token, user=make_user())
     with pytest.raises(service.SetupError):
-        service.accept_invitation(token=new.token, user=make_user())
-    unlimited = service.create_invitation(actor=admin, project=project, max_uses=None)
+        team_service.accept_invitation(token=new.token, user=make_user())
+    unlimited = team_service.create_invitation(actor=admin, project=project, max_uses=None)
     for _ in range(3):
-        service.accept_invitation(token=unlimited.token, user=make_user())
-    service.revoke_invitation(actor=admin, invitation=unlimited.invitation)
+        team_service.accept_invitation(token=unlimited.token, user=make_user())
+    team_service.revoke_invitation(actor=admin, invitation=unlimited.invitation)
     with pytest.raises(service.SetupError):
-        service.accept_invitation(token=unlimited.token, user=make_user())
-    expiring = service.create_invitation(actor=admin, project=project, expires_in_days=1)
+        team_service.accept_invitation(token=unlimited.token, user=make_user())
+    expiring = team_service.create_invitation(actor=admin, project=project, expires_in_days=1)
     Invitation.objects.filter(pk=expiring.invitation.pk).update(
         expires_at=timezone.now() - timedelta(seconds=1)
     )
-    assert service.find_invitation(expiring.token) is None
-    assert service.find_invitation("no-such-token") is None
+    assert team_service.find_invitation(expiring.token) is None
+    assert team_service.find_invitation("no-such-token") is None
 
 
 def test_a_link_never_demotes_nor_readmits_a_deactivated_member(team):
     project, admin = team
     curator = make_member(project, role="curator")
-    link = service.create_invitation(actor=admin, project=project, role="annotator", max_uses=None)
-    assert service.accept_invitation(token=link.token, user=curator).role == "curator"
-    service.deactivate_member(actor=admin, project=project, user=curator)
+    link = team_service.create_invitation(
+        actor=admin, project=project, role="annotator", max_uses=None
+    )
+    assert team_service.accept_invitation(token=link.token, user=curator).role == "curator"
+    team_service.deactivate_member(actor=admin, project=project, user=curator)
     with pytest.raises(service.SetupError, match="deactivated"):
-        service.accept_invitation(token=link.token, user=curator)
+        team_service.accept_invitation(token=link.token, user=curator)
     assert Invitation.objects.get(pk=link.invitation.pk).uses == 0
 
 
@@ -385,7 +388,7 @@ def test_bulk_csv_creates_users_with_roles_and_set_password_links(team):
         b"username,email,role\n"
         b"ann1,a1@example.org,annotator\ncur1,,curator\nboss,b@example.org,creator\n"
     )
-    created = service.create_users_from_csv(actor=root, data=data, project=project)
+    created = site_users.create_users_from_csv(actor=root, data=data, project=project)
     assert [c.user.username for c in created] == ["ann1", "cur1", "boss"]
     assert project_for(created[0].user, "t")[1] == "annotator"
     assert project_for(created[1].user, "t")[1] == "curator"
@@ -412,7 +415,7 @@ def test_bad_csv_names_the_line_and_field_and_creates_nobody(data, message):
     root = make_user(is_superuser=True)
     before = get_user_model().objects.count()
     with pytest.raises(service.SetupError) as exc:
-        service.create_users_from_csv(actor=root, data=data, filename="team.csv")
+        site_users.create_users_from_csv(actor=root, data=data, filename="team.csv")
     assert message in str(exc.value)
     assert "team.csv" in str(exc.value)
     assert get_user_model().objects.count() == before
@@ -422,10 +425,10 @@ def test_bulk_csv_refuses_existing_usernames_and_project_roles_without_a_project
     root = make_user(is_superuser=True)
     make_user("taken")
     with pytest.raises(service.SetupError) as exc:
-        service.create_users_from_csv(
+        site_users.create_users_from_csv(
             actor=root, data=b"username,email,role\nTAKEN,,\nfresh,,annotator\n"
         )
     assert "line 2: username: 'TAKEN' exists already" in str(exc.value)
     assert "line 3: role: 'annotator' needs a project" in str(exc.value)
     with pytest.raises(service.SetupError, match="Only site admins"):
-        service.create_users_from_csv(actor=make_user(), data=b"username,email,role\nx,,\n")
+        site_users.create_users_from_csv(actor=make_user(), data=b"username,email,role\nx,,\n")

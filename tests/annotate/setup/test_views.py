@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Invitation, Membership, Project, SetupEvent
-from annotate.setup import service
+from annotate.setup import team
 from annotate.setup.people import member_rows
 from tests.factories import make_item, make_member, make_project, make_user
 
@@ -242,7 +242,7 @@ def test_invitation_link_is_shown_once_and_signs_a_newcomer_up(admin_client):
 
 def test_signed_in_person_joins_with_one_click(admin_client):
     client, project, admin = admin_client
-    new = service.create_invitation(actor=admin, project=project, role="curator", max_uses=None)
+    new = team.create_invitation(actor=admin, project=project, role="curator", max_uses=None)
     someone = make_user()
     client.force_login(someone)
     path = new.path
@@ -253,7 +253,7 @@ def test_signed_in_person_joins_with_one_click(admin_client):
 
 def test_revoked_invitation_stops_working(admin_client):
     client, project, admin = admin_client
-    new = service.create_invitation(actor=admin, project=project)
+    new = team.create_invitation(actor=admin, project=project)
     client.post(reverse("invitation_revoke", args=["team", new.invitation.pk]))
     assert client.__class__().get(new.path).status_code == 404
 
@@ -278,7 +278,7 @@ def test_members_page_runs_a_constant_number_of_queries(admin_client):
             annotator=voter,
             vote=Vote(choice="1", correct_1="yes", correct_2="no"),
         )
-    service.create_invitation(actor=make_user(is_superuser=True), project=project)
+    team.create_invitation(actor=make_user(is_superuser=True), project=project)
     assert queries() == few
 
 

@@ -8,10 +8,10 @@ from rest_framework.test import APIClient
 
 from curation.models import Evaluation, LabelQualityRun, Verdict
 from curation.quality.service import compute_label_quality
+from tests.curation.evaluation.test_evaluations import judge_lines, records_of, upload
 from tests.curation.quality.conftest import needs_quality_extra
 from tests.curation.quality.test_label_quality_job import PLANTED, make_world
-from tests.curation.test_evaluations import judge_lines, records_of, upload
-from tests.curation.test_releases import built, make_release_project
+from tests.curation.releases.test_releases import built, make_release_project
 from tests.factories import make_member
 
 pytestmark = [pytest.mark.django_db, pytest.mark.filterwarnings("ignore::DeprecationWarning")]

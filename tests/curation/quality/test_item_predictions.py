@@ -11,8 +11,8 @@ from scipy.special import expit
 
 from annotate.models import Item
 from curation.models import Evaluation, ItemPrediction
-from tests.curation.test_evaluations import judge_lines, records_of, upload
-from tests.curation.test_releases import built, make_release_project
+from tests.curation.evaluation.test_evaluations import judge_lines, records_of, upload
+from tests.curation.releases.test_releases import built, make_release_project
 from tests.factories import make_member, make_user
 
 pytestmark = pytest.mark.django_db
@@ -78,7 +78,7 @@ def test_reward_scores_and_both_orders_are_stored_with_their_probability(client,
 
 
 def test_a_judge_runs_per_item_results_are_stored_too(release):
-    from curation.evaluations import evaluate_release
+    from curation.evaluation.service import evaluate_release
 
     records = records_of(release)
     evaluation = evaluate_release(

@@ -5,6 +5,7 @@ import math
 import pytest
 from scipy.special import expit
 
+from curation.evaluation.scoring_input import Prediction
 from curation.quality.probability import (
     ensemble,
     entry_probability,
@@ -13,7 +14,6 @@ from curation.quality.probability import (
     sigmoid,
     slot_to_canonical,
 )
-from curation.scoring import Prediction
 
 
 @pytest.mark.parametrize("x", [-800.0, -30.0, -1.5, 0.0, 0.25, 7.0, 800.0])

@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from annotate.models import Item
 from curation.models import ItemQuality, LabelQualityRun, LabelQualityStatus, Release
-from curation.releases import ReleaseError, create_release
-from tests.curation.test_releases import (
+from curation.releases.service import ReleaseError, create_release
+from tests.curation.releases.test_releases import (
     ALL_DOMAINS,
     INCLUDED,
     built,
@@ -57,7 +57,7 @@ def project(tmp_path):
 
 
 def test_filter_leaves_out_low_quality_rule_agreed_labels_and_records_it(project):
-    from curation.releases import build_release
+    from curation.releases.build import build_release
 
     release = create_release(
         project=project,

@@ -1,0 +1,72 @@
+"""The agreement dashboard (and its CSV tables) and its background refresh."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from annotate.permissions import CURATOR_ROLES, project_for
+from curation.agreement import reports
+from curation.agreement.diagnostics import MIN_SIDE_VOTES
+from curation.agreement.reports import request_agreement_refresh
+from curation.models import (
+    AgreementCache,
+)
+from curation.quality.service import annotator_quality
+from curation.verdicts.service import stuck_items
+
+
+@require_GET
+@login_required
+def agreement_dashboard(request, slug):
+    project, role = project_for(request.user, slug, CURATOR_ROLES)
+    report = reports.build_report(project)
+    # CROWDLAB's annotator quality (curation/quality/) beside kappa, once computed.
+    crowdlab, crowdlab_at = annotator_quality(project)
+    for row in report.annotators:
+        row.crowdlab_quality = crowdlab.get(row.annotator_id)
+    table = request.GET.get("download")
+    if table in ("domains", "annotators"):
+        body = reports.domains_csv(report) if table == "domains" else reports.annotators_csv(report)
+        response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
+        return response
+    return render(
+        request,
+        "curation/agreement.html",
+        {
+            "project": project,
+            "role": role,
+            "report": report,
+            "crowdlab_at": crowdlab_at,
+            "fmt": reports.fmt,
+            "min_side_votes": MIN_SIDE_VOTES,
+            "stuck_count": stuck_items(project).count(),
+        },
+    )
+
+
+@require_POST
+@login_required
+def agreement_refresh(request, slug):
+    project, _ = project_for(request.user, slug, CURATOR_ROLES)
+    if request_agreement_refresh(project=project):
+        messages.info(request, "Recomputing confidence intervals in the background.")
+    else:
+        messages.info(request, "A recomputation is already running.")
+    return redirect("agreement", slug=project.slug)
+
+
+@require_GET
+@login_required
+def agreement_status(request, slug):
+    """Polled by the dashboard while the background computation runs; tells
+    htmx to reload the page once it has finished."""
+    project, _ = project_for(request.user, slug, CURATOR_ROLES)
+    cache = AgreementCache.objects.filter(project=project).first()
+    if cache is None or cache.requested_at is None:
+        response = HttpResponse(status=204)
+        response["HX-Refresh"] = "true"
+        return response
+    return HttpResponse('<span class="muted">Computing…</span>')

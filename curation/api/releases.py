@@ -1,0 +1,195 @@
+"""REST API of releases (/api/v1/): the list, cutting one, its status and
+checksums, its zip (curation.releases).
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from django.conf import settings
+from django.core.files.storage import default_storage, storages
+from django.http import FileResponse
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import exceptions, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from common.api.errors import Conflict, Rejected, errors
+from common.api.paging import PAGE_PARAMETERS, paginate, paginated
+from curation.api.access import curated_project
+from curation.models import (
+    Release,
+    ReleaseStatus,
+)
+from curation.releases.service import ReleaseError, ReleaseVersionTaken, create_release
+
+
+class ReleaseSerializer(serializers.Serializer):
+    class ProgressSerializer(serializers.Serializer):
+        done = serializers.IntegerField(source="progress_done")
+        total = serializers.IntegerField(source="progress_total")
+        percent = serializers.IntegerField()
+
+    id = serializers.IntegerField()
+    version = serializers.CharField()
+    notes = serializers.CharField()
+    seed = serializers.IntegerField()
+    domains = serializers.ListField(child=serializers.SlugField())
+    min_label_quality = serializers.FloatField(
+        allow_null=True, help_text="The consensus-quality filter used, if any."
+    )
+    status = serializers.ChoiceField(choices=ReleaseStatus.choices)
+    progress = ProgressSerializer(source="*")
+    counts = serializers.JSONField(help_text="Records per domain and sub-bucket (when ready).")
+    sha256 = serializers.CharField(help_text="SHA-256 of the zip (when ready).")
+    size_bytes = serializers.IntegerField()
+    warnings = serializers.ListField(child=serializers.CharField())
+    error = serializers.CharField(help_text="Why the build failed.")
+    created_by = serializers.CharField(source="created_by.username", allow_null=True)
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    download_url = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_download_url(self, release) -> str | None:
+        if release.status != ReleaseStatus.READY:
+            return None
+        return reverse("api_release_download", args=[release.project.slug, release.pk])
+
+
+def release_for(project, release_id: int) -> Release:
+    release = (
+        Release.objects.filter(project=project, pk=release_id)
+        .select_related("created_by", "project")
+        .first()
+    )
+    if release is None:
+        raise exceptions.NotFound("No such release.")
+    return release
+
+
+class ReleaseListApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        version = serializers.CharField(max_length=40, help_text="e.g. v1.0; each version once.")
+        notes = serializers.CharField(required=False, default="", allow_blank=True)
+        domains = serializers.ListField(
+            child=serializers.SlugField(),
+            required=False,
+            help_text="Domain slugs to include (default: all).",
+        )
+        seed = serializers.IntegerField(
+            required=False,
+            # Release.seed is a 32-bit column; a larger number must be a 400, not a 500.
+            min_value=-(2**31),
+            max_value=2**31 - 1,
+            help_text="Seeds the Output1/Output2 slots (default: project seed).",
+        )
+        min_label_quality = serializers.FloatField(
+            required=False,
+            allow_null=True,
+            min_value=0,
+            max_value=1,
+            help_text="Optional consensus-quality filter: leave out rule-agreed items whose "
+            "CROWDLAB probability of their label is below this (needs a computed analysis).",
+        )
+
+    @extend_schema(
+        operation_id="releases_list",
+        summary="The project's releases, newest first",
+        responses={200: paginated(ReleaseSerializer), **errors(401, 403, 404)},
+        parameters=PAGE_PARAMETERS,
+    )
+    def get(self, request, slug):
+        project = curated_project(request, slug)
+        releases = Release.objects.filter(project=project).select_related("created_by", "project")
+        return paginate(self, releases.order_by("-created_at", "-pk"), ReleaseSerializer)
+
+    @extend_schema(
+        operation_id="releases_create",
+        summary="Cut a release: recorded now, built in the background",
+        description="Poll the release until `status` is `ready` (or `failed`); `progress` "
+        "counts the items written.",
+        request=InputSerializer,
+        responses={202: ReleaseSerializer, **errors(400, 401, 403, 404, 409)},
+    )
+    def post(self, request, slug):
+        project = curated_project(request, slug)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        if Release.objects.filter(project=project, version=data["version"].strip()).exists():
+            raise Conflict(
+                f"Release {data['version'].strip()} already exists; releases are immutable.",
+                code="exists",
+            )
+        domains = data.get("domains")
+        if domains is None:
+            domains = list(project.domains.values_list("slug", flat=True))
+        try:
+            release = create_release(
+                project=project,
+                version=data["version"],
+                notes=data["notes"],
+                domains=domains,
+                seed=project.seed if data.get("seed") is None else data["seed"],
+                user=request.user,
+                min_label_quality=data.get("min_label_quality"),
+            )
+        except ReleaseVersionTaken as exc:
+            raise Conflict(str(exc), code="exists") from None
+        except ReleaseError as exc:
+            raise Rejected(str(exc), code="refused") from None
+        # Read again: an eager (or very fast) build may already have moved on.
+        release = release_for(project, release.pk)
+        return Response(ReleaseSerializer(release).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ReleaseDetailApi(APIView):
+    @extend_schema(
+        operation_id="releases_retrieve",
+        summary="A release's status, progress and checksums",
+        responses={200: ReleaseSerializer, **errors(401, 403, 404)},
+    )
+    def get(self, request, slug, release_id):
+        project = curated_project(request, slug)
+        return Response(ReleaseSerializer(release_for(project, release_id)).data)
+
+
+def _release_storage():
+    """Where published releases live: the "releases" storage when one is
+    configured (it may be a bucket), else the default (media) storage."""
+    return storages["releases"] if "releases" in settings.STORAGES else default_storage
+
+
+class ReleaseDownloadApi(APIView):
+    @extend_schema(
+        operation_id="releases_download",
+        summary="The release's zip (streamed); X-Content-SHA256 carries its checksum",
+        responses={
+            (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY),
+            **errors(401, 403, 404, 409),
+        },
+    )
+    def get(self, request, slug, release_id):
+        project = curated_project(request, slug)
+        release = release_for(project, release_id)
+        if release.status != ReleaseStatus.READY:
+            raise Conflict(f"This release is {release.status}, not ready.", code="not_ready")
+        try:
+            stream = _release_storage().open(release.archive, "rb")
+        except FileNotFoundError:
+            raise exceptions.NotFound(
+                "This release's archive is missing from the storage."
+            ) from None
+        response = FileResponse(
+            stream,
+            as_attachment=True,
+            filename=PurePosixPath(release.archive).name,
+            content_type="application/zip",
+        )
+        response["Content-Length"] = str(release.size_bytes)
+        response["X-Content-SHA256"] = release.sha256
+        return response

@@ -1,0 +1,60 @@
+"""/api/v1/ routes of the curation app (included by config.urls)."""
+
+from django.urls import path
+
+from curation.api import agreement, evaluation, releases, verdicts
+from curation.quality import apis as quality_apis
+
+P = "projects/<slug:slug>/"
+R = P + "releases/<int:release_id>/"
+
+urlpatterns = [
+    path(P + "verdicts/", verdicts.VerdictListApi.as_view(), name="api_verdicts"),
+    path(P + "verdicts/<int:item_id>/", verdicts.VerdictDetailApi.as_view(), name="api_verdict"),
+    path(
+        P + "verdicts/<int:item_id>/decision/",
+        verdicts.DecisionApi.as_view(),
+        name="api_verdict_decision",
+    ),
+    path(P + "agreement/", agreement.AgreementApi.as_view(), name="api_agreement"),
+    path(
+        P + "agreement/refresh/",
+        agreement.AgreementRefreshApi.as_view(),
+        name="api_agreement_refresh",
+    ),
+    path(P + "releases/", releases.ReleaseListApi.as_view(), name="api_releases"),
+    path(R, releases.ReleaseDetailApi.as_view(), name="api_release"),
+    path(R + "download/", releases.ReleaseDownloadApi.as_view(), name="api_release_download"),
+    path(R + "evaluations/", evaluation.EvaluationListApi.as_view(), name="api_evaluations"),
+    path(
+        R + "evaluations/<int:evaluation_id>/",
+        evaluation.EvaluationDetailApi.as_view(),
+        name="api_evaluation",
+    ),
+    path(
+        R + "evaluations/<int:evaluation_id>/items/",
+        quality_apis.EntryItemsApi.as_view(),
+        name="api_evaluation_items",
+    ),
+    path(
+        P + "items/<int:item_id>/predictions/",
+        quality_apis.ItemPredictionsApi.as_view(),
+        name="api_item_predictions",
+    ),
+    path(P + "label-quality/", quality_apis.LabelQualityApi.as_view(), name="api_label_quality"),
+    path(
+        P + "label-quality/refresh/",
+        quality_apis.LabelQualityRefreshApi.as_view(),
+        name="api_label_quality_refresh",
+    ),
+    path(
+        P + "label-quality/suspects/",
+        quality_apis.SuspectListApi.as_view(),
+        name="api_label_quality_suspects",
+    ),
+    path(
+        P + "label-quality/suspects/<int:item_id>/decision/",
+        quality_apis.SuspectDecisionApi.as_view(),
+        name="api_label_quality_decision",
+    ),
+]

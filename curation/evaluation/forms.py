@@ -1,0 +1,119 @@
+"""Forms of the evaluation pages: uploaded predictions, judge endpoints, judge runs."""
+
+import urllib.parse
+from typing import cast
+
+from django import forms
+from django.conf import settings
+from django.core.validators import MaxValueValidator
+
+from curation.evaluation import judge_client
+
+
+class EvaluationForm(forms.Form):
+    name = forms.CharField(max_length=120, help_text="The model or judge evaluated.")
+    predictions = forms.FileField(
+        help_text="JSONL: ID with judge text (output), Label (A/B), score_1/score_2, or "
+        "chosen_score/rejected_score."
+    )
+    swapped = forms.FileField(
+        required=False,
+        help_text="Optional: the same model with Output1/Output2 swapped, for position "
+        "consistency.",
+    )
+
+
+class JudgeEndpointForm(forms.Form):
+    """An admin's judge endpoint settings. The API key field is write-only:
+    it is never filled in when the form is shown again."""
+
+    name = forms.CharField(max_length=80, help_text="How curators pick it, e.g. gpt-4o.")
+    base_url = forms.URLField(
+        max_length=500,
+        assume_scheme="https",
+        label="Base URL",
+        help_text="Up to /v1, e.g. https://api.openai.com/v1, or http://10.0.0.5:8000/v1 for a "
+        "vLLM server whose network the JUDGE_ALLOWED_NETWORKS setting lists; requests go to "
+        "the base URL + /chat/completions.",
+    )
+    model = forms.CharField(max_length=200, help_text="Sent as the request's model field.")
+    api_key = forms.CharField(
+        required=False,
+        max_length=1000,
+        label="API key",
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Leave blank to keep the stored key; changing the base URL's scheme, host or "
+        "port removes it (a key is only sent where it was entered for). Stored encrypted; "
+        "never shown again.",
+    )
+    clear_api_key = forms.BooleanField(required=False, label="Remove the stored API key")
+    temperature = forms.FloatField(min_value=0, max_value=2, initial=0.0)
+    max_tokens = forms.IntegerField(
+        min_value=1, max_value=131072, initial=1024, help_text="The benchmark's script uses 1024."
+    )
+    timeout_seconds = forms.FloatField(
+        min_value=1, max_value=3600, initial=120, label="Timeout (seconds, per request)"
+    )
+
+    def clean_base_url(self):
+        url = self.cleaned_data["base_url"].strip()
+        if not url.lower().startswith(("http://", "https://")):
+            raise forms.ValidationError("Use an http:// or https:// URL.")
+        if "?" in url or "#" in url:
+            raise forms.ValidationError("Give the base URL without a query or fragment.")
+        refusal = _address_refusal(url)
+        if refusal:
+            raise forms.ValidationError(
+                f"{refusal}: judge requests go only to public addresses unless the server's "
+                "JUDGE_ALLOWED_NETWORKS setting lists the network (e.g. 10.0.0.0/8 for a "
+                "vLLM server on the LAN)."
+            )
+        return url.rstrip("/")
+
+    def clean(self):
+        data = super().clean()
+        if data.get("api_key") and data.get("clear_api_key"):
+            raise forms.ValidationError(
+                "Either enter a new key or remove the stored one, not both."
+            )
+        return data
+
+
+def _address_refusal(url: str) -> str:
+    """Early feedback for a base URL whose host is an address (or localhost)
+    that judge requests may not reach; names are checked again, resolved,
+    when each request connects (curation.evaluation.judge_client.guarded_socket)."""
+    host = (urllib.parse.urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        host = "127.0.0.1"
+    try:
+        kind = judge_client.address_refusal(
+            host, judge_client.parse_networks(settings.JUDGE_ALLOWED_NETWORKS)
+        )
+    except ValueError:  # a name, resolved only when a run connects
+        return ""
+    return f"{host} is a {kind} address" if kind else ""
+
+
+class JudgeRunForm(forms.Form):
+    endpoint: forms.ModelChoiceField = forms.ModelChoiceField(
+        queryset=None, empty_label=None, label="Judge endpoint"
+    )
+    name = forms.CharField(max_length=120, help_text="Its name on the leaderboard.")
+    swapped = forms.BooleanField(
+        required=False,
+        label="Second pass with Output1/Output2 swapped",
+        help_text="Doubles the requests; gives the position-consistency extra.",
+    )
+    concurrency = forms.IntegerField(
+        min_value=1, initial=4, help_text="Requests in flight at once."
+    )
+
+    def __init__(self, *args, project, max_concurrency: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        endpoint = cast(forms.ModelChoiceField, self.fields["endpoint"])
+        endpoint.queryset = project.judge_endpoints.order_by("name")
+        concurrency = cast(forms.IntegerField, self.fields["concurrency"])
+        concurrency.max_value = max_concurrency
+        concurrency.validators.append(MaxValueValidator(max_concurrency))
+        concurrency.widget.attrs["max"] = max_concurrency

@@ -1,0 +1,528 @@
+"""Running an OpenAI-compatible judge over a ready release (issue #7 item 4).
+
+A run sends every release record (in release order; twice when the swapped
+pass is on) to the endpoint from a bounded thread pool. Threads only talk
+HTTP; this module's loop, in the task's own thread, stores each answer the
+moment it arrives (one JudgeOutput row per item and pass), so a run killed at
+any point loses at most the requests in flight: starting it again sends only
+what has no stored answer yet. When every item has one, the answers become
+the JSONL an uploaded predictions file would be ({ID, output} in release
+order) and go through ``curation.evaluation.service.evaluate_release``, the
+upload's code path, so the leaderboard scores them exactly like a file.
+
+Requests that fail for good (every retry used up, or a 4xx that retrying will
+not fix) are stored with the error and the text ``"None"``, which is what the
+official judge script writes in that case; the official scorer then gives the
+line its random fallback verdict. They are counted on the run page, and a
+resumed run tries them again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from datetime import timedelta
+from pathlib import PurePosixPath
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotate.models import Project
+from common.storage import read_stored
+from curation.evaluation import judge_client, scoring_input
+from curation.evaluation.key_encryption import UndecryptableKey, origin_of
+from curation.evaluation.service import EvaluationError, evaluate_release
+from curation.models import (
+    AuditEvent,
+    Evaluation,
+    JudgeEndpoint,
+    JudgeOrder,
+    JudgeOutput,
+    JudgeRun,
+    JudgeRunStatus,
+    Release,
+    ReleaseStatus,
+)
+from curation.releases import publishing
+
+log = logging.getLogger(__name__)
+
+
+class JudgeRunError(Exception):
+    pass
+
+
+def _setting(name: str, default):
+    # Tests shorten timeouts and backoff through the settings fixture.
+    return getattr(settings, name, default)
+
+
+def retry_policy() -> judge_client.RetryPolicy:
+    return judge_client.RetryPolicy(
+        max_retries=_setting("JUDGE_MAX_RETRIES", 5),
+        backoff_base=_setting("JUDGE_BACKOFF_BASE", 1.0),
+        backoff_max=_setting("JUDGE_BACKOFF_MAX", 60.0),
+        retry_after_max=_setting("JUDGE_RETRY_AFTER_MAX", 120.0),
+    )
+
+
+def max_concurrency() -> int:
+    # 64 is the ceiling of curation_judgerun_concurrency_range.
+    return max(1, min(64, _setting("JUDGE_MAX_CONCURRENCY", 16)))
+
+
+def stale_after() -> timedelta:
+    """A running run whose loop has not written a heartbeat for this long has
+    lost its worker and may be resumed."""
+    return timedelta(seconds=_setting("JUDGE_STALE_SECONDS", 120))
+
+
+# --- Endpoints (admins) -----------------------------------------------------------------
+
+
+KEY_CLEARED_ADDRESS_CHANGED = "cleared: address changed"
+
+
+def save_endpoint(
+    *,
+    project: Project,
+    actor,
+    endpoint: JudgeEndpoint | None = None,
+    name: str,
+    base_url: str,
+    model: str,
+    temperature: float,
+    max_tokens: int,
+    timeout_seconds: float,
+    api_key: str = "",
+    clear_api_key: bool = False,
+) -> JudgeEndpoint:
+    """Create or change a project's judge endpoint. An empty `api_key` keeps
+    the stored one, unless the base URL's origin (scheme, host or port)
+    changed: a key is only ever sent where it was entered for, so it is then
+    removed (api_key_change "cleared: address changed"). `clear_api_key`
+    removes it. The audit event says only whether a key is set and whether it
+    changed, never the key."""
+    name = name.strip()
+    if not name:
+        raise JudgeRunError("Give the endpoint a name.")
+    clash = JudgeEndpoint.objects.filter(project=project, name=name)
+    if endpoint is not None:
+        clash = clash.exclude(pk=endpoint.pk)
+    if clash.exists():
+        raise JudgeRunError(f"An endpoint named {name!r} already exists in this project.")
+    creating = endpoint is None
+    if endpoint is None:
+        endpoint = JudgeEndpoint(project=project)
+    before = {} if creating else _endpoint_state(endpoint)
+    kept_key = ""
+    moved = not creating and origin_of(endpoint.base_url) != origin_of(base_url)
+    if endpoint.has_api_key and not moved and not api_key.strip() and not clear_api_key:
+        try:  # re-sealed below: under the newest SECRET_KEY, bound to the origin
+            kept_key = endpoint.api_key()
+        except UndecryptableKey:
+            kept_key = ""  # stays as stored; the run page asks for it again
+    endpoint.name = name
+    endpoint.base_url = base_url.strip()
+    endpoint.model = model.strip()
+    endpoint.temperature = temperature
+    endpoint.max_tokens = max_tokens
+    endpoint.timeout_seconds = timeout_seconds
+    endpoint.updated_by = actor
+    key_change = "unchanged"
+    if api_key.strip():
+        endpoint.set_api_key(api_key.strip())
+        key_change = "replaced" if before.get("api_key") == "set" else "set"
+    elif clear_api_key and endpoint.has_api_key:
+        endpoint.set_api_key("")
+        key_change = "cleared"
+    elif moved and endpoint.has_api_key:
+        endpoint.set_api_key("")
+        key_change = KEY_CLEARED_ADDRESS_CHANGED
+    elif kept_key:
+        endpoint.set_api_key(kept_key)
+    with transaction.atomic():
+        endpoint.save()
+        AuditEvent.objects.create(
+            project=project,
+            actor=actor,
+            action="judge_endpoint_created" if creating else "judge_endpoint_changed",
+            before=before,
+            after={**_endpoint_state(endpoint), "api_key_change": key_change},
+        )
+    return endpoint
+
+
+def delete_endpoint(*, endpoint: JudgeEndpoint, actor) -> None:
+    with transaction.atomic():
+        AuditEvent.objects.create(
+            project=endpoint.project,
+            actor=actor,
+            action="judge_endpoint_deleted",
+            before=_endpoint_state(endpoint),
+        )
+        endpoint.delete()
+
+
+def _endpoint_state(endpoint: JudgeEndpoint) -> dict:
+    return {
+        "name": endpoint.name,
+        "base_url": endpoint.base_url,
+        "model": endpoint.model,
+        "temperature": endpoint.temperature,
+        "max_tokens": endpoint.max_tokens,
+        "timeout_seconds": endpoint.timeout_seconds,
+        "api_key": "set" if endpoint.has_api_key else "not set",
+    }
+
+
+# --- Runs (curators) --------------------------------------------------------------------
+
+
+def start_judge_run(
+    *,
+    release: Release,
+    endpoint: JudgeEndpoint,
+    name: str,
+    swapped: bool,
+    concurrency: int,
+    user,
+    enqueue: bool = True,
+) -> JudgeRun:
+    """Record a run of `endpoint` over a ready release and queue it once the
+    transaction commits."""
+    from config.celery import enqueue_on_commit
+    from curation.evaluation.tasks import judge_release_task
+
+    name = name.strip()
+    if not name:
+        raise JudgeRunError("Name the run: the name it will have on the leaderboard.")
+    if release.status != ReleaseStatus.READY:
+        raise JudgeRunError("Only ready releases can be judged.")
+    if endpoint.project_id != release.project_id:
+        raise JudgeRunError("That endpoint belongs to another project.")
+    limit = max_concurrency()
+    if not 1 <= concurrency <= limit:
+        raise JudgeRunError(f"Concurrency must be between 1 and {limit}.")
+    if Evaluation.objects.filter(release=release, name=name).exists():
+        raise JudgeRunError(f"{name!r} is already on this release's leaderboard.")
+    if JudgeRun.objects.filter(release=release, name=name).exists():
+        raise JudgeRunError(f"A judge run named {name!r} already exists for this release.")
+    passes = 2 if swapped else 1
+    with transaction.atomic():
+        try:
+            run = JudgeRun.objects.create(
+                release=release,
+                endpoint=endpoint,
+                name=name,
+                base_url=endpoint.base_url,
+                model=endpoint.model,
+                temperature=endpoint.temperature,
+                max_tokens=endpoint.max_tokens,
+                timeout_seconds=endpoint.timeout_seconds,
+                swapped=swapped,
+                concurrency=concurrency,
+                progress_total=int(release.manifest.get("total", 0)) * passes,
+                created_by=user,
+            )
+        except IntegrityError:  # the same name submitted twice at once
+            raise JudgeRunError(f"A judge run named {name!r} already exists.") from None
+        if enqueue:
+            enqueue_on_commit(judge_release_task, run.pk)
+    return run
+
+
+def cancel_judge_run(*, run: JudgeRun) -> bool:
+    """Stop a pending or running run; the running loop notices within a
+    second or so and stops sending. Answers already stored are kept."""
+    return bool(
+        JudgeRun.objects.filter(
+            pk=run.pk, status__in=[JudgeRunStatus.PENDING, JudgeRunStatus.RUNNING]
+        ).update(status=JudgeRunStatus.CANCELLED, finished_at=timezone.now())
+    )
+
+
+def resume_judge_run(*, run: JudgeRun, enqueue: bool = True) -> bool:
+    """Queue a failed or cancelled run again, or one whose worker died (no
+    heartbeat for `stale_after()`). Stored answers are not sent again."""
+    from config.celery import enqueue_on_commit
+    from curation.evaluation.tasks import judge_release_task
+
+    with transaction.atomic():
+        resumable = JudgeRun.objects.filter(
+            pk=run.pk, status__in=[JudgeRunStatus.FAILED, JudgeRunStatus.CANCELLED]
+        ).update(status=JudgeRunStatus.PENDING, error="", finished_at=None)
+        if not resumable:
+            resumable = JudgeRun.objects.filter(
+                pk=run.pk,
+                status=JudgeRunStatus.RUNNING,
+                heartbeat_at__lt=timezone.now() - stale_after(),
+            ).update(status=JudgeRunStatus.PENDING, error="")
+        if resumable and enqueue:
+            enqueue_on_commit(judge_release_task, run.pk)
+    return bool(resumable)
+
+
+def is_stale(run: JudgeRun) -> bool:
+    return (
+        run.status == JudgeRunStatus.RUNNING
+        and run.heartbeat_at is not None
+        and run.heartbeat_at < timezone.now() - stale_after()
+    )
+
+
+def _take(run_id: int, *, take_over: bool) -> bool:
+    """One-shot transition to running: a pending run, or (take_over: the
+    task's message was redelivered after its worker died) a running one whose
+    heartbeat is stale. A live run's heartbeat is never stale, so two loops
+    never work on one run."""
+    now = timezone.now()
+    taken = JudgeRun.objects.filter(pk=run_id, status=JudgeRunStatus.PENDING).update(
+        status=JudgeRunStatus.RUNNING, started_at=now, heartbeat_at=now, error=""
+    )
+    if not taken and take_over:
+        taken = JudgeRun.objects.filter(
+            pk=run_id, status=JudgeRunStatus.RUNNING, heartbeat_at__lt=now - stale_after()
+        ).update(heartbeat_at=now, error="")
+    return bool(taken)
+
+
+def _fail(run_id: int, message: str) -> None:
+    JudgeRun.objects.filter(pk=run_id, status=JudgeRunStatus.RUNNING).update(
+        status=JudgeRunStatus.FAILED, error=message[:2000], finished_at=timezone.now()
+    )
+
+
+def run_judge(
+    *, run_id: int, take_over: bool = False, policy: judge_client.RetryPolicy | None = None
+) -> JudgeRun:
+    """Judge every release record that has no stored answer yet, then turn
+    the answers into an evaluation. Idempotent: a run that is not pending
+    (or, with take_over, stale) is returned as it is."""
+    if not _take(run_id, take_over=take_over):
+        return JudgeRun.objects.get(pk=run_id)
+    run = JudgeRun.objects.select_related("release", "endpoint").get(pk=run_id)
+    key = ""
+    try:
+        endpoint = _client_endpoint(run)
+        key = endpoint.api_key
+        records, read_image = release_files(run.release)
+        if _send_missing(run, records, read_image, endpoint, policy or retry_policy()):
+            _finish(run, records)
+    except JudgeRunError as exc:  # a problem the page explains; nothing to trace
+        _fail(run_id, str(exc))
+    except Exception as exc:
+        log.exception("judge run %s failed", run_id)
+        _fail(run_id, judge_client.redact(f"{type(exc).__name__}: {exc}", key))
+        raise
+    return JudgeRun.objects.get(pk=run_id)
+
+
+def _client_endpoint(run: JudgeRun) -> judge_client.Endpoint:
+    stored = run.endpoint
+    if stored is None:
+        raise JudgeRunError("The endpoint of this run was deleted; start a new run.")
+    # The key is only ever sent to the URL and model an admin saved with it.
+    if stored.base_url != run.base_url or stored.model != run.model:
+        raise JudgeRunError(
+            "The endpoint's base URL or model changed since this run started; start a new run."
+        )
+    try:
+        key = stored.api_key()
+    except UndecryptableKey as exc:
+        raise JudgeRunError(str(exc)) from None
+    return judge_client.Endpoint(
+        base_url=run.base_url,
+        model=run.model,
+        api_key=key,
+        temperature=run.temperature,
+        max_tokens=run.max_tokens,
+        timeout=run.timeout_seconds,
+        allowed_networks=tuple(settings.JUDGE_ALLOWED_NETWORKS),
+    )
+
+
+def release_files(release: Release) -> tuple[list[dict], Callable[[str], bytes]]:
+    """The release's records (all_data.json, release order) and a reader of
+    the files they name, relative to the release folder: exactly what the
+    official judge script reads from a downloaded release. Read from the
+    releases storage, local or a bucket."""
+    storage = publishing.release_storage()
+    data_name = f"{release.folder}/all_data.json"
+    try:
+        text = read_stored(storage, data_name).decode("utf-8-sig")
+    except FileNotFoundError:
+        raise JudgeRunError(f"{data_name} is missing from the releases storage.") from None
+    records = scoring_input.parse_release_records(text, data_name)
+
+    def read_image(name: str) -> bytes:
+        parts = PurePosixPath(name).parts
+        if not parts or name.startswith("/") or ".." in parts:
+            raise OSError(f"{name} is outside the release")
+        return read_stored(storage, f"{release.folder}/{name}")
+
+    return records, read_image
+
+
+def _ask(record: dict, read_image, endpoint, policy, order: str, stop) -> judge_client.JudgeResult:
+    """One item, in a pool thread: no database access here."""
+    try:
+        body = judge_client.request_body(
+            record, read_image(record["Image"]), endpoint, swapped=order == JudgeOrder.SWAPPED
+        )
+    except OSError as exc:
+        return judge_client.JudgeResult(
+            output=judge_client.OFFICIAL_FAILURE_OUTPUT,
+            error=f"image {record['Image']!r} unreadable: {type(exc).__name__}",
+            attempts=0,
+            seconds=0.0,
+        )
+    return judge_client.judge(body, endpoint, policy, stop=stop, rng=random.Random())
+
+
+def _send_missing(run: JudgeRun, records, read_image, endpoint, policy) -> bool:
+    """Send what has no successful answer yet; True when every item and pass
+    has an answer (success or final error) and the run is still running."""
+    answered = set(
+        JudgeOutput.objects.filter(run=run, error="").values_list("external_id", "order")
+    )
+    todo = [(r, order) for r in records for order in run.passes if (r["ID"], order) not in answered]
+    total = len(records) * len(run.passes)
+    JudgeRun.objects.filter(pk=run.pk).update(
+        progress_total=total, progress_done=total - len(todo), n_errors=0
+    )
+    stop = threading.Event()
+    max_in_row = _setting("JUDGE_MAX_CONSECUTIVE_ERRORS", 10)
+    heartbeat_every = _setting("JUDGE_HEARTBEAT_SECONDS", 5.0)
+    in_row = 0
+    last_beat = timezone.now()
+    pending: dict[Future, tuple[dict, str]] = {}
+    queue = iter(todo)
+    executor = ThreadPoolExecutor(max_workers=run.concurrency, thread_name_prefix="judge")
+    try:
+        while True:
+            # Never more submitted than threads: a cancel then stops within the
+            # requests in flight, and no image is encoded long before it is sent.
+            while not stop.is_set() and len(pending) < run.concurrency:
+                job = next(queue, None)
+                if job is None:
+                    break
+                future = executor.submit(_ask, job[0], read_image, endpoint, policy, job[1], stop)
+                pending[future] = job
+            if not pending:
+                break
+            finished, _ = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+            for future in finished:
+                record, order = pending.pop(future)
+                try:
+                    result = future.result()
+                except judge_client.Stopped:
+                    continue
+                except judge_client.FatalEndpointError as exc:
+                    stop.set()
+                    _fail(run.pk, f"The endpoint refused the request: {exc}")
+                    continue
+                _store(run, record["ID"], order, result)
+                in_row = in_row + 1 if result.error else 0
+                if in_row >= max_in_row and not stop.is_set():
+                    stop.set()
+                    _fail(
+                        run.pk,
+                        f"Stopped after {in_row} requests in a row failed (last: {result.error}). "
+                        "The answers received are kept; resume when the endpoint works again.",
+                    )
+            now = timezone.now()
+            if (now - last_beat).total_seconds() >= heartbeat_every or finished:
+                last_beat = now
+                # The heartbeat doubles as the cancel check: a run someone
+                # cancelled (or failed above) is no longer `running`.
+                alive = JudgeRun.objects.filter(pk=run.pk, status=JudgeRunStatus.RUNNING).update(
+                    heartbeat_at=now
+                )
+                if not alive:
+                    stop.set()
+    finally:
+        stop.set()
+        executor.shutdown(wait=True, cancel_futures=True)
+    return JudgeRun.objects.filter(pk=run.pk, status=JudgeRunStatus.RUNNING).exists()
+
+
+def _store(run: JudgeRun, external_id: str, order: str, result: judge_client.JudgeResult) -> None:
+    with transaction.atomic():
+        JudgeOutput.objects.update_or_create(
+            run=run,
+            external_id=external_id,
+            order=order,
+            defaults={
+                "output": result.output,
+                "error": result.error,
+                "attempts": result.attempts,
+                "seconds": result.seconds,
+            },
+        )
+        # Conditional on `running`: a cancelled run's counters stay as they were.
+        JudgeRun.objects.filter(pk=run.pk, status=JudgeRunStatus.RUNNING).update(
+            progress_done=F("progress_done") + 1,
+            n_errors=F("n_errors") + (1 if result.error else 0),
+        )
+
+
+def predictions_jsonl(run: JudgeRun, records: list[dict]) -> tuple[bytes, bytes | None]:
+    """The run's answers as predictions files ({ID, output} per line, release
+    order): the original order, and the swapped order if that pass ran."""
+    outputs = {
+        (external_id, order): text
+        for external_id, order, text in JudgeOutput.objects.filter(run=run).values_list(
+            "external_id", "order", "output"
+        )
+    }
+    files = []
+    for order in run.passes:
+        lines = [
+            scoring_line(r["ID"], outputs[(r["ID"], order)])
+            for r in records
+            if (r["ID"], order) in outputs
+        ]
+        files.append(("\n".join(lines) + "\n").encode())
+    return files[0], (files[1] if run.swapped else None)
+
+
+def scoring_line(external_id: str, output: str) -> str:
+    return json.dumps({"ID": external_id, "output": output}, ensure_ascii=False)
+
+
+class _Overtaken(Exception):
+    pass
+
+
+def _finish(run: JudgeRun, records: list[dict]) -> None:
+    original, swapped = predictions_jsonl(run, records)
+    try:
+        with transaction.atomic():
+            evaluation = evaluate_release(
+                release=run.release,
+                name=run.name,
+                predictions=original,
+                filename=f"judge-run-{run.pk}.jsonl",
+                swapped=swapped,
+                swapped_filename=f"judge-run-{run.pk}-swapped.jsonl",
+                user=run.created_by,
+            )
+            done = JudgeRun.objects.filter(pk=run.pk, status=JudgeRunStatus.RUNNING).update(
+                status=JudgeRunStatus.COMPLETE,
+                evaluation=evaluation,
+                finished_at=timezone.now(),
+                progress_done=F("progress_total"),
+            )
+            if not done:  # cancelled at the last moment: no evaluation
+                raise _Overtaken
+    except _Overtaken:
+        return
+    except EvaluationError as exc:
+        _fail(run.pk, f"Scoring failed: {exc}")

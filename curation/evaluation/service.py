@@ -1,0 +1,147 @@
+"""Scoring uploaded predictions against a ready release (curation.evaluation.scoring does
+the science) and the leaderboard's rows."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import uuid
+from collections.abc import Iterator
+
+from django.core.files.base import ContentFile, File
+from django.core.files.storage import default_storage
+from django.db import transaction
+
+from common.storage import read_stored
+from curation.evaluation import scoring, scoring_input, scoring_output
+from curation.models import Evaluation, Release, ReleaseStatus
+from curation.quality.predictions import store_item_predictions
+from curation.releases import publishing
+
+MAX_PREDICTIONS_BYTES = 200 * 1024 * 1024
+# One prediction line: an ID and a judge's answer of a few kB.
+MAX_LINE_BYTES = 1024 * 1024
+
+
+class EvaluationError(Exception):
+    pass
+
+
+Predictions = bytes | File
+
+
+def size_of(predictions: Predictions) -> int:
+    return len(predictions) if isinstance(predictions, bytes) else predictions.size
+
+
+def _lines(predictions: Predictions, filename: str) -> Iterator[str]:
+    """The file's lines (split at "\\n" only), read and decoded one at a
+    time: an upload is never read whole."""
+    fh = io.BytesIO(predictions) if isinstance(predictions, bytes) else predictions.file
+    fh.seek(0)
+    offset = 0  # in bytes after a byte-order mark, as utf-8-sig counts
+    for number, raw in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), start=1):
+        if len(raw) > MAX_LINE_BYTES:
+            raise EvaluationError(f"{filename}: line {number}: longer than {MAX_LINE_BYTES} bytes")
+        if number == 1 and raw.startswith(codecs.BOM_UTF8):
+            raw = raw[len(codecs.BOM_UTF8) :]
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise EvaluationError(
+                f"{filename}: not valid UTF-8 (byte {offset + exc.start})"
+            ) from None
+        offset += len(raw)
+        yield line.removesuffix("\n")
+
+
+def evaluate_release(
+    *,
+    release: Release,
+    name: str,
+    predictions: Predictions,
+    filename: str,
+    swapped: Predictions | None = None,
+    swapped_filename: str = "",
+    user=None,
+) -> Evaluation:
+    """Score a predictions file (and optionally the swapped-order one) against
+    a ready release and store the evaluation. Nothing is stored on error."""
+    name = name.strip()
+    if not name:
+        raise EvaluationError("Name the model or judge being evaluated.")
+    if release.status != ReleaseStatus.READY:
+        raise EvaluationError("Only ready releases can be evaluated.")
+    if Evaluation.objects.filter(release=release, name=name).exists():
+        raise EvaluationError(f"{name!r} is already on this release's leaderboard.")
+    for data, label in ((predictions, filename), (swapped or b"", swapped_filename)):
+        if size_of(data) > MAX_PREDICTIONS_BYTES:  # before a byte of it is read
+            raise EvaluationError(f"{label}: larger than {MAX_PREDICTIONS_BYTES} bytes")
+    # From the releases storage (local or a bucket) by name, not by path.
+    # Not `name`: that is the evaluation's name, stored below.
+    data_name = f"{release.folder}/all_data.json"
+    records = scoring_input.parse_release_records(
+        read_stored(publishing.release_storage(), data_name).decode("utf-8-sig"),
+        data_name,
+    )
+    try:
+        parsed = scoring_input.parse_predictions(_lines(predictions, filename), filename=filename)
+        if swapped:
+            parsed += scoring_input.parse_predictions(
+                _lines(swapped, swapped_filename), filename=swapped_filename, order="swapped"
+            )
+        report = scoring.score(records, parsed)
+    except scoring_input.ScoringInputError as exc:
+        raise EvaluationError(str(exc)) from None
+    result = scoring_output.report_as_dict(report)
+    base = f"evaluations/{release.project.slug}/{release.version}/{uuid.uuid4().hex}"
+    with transaction.atomic():
+        stored = default_storage.save(f"{base}.jsonl", _content(predictions))
+        stored_swapped = (
+            default_storage.save(f"{base}-swapped.jsonl", _content(swapped)) if swapped else ""
+        )
+        evaluation = Evaluation.objects.create(
+            release=release,
+            name=name,
+            predictions=stored,
+            swapped_predictions=stored_swapped,
+            report=result,
+            accuracy=report.group("all").accuracy,
+            created_by=user,
+        )
+        # Per-item results in the project's canonical terms (drill-down, label quality).
+        store_item_predictions(
+            evaluation=evaluation, records=records, predictions=parsed, report=report
+        )
+        return evaluation
+
+
+def _content(predictions: Predictions) -> File:
+    if isinstance(predictions, bytes):
+        return ContentFile(predictions)
+    predictions.seek(0)
+    return predictions
+
+
+def leaderboard(release: Release) -> tuple[list[str], list[dict]]:
+    """Column names (overall, categories, sub-buckets in release order) and one
+    row per evaluation with its accuracy per column and extras."""
+    evaluations = list(release.evaluations.select_related("created_by"))
+    columns: list[str] = []
+    rows = []
+    for e in evaluations:
+        groups = e.report.get("official", {}).get("groups", [])
+        for g in groups:
+            if g["name"] not in columns:
+                columns.append(g["name"])
+        extras = e.report.get("extras", {})
+        rows.append(
+            {
+                "evaluation": e,
+                "accuracy": {g["name"]: g["accuracy"] for g in groups},
+                "macro": extras.get("macro_average", {}).get("value"),
+                "missing": len(extras.get("coverage", {}).get("missing", [])),
+                "consistency": (extras.get("consistency") or {}).get("rate"),
+            }
+        )
+    return columns, rows

@@ -1,0 +1,71 @@
+"""The curation app's models, one module per sub-domain (the label-quality
+audit's are in curation/quality/models.py), all importable from here: Django
+loads the app's models through this package, and every importer, the admin
+and the migrations name them as curation.models.<Name>."""
+
+# isort: off
+# Imported in the order the models are declared across the modules, the
+# order Django registers them in (as when they were one module).
+from curation.models.verdicts import (
+    RELEASABLE,
+    RELEASABLE_STATUSES,
+    SIDES,
+    AuditEvent,
+    ContestKind,
+    ExclusionCategory,
+    FinalChoice,
+    Provenance,
+    Verdict,
+    VerdictQuerySet,
+    VerdictStatus,
+)
+from curation.models.agreement import AgreementCache
+from curation.models.releases import Release, ReleaseItem, ReleaseQuerySet, ReleaseStatus
+from curation.models.evaluation import (
+    Evaluation,
+    JudgeEndpoint,
+    JudgeOrder,
+    JudgeOutput,
+    JudgeRun,
+    JudgeRunQuerySet,
+    JudgeRunStatus,
+)
+from curation.quality.models import (
+    ItemPrediction,
+    ItemQuality,
+    LabelQualityRun,
+    LabelQualityStatus,
+    Side,
+)
+# isort: on
+
+__all__ = [
+    "RELEASABLE",
+    "RELEASABLE_STATUSES",
+    "SIDES",
+    "AgreementCache",
+    "AuditEvent",
+    "ContestKind",
+    "Evaluation",
+    "ExclusionCategory",
+    "FinalChoice",
+    "ItemPrediction",
+    "ItemQuality",
+    "JudgeEndpoint",
+    "JudgeOrder",
+    "JudgeOutput",
+    "JudgeRun",
+    "JudgeRunQuerySet",
+    "JudgeRunStatus",
+    "LabelQualityRun",
+    "LabelQualityStatus",
+    "Provenance",
+    "Release",
+    "ReleaseItem",
+    "ReleaseQuerySet",
+    "ReleaseStatus",
+    "Side",
+    "Verdict",
+    "VerdictQuerySet",
+    "VerdictStatus",
+]

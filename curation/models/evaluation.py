@@ -1,0 +1,240 @@
+"""Evaluations of a judge or reward model against a release, and the judge
+runner: endpoints, runs and their raw outputs.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from annotate.models import Project
+from curation.models.releases import Release
+
+
+class Evaluation(models.Model):
+    """A judge's or reward model's predictions scored against a release."""
+
+    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="evaluations")
+    name = models.CharField(max_length=120, help_text="The model or judge evaluated.")
+    predictions = models.CharField(max_length=300, help_text="Stored predictions file.")
+    swapped_predictions = models.CharField(max_length=300, blank=True)
+    report = models.JSONField(default=dict)
+    accuracy = models.FloatField(null=True, help_text="Official overall (micro) accuracy.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-accuracy", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["release", "name"], name="curation_evaluation_name_per_release"
+            ),
+            models.CheckConstraint(
+                condition=Q(accuracy__isnull=True) | Q(accuracy__gte=0, accuracy__lte=1),
+                name="curation_evaluation_accuracy_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} on {self.release}"
+
+
+# --- Judge runner ---------------------------------------------------------------------
+
+
+class JudgeEndpoint(models.Model):
+    """An OpenAI-compatible chat-completions endpoint a project's curators may
+    run as a judge. The API key is stored encrypted (see curation/evaluation/key_encryption.py)
+    and never shown back: pages say only whether one is set."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_endpoints")
+    name = models.CharField(max_length=80, help_text="How curators pick it, e.g. gpt-4o.")
+    base_url = models.URLField(
+        max_length=500, help_text="Up to /v1; requests go to <base URL>/chat/completions."
+    )
+    model = models.CharField(max_length=200, help_text="The model field of each request.")
+    api_key_encrypted = models.TextField(blank=True, editable=False)
+    temperature = models.FloatField(default=0.0)
+    max_tokens = models.PositiveIntegerField(default=1024)
+    timeout_seconds = models.FloatField(default=120.0, help_text="Per request.")
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "name"], name="curation_judgeendpoint_name_per_project"
+            ),
+            models.CheckConstraint(
+                condition=Q(temperature__gte=0, temperature__lte=2),
+                name="curation_judgeendpoint_temperature_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(max_tokens__gte=1), name="curation_judgeendpoint_max_tokens_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(timeout_seconds__gt=0), name="curation_judgeendpoint_timeout_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.model})"
+
+    def __repr__(self) -> str:
+        return f"<JudgeEndpoint {self.pk} {self.name!r}>"
+
+    @property
+    def has_api_key(self) -> bool:
+        return bool(self.api_key_encrypted)
+
+    def set_api_key(self, key: str) -> None:
+        """Store `key` encrypted under the current SECRET_KEY, sealed for the
+        origin of the current base URL ("" clears it)."""
+        from curation.evaluation.key_encryption import origin_of, seal
+
+        self.api_key_encrypted = seal(key, origin_of(self.base_url), _secrets()) if key else ""
+
+    def api_key(self) -> str:
+        """The plain key, for the Authorization header only. Raises
+        key_encryption.UndecryptableKey after a SECRET_KEY change, and its
+        KeyForAnotherOrigin when the base URL's origin is not the one the key
+        was entered for."""
+        from curation.evaluation.key_encryption import origin_of, unseal
+
+        if not self.api_key_encrypted:
+            return ""
+        return unseal(self.api_key_encrypted, origin_of(self.base_url), _secrets())
+
+
+def _secrets() -> list[str]:
+    return [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]
+
+
+class JudgeRunStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    COMPLETE = "complete", "Complete"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class JudgeRunQuerySet(models.QuerySet["JudgeRun"]):
+    def active(self) -> JudgeRunQuerySet:
+        return self.filter(status__in=[JudgeRunStatus.PENDING, JudgeRunStatus.RUNNING])
+
+
+class JudgeRun(models.Model):
+    """One judge's pass (or two, order swapped) over a ready release. The
+    endpoint's non-secret settings are copied so the record says what ran."""
+
+    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="judge_runs")
+    endpoint = models.ForeignKey(
+        JudgeEndpoint, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
+    name = models.CharField(max_length=120, help_text="Its name on the leaderboard.")
+    base_url = models.CharField(max_length=500)
+    model = models.CharField(max_length=200)
+    temperature = models.FloatField()
+    max_tokens = models.PositiveIntegerField()
+    timeout_seconds = models.FloatField()
+    swapped = models.BooleanField(default=False, help_text="Also judge with the order swapped.")
+    concurrency = models.PositiveSmallIntegerField(default=4)
+    status = models.CharField(
+        max_length=10, choices=JudgeRunStatus.choices, default=JudgeRunStatus.PENDING
+    )
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    n_errors = models.PositiveIntegerField(default=0, help_text="Requests that failed for good.")
+    error = models.TextField(blank=True, help_text="Why the run stopped (never holds the key).")
+    evaluation = models.OneToOneField(
+        Evaluation, null=True, blank=True, on_delete=models.PROTECT, related_name="judge_run"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = JudgeRunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["release", "name"], name="curation_judgerun_name_per_release"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=JudgeRunStatus.values), name="curation_judgerun_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(progress_done__lte=F("progress_total")),
+                name="curation_judgerun_progress_within_total",
+            ),
+            models.CheckConstraint(
+                condition=Q(concurrency__gte=1, concurrency__lte=64),
+                name="curation_judgerun_concurrency_range",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=JudgeRunStatus.COMPLETE) | Q(evaluation__isnull=False),
+                name="curation_judgerun_complete_has_evaluation",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} on {self.release} ({self.status})"
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.progress_done / self.progress_total) if self.progress_total else 0
+
+    @property
+    def passes(self) -> tuple[str, ...]:
+        return ("original", "swapped") if self.swapped else ("original",)
+
+
+class JudgeOrder(models.TextChoices):
+    ORIGINAL = "original", "Original order"
+    SWAPPED = "swapped", "Output1/Output2 swapped"
+
+
+class JudgeOutput(models.Model):
+    """The raw answer for one release item in one pass, stored as soon as it
+    arrives so a re-run after a crash sends only what is still missing."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="outputs")
+    external_id = models.CharField(max_length=200)
+    order = models.CharField(max_length=8, choices=JudgeOrder.choices)
+    output = models.TextField(blank=True)
+    error = models.TextField(blank=True, help_text="Set when every attempt failed.")
+    attempts = models.PositiveSmallIntegerField(default=1)
+    seconds = models.FloatField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "external_id", "order"], name="curation_judgeoutput_once_per_pass"
+            ),
+            models.CheckConstraint(
+                condition=Q(order__in=JudgeOrder.values), name="curation_judgeoutput_order_valid"
+            ),
+        ]
+        indexes = [
+            # Run page: the failed requests of one run.
+            models.Index(
+                fields=["run", "external_id"],
+                condition=~Q(error=""),
+                name="curation_judgeoutput_err_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}: {self.external_id} ({self.order})"

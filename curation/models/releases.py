@@ -1,0 +1,116 @@
+"""Benchmark releases and their frozen membership."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from annotate.models import Item, Project
+
+
+class ReleaseStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    BUILDING = "building", "Building"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+
+
+class ReleaseQuerySet(models.QuerySet["Release"]):
+    def ready(self) -> ReleaseQuerySet:
+        return self.filter(status=ReleaseStatus.READY)
+
+
+class Release(models.Model):
+    """A versioned, checksummed benchmark release. Immutable once ready."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="releases")
+    version = models.CharField(max_length=40)
+    notes = models.TextField(blank=True)
+    seed = models.IntegerField(default=0)
+    domains = models.JSONField(default=list, help_text="Slugs of the domains included.")
+    min_label_quality = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Leave out rule-agreed items whose CROWDLAB probability of their label "
+        "is below this (curation/quality/); None: no filter.",
+    )
+    status = models.CharField(
+        max_length=10, choices=ReleaseStatus.choices, default=ReleaseStatus.PENDING
+    )
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    counts = models.JSONField(default=dict, blank=True)
+    manifest = models.JSONField(default=dict, blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+    folder = models.CharField(max_length=300, blank=True, help_text="Published folder.")
+    archive = models.CharField(max_length=300, blank=True, help_text="Published zip.")
+    sha256 = models.CharField(max_length=64, blank=True, help_text="SHA-256 of the zip.")
+    size_bytes = models.PositiveBigIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ReleaseQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "version"], name="curation_release_version_per_project"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=ReleaseStatus.values), name="curation_release_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=ReleaseStatus.READY)
+                | (~Q(sha256="") & ~Q(archive="") & ~Q(folder="")),
+                name="curation_release_ready_is_published",
+            ),
+            models.CheckConstraint(
+                condition=Q(progress_done__lte=F("progress_total")),
+                name="curation_release_progress_within_total",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project.slug} {self.version} ({self.status})"
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.progress_done / self.progress_total) if self.progress_total else 0
+
+
+class ReleaseItem(models.Model):
+    """Frozen membership of a release: which item, and which side was chosen."""
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="release_items")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="+")
+    external_id = models.CharField(max_length=200)
+    domain = models.CharField(max_length=80)
+    chosen = models.CharField(max_length=1)
+    better = models.CharField(max_length=7)
+    provenance = models.CharField(max_length=16, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["release", "item"], name="curation_releaseitem_once"),
+            models.CheckConstraint(
+                condition=Q(chosen__in=["1", "2"]), name="curation_releaseitem_chosen_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(better__in=["Output1", "Output2"]),
+                name="curation_releaseitem_better_valid",
+            ),
+        ]
+        indexes = [
+            # Release diff: one release's members by external ID.
+            models.Index(fields=["release", "external_id"], name="curation_relitem_diff_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.release_id}: {self.external_id} → {self.better}"

@@ -1,0 +1,556 @@
+"""Building a release (run by a Celery task) and publishing it atomically.
+
+The build streams the included items from the database in chunks, writes the
+files with curation.releases.exporter (and .parquet) into a temporary folder,
+zips it, and publishes both only when everything is written: with a rename on
+the local file system, by upload and copy into the "releases" storage on a
+bucket (curation.releases.publishing). A build that dies leaves the release
+`failed` and nothing visible; building again is safe.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import socket
+import time
+import uuid
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from annotate.models import Judgement, Membership
+from common.storage import local_path, open_stored
+from curation.agreement import reports
+from curation.agreement import stats as agreement
+from curation.models import (
+    RELEASABLE,
+    Release,
+    ReleaseItem,
+    ReleaseStatus,
+    Verdict,
+    VerdictStatus,
+)
+from curation.releases import exporter, parquet, publishing
+from curation.releases.service import ReleaseError
+
+log = logging.getLogger(__name__)
+
+CHUNK = 2000
+# The least time between two progress updates of a building release.
+PROGRESS_SECONDS = 0.5
+# A build still "building" after this long is taken to have died with its worker.
+STALE_BUILD = timedelta(minutes=30)
+
+
+def _take(release_id: int, *, take_over: bool = False) -> bool:
+    """One-shot transition to building (pending, failed, or a dead build:
+    one older than STALE_BUILD, or any with `take_over`)."""
+    now = timezone.now()
+    taken = Release.objects.filter(
+        pk=release_id, status__in=[ReleaseStatus.PENDING, ReleaseStatus.FAILED]
+    ).update(status=ReleaseStatus.BUILDING, started_at=now, error="", progress_done=0)
+    if not taken:
+        dead = Release.objects.filter(pk=release_id, status=ReleaseStatus.BUILDING)
+        if not take_over:
+            dead = dead.filter(started_at__lt=now - STALE_BUILD)
+        taken = dead.update(started_at=now, error="", progress_done=0)
+    return bool(taken)
+
+
+def build_release(*, release_id: int, progress=None, take_over: bool = False) -> Release:
+    """Build and publish a release. Idempotent: a ready release is returned
+    as it is; a failed one is built again from scratch. `take_over` rebuilds
+    one left `building` by a worker known to have died (the build task's
+    message was redelivered)."""
+    if not _take(release_id, take_over=take_over):
+        return Release.objects.get(pk=release_id)
+    release = Release.objects.select_related("project").get(pk=release_id)
+    root = publishing.work_root()
+    _remove_dead_attempts(root / ".building", release.pk)
+    work = root / ".building" / f"{release.pk}-{_HOST}-{os.getpid()}-{uuid.uuid4().hex}"
+    name = f"{release.project.slug}-{release.version}"
+    try:
+        folder = work / name
+        folder.mkdir(parents=True)
+        manifest, members, warnings = _write(release, folder, progress)
+        archive = work / f"{name}.zip"
+        exporter.write_zip(folder, archive, root=name)
+        sha = exporter.sha256_file(archive)
+        _publish(release, folder, archive, sha, manifest, members, warnings)
+    except Exception as exc:
+        log.exception("release %s failed", release_id)
+        # Only a build still in progress fails: an attempt overtaken by a
+        # retry that already published must not mark the ready release failed.
+        Release.objects.filter(pk=release_id, status=ReleaseStatus.BUILDING).update(
+            status=ReleaseStatus.FAILED, error=public_error(exc, work=work, hidden=[root])
+        )
+        raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return Release.objects.get(pk=release_id)
+
+
+_HOST = socket.gethostname()
+
+
+def public_error(exc: BaseException, *, work: Path, hidden: list[Path]) -> str:
+    """What the release page may say about a failed build: the error and the
+    file it concerns relative to the release folder, never a server path,
+    host name or process id (the log has the full traceback)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        names = [str(f) for f in (exc.filename, exc.filename2) if f]
+        shown = [_relative_to(name, work) for name in names]
+        text = f"{type(exc).__name__}: {exc.strerror}"
+        if shown:
+            text += " (" + ", ".join(shown) + ")"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    for path in sorted({str(work), *map(str, hidden)}, key=len, reverse=True):
+        text = text.replace(path, "…")
+    return text.replace(_HOST, "…")[:2000]
+
+
+def _relative_to(name: str, work: Path) -> str:
+    """`name` inside the release folder (below work/<release name>/), or
+    just its file name."""
+    path = Path(name)
+    try:
+        parts = path.relative_to(work).parts
+    except ValueError:
+        return path.name
+    return "/".join(parts[1:]) if len(parts) > 1 else path.name
+
+
+def _remove_dead_attempts(building: Path, release_id: int) -> None:
+    """Remove the work folders of earlier attempts at this release whose
+    process is gone (a killed worker never reaches build_release's `finally`).
+    A folder is named <release>-<host>-<pid>-<random>; only this host's can be
+    checked, and a live process's is left alone (a slow build taken over as
+    dead must fail by losing the race, not by losing its files)."""
+    for folder in building.glob(f"{release_id}-{_HOST}-*-*"):
+        pid = folder.name[len(f"{release_id}-{_HOST}-") :].split("-", 1)[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:  # alive, another user's
+            pass
+
+
+def _included(release: Release):
+    verdicts = Verdict.objects.filter(
+        RELEASABLE,
+        project=release.project,
+        item__domain__slug__in=release.domains,
+    )
+    if release.min_label_quality is not None:
+        from curation.quality.release_filter import below_threshold
+
+        verdicts = verdicts.exclude(below_threshold(release.min_label_quality))
+    return verdicts
+
+
+def _write(release: Release, folder: Path, bar=None):
+    project = release.project
+    domains = list(project.domains.filter(slug__in=release.domains).order_by("position", "slug"))
+    verdicts = _included(release)
+    ids_by_domain: dict[str, list[str]] = {d.slug: [] for d in domains}
+    for slug, ext_id in verdicts.values_list("item__domain__slug", "item__external_id"):
+        ids_by_domain[slug].append(ext_id)
+    total = sum(len(v) for v in ids_by_domain.values())
+    Release.objects.filter(pk=release.pk).update(progress_total=total, progress_done=0)
+    warnings = wrong_bucket_warnings(
+        (d.export_category, i) for d in domains for i in ids_by_domain[d.slug]
+    )
+    pseudonyms = dict(
+        Membership.objects.filter(project=project).values_list("user_id", "pseudonym")
+    )
+    snapshot = verdicts.aggregate(at=Max("updated_at"))["at"]
+    meta = exporter.ReleaseMeta(
+        project=project.slug,
+        project_name=project.name,
+        version=release.version,
+        seed=release.seed,
+        snapshot_at=snapshot.isoformat() if snapshot else "",
+        licence=project.licence,
+        notes=release.notes,
+        domains=[(d.slug, d.title, d.export_category) for d in domains],
+        agreement=_agreement(project, domains, release.seed),
+        annotation=_annotation(project, release.domains),
+    )
+    if release.min_label_quality is not None:
+        from curation.quality.release_filter import filter_summary
+
+        meta.annotation["label_quality_filter"] = filter_summary(release)
+    slots = exporter.chosen_first_slots(ids_by_domain, release.seed)
+    members: list[tuple] = []  # see _export_items
+    done = 0
+    step = max(1, total // 100)
+
+    if bar is not None:
+        bar.total = total
+
+    last = 0.0
+
+    def progress(n: int) -> None:
+        nonlocal done, last
+        done += n
+        if settings.RELEASE_BUILD_ITEM_DELAY:  # fault tests: a build slow enough to kill
+            time.sleep(settings.RELEASE_BUILD_ITEM_DELAY * n)
+        if bar is not None:
+            bar.update(n)
+        # Every 1 %, but at most every PROGRESS_SECONDS: an UPDATE per 1 % was
+        # ~5 % of a 5,211-item build, for a page that polls every few seconds.
+        if (done % step == 0 and time.monotonic() - last >= PROGRESS_SECONDS) or done == total:
+            last = time.monotonic()
+            # (never into a release another attempt has finished meanwhile)
+            Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).update(
+                progress_done=done
+            )
+
+    def items():
+        # Plain rows, not model instances: building four instances per item
+        # (verdict, item, domain, image) was a third of the build's CPU time.
+        rows = (
+            verdicts.order_by("item__domain__position", "item__domain__slug", "item__external_id")
+            .values_list(*_ROW_FIELDS, named=True)
+            .iterator(chunk_size=CHUNK)
+        )
+        chunk: list = []
+        for verdict in rows:
+            chunk.append(verdict)
+            if len(chunk) == CHUNK:
+                fetched.update(_fetch_images(chunk, folder.parent / ".images", fetched))
+                yield from _export_items(chunk, pseudonyms, members, slots)
+                chunk = []
+        if chunk:
+            fetched.update(_fetch_images(chunk, folder.parent / ".images", fetched))
+            yield from _export_items(chunk, pseudonyms, members, slots)
+
+    # Images already downloaded from a storage without local paths, by SHA-256.
+    fetched: dict[str, Path] = {}
+
+    def copy_image(item: exporter.ExportItem, destination: Path) -> None:
+        if item.image_sha256 in fetched:
+            os.link(fetched[item.image_sha256], destination)  # one work folder
+        else:
+            _copy_image(item, destination)
+
+    # parquet/<domain>.parquet, images embedded (Hugging Face `datasets` layout),
+    # where pyarrow is installed (the `parquet` extra: the Docker image and
+    # `.[dev]` have it; a lean `make run` does not, 170 MB).
+    writers = (
+        [parquet.ParquetWriter(folder, domains=list(ids_by_domain))] if parquet.available() else []
+    )
+    try:
+        manifest = exporter.write_release(
+            folder,
+            items(),
+            meta=meta,
+            ids_by_domain=ids_by_domain,
+            copy_image=copy_image,
+            progress=progress,
+            extra_writers=writers,  # closed by write_release
+        )
+    except BaseException:
+        for writer in writers:
+            writer.abort()  # release the open file; the folder is discarded
+        raise
+    return manifest, members, warnings
+
+
+# What the build reads of each included verdict (as named rows, see _write).
+_ROW_FIELDS = (
+    "item_id",
+    "final_choice",
+    "provenance",
+    "reason",
+    "item__external_id",
+    "item__domain__slug",
+    "item__domain__export_category",
+    "item__prompt",
+    "item__image_path",
+    "item__image__sha256",
+    "item__image__file",
+    "item__response_1",
+    "item__response_2",
+    "item__model_1",
+    "item__model_2",
+)
+
+
+def _export_items(chunk, pseudonyms, members, slots):
+    """ExportItems of a chunk of rows (_ROW_FIELDS), with their current votes
+    (one query per chunk). Appends each item's membership to `members` as a
+    tuple: (item_id, external_id, domain, chosen, better, provenance)."""
+    votes: dict[int, list[dict]] = defaultdict(list)
+    rows = (
+        Judgement.objects.filter(
+            assignment__item_id__in=[v.item_id for v in chunk], is_current=True
+        )
+        .order_by("assignment__item_id", "assignment__annotator_id")
+        .values_list(
+            "assignment__item_id",
+            "assignment__annotator_id",
+            "choice",
+            "correct_1",
+            "correct_2",
+            "confidence",
+        )
+    )
+    for item_id, annotator, choice, c1, c2, confidence in rows:
+        votes[item_id].append(
+            {
+                "annotator": pseudonyms.get(annotator) or f"annotator-{annotator}",
+                "choice": choice,
+                "correct_1": c1,
+                "correct_2": c2,
+                "confidence": confidence,
+            }
+        )
+    for v in chunk:
+        export = exporter.ExportItem(
+            external_id=v.item__external_id,
+            domain=v.item__domain__slug,
+            category=v.item__domain__export_category,
+            prompt=v.item__prompt,
+            image_path=v.item__image_path,
+            image_sha256=v.item__image__sha256,
+            image_ext=v.item__image__file.rsplit(".", 1)[-1],
+            response_1=v.item__response_1,
+            response_2=v.item__response_2,
+            chosen=v.final_choice,
+            provenance=v.provenance,
+            reason=v.reason if v.provenance == "adjudicated" else "",
+            votes=tuple(votes.get(v.item_id, ())),
+            model_1=v.item__model_1,
+            model_2=v.item__model_2,
+            image_source=v.item__image__file,
+        )
+        # A tuple, not a ReleaseItem: at 100,000 items the instances alone
+        # were ~100 MB. _publish makes the rows in batches.
+        members.append(
+            (
+                v.item_id,
+                v.item__external_id,
+                v.item__domain__slug,
+                v.final_choice,
+                "Output1" if slots[v.item__external_id] else "Output2",
+                v.provenance,
+            )
+        )
+        yield export
+
+
+def _fetch_images(chunk, cache: Path, fetched: dict[str, Path]) -> dict[str, Path]:
+    """Download a chunk's images from a storage without local paths (a
+    bucket), TRANSFER_THREADS at a time, into `cache` (in the work folder);
+    one request after another was most of a build's time there. Returns the
+    new ones by SHA-256; nothing on a local storage."""
+    if local_path(default_storage) is not None:
+        return {}
+    wanted = {
+        v.item__image__sha256: v.item__image__file
+        for v in chunk
+        if v.item__image__sha256 not in fetched
+    }
+    cache.mkdir(exist_ok=True)
+
+    def fetch(sha: str) -> tuple[str, Path]:
+        name = wanted[sha]
+        target = cache / f"{sha}.{name.rsplit('.', 1)[-1]}"
+        stream = open_stored(default_storage, name)
+        try:
+            with target.open("wb") as out:
+                shutil.copyfileobj(stream, out, 1 << 20)
+        finally:
+            stream.close()
+        return sha, target
+
+    threads = publishing.TRANSFER_THREADS
+    with ThreadPoolExecutor(threads, thread_name_prefix="release-images") as pool:
+        return dict(pool.map(fetch, sorted(wanted)))
+
+
+def _copy_image(item: exporter.ExportItem, destination: Path) -> None:
+    """Put the item's image at destination: a hard link to the storage's file
+    when both are on one local file system, else a copy.
+
+    A link is safe because neither side is ever rewritten in place: a stored
+    image is named by its SHA-256 (the storage only ever adds or deletes
+    files) and a published release is immutable; deleting either name leaves
+    the other intact. It spares creating a file per image, which dominated
+    the build on a busy disk (0.6-3 s of a 5,211-image build, 0.05 s linked),
+    and the disk space of a second copy of every image."""
+    try:
+        source = default_storage.path(item.image_source)
+    except NotImplementedError:  # a remote storage: stream it
+        with default_storage.open(item.image_source, "rb") as src, destination.open("wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        return
+    try:
+        os.link(source, destination)
+    except OSError:  # another file system, or one without hard links
+        shutil.copyfile(source, destination)  # the kernel copies (copy_file_range)
+
+
+def _agreement(project, domains, seed) -> dict:
+    """Alpha and its bootstrap CI per included domain (deterministic for a seed)."""
+    matrices = reports.domain_count_matrices(project)
+    out = {}
+    for d in domains:
+        choice = matrices.get(d.pk, (None, None))[0]
+        if choice is None:
+            out[d.slug] = {"alpha": "undefined", "ci": "undefined"}
+            continue
+        alpha = agreement.nominal_alpha(choice)
+        ci = agreement.bootstrap_alpha_ci(choice, n_resamples=1000, seed=seed)
+        out[d.slug] = {
+            "alpha": f"{alpha:.3f}" if isinstance(alpha, float) else str(alpha),
+            "ci": f"[{ci.low:.3f}, {ci.high:.3f}]"
+            if isinstance(ci, agreement.Interval)
+            else str(ci),
+        }
+    return out
+
+
+def _annotation(project, domain_slugs) -> dict:
+    in_domains = Verdict.objects.filter(project=project, item__domain__slug__in=domain_slugs)
+    # One pass over the verdicts and one over the votes, not seven counts.
+    statuses = (VerdictStatus.AGREED, VerdictStatus.RESOLVED, VerdictStatus.EXCLUDED)
+    tally = in_domains.aggregate(
+        **{str(status): Count("pk", filter=Q(status=status)) for status in statuses},
+        adjudicated=Count("pk", filter=Q(provenance="adjudicated")),
+    )
+    counts = {status: tally[str(status)] for status in statuses}
+    adjudicated = tally["adjudicated"]
+    decided = counts[VerdictStatus.AGREED] + counts[VerdictStatus.RESOLVED]
+    total = decided + counts[VerdictStatus.EXCLUDED]
+    votes = Judgement.objects.filter(
+        assignment__item__project=project,
+        assignment__item__domain__slug__in=domain_slugs,
+        is_current=True,
+    ).aggregate(n=Count("pk"), annotators=Count("assignment__annotator", distinct=True))
+    return {
+        "votes_per_item": project.votes_per_item,
+        "escalation_votes": project.escalation_votes,
+        "n_votes": votes["n"],
+        "n_annotators": votes["annotators"],
+        "agreed": decided - adjudicated,
+        "adjudicated": adjudicated,
+        "adjudicated_share": adjudicated / decided if decided else None,
+        "excluded": counts[VerdictStatus.EXCLUDED],
+        "excluded_share": counts[VerdictStatus.EXCLUDED] / total if total else None,
+    }
+
+
+def wrong_bucket_warnings(pairs) -> list[str]:
+    """IDs that the official scorer would put in a sub-bucket their name
+    suggests they do not belong to (e.g. `geo_math_3` counted as coding)."""
+    warnings = []
+    for category, ext_id in pairs:
+        lowered = ext_id.lower()
+        if category == "reasoning" and "math" in lowered and not lowered.startswith("math"):
+            warnings.append(
+                f"{ext_id}: contains 'math' but not as a prefix, so the official scorer "
+                "counts it as reasoning/coding"
+            )
+        if category == "safety" and "pairs" in lowered and not lowered.startswith("pairs"):
+            warnings.append(
+                f"{ext_id}: contains 'pairs' but not as a prefix, so the official scorer "
+                "counts it as safety/toxicity"
+            )
+    return warnings
+
+
+def _publish(release, folder, archive, sha, manifest, members, warnings) -> None:
+    # On object storage this uploads and verifies everything under a staging
+    # prefix first (curation/releases/publishing.py); nothing is final yet.
+    target = publishing.target_for(
+        slug=release.project.slug,
+        version=release.version,
+        pk=release.pk,
+        folder=folder,
+        archive=archive,
+        sha256=sha,
+    )
+    published = False
+    try:
+        _record_and_publish(release, target, archive, sha, manifest, members, warnings)
+        published = True
+    except BaseException:
+        # Remove copied files only if the ready row surely did not commit:
+        # deleting a ready release's files would be far worse than leaving
+        # unrecorded ones, which the next attempt clears anyway.
+        try:
+            published = Release.objects.filter(pk=release.pk, status=ReleaseStatus.READY).exists()
+        except Exception:
+            published = True
+        raise
+    finally:
+        target.discard(published=published)
+
+
+def _record_and_publish(release, target, archive, sha, manifest, members, warnings) -> None:
+    with transaction.atomic():
+        # An attempt overtaken by a retry that finished first must not replace
+        # the files the ready release's checksum describes. The row lock
+        # serialises two attempts that both reach this point (a redelivered
+        # build took over one that was slow, not dead): the second sees ready.
+        if not (
+            Release.objects.select_for_update()
+            .filter(pk=release.pk, status=ReleaseStatus.BUILDING)
+            .exists()
+        ):
+            raise ReleaseError("the release changed state while it was being built")
+        # Leftovers of an earlier attempt that died after publishing files but
+        # before recording them (the release was not ready, so nobody saw them).
+        target.clear_leftovers()
+        ReleaseItem.objects.filter(release=release).delete()
+        for start in range(0, len(members), 2000):  # instances of one batch at a time
+            ReleaseItem.objects.bulk_create(
+                [
+                    ReleaseItem(
+                        release_id=release.pk,
+                        item_id=item_id,
+                        external_id=external_id,
+                        domain=domain,
+                        chosen=chosen,
+                        better=better,
+                        provenance=provenance,
+                    )
+                    for item_id, external_id, domain, chosen, better, provenance in members[
+                        start : start + 2000
+                    ]
+                ]
+            )
+        updated = Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).update(
+            status=ReleaseStatus.READY,
+            sha256=sha,
+            folder=target.folder_name,
+            archive=target.archive_name,
+            size_bytes=archive.stat().st_size,
+            manifest=manifest,
+            counts=manifest["counts"],
+            warnings=warnings,
+            progress_done=manifest["total"],
+            progress_total=manifest["total"],
+            finished_at=timezone.now(),
+        )
+        if not updated:
+            raise ReleaseError("the release changed state while it was being built")
+        # Published last, inside the transaction: a database error before
+        # this point leaves the release failed with nothing published (a
+        # rename locally; copies out of the staging prefix on object storage).
+        target.publish()

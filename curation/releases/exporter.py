@@ -1,0 +1,479 @@
+"""Records and files of a benchmark release (DESIGN §7). No Django import.
+
+A release folder holds::
+
+    all_data.json            every record, stable order (domain, then ID)
+    <domain slug>.json       the records of one domain
+    images/<source>/<file>   every referenced image, once
+    dpo/<domain slug>.jsonl  {prompt, chosen, rejected, images, id, category}
+    parquet/<domain slug>.parquet
+                             the records, images embedded (an extra writer:
+                             curation.releases.parquet, added by curation.releases.build)
+    provenance.jsonl         votes, pseudonyms, verdict provenance, curator reason
+    README.md                dataset card
+    manifest.json            counts, balance, agreement, sha256 of every file
+
+Each benchmark record has exactly the official Multimodal RewardBench keys.
+Which slot holds the chosen response is a seeded shuffle per domain, balanced
+so Output1 and Output2 counts differ by at most one. Everything written is a
+function of the inputs: the same items, seed and metadata give byte-identical
+files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import posixpath
+import random
+import zipfile
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = "1.0"
+RECORD_KEYS = ("ID", "Text", "Image", "Output1", "Output2", "Better", "Category")
+# A fixed timestamp for zip members: archives depend on content only.
+ZIP_DATE = (2020, 1, 1, 0, 0, 0)
+# Deflate level of the text members. Level 1 is ~7x faster than zlib's
+# default 6 and costs little: most of an archive is images, stored as they are.
+ZIP_LEVEL = 1
+
+
+@dataclass(frozen=True)
+class ExportItem:
+    external_id: str
+    domain: str  # slug
+    category: str  # export Category string
+    prompt: str
+    image_path: str  # relative path in the source data set
+    image_sha256: str
+    image_ext: str
+    response_1: str
+    response_2: str
+    chosen: str  # "1" | "2"
+    provenance: str = ""
+    reason: str = ""
+    votes: tuple[dict, ...] = ()
+    model_1: str = ""
+    model_2: str = ""
+    image_source: str = ""  # where the caller's copy_image finds the bytes
+
+
+@dataclass
+class ReleaseMeta:
+    project: str
+    project_name: str
+    version: str
+    seed: int
+    snapshot_at: str  # ISO time of the newest decision included (not wall clock)
+    licence: str = ""
+    notes: str = ""
+    domains: Sequence[tuple[str, str, str]] = ()  # (slug, title, category) in order
+    agreement: dict[str, Any] = field(default_factory=dict)
+    annotation: dict[str, Any] = field(default_factory=dict)
+
+
+def sub_bucket(category: str, external_id: str) -> str:
+    """The official scorer's sub-bucket of a record (by ID prefix)."""
+    lowered = external_id.lower()
+    if category == "reasoning":
+        return "reasoning/math" if lowered.startswith("math") else "reasoning/coding"
+    if category == "safety":
+        return "safety/bias" if lowered.startswith("pairs") else "safety/toxicity"
+    return category
+
+
+def chosen_first_slots(ids_by_domain: dict[str, list[str]], seed: int) -> dict[str, bool]:
+    """For every item: True if the chosen response goes to Output1. Per
+    domain, half the items (rounded down) get True, shuffled with a generator
+    seeded by the release seed and the domain, over IDs in sorted order."""
+    slots: dict[str, bool] = {}
+    for domain, ids in sorted(ids_by_domain.items()):
+        ordered = sorted(ids)
+        flags = [True] * (len(ordered) // 2) + [False] * (len(ordered) - len(ordered) // 2)
+        random.Random(f"{seed}:{domain}").shuffle(flags)
+        slots.update(zip(ordered, flags, strict=True))
+    return slots
+
+
+def image_release_path(image_path: str, sha256: str, ext: str, taken: dict[str, str]) -> str:
+    """`images/<source>/<file>` from the source path; if that path already holds
+    a different image in this release, or is a folder of another image's path
+    (or the other way round), fall back to a content-addressed name.
+
+    `taken` maps each file path used to its sha256, and each folder used to ""
+    (keyed with a trailing slash)."""
+    source = posixpath.normpath(image_path.replace("\\", "/")).lstrip("/")
+    if source.startswith("images/"):
+        source = source[len("images/") :]
+    if not source or source.startswith(".."):
+        source = f"{sha256[:2]}/{sha256}.{ext}"
+    path = f"images/{source}"
+    if not _path_is_free(path, sha256, taken):
+        path = f"images/by-sha256/{sha256}.{ext}"
+    taken[path] = sha256
+    parent = posixpath.dirname(path)
+    while parent:
+        taken.setdefault(parent + "/", "")
+        parent = posixpath.dirname(parent)
+    return path
+
+
+def _path_is_free(path: str, sha256: str, taken: dict[str, str]) -> bool:
+    if taken.get(path, sha256) != sha256 or path + "/" in taken:
+        return False  # another image has this path, or it is another image's folder
+    parent = posixpath.dirname(path)
+    while parent:
+        if parent in taken:
+            return False  # a folder of this path is another image's file
+        parent = posixpath.dirname(parent)
+    return True
+
+
+def benchmark_record(item: ExportItem, image: str, chosen_first: bool) -> dict[str, str]:
+    chosen = item.response_1 if item.chosen == "1" else item.response_2
+    rejected = item.response_2 if item.chosen == "1" else item.response_1
+    return {
+        "ID": item.external_id,
+        "Text": item.prompt,
+        "Image": image,
+        "Output1": chosen if chosen_first else rejected,
+        "Output2": rejected if chosen_first else chosen,
+        "Better": "Output1" if chosen_first else "Output2",
+        "Category": item.category,
+    }
+
+
+def dpo_record(item: ExportItem, image: str) -> dict[str, Any]:
+    chosen = item.response_1 if item.chosen == "1" else item.response_2
+    rejected = item.response_2 if item.chosen == "1" else item.response_1
+    return {
+        "id": item.external_id,
+        "prompt": item.prompt,
+        "chosen": chosen,
+        "rejected": rejected,
+        "images": [image],
+        "category": item.category,
+    }
+
+
+def provenance_record(item: ExportItem, record: dict) -> dict[str, Any]:
+    return {
+        "ID": item.external_id,
+        "Better": record["Better"],
+        "chosen_canonical": item.chosen,
+        "provenance": item.provenance,
+        "curator_reason": item.reason,
+        "votes": list(item.votes),
+        "model_1": item.model_1,
+        "model_2": item.model_2,
+    }
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=False, separators=(",", ": "))
+
+
+class JsonArrayWriter:
+    """Writes a JSON array one element at a time (releases stream)."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.fh = path.open("w", encoding="utf-8", newline="\n")
+        self.fh.write("[")
+        self.first = True
+
+    def write(self, value: dict) -> None:
+        self.fh.write("\n  " if self.first else ",\n  ")
+        self.fh.write(_dumps(value))
+        self.first = False
+
+    def close(self) -> None:
+        self.fh.write("\n]\n" if not self.first else "]\n")
+        self.fh.close()
+
+
+class JsonLinesWriter:
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.fh = path.open("w", encoding="utf-8", newline="\n")
+
+    def write(self, value: dict) -> None:
+        self.fh.write(json.dumps(value, ensure_ascii=False) + "\n")
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+def write_release(
+    folder: Path,
+    items: Iterable[ExportItem],
+    *,
+    meta: ReleaseMeta,
+    ids_by_domain: dict[str, list[str]],
+    copy_image: Callable[[ExportItem, Path], None],
+    progress: Callable[[int], None] | None = None,
+    extra_writers: Sequence[Any] = (),
+) -> dict[str, Any]:
+    """Write every file of a release into `folder` (which must be empty) from
+    `items`, which must arrive sorted by (domain order, external_id). Returns
+    the manifest (also written). `copy_image(item, destination)` puts the
+    item's image bytes at destination."""
+    slots = chosen_first_slots(ids_by_domain, meta.seed)
+    domain_order = [slug for slug, _, _ in meta.domains]
+    all_writer = JsonArrayWriter(folder / "all_data.json")
+    provenance = JsonLinesWriter(folder / "provenance.jsonl")
+    per_domain: dict[str, JsonArrayWriter] = {}
+    dpo: dict[str, JsonLinesWriter] = {}
+    taken: dict[str, str] = {}
+    counts: Counter[str] = Counter()
+    buckets: Counter[str] = Counter()
+    balance: dict[str, Counter[str]] = {}
+    provenance_counts: Counter[str] = Counter()
+    for item in items:
+        image = image_release_path(item.image_path, item.image_sha256, item.image_ext, taken)
+        destination = folder / image
+        if not destination.exists():
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            copy_image(item, destination)
+        record = benchmark_record(item, image, slots[item.external_id])
+        all_writer.write(record)
+        if item.domain not in per_domain:
+            per_domain[item.domain] = JsonArrayWriter(folder / f"{item.domain}.json")
+            dpo[item.domain] = JsonLinesWriter(folder / "dpo" / f"{item.domain}.jsonl")
+        per_domain[item.domain].write(record)
+        dpo[item.domain].write(dpo_record(item, image))
+        provenance.write(provenance_record(item, record))
+        for writer in extra_writers:
+            writer.write(item, record, folder / image)
+        counts[item.domain] += 1
+        buckets[sub_bucket(item.category, item.external_id)] += 1
+        balance.setdefault(item.domain, Counter())[record["Better"]] += 1
+        provenance_counts[item.provenance or "unknown"] += 1
+        if progress is not None:
+            progress(1)
+    all_writer.close()
+    provenance.close()
+    for slug in domain_order:
+        if slug in ids_by_domain and slug not in per_domain:
+            # A domain selected but empty still gets its (empty) files.
+            per_domain[slug] = JsonArrayWriter(folder / f"{slug}.json")
+            dpo[slug] = JsonLinesWriter(folder / "dpo" / f"{slug}.jsonl")
+    for w in [*per_domain.values(), *dpo.values()]:
+        w.close()
+    for writer in extra_writers:
+        writer.close()
+    summary = {
+        "counts": {slug: counts[slug] for slug in domain_order if slug in ids_by_domain},
+        "sub_buckets": dict(sorted(buckets.items())),
+        "balance": {
+            slug: {
+                "Output1": balance.get(slug, {}).get("Output1", 0),
+                "Output2": balance.get(slug, {}).get("Output2", 0),
+            }
+            for slug in domain_order
+            if slug in ids_by_domain
+        },
+        "provenance": dict(sorted(provenance_counts.items())),
+        "total": sum(counts.values()),
+    }
+    card = dataset_card(meta, summary, parquet=(folder / "parquet").is_dir())
+    (folder / "README.md").write_text(card, encoding="utf-8")
+    manifest = {
+        "schema_version": SCHEMA_VERSION,
+        "format": "multimodal-rewardbench",
+        "project": meta.project,
+        "release": meta.version,
+        "seed": meta.seed,
+        "created_at": meta.snapshot_at,
+        "domains": [
+            {"slug": slug, "title": title, "category": category}
+            for slug, title, category in meta.domains
+            if slug in ids_by_domain
+        ],
+        **summary,
+        "agreement": meta.agreement,
+        "files": file_checksums(folder),
+    }
+    if meta.annotation.get("label_quality_filter"):
+        # Only when a release used the filter: other manifests stay byte-identical.
+        manifest["label_quality_filter"] = meta.annotation["label_quality_filter"]
+    # json.dump streams; json.dumps with an indent would first hold every
+    # piece of the text (~60 MB at 100,000 files). Same bytes either way.
+    with (folder / "manifest.json").open("w", encoding="utf-8") as fh:
+        json.dump(manifest, fh, ensure_ascii=False, indent=2)
+        fh.write("\n")
+    return manifest
+
+
+def release_files(folder: Path) -> list[str]:
+    """Relative POSIX paths of every file under folder, sorted as the Paths
+    would be (component by component). Strings, not Path objects: a 100,000-
+    image release would hold ~40 MB of Paths."""
+    out: list[str] = []
+
+    def walk(directory: str, prefix: str) -> None:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    walk(entry.path, f"{prefix}{entry.name}/")
+                elif entry.is_file():
+                    out.append(prefix + entry.name)
+
+    walk(os.fspath(folder), "")
+    # "\0" sorts below every character of a name: component-wise order.
+    out.sort(key=lambda rel: rel.replace("/", "\0"))
+    return out
+
+
+def file_checksums(folder: Path) -> dict[str, dict[str, Any]]:
+    """sha256 and size of every file under folder (except manifest.json), by
+    relative POSIX path, sorted."""
+    out = {}
+    for rel in release_files(folder):
+        if rel == "manifest.json":
+            continue
+        path = folder / rel
+        out[rel] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}
+    return out
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def write_zip(folder: Path, archive: Path, root: str) -> None:
+    """A deterministic zip of folder: sorted members under `root/`, fixed
+    timestamps and permissions. Images are stored, text is deflated."""
+    with zipfile.ZipFile(archive, "w") as zf:
+        for rel in release_files(folder):
+            path = folder / rel
+            info = zipfile.ZipInfo(f"{root}/{rel}", date_time=ZIP_DATE)
+            info.external_attr = 0o644 << 16
+            compress = rel.endswith((".json", ".jsonl", ".md"))
+            info.compress_type = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+            info._compresslevel = ZIP_LEVEL  # Python 3.11's name (3.13: compress_level)
+            # Known in advance, so a member over 2 GiB gets its zip64 header.
+            info.file_size = path.stat().st_size
+            with path.open("rb") as src, zf.open(info, "w") as dst:
+                for chunk in iter(lambda src=src: src.read(1 << 20), b""):
+                    dst.write(chunk)
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def _label_quality_lines(f: dict | None) -> list[str]:
+    """The card's line for the optional consensus-quality filter."""
+    if not f:
+        return []
+    entries = ", ".join(f.get("entries") or []) or "none (votes only)"
+    return [
+        f"- Consensus-quality filter: items the rule agreed on were left out when CROWDLAB "
+        f"(cleanlab) gave their label a probability below {f['min']} "
+        f"({f['excluded']} left out; analysis of {f.get('computed_at') or 'n/a'}, "
+        f"model ensemble: {entries}). Items a curator decided or reviewed were kept."
+    ]
+
+
+def dataset_card(meta: ReleaseMeta, summary: dict, *, parquet: bool = False) -> str:
+    """README.md generated from the data."""
+    titles = {slug: title for slug, title, _ in meta.domains}
+    categories = {slug: category for slug, _, category in meta.domains}
+    lines = [
+        f"# {meta.project_name} — release {meta.version}",
+        "",
+        "A benchmark of expert-annotated (prompt, chosen, rejected) triplets for "
+        "vision-language reward models, in the Multimodal RewardBench format "
+        "(`ID, Text, Image, Output1, Output2, Better, Category`).",
+        "",
+    ]
+    if meta.notes:
+        lines += [meta.notes, ""]
+    lines += [
+        "## Contents",
+        "",
+        f"{summary['total']} records. Which slot holds the chosen response is a seeded "
+        f"shuffle per domain (seed {meta.seed}), balanced within each domain.",
+        "",
+        "| domain | Category | records | Output1 better | Output2 better |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for slug, n in summary["counts"].items():
+        b = summary["balance"][slug]
+        lines.append(
+            f"| {titles.get(slug, slug)} | `{categories.get(slug, slug)}` | {n} | "
+            f"{b['Output1']} | {b['Output2']} |"
+        )
+    lines += ["", "Sub-buckets used by the official scorer (by ID prefix):", ""]
+    lines += [f"- `{bucket}`: {n}" for bucket, n in summary["sub_buckets"].items()]
+    ann = meta.annotation
+    lines += [
+        "",
+        "## How it was annotated",
+        "",
+        f"- Votes per item: {ann.get('votes_per_item', 'n/a')} "
+        f"(split items were escalated for {ann.get('escalation_votes', 'n/a')} more).",
+        f"- Annotators: {ann.get('n_annotators', 'n/a')}; votes collected: "
+        f"{ann.get('n_votes', 'n/a')}. Display order was randomised per vote and every "
+        "statistic uses canonical (not displayed) choices.",
+        f"- Items agreed by the rule: {ann.get('agreed', 0)}; adjudicated by a curator: "
+        f"{ann.get('adjudicated', 0)} ({_pct(ann.get('adjudicated_share'))}); "
+        f"excluded: {ann.get('excluded', 0)} ({_pct(ann.get('excluded_share'))}).",
+        *_label_quality_lines(ann.get("label_quality_filter")),
+        "",
+        "## Agreement",
+        "",
+        "Krippendorff's alpha (nominal) on canonical choices, with item-bootstrap 95% intervals:",
+        "",
+        "| domain | alpha | 95% CI |",
+        "|---|---:|---|",
+    ]
+    for key, row in meta.agreement.items():
+        lines.append(
+            f"| {titles.get(key, key)} | {row.get('alpha', 'n/a')} | {row.get('ci', 'n/a')} |"
+        )
+    counts = ", ".join(f"{k}: {v}" for k, v in summary["provenance"].items())
+    lines += [
+        "",
+        f"Decision provenance: {counts}. Per-record votes, annotator pseudonyms and "
+        "curator reasons are in `provenance.jsonl`.",
+        "",
+        "## Licence",
+        "",
+        meta.licence or "Not specified by the project.",
+        "",
+        "## Files",
+        "",
+        "`all_data.json` (all records), `<domain>.json` (per domain), `images/`, "
+        "`dpo/<domain>.jsonl` (TRL-style prompt/chosen/rejected/images), "
+        "`provenance.jsonl`, `manifest.json` (counts and the sha256 of every file).",
+        "",
+    ]
+    if parquet:
+        lines += [
+            "`parquet/<domain>.parquet` holds the same records with the images embedded, "
+            "for the Hugging Face `datasets` library:",
+            "",
+            "```python",
+            "from datasets import load_dataset",
+            'ds = load_dataset("parquet", data_files="parquet/*.parquet", split="train")',
+            "```",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def copy_file(source: str | os.PathLike, destination: Path) -> None:
+    with open(source, "rb") as src, destination.open("wb") as dst:
+        for chunk in iter(lambda: src.read(1 << 20), b""):
+            dst.write(chunk)

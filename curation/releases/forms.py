@@ -1,0 +1,35 @@
+"""The form that cuts a release."""
+
+from django import forms
+
+
+class ReleaseForm(forms.Form):
+    version = forms.CharField(
+        max_length=40, help_text="e.g. v1.0 — releases are immutable, so each version once."
+    )
+    notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    domains = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    seed = forms.IntegerField(
+        help_text="Seeds which slot (Output1/Output2) holds the chosen response."
+    )
+    min_label_quality = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        label="Consensus quality ≥",
+        help_text="Optional: leave out items the rule agreed on whose label CROWDLAB gives a "
+        "probability below this (from the last label-quality analysis; items a curator "
+        "decided or reviewed are kept). Recorded in the manifest and the card.",
+    )
+
+    def __init__(self, *args, project, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["domains"].choices = [
+            (d.slug, d.title) for d in project.domains.order_by("position")
+        ]
+
+    def clean_version(self):
+        version = self.cleaned_data["version"].strip()
+        if not version or any(c in version for c in "/\\ ") or version.startswith("."):
+            raise forms.ValidationError("Use letters, digits, dots, dashes or underscores.")
+        return version

@@ -1,0 +1,103 @@
+"""Cutting a benchmark release (recorded, then built in the background by
+curation.releases.build) and comparing two releases.
+"""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+
+from annotate.models import Project
+from curation.models import (
+    Release,
+    ReleaseItem,
+)
+
+
+class ReleaseError(Exception):
+    pass
+
+
+class ReleaseVersionTaken(ReleaseError):
+    """The version exists (perhaps created a moment ago by another request)."""
+
+
+def create_release(
+    *,
+    project: Project,
+    version: str,
+    notes: str,
+    domains: list[str],
+    seed: int,
+    user,
+    enqueue: bool = True,
+    min_label_quality: float | None = None,
+) -> Release:
+    """Record a new release and (unless enqueue=False) queue its build once
+    the transaction commits."""
+    from config.celery import enqueue_on_commit
+    from curation.releases.tasks import build_release_task
+
+    version = version.strip()
+    if not version:
+        raise ReleaseError("Give the release a version, e.g. v1.0.")
+    # The version names the published folder: the form's rule holds for every
+    # caller (`../../images` would make publishing delete the stored images).
+    if any(c in version for c in "/\\ ") or version.startswith(".") or not version.isprintable():
+        raise ReleaseError("Use letters, digits, dots, dashes or underscores in the version.")
+    limit = Release._meta.get_field("version").max_length
+    if len(version) > limit:
+        raise ReleaseError(f"The version is longer than {limit} characters.")
+    known = set(project.domains.values_list("slug", flat=True))
+    unknown = sorted(set(domains) - known)
+    if unknown or not domains:
+        raise ReleaseError(f"Choose at least one known domain (unknown: {', '.join(unknown)}).")
+    taken = f"Release {version} already exists; releases are immutable."
+    if Release.objects.filter(project=project, version=version).exists():
+        raise ReleaseVersionTaken(taken)
+    if min_label_quality is not None:
+        from curation.quality.release_filter import check_filter
+
+        check_filter(project=project, threshold=min_label_quality)
+    with transaction.atomic():
+        try:
+            # Two requests past the check above: the unique constraint decides.
+            with transaction.atomic():
+                release = Release.objects.create(
+                    project=project,
+                    version=version,
+                    notes=notes,
+                    domains=sorted(domains),
+                    seed=seed,
+                    created_by=user,
+                    min_label_quality=min_label_quality,
+                )
+        except IntegrityError:
+            raise ReleaseVersionTaken(taken) from None
+        if enqueue:
+            enqueue_on_commit(build_release_task, release.pk)
+    return release
+
+
+def diff_releases(old: Release, new: Release) -> dict:
+    """Items added, removed and with the chosen response flipped."""
+    before = {
+        r.external_id: r
+        for r in ReleaseItem.objects.filter(release=old).only(
+            "external_id", "domain", "chosen", "item_id"
+        )
+    }
+    after = {
+        r.external_id: r
+        for r in ReleaseItem.objects.filter(release=new).only(
+            "external_id", "domain", "chosen", "item_id"
+        )
+    }
+    added = sorted(set(after) - set(before))
+    removed = sorted(set(before) - set(after))
+    flipped = sorted(k for k in set(before) & set(after) if before[k].chosen != after[k].chosen)
+    return {
+        "added": [after[k] for k in added],
+        "removed": [before[k] for k in removed],
+        "flipped": [(before[k], after[k]) for k in flipped],
+        "unchanged": len(set(before) & set(after)) - len(flipped),
+    }

@@ -1,0 +1,51 @@
+"""Receivers of annotate's signals. They run inside the sender's transaction."""
+
+from annotate.models import Project, Role
+from curation.models import Verdict
+from curation.verdicts.service import recheck_waiting_items, update_verdict
+
+
+def create_verdicts_for_imported_items(sender, *, project, item_ids, **kwargs) -> None:
+    """Every item gets a Verdict (needs_votes) in the import's transaction."""
+    Verdict.objects.bulk_create(
+        [Verdict(item_id=item_id, project=project) for item_id in item_ids],
+        batch_size=1000,
+        ignore_conflicts=True,
+    )
+
+
+def update_verdict_on_vote(sender, *, item, locked=None, **kwargs) -> None:
+    """Move the item's verdict through the contested rule, atomically with the vote."""
+    update_verdict(item=item, locked=locked)
+
+
+def recheck_on_eligibility_change(sender, *, project_id, item_ids, **kwargs) -> None:
+    """Leases ran out or an item was skipped: those annotators can no longer
+    vote on those items, so take back escalation votes nobody can give."""
+    project = Project.objects.filter(pk=project_id).first()
+    if project is not None:
+        recheck_waiting_items(project=project, item_ids=item_ids)
+
+
+def recheck_on_membership_change(sender, *, instance, **kwargs) -> None:
+    """A member was added, removed or changed role: recheck every item of the
+    project still collecting votes (a removed annotator is no longer
+    eligible). A new member only adds eligible annotators, which never makes
+    an item short, and costs one query here."""
+    project = Project.objects.filter(pk=instance.project_id).first()
+    if project is not None:
+        recheck_waiting_items(project=project)
+
+
+def recheck_on_account_change(sender, *, instance, update_fields=None, **kwargs) -> None:
+    """An account was deactivated (or reactivated): recheck the projects it
+    annotates in. Saves that leave is_active alone (log-ins write last_login
+    with update_fields) are skipped."""
+    if update_fields is not None and "is_active" not in update_fields:
+        return
+    if instance.is_active and not kwargs.get("created", False):
+        return  # reactivation only adds eligibility
+    for project in Project.objects.filter(
+        memberships__user=instance, memberships__role=Role.ANNOTATOR
+    ):
+        recheck_waiting_items(project=project)

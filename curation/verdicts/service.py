@@ -1,0 +1,452 @@
+"""The contested rule applied to the database.
+
+A verdict follows its item's votes (update_verdict, in the vote's
+transaction); a change of the rule's thresholds re-decides what it touches;
+items waiting for votes nobody eligible can give are rechecked and, where
+still short, reported as stuck (never silently waited for). Curators'
+decisions are in curation.verdicts.decisions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from functools import partial
+
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotate.eligibility import eligible_counts, short_of_annotators
+from annotate.loop.service import VoteRowLock
+from annotate.models import Item, Judgement, Project
+from curation.models import (
+    AuditEvent,
+    ContestKind,
+    Verdict,
+    VerdictStatus,
+)
+from curation.verdicts.rule import NO_ONE_LEFT, RuleVote, Thresholds, decide
+
+# Verdicts a curator decided; new votes never overturn them.
+CURATOR_DECIDED = (VerdictStatus.RESOLVED, VerdictStatus.EXCLUDED)
+
+
+def thresholds_for(project: Project) -> Thresholds:
+    return Thresholds(
+        votes_per_item=project.votes_per_item,
+        agree_share=project.agree_share,
+        escalation_votes=project.escalation_votes,
+    )
+
+
+def verdict_snapshot(verdict: Verdict) -> dict:
+    return {
+        "status": verdict.status,
+        "final_choice": verdict.final_choice,
+        "provenance": verdict.provenance,
+        "escalations": verdict.escalations,
+        "escalated_by": verdict.escalated_by,
+        "reason": verdict.reason,
+        "contest_kind": verdict.contest_kind,
+        "exclusion_category": verdict.exclusion_category,
+        "decided_by": verdict.decided_by_id,
+    }
+
+
+def _rule_votes(item_ids) -> dict[int, list[RuleVote]]:
+    votes: dict[int, list[RuleVote]] = defaultdict(list)
+    rows = Judgement.objects.filter(assignment__item_id__in=item_ids, is_current=True).values_list(
+        "assignment__item_id", "choice", "correct_1", "correct_2", "flagged_problem"
+    )
+    for item_id, choice, c1, c2, flagged in rows:
+        votes[item_id].append(RuleVote(choice, c1, c2, flagged))
+    return votes
+
+
+def _apply(
+    verdict: Verdict,
+    item: Item,
+    votes: list[RuleVote],
+    thresholds: Thresholds,
+    *,
+    eligible: Callable[[], int],
+    escalation_cut: bool = False,
+) -> bool:
+    """Move `verdict` to where the rule puts it. Returns True if it changed
+    (the caller saves it). An escalation raises the item's votes_needed by as
+    many votes as `eligible()` annotators can still give (asked only then).
+    `escalation_cut`: the escalation's votes were taken back because nobody
+    is left to give them (the reason says so)."""
+    before = verdict_snapshot(verdict)
+    decide_with = partial(
+        decide,
+        votes,
+        votes_needed=item.votes_needed,
+        escalations=verdict.escalations,
+        thresholds=thresholds,
+        gold=item.gold_choice,
+    )
+    outcome = decide_with()
+    if outcome.escalate_by:
+        outcome = decide_with(eligible=eligible())
+    if outcome.escalate_by:
+        Item.objects.filter(pk=item.pk).update(votes_needed=F("votes_needed") + outcome.escalate_by)
+        item.votes_needed += outcome.escalate_by
+        verdict.escalations += 1
+        verdict.escalated_by = outcome.escalate_by
+    reason = outcome.reason
+    if escalation_cut and outcome.kind == ContestKind.SPLIT:
+        reason = f"split {reason.rsplit(': ', 1)[-1]}, {NO_ONE_LEFT}"
+    verdict.status = outcome.status
+    verdict.final_choice = outcome.final_choice
+    verdict.provenance = outcome.provenance
+    verdict.reason = reason
+    verdict.contest_kind = outcome.kind
+    after = verdict_snapshot(verdict)
+    if after == before:
+        return False
+    verdict.version += 1
+    if before["status"] != after["status"] or before["final_choice"] != after["final_choice"]:
+        AuditEvent.objects.create(
+            project_id=item.project_id,
+            item_id=item.pk,
+            actor=None,
+            action="rule",
+            before=before,
+            after=after,
+            reason=reason,
+        )
+    return True
+
+
+_VERDICT_ATTNAMES = [f.attname for f in Verdict._meta.concrete_fields]
+# What every vote's own statement locks and brings back for update_verdict()
+# on PostgreSQL (curation.apps registers it with annotate): the verdict row,
+# its columns in _VERDICT_ATTNAMES' order, the primary key first.
+VERDICT_VOTE_LOCK = VoteRowLock(
+    name="curation.verdict",
+    table=Verdict._meta.db_table,
+    item_column=Verdict._meta.get_field("item").column,
+    columns=tuple(f.column for f in Verdict._meta.concrete_fields),
+)
+# The same lock in a statement of its own (SQLite, revisions, no row found).
+_LOCK_VERDICT_SQL = (
+    f"SELECT {', '.join(VERDICT_VOTE_LOCK.columns)} FROM {VERDICT_VOTE_LOCK.table} "
+    f"WHERE {VERDICT_VOTE_LOCK.item_column} = %s"
+    + (" FOR UPDATE" if connection.features.has_select_for_update else "")
+)
+
+
+def _lock_verdict_for_vote(item_id: int, locked: dict | None = None) -> Verdict | None:
+    """The item's verdict, its row locked until the transaction ends: as the
+    vote's statement locked it (`locked`, the judgement_recorded signal's),
+    else read here. Raw SQL: it runs on every vote, and compiling a QuerySet
+    (or a RawQuerySet's column mapping) cost more CPU than the database
+    spends on it."""
+    if locked and VERDICT_VOTE_LOCK.name in locked:
+        row = locked[VERDICT_VOTE_LOCK.name]
+    elif connection.vendor != "postgresql":  # SQLite's values need Django's converters
+        return next(iter(Verdict.objects.raw(_LOCK_VERDICT_SQL, [item_id])), None)
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(_LOCK_VERDICT_SQL, [item_id])
+            row = cursor.fetchone()
+    return None if row is None else Verdict.from_db(connection.alias, _VERDICT_ATTNAMES, row)
+
+
+def update_verdict(*, item: Item, locked: dict | None = None) -> Verdict:
+    """Re-apply the contested rule to one item after a vote. Runs inside the
+    vote's transaction (called from the judgement_recorded receiver, which
+    passes the rows the vote's statement locked, if any)."""
+    # The verdict row lock serialises concurrent votes on the same item, so
+    # each sees the other's judgement and the escalation happens once.
+    verdict = _lock_verdict_for_vote(item.pk, locked)
+    if verdict is None:
+        verdict = Verdict.objects.create(item_id=item.pk, project_id=item.project_id)
+    if verdict.status in CURATOR_DECIDED:
+        return verdict
+    # The sender's item carries its tallies with this vote counted. Below the
+    # votes it needs, the rule looks at nothing but that count (needs_votes),
+    # so the votes themselves need not be read.
+    votes = [] if item.n_votes < item.votes_needed else _item_rule_votes(item.pk)
+
+    def eligible() -> int:
+        return eligible_counts(project=item.project, item_ids=[item.pk])[item.pk]
+
+    if _apply(verdict, item, votes, thresholds_for(item.project), eligible=eligible):
+        # What verdict.save(update_fields=VOTE_FIELDS) writes, as plain SQL
+        # (this too runs inside every vote that completes an item).
+        verdict.updated_at = timezone.now()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _SAVE_VERDICT_SQL,
+                [
+                    *(getattr(verdict, name) for name in VOTE_FIELDS[:-1]),
+                    connection.ops.adapt_datetimefield_value(verdict.updated_at),
+                    verdict.pk,
+                ],
+            )
+    return verdict
+
+
+# The verdict fields the rule's outcome changes, then updated_at (written by a
+# vote's save; reevaluate_items' bulk update leaves it).
+VOTE_FIELDS = (
+    "status",
+    "final_choice",
+    "provenance",
+    "reason",
+    "escalations",
+    "escalated_by",
+    "contest_kind",
+    "version",
+    "updated_at",
+)
+_SAVE_VERDICT_SQL = (
+    "UPDATE curation_verdict SET "
+    + ", ".join(f"{name} = %s" for name in VOTE_FIELDS)
+    + " WHERE id = %s"
+)
+# _rule_votes() for one item, as plain SQL. On PostgreSQL the item's
+# assignments go in as an array, so the judgements are read by index whatever
+# the statistics say: with a join, a table not analysed since it was small
+# (autovacuum off, or not yet run) got a hash join over every judgement, 2 ms
+# at 13,000 of them and growing.
+_ITEM_RULE_VOTES_SQL = """
+    SELECT j.choice, j.correct_1, j.correct_2, j.flagged_problem
+    FROM annotate_judgement j
+    WHERE j.is_current AND j.assignment_id {}
+"""
+_ITEM_ASSIGNMENTS = "(SELECT a.id FROM annotate_assignment a WHERE a.item_id = %s)"
+
+
+def _item_rule_votes(item_id: int) -> list[RuleVote]:
+    assignments = _ITEM_ASSIGNMENTS
+    if connection.vendor == "postgresql":
+        sql = _ITEM_RULE_VOTES_SQL.format(f"= ANY(ARRAY{assignments})")
+    else:
+        sql = _ITEM_RULE_VOTES_SQL.format(f"IN {assignments}")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [item_id])
+        return [RuleVote(choice, c1, c2, bool(flagged)) for choice, c1, c2, flagged in cursor]
+
+
+def update_thresholds(
+    *,
+    project: Project,
+    actor,
+    votes_per_item: int,
+    agree_share: float,
+    escalation_votes: int,
+) -> Counter:
+    """Change a project's contested-rule thresholds and re-evaluate every item
+    a curator has not decided, escalations already granted included.
+
+    - The base count moves every open item's votes_needed by the difference.
+    - A lower escalation takes votes back from escalated items (to 0: they
+      are decided at once on the votes they have); a higher one asks more of
+      items still waiting for their escalation votes (as far as eligible
+      annotators can give them). Items the rule has already settled after
+      their escalation are re-decided on their votes, not escalated again.
+    - Never below an item's live assignments: a vote someone is giving right
+      now still counts when it comes.
+
+    Returns how many verdicts moved into each status (only verdicts whose
+    status changed)."""
+    with transaction.atomic():
+        project = Project.objects.select_for_update().get(pk=project.pk)
+        before = {
+            "votes_per_item": project.votes_per_item,
+            "agree_share": project.agree_share,
+            "escalation_votes": project.escalation_votes,
+        }
+        after = {
+            "votes_per_item": votes_per_item,
+            "agree_share": agree_share,
+            "escalation_votes": escalation_votes,
+        }
+        if before == after:
+            return Counter()
+        delta = votes_per_item - project.votes_per_item
+        project.votes_per_item = votes_per_item
+        project.agree_share = agree_share
+        project.escalation_votes = escalation_votes
+        project.save(update_fields=["votes_per_item", "agree_share", "escalation_votes"])
+        AuditEvent.objects.create(
+            project=project, actor=actor, action="thresholds", before=before, after=after
+        )
+        open_verdicts = Verdict.objects.filter(project=project).exclude(status__in=CURATOR_DECIDED)
+        if escalation_votes != before["escalation_votes"]:
+            regranted = open_verdicts.filter(escalations__gt=0)
+            if escalation_votes > before["escalation_votes"]:
+                regranted = regranted.filter(status=VerdictStatus.NEEDS_VOTES)
+            else:
+                regranted = regranted.filter(escalated_by__gt=escalation_votes)
+            _regrant_escalations(
+                project=project, verdicts=regranted, escalation_votes=escalation_votes
+            )
+        if delta:
+            items = Item.objects.filter(project=project).exclude(
+                verdict__status__in=CURATOR_DECIDED
+            )
+            for item in items.only("pk", "votes_needed", "live_assignments").order_by("pk"):
+                needed = max(item.votes_needed + delta, item.live_assignments, 1)
+                if needed != item.votes_needed:
+                    Item.objects.filter(pk=item.pk).update(votes_needed=needed)
+        open_items = Item.objects.filter(project=project).exclude(
+            verdict__status__in=CURATOR_DECIDED
+        )
+        moved = reevaluate_items(project=project, items=open_items)
+        moved.update(recheck_waiting_items(project=project))
+        return moved
+
+
+def _regrant_escalations(*, project: Project, verdicts, escalation_votes: int) -> None:
+    """Set escalated items' extra votes to the project's new escalation_votes
+    (rechecked against the eligible annotators afterwards)."""
+    for verdict in verdicts.select_related("item").order_by("item_id"):
+        item = verdict.item
+        needed = max(
+            item.votes_needed - verdict.escalated_by + escalation_votes, item.live_assignments
+        )
+        granted = verdict.escalated_by + (needed - item.votes_needed)
+        Item.objects.filter(pk=item.pk).update(votes_needed=needed)
+        Verdict.objects.filter(pk=verdict.pk).update(escalated_by=max(granted, 0))
+
+
+def reevaluate_items(*, project: Project, items) -> Counter:
+    """Apply the rule to many items at once (a constant number of queries per
+    batch, plus one per item that escalates). Returns how many verdicts moved
+    into each status."""
+    thresholds = thresholds_for(project)
+    moved: Counter = Counter()
+    item_ids = list(items.order_by("pk").values_list("pk", flat=True))
+    for start in range(0, len(item_ids), 2000):
+        ids = item_ids[start : start + 2000]
+        # Items before verdicts: the order a vote locks them in.
+        batch = list(
+            Item.objects.select_for_update()
+            .filter(pk__in=ids)
+            .only("pk", "project_id", "votes_needed", "gold_choice")
+            .order_by("pk")
+        )
+        verdicts = {
+            v.item_id: v for v in Verdict.objects.select_for_update().filter(item_id__in=ids)
+        }
+        votes = _rule_votes(ids)
+        eligible = _EligibleCounts(project, ids)
+        dirty = []
+        for item in batch:
+            verdict = verdicts.get(item.pk) or Verdict(item_id=item.pk, project=project)
+            if verdict.status in CURATOR_DECIDED:
+                continue
+            status = verdict.status
+            changed = _apply(
+                verdict,
+                item,
+                votes.get(item.pk, []),
+                thresholds,
+                eligible=partial(eligible.of, item.pk),
+            )
+            if changed or verdict.pk is None:
+                dirty.append(verdict)
+            if verdict.status != status:
+                moved[verdict.status] += 1
+        new = [v for v in dirty if v.pk is None]
+        Verdict.objects.bulk_create(new)
+        Verdict.objects.bulk_update([v for v in dirty if v.pk is not None], list(VOTE_FIELDS[:-1]))
+    return moved
+
+
+class _EligibleCounts:
+    """eligible_counts() of a batch of items, asked for the first time one of
+    them escalates (most re-evaluations escalate none)."""
+
+    def __init__(self, project: Project, item_ids: list[int]):
+        self.project, self.item_ids = project, item_ids
+        self.counts: dict[int, int] | None = None
+
+    def of(self, item_id: int) -> int:
+        if self.counts is None:
+            self.counts = eligible_counts(project=self.project, item_ids=self.item_ids)
+        return self.counts[item_id]
+
+
+def recheck_waiting_items(*, project: Project, item_ids: list[int] | None = None) -> Counter:
+    """Items that wait for more votes than eligible annotators can still give
+    (someone left, was deactivated, skipped, or let a lease run out): take
+    back the escalation votes that cannot come and decide them on the votes
+    they have; a split with nobody left to break it goes to the curators.
+    What remains short (the base count, a curator's request) is reported as
+    stuck (stuck_items), never silently waited for. Returns how many verdicts
+    moved into each status."""
+    with transaction.atomic():
+        short = short_of_annotators(project)
+        if item_ids is not None:
+            short = short.filter(pk__in=item_ids)
+        ids = list(short.values_list("pk", flat=True))
+        if not ids:
+            return Counter()
+        # Locked in a vote's order (item, then verdict), then counted again:
+        # a claim or vote that committed meanwhile is seen.
+        items = {
+            i.pk: i
+            for i in Item.objects.select_for_update()
+            .filter(pk__in=ids)
+            .only("pk", "project_id", "votes_needed", "live_assignments", "gold_choice")
+            .order_by("pk")
+        }
+        eligible = eligible_counts(project=project, item_ids=ids)
+        verdicts = (
+            Verdict.objects.select_for_update()
+            .filter(item_id__in=ids, escalated_by__gt=0)
+            .exclude(status__in=CURATOR_DECIDED)
+        )
+        cut = []
+        for verdict in verdicts:
+            item = items[verdict.item_id]
+            shortfall = item.votes_needed - item.live_assignments - eligible[item.pk]
+            take = min(verdict.escalated_by, shortfall)
+            if take <= 0:
+                continue
+            item.votes_needed -= take
+            Item.objects.filter(pk=item.pk).update(votes_needed=item.votes_needed)
+            verdict.escalated_by -= take
+            cut.append((verdict, item))
+        if not cut:
+            return Counter()
+        thresholds = thresholds_for(project)
+        votes = _rule_votes([item.pk for _, item in cut])
+        moved: Counter = Counter()
+        for verdict, item in cut:
+            status = verdict.status
+            _apply(
+                verdict,
+                item,
+                votes.get(item.pk, []),
+                thresholds,
+                eligible=partial(eligible.__getitem__, item.pk),
+                escalation_cut=True,
+            )
+            verdict.save()
+            if verdict.status != status:
+                moved[verdict.status] += 1
+        return moved
+
+
+def stuck_items(project: Project):
+    """Items still collecting votes that no eligible annotator can give (the
+    base count above the team, or a curator asking for more votes than
+    people are left), each annotated with `eligible`; a reason per item from
+    stuck_reason(). One query."""
+    return short_of_annotators(project)
+
+
+def stuck_reason(item) -> str:
+    missing = item.votes_needed - item.n_votes
+    if item.eligible <= 0:
+        who = "no annotator left who has not seen it"
+    else:
+        who = f"only {item.eligible} eligible annotator{'s' if item.eligible != 1 else ''} left"
+    return f"needs {missing} more vote{'s' if missing != 1 else ''}; {who}"

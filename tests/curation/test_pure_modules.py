@@ -1,0 +1,37 @@
+"""The science modules stay free of Django (DESIGN §3): each is imported in a
+fresh interpreter, which must not have loaded django afterwards. So they are
+tested without a database and run anywhere (a notebook, a script)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PURE_MODULES = [
+    "curation.verdicts.rule",
+    "curation.agreement.stats",
+    "curation.agreement.diagnostics",
+    "curation.releases.exporter",
+    "curation.releases.parquet",
+    "curation.evaluation.scoring",
+    "curation.evaluation.scoring_input",
+    "curation.evaluation.scoring_output",
+    "curation.evaluation.judge_client",
+    "curation.evaluation.key_encryption",
+    "curation.quality.label_quality",
+    "curation.quality.probability",
+    "curation.quality.simulation",
+]
+
+
+@pytest.mark.parametrize("module", PURE_MODULES)
+def test_module_imports_no_django(module):
+    code = (
+        f"import sys, {module}; "
+        "sys.exit(any(m == 'django' or m.startswith('django.') for m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, f"{module} imports Django\n{result.stderr}"
