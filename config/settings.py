@@ -147,13 +147,6 @@ TEMPLATES = [
             ],
         },
     },
-    {
-        # Only for templates that render on every judgement (config/jinja2.py).
-        "BACKEND": "django.template.backends.jinja2.Jinja2",
-        "DIRS": [BASE_DIR / "templates" / "jinja2"],
-        "APP_DIRS": False,
-        "OPTIONS": {"environment": "config.jinja2.environment", "autoescape": True},
-    },
 ]
 
 # --- Database ---------------------------------------------------------------

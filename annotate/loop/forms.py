@@ -5,18 +5,6 @@ from django import forms
 from annotate.loop import rules
 
 
-class SharedFields(dict):
-    """A form's base_fields, handed to each instance as a new dict of the
-    same Field objects instead of deep copies of them (Django deep-copies
-    every field, widget and validator list per form: about 0.3 ms for the
-    judgement form, posted on every judgement). Only for a form whose
-    instances never change their fields (choices, widgets, attrs): one that
-    did would change them for every later form."""
-
-    def __deepcopy__(self, memo):
-        return dict(self)
-
-
 class JudgementForm(forms.Form):
     """What the compare page posts, in *displayed* terms (left/right). The one
     place that turns them into canonical terms is `to_vote`."""
@@ -86,11 +74,6 @@ class _Cleaned:
 
     def __init__(self, cleaned_data: dict):
         self.cleaned_data = cleaned_data
-
-
-# No instance changes its fields: views only read them and add errors, which
-# live on the form.
-JudgementForm.base_fields = SharedFields(JudgementForm.base_fields)
 
 
 class SkipForm(forms.Form):

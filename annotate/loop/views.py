@@ -8,18 +8,25 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db import connection
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Prefetch, Q, Sum
+from django.db.models import (
+    Count,
+    Exists,
+    F,
+    IntegerField,
+    Max,
+    OuterRef,
+    Prefetch,
+    Q,
+    Subquery,
+    Sum,
+)
 from django.db.models.functions import Least
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
-from django.template import engines
-from django.template.backends.utils import csrf_input
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import strip_tags
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from annotate.loop import rules
@@ -42,11 +49,11 @@ from annotate.models import (
     AssignmentStatus,
     Item,
     Judgement,
+    Membership,
     Project,
     submitted_count,
 )
 from annotate.projects import project_for
-from config.reversing import reverse_one
 
 # --- Annotation ------------------------------------------------------------------------
 
@@ -67,11 +74,13 @@ def _assignment_for(request, assignment_id: int, related=COMPARE_PAGE_RELATED) -
 
 
 def _project_progress(project: Project, user) -> dict:
-    """Votes collected and needed over the whole project, and how many items
-    are left for `user` (the ones they hold open, the one on screen
-    included, and those they could still be given), in one statement read
-    afresh on every page: right after each vote, not a cached figure."""
+    """Votes collected and needed over the whole project, how many items are
+    left for `user` (the ones they hold open, the one on screen included,
+    and those they could still be given) and their Membership.judged, in
+    one statement read afresh on every page: right after each vote, not a
+    cached figure."""
     mine = Assignment.objects.filter(annotator=user)
+    judged = Membership.objects.filter(project=project, user=user).values("judged")
     return Item.objects.filter(project=project).aggregate(
         needed=Sum("votes_needed"),
         collected=Sum(
@@ -85,25 +94,22 @@ def _project_progress(project: Project, user) -> dict:
             "pk",
             filter=Q(live_assignments__lt=F("votes_needed")) & ~Q(pk__in=mine.values("item_id")),
         ),
+        # aggregate() takes only aggregates: the Max of the one value the
+        # subquery gives (evaluated once), None without a membership (or in a
+        # project without items).
+        judged=Max(Subquery(judged)),
     )
 
 
-_JUDGED_SQL = "SELECT judged FROM annotate_membership WHERE project_id = %s AND user_id = %s"
-
-
-def _progress(project: Project, user, judged: int | None = None) -> dict:
+def _progress(project: Project, user) -> dict:
     """The progress line: the annotator's own count (Membership.judged, kept
-    by every submit; `judged` when the caller already read it, as a claim
-    does), what is left for them, and the project's votes."""
+    by every submit), what is left for them, and the project's votes."""
     totals = _project_progress(project, user)
     collected, needed = totals["collected"] or 0, totals["needed"] or 0
+    judged = totals["judged"]
     if judged is None:
-        # Raw SQL, as it runs on every compare page.
-        with connection.cursor() as cursor:
-            cursor.execute(_JUDGED_SQL, [project.pk, user.pk])
-            row = cursor.fetchone()
         # An admin judging without a membership: counted from the rows.
-        judged = row[0] if row else submitted_count(project_id=project.pk, user_id=user.pk)
+        judged = submitted_count(project_id=project.pk, user_id=user.pk)
     return {
         "mine": judged,
         "left": totals["held"] + totals["open"],
@@ -180,10 +186,10 @@ def _error_summary(errors: dict[str, list[str]]) -> list[tuple[str | None, str]]
 @functools.cache
 def _keymap(
     *, allow_tie: bool, domain_words: tuple[str, str, str] | None, judged: bool, can_revise: bool
-) -> tuple[tuple[str, str, str], ...]:
+) -> tuple[tuple[str, tuple[str, ...], str], ...]:
     """(action, keys, meaning) of every key the compare page acts on for an
-    item like this one: the `?` panel lists exactly these, and work.js acts
-    only on the actions listed (data-actions)."""
+    item like this one, `keys` a tuple of key names: the `?` panel lists
+    exactly these, and work.js acts only on the actions listed (data-actions)."""
     keys = [
         ("left", "1,←", "A (left) is better"),
         ("right", "2,→", "B (right) is better"),
@@ -223,7 +229,7 @@ def _keymap(
         ("keys", "?", "This list"),
         ("close", "Esc", "Close panels and full size"),
     ]
-    return tuple(keys)
+    return tuple((action, tuple(k.split(",")), meaning) for action, k, meaning in keys)
 
 
 def _render_work(
@@ -253,67 +259,82 @@ def _render_work(
         confidence = str(form["confidence"].value())
         values = {name: form[name].value() for name in SHOWN_VALUES}
     else:
-        confidence, values = FRESH_CONFIDENCE, {}
+        confidence, values = FRESH_CONFIDENCE, dict.fromkeys(SHOWN_VALUES)
     errors = _form_errors(form, skip_form, domain) if (form or skip_form) is not None else {}
     revisable = judgement is not None and can_revise(item)
+    keymap = _keymap(
+        allow_tie=project.allow_tie,
+        domain_words=(
+            (domain.correctness_question, domain.yes_label, domain.no_label)
+            if domain.is_correctness
+            else None
+        ),
+        judged=judgement is not None,
+        can_revise=revisable,
+    )
+    responses = [
+        {
+            "side": side,
+            "name": name,
+            "hotkeys": hotkeys,
+            "html": response_html,
+            "question": domain.question_for(name),
+            "field": f"correct_{side}",
+            "choices": _correctness_choices(domain.yes_label, domain.no_label, keys),
+            "value": values.get(f"correct_{side}"),
+            "errors": errors.get(f"correct_{side}"),
+        }
+        for side, name, hotkeys, response_html, keys in (
+            ("left", "A", ("1", "←"), left, "qwe"),
+            ("right", "B", ("2", "→"), right, "opu"),
+        )
+    ]
     context = {
         "project": project,
         "assignment": assignment,
         "item": item,
         "prompt_html": html["prompt"],
         "domain": domain,
-        "left": left,
-        "right": right,
+        "responses": responses,
         "judgement": judgement,
         "can_revise": revisable,
         "values": values,
-        "errors": errors,
+        # Every place the template looks, with its messages (most often none).
+        "errors": {where: errors.get(where, ()) for where in ERROR_TARGETS},
         "error_summary": _error_summary(errors) if errors else (),
         "skip_errors": "skip" in errors,
         "skip_reason": (skip_form["reason"].value() or "") if skip_form is not None else "",
         "return_to": return_to,
         "notice": notice,
-        "keymap": _keymap(
-            allow_tie=project.allow_tie,
-            domain_words=(
-                (domain.correctness_question, domain.yes_label, domain.no_label)
-                if domain.is_correctness
-                else None
-            ),
-            judged=judgement is not None,
-            can_revise=revisable,
-        ),
-        "correctness_choices": _correctness_choices(domain.yes_label, domain.no_label),
+        "keymap": keymap,
+        "actions": " ".join(action for action, _, _ in keymap),
         "confidence_choices": CONFIDENCE_CHOICES,
         "confidence": confidence,
-        # One masked token for both forms, as Django templates' {% csrf_token %}
-        # does (Jinja2's csrf_input would mask it afresh for each).
-        "csrf_field": csrf_input(request),
-        "submit_url": reverse_one("work_submit", assignment.pk),
-        "skip_url": reverse_one("work_skip", assignment.pk),
-        "undo_url": reverse_one("work_undo", project.slug),
-        "ahead_url": reverse_one("work_ahead", project.slug),
-        "progress": _progress(
-            project, request.user, judged=getattr(assignment, "judged_in_project", None)
-        ),
+        "submit_url": reverse("work_submit", args=[assignment.pk]),
+        "skip_url": reverse("work_skip", args=[assignment.pk]),
+        "undo_url": reverse("work_undo", args=[project.slug]),
+        "ahead_url": reverse("work_ahead", args=[project.slug]),
+        "progress": _progress(project, request.user),
     }
-    # The #work element is a Jinja2 template (config/jinja2.py): it renders on
-    # every judgement. The full page wraps it in the site's Django layout.
-    work = engines["jinja2"].get_template("annotate/_work.html").render(context, request)
-    if request.htmx:
-        response = HttpResponse(work, status=status)
-    else:
-        page = {"project": project, "domain": item.domain, "work_html": mark_safe(work)}
-        response = render(request, "annotate/work.html", page, status=status)
+    # htmx swaps in the #work element alone; the full page includes the same
+    # template in the site's layout.
+    template = "annotate/_work.html" if request.htmx else "annotate/work.html"
+    response = render(request, template, context, status=status)
     response["Cache-Control"] = "no-store"
     return response
 
 
 @functools.cache
-def _correctness_choices(yes_label: str, no_label: str) -> tuple[tuple[str, str], ...]:
-    """The correctness radios in the domain's words (stored as yes/no/unsure)."""
+def _correctness_choices(
+    yes_label: str, no_label: str, keys: str
+) -> tuple[tuple[str, str, str], ...]:
+    """The correctness radios in the domain's words (stored as yes/no/unsure),
+    each with its key (one letter of `keys`)."""
     words = {"yes": yes_label, "no": no_label}
-    return tuple((value, words.get(value, label)) for value, label in CORRECTNESS_CHOICES)
+    return tuple(
+        (value, words.get(value, label), key)
+        for (value, label), key in zip(CORRECTNESS_CHOICES, keys, strict=True)
+    )
 
 
 def _displayed_initial(judgement: Judgement, assignment: Assignment) -> dict:
@@ -333,7 +354,7 @@ def _go_next(request, project: Project, assignment: Assignment | None):
     if assignment is None:
         url = reverse("work_done", args=[project.slug])
     else:
-        url = reverse_one("work_item", assignment.pk)
+        url = reverse("work_item", args=[assignment.pk])
     if request.htmx:
         if assignment is None:
             response = HttpResponse(status=204)
@@ -421,7 +442,7 @@ def _return_after_revise(request, project: Project) -> str:
         .first()
     )
     if held is not None:
-        return reverse_one("work_item", held)
+        return reverse("work_item", args=[held])
     return reverse("history", args=[project.slug])
 
 
@@ -450,7 +471,7 @@ def work_ahead(request, slug):
         return HttpResponse(status=204)
     assignment = _assignment_for(request, ahead.pk)
     response = _render_work(request, assignment)
-    response["X-Item-Url"] = reverse_one("work_item", assignment.pk)
+    response["X-Item-Url"] = reverse("work_item", args=[assignment.pk])
     return response
 
 
@@ -481,7 +502,7 @@ def work_undo(request, slug):
             "Your last vote can no longer be changed: its item has all its votes.",
         )
         return redirect(back)
-    url = reverse_one("work_item", last.assignment_id)
+    url = reverse("work_item", args=[last.assignment_id])
     return redirect(f"{url}?{urlencode({'undo': '1', 'next': back})}")
 
 
@@ -631,7 +652,7 @@ def history(request, slug):
                 "earlier": revisions[1:],
                 "badges": badges,
                 "when": current.created_at if current is not None else a.claimed_at,
-                "open_url": f"{reverse_one('work_item', a.pk)}?{urlencode({'next': here})}",
+                "open_url": f"{reverse('work_item', args=[a.pk])}?{urlencode({'next': here})}",
             }
         )
     return render(

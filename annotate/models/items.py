@@ -11,11 +11,11 @@ import hashlib
 
 from django.db import models
 from django.db.models import F, Q
+from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from annotate import rendering
 from annotate.models.projects import Domain, Project
-from config.reversing import reverse_one
 
 
 class ImageAsset(models.Model):
@@ -50,11 +50,11 @@ class ImageAsset(models.Model):
     # the view's safety headers.
     @property
     def url(self) -> str:
-        return reverse_one("media", self.file)
+        return reverse("media", args=[self.file])
 
     @property
     def thumbnail_url(self) -> str:
-        return reverse_one("media", self.thumbnail or self.file)
+        return reverse("media", args=[self.thumbnail or self.file])
 
 
 class GoldChoice(models.TextChoices):

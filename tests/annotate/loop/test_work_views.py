@@ -270,12 +270,11 @@ def test_compare_page_runs_a_constant_number_of_queries(client, django_assert_ma
     user = login(client, project)
     start(client, project)
     a = Assignment.objects.get(annotator=user)
-    # the session, its user, the assignment with what the
-    # page shows (on PostgreSQL with the annotator's own count), the
-    # project's progress and what is left for the annotator, read afresh
-    # (and elsewhere the annotator's own count)
+    # the session, its user, the assignment with what the page shows, the
+    # progress line read afresh (the project's votes, what is left for the
+    # annotator and their own count, in one statement)
     for _ in range(2):
-        with django_assert_max_num_queries(4 if on_postgres() else 5):
+        with django_assert_max_num_queries(4):
             client.get(reverse("work_item", args=[a.pk]))
 
 
@@ -292,10 +291,9 @@ def test_htmx_submit_and_next_item_run_a_constant_number_of_queries(
     a = Assignment.objects.get(annotator=user)
     # the session, its user; the submit, which reads the assignment itself
     # (see test_submit: 3 on PostgreSQL, 7 on SQLite, and its SAVEPOINT pair);
-    # the claim (see test_claim: 1 with the annotator's own count, or 5 and a
-    # pair, and the count), the progress line. The fresh claim brings the
-    # next item along.
-    with django_assert_max_num_queries(9 if on_postgres() else 20):
+    # the claim (see test_claim: 1, or 5 and a pair), the progress line with
+    # the annotator's own count. The fresh claim brings the next item along.
+    with django_assert_max_num_queries(9 if on_postgres() else 19):
         response = client.post(
             reverse("work_submit", args=[a.pk]), {"choice": "left"}, HTTP_HX_REQUEST="true"
         )
