@@ -14,7 +14,7 @@ IMMEDIATE transactions serialise writers anyway (config/settings.py).
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import F, OuterRef, Q, Subquery
+from django.db.models import F, Q
 from django.utils import timezone
 
 from annotate.loop.rules import Vote, tally_delta
@@ -113,25 +113,19 @@ def locked_assignment(*, assignment_id: int, annotator) -> Assignment | None:
 
 def assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
     """The annotator's own assignment with its item, project, domain and
-    image, and `judged_in_project` (Membership.judged, None for a
-    non-member); or None."""
-    judged = Membership.objects.filter(project=OuterRef("item__project"), user=annotator)
+    image; or None."""
     return (
         Assignment.objects.own(annotator)
         .filter(pk=assignment_id)
         .select_related(*COMPARE_PAGE_RELATED)
-        .annotate(judged_in_project=Subquery(judged.values("judged")[:1]))
         .first()
     )
 
 
-def record_vote(
-    *, assignment: Assignment, annotator, fields: dict, vote: Vote, now
-) -> tuple[Judgement, dict[str, tuple]]:
+def record_vote(*, assignment: Assignment, annotator, fields: dict, vote: Vote, now) -> Judgement:
     """Store the judgement (`fields`), mark the assignment submitted, count
     the vote in its item's tallies and in the annotator's Membership.judged;
-    `assignment.item` gets its tallies back. Returns the judgement, and no
-    rows locked for other apps (annotate.loop.postgres.record_vote's)."""
+    `assignment.item` gets its tallies back."""
     item = assignment.item
     judgement = Judgement.objects.create(**fields)
     Assignment.objects.filter(pk=assignment.pk).update(
@@ -142,4 +136,4 @@ def record_vote(
         judged=F("judged") + 1
     )
     item.refresh_from_db(fields=ITEM_COUNTS)
-    return judgement, {}
+    return judgement

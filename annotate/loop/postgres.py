@@ -16,7 +16,6 @@ per connection.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 
 from django.db import connection
@@ -97,10 +96,10 @@ _CLAIM_IMAGE = _select_columns("g", ImageAsset)
 #   rows would make every other claimer skip all items sharing them.
 # - `counted`: the UPDATE's condition (rechecked on the row's latest version)
 #   and the CHECK constraint make overlap impossible even if the lock did not.
-# - The final SELECT always returns one row (the membership's count and the
-#   stale flag), with the leased or resumed assignment's item, domain and
-#   image when there is one, read as of the statement's start: only
-#   live_assignments changed, and that comes from the UPDATE's RETURNING.
+# - The final SELECT always returns one row (the stale flag), with the
+#   leased or resumed assignment's item, domain and image when there is one,
+#   read as of the statement's start: only live_assignments changed, and
+#   that comes from the UPDATE's RETURNING.
 CLAIM_SQL = """
     WITH own AS (
         SELECT a.id, a.item_id, a.shown_swapped, a.claimed_at, a.lease_expires_at
@@ -141,8 +140,6 @@ CLAIM_SQL = """
         SELECT own.*, NULL FROM own
     )
     SELECT
-        (SELECT m.judged FROM annotate_membership m
-         WHERE m.project_id = %(project)s AND m.user_id = %(user)s),
         EXISTS (SELECT 1 FROM stale),
         found.id, found.shown_swapped, found.claimed_at, found.lease_expires_at,
         COALESCE(found.live, i.live_assignments),
@@ -179,8 +176,7 @@ def claim(
     """(The leased or resumed assignment, or None; whether nothing was leased
     because stale leases wait to be returned.) The assignment comes with its
     item (its live_assignments with this claim counted), the item's project,
-    domain and image, and `judged_in_project`: the annotator's
-    Membership.judged (None for a non-member), for the progress line."""
+    domain and image."""
     with connection.cursor() as cursor:
         cursor.execute(
             CLAIM_SQL,
@@ -194,11 +190,11 @@ def claim(
             ),
         )
         row = cursor.fetchone()
-    judged, stale, assignment_id, shown_swapped, claimed_at, lease_until, live = row[:7]
+    stale, assignment_id, shown_swapped, claimed_at, lease_until, live = row[:6]
     if assignment_id is None:
         return None, stale
     item, domain, image = _instances(
-        row[7:], (Item, _CLAIM_ITEM), (Domain, _CLAIM_DOMAIN), (ImageAsset, _CLAIM_IMAGE)
+        row[6:], (Item, _CLAIM_ITEM), (Domain, _CLAIM_DOMAIN), (ImageAsset, _CLAIM_IMAGE)
     )
     item.live_assignments = live
     item.project, item.domain, item.image = project, domain, image
@@ -218,7 +214,6 @@ def claim(
         connection.alias, list(values), [values[f.attname] for f in fields]
     )
     assignment.item, assignment.annotator = item, annotator
-    assignment.judged_in_project = judged
     return assignment, False
 
 
@@ -281,17 +276,14 @@ def locked_assignment(*, assignment_id: int, annotator) -> Assignment | None:
 
 
 # The compare page's read: the annotator's own assignment with its item,
-# project, domain and image, and their Membership.judged for the progress
-# line, in one statement (the ORM's select_related() of the same cost more
-# CPU to compile than the rest of the page). The item's source text stays
+# project, domain and image, in one statement (the ORM's select_related() of
+# the same cost more CPU to compile than the rest of the page). The item's source text stays
 # deferred: the page shows its stored HTML.
 _PAGE_ITEM = _select_columns("i", Item, skip=_SOURCE_TEXT)
 _PAGE_IMAGE = _select_columns("g", ImageAsset)
 _PAGE_COLUMNS = _LOCK_ASSIGNMENT + _PAGE_ITEM + _LOCK_PROJECT + _LOCK_DOMAIN + _PAGE_IMAGE
 PAGE_SQL = f"""
-    SELECT (SELECT m.judged FROM annotate_membership m
-            WHERE m.project_id = i.project_id AND m.user_id = a.annotator_id),
-        {", ".join(c for _, c in _PAGE_COLUMNS)}
+    SELECT {", ".join(c for _, c in _PAGE_COLUMNS)}
     FROM annotate_assignment a
     INNER JOIN annotate_item i ON i.id = a.item_id
     INNER JOIN annotate_project p ON p.id = i.project_id
@@ -303,13 +295,12 @@ PAGE_SQL = f"""
 
 def assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
     """The annotator's own assignment with its item, project, domain and
-    image, and `judged_in_project` (Membership.judged, None for a
-    non-member); or None. The item's source text stays deferred."""
+    image; or None. The item's source text stays deferred."""
     row = _own_assignment_row(PAGE_SQL, assignment_id=assignment_id, annotator=annotator)
     if row is None:
         return None
     assignment, item, project, domain, image = _instances(
-        row[1:],
+        row,
         (Assignment, _LOCK_ASSIGNMENT),
         (Item, _PAGE_ITEM),
         (Project, _LOCK_PROJECT),
@@ -318,54 +309,17 @@ def assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
     )
     item.project, item.domain, item.image = project, domain, image
     assignment.item, assignment.annotator = item, annotator
-    assignment.judged_in_project = row[0]
     return assignment
 
 
 _JUDGEMENT_FIELDS = [f for f in Judgement._meta.concrete_fields if not f.primary_key]
 
 
-@dataclass(frozen=True)
-class VoteRowLock:
-    """A row of another app's table, one per item, that a judgement_recorded
-    receiver locks on every vote (curation's Verdict). Registered with
-    lock_with_each_vote(), it is locked and read by the vote's own statement,
-    after the item's tallies, and the signal carries it: `locked[name]` is
-    the row's values in `columns`' order. Where `name` is not in `locked`
-    (SQLite, revisions, no row found) the receiver locks the row itself."""
-
-    name: str
-    table: str
-    item_column: str  # holds the item's id; unique in the table
-    columns: tuple[str, ...]  # the first NOT NULL (the primary key, say)
-
-
-_VOTE_ROW_LOCKS: dict[str, VoteRowLock] = {}
-
-
-def lock_with_each_vote(lock: VoteRowLock) -> None:
-    """Have every vote's statement lock and return `lock`'s row."""
-    _VOTE_ROW_LOCKS[lock.name] = lock
-
-
 @cache
-def _record_vote_sql(tally: tuple[str, ...], locks: tuple[VoteRowLock, ...]) -> str:
+def _record_vote_sql(tally: tuple[str, ...]) -> str:
     """record_vote()'s statement for a vote counted in the `tally` columns
     (from a fixed set: validate_vote checked the labels), built once."""
     quote = connection.ops.quote_name
-    tallies = ", ".join(f"{quote(c)} = {quote(c)} + 1" for c in tally)
-    lock_ctes = "".join(
-        f""", locked_{n} AS MATERIALIZED (
-            SELECT {", ".join(quote(c) for c in lock.columns)} FROM {quote(lock.table)}
-            WHERE {quote(lock.item_column)} = (SELECT id FROM counted)
-            FOR UPDATE
-        )"""
-        for n, lock in enumerate(locks)
-    )
-    lock_columns = "".join(
-        f", locked_{n}.{quote(c)}" for n, lock in enumerate(locks) for c in lock.columns
-    )
-    lock_joins = "".join(f" LEFT JOIN locked_{n} ON TRUE" for n in range(len(locks)))
     return f"""
         WITH judged AS (
             INSERT INTO annotate_judgement ({", ".join(f.column for f in _JUDGEMENT_FIELDS)})
@@ -374,32 +328,29 @@ def _record_vote_sql(tally: tuple[str, ...], locks: tuple[VoteRowLock, ...]) -> 
         ), submitted AS (
             UPDATE annotate_assignment SET status = %s, submitted_at = %s WHERE id = %s
         ), counted AS (
-            UPDATE annotate_item SET {tallies} WHERE id = %s
+            UPDATE annotate_item SET {", ".join(f"{quote(c)} = {quote(c)} + 1" for c in tally)}
+            WHERE id = %s
             RETURNING id, {", ".join(ITEM_COUNTS)}
         ), member AS (
             UPDATE annotate_membership SET judged = judged + 1
             WHERE project_id = %s AND user_id = %s
-        ){lock_ctes}
-        SELECT judged.id, {", ".join(f"counted.{c}" for c in ITEM_COUNTS)}{lock_columns}
-        FROM judged CROSS JOIN counted{lock_joins}
+        )
+        SELECT judged.id, {", ".join(f"counted.{c}" for c in ITEM_COUNTS)}
+        FROM judged CROSS JOIN counted
     """
 
 
-def record_vote(
-    *, assignment: Assignment, annotator, fields: dict, vote: Vote, now
-) -> tuple[Judgement, dict[str, tuple]]:
+def record_vote(*, assignment: Assignment, annotator, fields: dict, vote: Vote, now) -> Judgement:
     """Store the judgement (`fields`), mark the assignment submitted, count
     the vote in its item's tallies and in the annotator's Membership.judged,
     in one statement; `assignment.item` gets its tallies back (the UPDATE
     holds the item row until commit, so they include every vote committed
-    before and none after). Returns the judgement and the rows registered
-    with lock_with_each_vote(), by name."""
+    before and none after)."""
     item = assignment.item
-    locks = tuple(_VOTE_ROW_LOCKS.values())
     values = [fields[f.attname] for f in _JUDGEMENT_FIELDS]
     with connection.cursor() as cursor:
         cursor.execute(
-            _record_vote_sql(tuple(tally_columns(vote)), locks),
+            _record_vote_sql(tuple(tally_columns(vote))),
             [
                 *values,
                 AssignmentStatus.SUBMITTED,
@@ -410,19 +361,11 @@ def record_vote(
                 annotator.pk,
             ],
         )
-        row = cursor.fetchone()
-    at = 1 + len(ITEM_COUNTS)
-    for name, value in zip(ITEM_COUNTS, row[1:at], strict=True):
+        judgement_id, *counts = cursor.fetchone()
+    for name, value in zip(ITEM_COUNTS, counts, strict=True):
         setattr(item, name, value)
-    locked: dict[str, tuple] = {}
-    for lock in locks:
-        found = row[at : at + len(lock.columns)]
-        if found[0] is not None:
-            locked[lock.name] = found
-        at += len(lock.columns)
-    judgement = Judgement.from_db(
+    return Judgement.from_db(
         connection.alias,
         [Judgement._meta.pk.attname, *(f.attname for f in _JUDGEMENT_FIELDS)],
-        [row[0], *values],
+        [judgement_id, *values],
     )
-    return judgement, locked

@@ -27,7 +27,6 @@ from django.utils import timezone
 from annotate import signals
 from annotate.loop import orm, postgres
 from annotate.loop.orm import COMPARE_PAGE_RELATED, ITEM_COUNTS, tally_update
-from annotate.loop.postgres import VoteRowLock, lock_with_each_vote
 from annotate.loop.rules import (
     AnnotationError,
     JudgementInvalid,
@@ -46,12 +45,10 @@ __all__ = [
     "AnnotationError",
     "JudgementInvalid",
     "Vote",
-    "VoteRowLock",
     "can_revise",
     "claim_ahead",
     "claim_next_item",
     "expire_stale_leases",
-    "lock_with_each_vote",
     "own_assignment_for_page",
     "release_open_leases",
     "return_leases",
@@ -187,10 +184,8 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
     project's seeded shuffle. Leases that ran out in the project go back to
     the pool first. The display order is randomised here and stored.
 
-    On PostgreSQL the assignment comes with its item, domain and image, and
-    with `judged_in_project`: how many items the annotator has judged in the
-    project (Membership.judged, None for a non-member), read in the same
-    statement, for the compare page's progress line.
+    A new lease comes with its item, domain and image (on PostgreSQL a
+    resumed one too, read in the same statement).
     """
     if project.archived_at is not None:
         return None  # an archived project is read-only
@@ -452,7 +447,7 @@ def _write_submit(checked: _CheckedSubmit, *, annotator, now) -> Judgement:
         "created_at": timezone.now(),
         **vote_fields(vote),
     }
-    judgement, locked = _statements().record_vote(
+    judgement = _statements().record_vote(
         assignment=assignment, annotator=annotator, fields=fields, vote=vote, now=now
     )
     assignment.status = AssignmentStatus.SUBMITTED
@@ -460,7 +455,7 @@ def _write_submit(checked: _CheckedSubmit, *, annotator, now) -> Judgement:
     judgement.assignment = assignment
     judgement.already_submitted = False
     signals.judgement_recorded.send(
-        sender=Judgement, judgement=judgement, item=item, revision=False, locked=locked
+        sender=Judgement, judgement=judgement, item=item, revision=False
     )
     return judgement
 
@@ -541,7 +536,6 @@ def revise_judgement(*, assignment_id: int, annotator, vote: Vote) -> Judgement:
 
 def own_assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
     """The annotator's own assignment (annotate.projects) with its item,
-    project, domain and image loaded, and `judged_in_project`
-    (Membership.judged, None for a non-member); or None. On PostgreSQL one
-    raw statement that leaves the item's source text deferred."""
+    project, domain and image loaded, or None. On PostgreSQL one raw
+    statement that leaves the item's source text deferred."""
     return _statements().assignment_for_page(assignment_id=assignment_id, annotator=annotator)

@@ -23,10 +23,6 @@ LIVE_ASSIGNMENT_STATUSES = (AssignmentStatus.OPEN, AssignmentStatus.SUBMITTED)
 
 
 class Assignment(models.Model):
-    # Not a column: set by PostgreSQL's claim_next_item() to the annotator's
-    # Membership.judged, read in the claim's statement (absent otherwise).
-    judged_in_project: int | None
-
     # No single-column indexes: (item, annotator) is unique and
     # annotate_assignment_user_idx starts with annotator; fewer indexes to
     # write on every claim and vote.
