@@ -4,12 +4,11 @@ change, so receivers update derived state atomically with it."""
 
 from django.dispatch import Signal
 
-# Sent by annotate.loop.service inside the vote's transaction.
-# kwargs: judgement (Judgement), item (Item), revision (bool), and for a new
-# vote `locked` (dict): the rows registered with
-# annotate.loop.service.lock_with_each_vote() that the vote's statement locked,
-# by name (a name is missing where it locked none: SQLite, or no row found;
-# see annotate.loop.service.VoteRowLock).
+# Sent by annotate.loop.service inside the vote's transaction, after the
+# vote's own rows (assignment, item, membership) are written and locked: a
+# receiver locks the rows it keeps itself, after those (curation its Verdict).
+# kwargs: judgement (Judgement), item (Item, its tallies with the vote
+# counted), revision (bool)
 judgement_recorded = Signal()
 
 # Sent by the import service inside the import transaction.

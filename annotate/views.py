@@ -16,7 +16,7 @@ from annotate.models import (
     Item,
     Project,
 )
-from annotate.permissions import CURATOR_ROLES, project_for
+from annotate.projects import CURATOR_ROLES, project_for
 from common.storage import open_stored
 
 

@@ -10,11 +10,9 @@ class CurationConfig(AppConfig):
         from django.db.models.signals import post_delete, post_save
 
         from annotate import signals as annotate_signals
-        from annotate.loop.service import lock_with_each_vote
         from annotate.models import Membership
         from curation.releases import receivers as setup_receivers
         from curation.verdicts import receivers
-        from curation.verdicts.service import VERDICT_VOTE_LOCK
 
         annotate_signals.items_imported.connect(
             receivers.create_verdicts_for_imported_items, dispatch_uid="curation_items_imported"
@@ -39,5 +37,3 @@ class CurationConfig(AppConfig):
         annotate_signals.domain_export_locked.connect(
             setup_receivers.releases_using_domain, dispatch_uid="curation_domain_export_locked"
         )
-        # The receiver's verdict lock, taken by the vote's own statement.
-        lock_with_each_vote(VERDICT_VOTE_LOCK)

@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import pytest
 from django.core.cache import cache
@@ -40,9 +41,12 @@ def on_postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
+def _postgres_url() -> bool:
+    return os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://"))
+
+
 requires_postgres = pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")),
-    reason="needs PostgreSQL (set DATABASE_URL)",
+    not _postgres_url(), reason="needs PostgreSQL (set DATABASE_URL)"
 )
 requires_redis = pytest.mark.skipif(
     not os.environ.get("REDIS_URL"), reason="needs Redis (set REDIS_URL)"
@@ -53,12 +57,29 @@ requires_redis = pytest.mark.skipif(
 def pytest_runtest_makereport(item, call):
     """On CI (CI=true, as .ci/run runs), a skipped `reference` test fails:
     every statistic must be checked against its reference implementation, so
-    a missing reference library (scikit-learn, ...) is an error, not a skip."""
+    a missing reference library (scikit-learn, ...) is an error, not a skip.
+    On PostgreSQL, a skipped test of the annotation loop fails (LOOP_TESTS)."""
     outcome = yield
     report = outcome.get_result()
-    if report.skipped and item.get_closest_marker("reference") and _on_ci():
+    if not report.skipped or hasattr(report, "wasxfail"):
+        return
+    if item.get_closest_marker("reference") and _on_ci():
         report.outcome = "failed"
         report.longrepr = f"reference test skipped on CI: {report.longrepr}"
+    elif must_run_on_postgres(Path(item.path)) and _postgres_url():
+        report.outcome = "failed"
+        report.longrepr = f"annotation loop test skipped on PostgreSQL: {report.longrepr}"
+
+
+# The annotation loop's tests: on PostgreSQL (make test-pg, .ci/run) each one
+# runs, so both statement paths (annotate.loop.orm and .postgres) are tested
+# everywhere; a skip there is a failure. (On SQLite they keep their
+# PostgreSQL-only skips.)
+LOOP_TESTS = Path(__file__).resolve().parent / "annotate" / "loop"
+
+
+def must_run_on_postgres(path: Path) -> bool:
+    return path.resolve().is_relative_to(LOOP_TESTS)
 
 
 def _on_ci() -> bool:

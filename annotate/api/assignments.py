@@ -20,12 +20,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.api.projects import project_for_api
+from annotate.loop import rules
 from annotate.loop.service import (
     AnnotationError,
     JudgementInvalid,
     Vote,
     claim_next_item,
-    own_assignments,
     skip_item,
     submit_and_claim_next,
     submit_judgement,
@@ -79,10 +79,8 @@ _DATETIME = serializers.DateTimeField()
 def assignment_payload(assignment: Assignment, project: Project) -> dict:
     """An assignment as AssignmentSerializer writes it."""
     item = assignment.item
-    left, right = (
-        (item.response_2, item.response_1)
-        if assignment.shown_swapped
-        else (item.response_1, item.response_2)
+    left, right = rules.displayed_pair(
+        item.response_1, item.response_2, swapped=assignment.shown_swapped
     )
     return {
         "id": assignment.pk,
@@ -171,7 +169,7 @@ def _flag(request, name: str) -> bool:
 def _own_assignment(request, assignment_id: int, *related: str) -> Assignment:
     """The requester's own assignment in a project they are a member of;
     anyone else's (or a removed member's) is a 404."""
-    mine = own_assignments(request.user).filter(pk=assignment_id)
+    mine = Assignment.objects.own(request.user).filter(pk=assignment_id)
     assignment = (mine.select_related(*related) if related else mine).first()
     if assignment is None:
         raise exceptions.NotFound("No such assignment.")
@@ -308,21 +306,7 @@ class SubmitJudgementApi(APIView):
 
         def vote_for(assignment: Assignment) -> Vote:
             seen.append(assignment)
-            to_canon = assignment.displayed_to_canonical
-            correct = {
-                to_canon("left"): data["correct_left"],
-                to_canon("right"): data["correct_right"],
-            }
-            return Vote(
-                choice="tie" if data["choice"] == "tie" else to_canon(data["choice"]),
-                correct_1=correct["1"],
-                correct_2=correct["2"],
-                confidence=data["confidence"],
-                rationale=data["rationale"],
-                active_seconds=data["active_seconds"],
-                flagged_problem=data["flagged_problem"],
-                problem_reason=data["problem_reason"],
-            )
+            return rules.vote_from_displayed(swapped=assignment.shown_swapped, **data)
 
         try:
             if claim_next:
@@ -337,18 +321,13 @@ class SubmitJudgementApi(APIView):
         except Assignment.DoesNotExist:
             raise exceptions.NotFound("No such assignment.") from None
         except JudgementInvalid as exc:
-            to_canon = seen[0].displayed_to_canonical
-            names = {"correct_" + to_canon("left"): "correct_left"}
-            names["correct_" + to_canon("right")] = "correct_right"
-            fields = {names.get(k, k): [v] for k, v in exc.errors.items()}
+            swapped = seen[0].shown_swapped
+            fields = {rules.displayed_field(k, swapped=swapped): [v] for k, v in exc.errors.items()}
             raise exceptions.ValidationError(fields) from None
         except AnnotationError as exc:
             raise Conflict(str(exc)) from None
         assignment = judgement.assignment
-        shown = "tie"
-        if judgement.choice != "tie":
-            left = assignment.displayed_to_canonical("left")
-            shown = "left" if left == judgement.choice else "right"
+        shown = rules.displayed_choice(judgement.choice, swapped=assignment.shown_swapped)
         repeat = judgement.already_submitted
         body = {
             "assignment": assignment.pk,

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from annotate.api.projects import project_for_api
 from annotate.importing.records import FORMATS, ImportFailed
 from annotate.importing.service import import_uploaded_items
-from annotate.permissions import ADMIN_ROLES
+from annotate.projects import ADMIN_ROLES
 from common.api.errors import Rejected, errors
 
 # --- Import -------------------------------------------------------------------------------

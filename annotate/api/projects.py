@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from django.db.models import OuterRef, Subquery, Value
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.views import APIView
 
-from annotate.models import Domain, Membership, Project, Role
+from annotate.models import Domain, Project, Role
 from common.api.errors import errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 
@@ -15,24 +14,13 @@ from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 
 
 def project_for_api(user, slug: str, roles: tuple[str, ...] | None = None) -> tuple[Project, str]:
-    """The project and the user's role in it, in one query. A stranger gets
-    404 (the project's existence is not revealed), a member without one of
-    `roles` 403 — the same rule as annotate.permissions.project_for."""
-    projects = Project.objects.filter(slug=slug)
-    if user.is_superuser:
-        projects = projects.annotate(member_role=Value(Role.ADMIN))
-    else:
-        projects = projects.annotate(
-            member_role=Subquery(
-                Membership.objects.filter(project=OuterRef("pk"), user=user, is_active=True).values(
-                    "role"
-                )[:1]
-            )
-        )
-    project = projects.first()
-    role: str | None = getattr(project, "member_role", None)  # the annotation above
-    if project is None or role is None:
+    """annotate.projects.project_for with the API's errors: the project and
+    the user's role in it, in one query; 404 if they do not see it (its
+    existence is not revealed), 403 if their role is not one of `roles`."""
+    project = Project.objects.visible_to(user).filter(slug=slug).first()
+    if project is None:
         raise exceptions.NotFound("No such project.")
+    role: str = project.member_role  # type: ignore[attr-defined]  # (visible_to's)
     if roles is not None and role not in roles:
         raise exceptions.PermissionDenied("Your role in this project does not allow this.")
     return project, role
@@ -59,17 +47,7 @@ class ProjectListApi(APIView):
         parameters=PAGE_PARAMETERS,
     )
     def get(self, request):
-        user = request.user
-        if user.is_superuser:
-            projects = Project.objects.annotate(member_role=Value(Role.ADMIN))
-        else:
-            projects = Project.objects.filter(
-                memberships__user=user, memberships__is_active=True
-            ).annotate(
-                member_role=Subquery(
-                    Membership.objects.filter(project=OuterRef("pk"), user=user).values("role")[:1]
-                )
-            )
+        projects = Project.objects.visible_to(request.user)
         return paginate(self, projects.order_by("name", "pk"), self.OutputSerializer)
 
 

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods
 from annotate.importing.forms import ImportForm
 from annotate.importing.records import ImportFailed
 from annotate.importing.service import import_uploaded_items
-from annotate.permissions import ADMIN_ROLES, project_for
+from annotate.projects import ADMIN_ROLES, project_for
 
 
 @require_http_methods(["GET", "POST"])

@@ -2,6 +2,8 @@
 
 from django import forms
 
+from annotate.loop import rules
+
 
 class JudgementForm(forms.Form):
     """What the compare page posts, in *displayed* terms (left/right). The one
@@ -31,19 +33,12 @@ class JudgementForm(forms.Form):
     problem_reason = forms.CharField(required=False, max_length=500)
 
     def to_vote(self, assignment):
-        from annotate.loop.service import Vote
-
         data = self.cleaned_data
-        choice = data["choice"]
-        canonical = "tie" if choice == "tie" else assignment.displayed_to_canonical(choice)
-        correct = {
-            assignment.displayed_to_canonical("left"): data.get("correct_left") or "",
-            assignment.displayed_to_canonical("right"): data.get("correct_right") or "",
-        }
-        return Vote(
-            choice=canonical,
-            correct_1=correct["1"],
-            correct_2=correct["2"],
+        return rules.vote_from_displayed(
+            swapped=assignment.shown_swapped,
+            choice=data["choice"],
+            correct_left=data.get("correct_left") or "",
+            correct_right=data.get("correct_right") or "",
             confidence=data.get("confidence"),
             rationale=data.get("rationale") or "",
             active_seconds=data.get("active_seconds") or 0.0,
@@ -55,8 +50,6 @@ class JudgementForm(forms.Form):
         """For a form that failed its own checks (say, no choice): what the
         vote rules would also refuse in the rest of it, so that one Enter
         shows every missing answer instead of one at a time."""
-        from annotate.loop.service import JudgementInvalid, validate_vote
-
         data = self.cleaned_data
         # Rules that depend on the choice (a tie needs a rationale) are
         # checked with the choice sent, or with "left" when there was none.
@@ -64,19 +57,15 @@ class JudgementForm(forms.Form):
         vote = JudgementForm.to_vote(_Cleaned(sent), assignment)
         item = assignment.item
         try:
-            validate_vote(vote, project=item.project, domain=item.domain)
-        except JudgementInvalid as exc:
+            rules.validate_vote(vote, project=item.project, domain=item.domain)
+        except rules.JudgementInvalid as exc:
             return {k: v for k, v in exc.errors.items() if k not in ("choice", "active_seconds")}
         return {}
 
     def add_service_errors(self, errors: dict[str, str], assignment) -> None:
         """Map canonical field names in service errors back to what was displayed."""
-        names = {
-            "correct_" + assignment.displayed_to_canonical("left"): "correct_left",
-            "correct_" + assignment.displayed_to_canonical("right"): "correct_right",
-        }
         for name, message in errors.items():
-            field = names.get(name, name)
+            field = rules.displayed_field(name, swapped=assignment.shown_swapped)
             self.add_error(field if field in self.fields else None, message)
 
 

@@ -1,26 +1,14 @@
-"""The annotator's pages: the compare page, its htmx fragment, submit, skip,
-undo, the history.
+"""The annotator's pages: start, the compare page (as annotate.loop.page
+renders it) and its submit, skip, undo and the item kept ready, the done
+page, the history.
 """
 
-import functools
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import (
-    Count,
-    Exists,
-    F,
-    IntegerField,
-    Max,
-    OuterRef,
-    Prefetch,
-    Q,
-    Subquery,
-    Sum,
-)
-from django.db.models.functions import Least
+from django.db.models import Exists, OuterRef, Prefetch, Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -29,7 +17,9 @@ from django.utils.html import strip_tags
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
+from annotate.loop import rules
 from annotate.loop.forms import JudgementForm, SkipForm
+from annotate.loop.page import progress, render_work
 from annotate.loop.service import (
     COMPARE_PAGE_RELATED,
     AnnotationError,
@@ -38,22 +28,13 @@ from annotate.loop.service import (
     claim_ahead,
     claim_next_item,
     own_assignment_for_page,
-    own_assignments,
     revise_judgement,
     skip_item,
     submit_and_claim_next,
     votes_may_come,
 )
-from annotate.models import (
-    Assignment,
-    AssignmentStatus,
-    Item,
-    Judgement,
-    Membership,
-    Project,
-    submitted_count,
-)
-from annotate.permissions import project_for
+from annotate.models import Assignment, AssignmentStatus, Judgement, Project
+from annotate.projects import project_for
 
 # --- Annotation ------------------------------------------------------------------------
 
@@ -65,291 +46,12 @@ def _assignment_for(request, assignment_id: int, related=COMPARE_PAGE_RELATED) -
     if related == COMPARE_PAGE_RELATED:
         assignment = own_assignment_for_page(assignment_id=assignment_id, annotator=request.user)
     else:
-        mine = own_assignments(request.user).filter(pk=assignment_id)
+        mine = Assignment.objects.own(request.user).filter(pk=assignment_id)
         # (select_related() without names would follow every foreign key.)
         assignment = (mine.select_related(*related) if related else mine).first()
     if assignment is None:
         raise Http404("No such assignment")
     return assignment
-
-
-def _project_progress(project: Project, user) -> dict:
-    """Votes collected and needed over the whole project, how many items are
-    left for `user` (the ones they hold open, the one on screen included,
-    and those they could still be given) and their Membership.judged, in
-    one statement read afresh on every page: right after each vote, not a
-    cached figure."""
-    mine = Assignment.objects.filter(annotator=user)
-    judged = Membership.objects.filter(project=project, user=user).values("judged")
-    return Item.objects.filter(project=project).aggregate(
-        needed=Sum("votes_needed"),
-        collected=Sum(
-            Least(F("votes_1") + F("votes_2") + F("votes_tie"), F("votes_needed")),
-            output_field=IntegerField(),
-        ),
-        held=Count(
-            "pk", filter=Q(pk__in=mine.filter(status=AssignmentStatus.OPEN).values("item_id"))
-        ),
-        open=Count(
-            "pk",
-            filter=Q(live_assignments__lt=F("votes_needed")) & ~Q(pk__in=mine.values("item_id")),
-        ),
-        # aggregate() takes only aggregates: the Max of the one value the
-        # subquery gives (evaluated once), None without a membership (or in a
-        # project without items).
-        judged=Max(Subquery(judged)),
-    )
-
-
-def _progress(project: Project, user) -> dict:
-    """The progress line: the annotator's own count (Membership.judged, kept
-    by every submit), what is left for them, and the project's votes."""
-    totals = _project_progress(project, user)
-    collected, needed = totals["collected"] or 0, totals["needed"] or 0
-    judged = totals["judged"]
-    if judged is None:
-        # An admin judging without a membership: counted from the rows.
-        judged = submitted_count(project_id=project.pk, user_id=user.pk)
-    return {
-        "mine": judged,
-        "left": totals["held"] + totals["open"],
-        "project_percent": round(100 * collected / needed, 1) if needed else 0,
-        "collected": collected,
-        "needed": needed,
-    }
-
-
-# The compare form's radio buttons, as the template writes them (values as
-# strings, the empty "not answered" choice left out).
-CORRECTNESS_CHOICES = [
-    (str(v), label) for v, label in JudgementForm.base_fields["correct_left"].choices if v
-]
-CONFIDENCE_CHOICES = [
-    (str(v), label) for v, label in JudgementForm.base_fields["confidence"].choices
-]
-FRESH_CONFIDENCE = "2"
-
-# The fields the compare page shows, in page order, with the id of the element
-# an error about each points to (the first of a radio group); the skip
-# form's reason is "skip"; anything else is about the whole form.
-ERROR_TARGETS = {
-    "form": None,
-    "correct_left": "correct_left-yes",
-    "correct_right": "correct_right-yes",
-    "choice": "choice-left",
-    "confidence": "confidence-1",
-    "rationale": "rationale",
-    "problem_reason": "problem_reason",
-    "skip": "skip-reason",
-}
-SHOWN_VALUES = (
-    "choice",
-    "correct_left",
-    "correct_right",
-    "rationale",
-    "flagged_problem",
-    "problem_reason",
-)
-
-
-# The service's message for a missing correctness label, said instead with
-# the domain's own question and the response it is about.
-MISSING_LABEL = "Say whether this response is correct."
-
-
-def _form_errors(form, skip_form, domain) -> dict[str, list[str]]:
-    """Error messages by where the page shows them (ERROR_TARGETS' keys)."""
-    errors: dict[str, list[str]] = {}
-    if form is not None:
-        for name, messages_ in form.errors.items():
-            where = name if name in ERROR_TARGETS else "form"
-            if name in ("correct_left", "correct_right"):
-                question = domain.question_for("A" if name == "correct_left" else "B")
-                messages_ = [f"Answer “{question}”" if m == MISSING_LABEL else m for m in messages_]
-            errors.setdefault(where, []).extend(messages_)
-    if skip_form is not None and skip_form.errors:
-        for messages_ in skip_form.errors.values():
-            errors.setdefault("skip", []).extend(messages_)
-    return errors
-
-
-def _error_summary(errors: dict[str, list[str]]) -> list[tuple[str | None, str]]:
-    """(element id or None, message) in page order, for the summary that the
-    page announces and whose links move to each field."""
-    return [
-        (ERROR_TARGETS[where], message)
-        for where in ERROR_TARGETS
-        for message in errors.get(where, ())
-    ]
-
-
-@functools.cache
-def _keymap(
-    *, allow_tie: bool, domain_words: tuple[str, str, str] | None, judged: bool, can_revise: bool
-) -> tuple[tuple[str, tuple[str, ...], str], ...]:
-    """(action, keys, meaning) of every key the compare page acts on for an
-    item like this one, `keys` a tuple of key names: the `?` panel lists
-    exactly these, and work.js acts only on the actions listed (data-actions)."""
-    keys = [
-        ("left", "1,←", "A (left) is better"),
-        ("right", "2,→", "B (right) is better"),
-    ]
-    if allow_tie:
-        keys.append(("tie", "0", "Tie (say why in the rationale)"))
-    if domain_words is not None:
-        question, yes, no = domain_words
-        for side, (k_yes, k_no, k_unsure) in (("A", "qwe"), ("B", "opu")):
-            q = question.replace("{response}", side)
-            keys += [
-                (f"{side.lower()}-yes", k_yes, f"{q} {yes}"),
-                (f"{side.lower()}-no", k_no, f"{q} {no}"),
-                (f"{side.lower()}-unsure", k_unsure, f"{q} Unsure"),
-            ]
-    keys += [
-        ("confidence", "[,]", "Confidence down / up"),
-        ("rationale", "r", "Write a rationale (Esc leaves the box, Ctrl+Enter submits)"),
-    ]
-    if not judged:
-        keys.append(("submit", "Enter", "Submit (with nothing focused or from the form)"))
-        keys.append(("skip", "s", "Skip (asks for a reason)"))
-        keys.append(
-            (
-                "undo",
-                "Backspace",
-                "Undo: back to your last vote, to change it while its item still waits for votes",
-            )
-        )
-    elif can_revise:
-        keys.append(("submit", "Enter", "Save the revised judgement"))
-    keys += [
-        ("flag", "x", "Flag a problem with the item"),
-        ("zoom", "+,-,.", "Zoom in / out / fit; drag to pan, wheel to zoom"),
-        ("fullsize", "f", "Image at full size"),
-        ("guidelines", "g", "Guidelines"),
-        ("keys", "?", "This list"),
-        ("close", "Esc", "Close panels and full size"),
-    ]
-    return tuple((action, tuple(k.split(",")), meaning) for action, k, meaning in keys)
-
-
-def _render_work(
-    request,
-    assignment: Assignment,
-    form=None,
-    skip_form=None,
-    status=200,
-    return_to: str = "",
-    notice: str = "",
-):
-    item = assignment.item
-    project = item.project
-    domain = item.domain
-    judgement = None
-    if assignment.status == AssignmentStatus.SUBMITTED:
-        judgement = assignment.judgements.get(is_current=True)
-    html = item.rendered()
-    left, right = (
-        (html["response_2"], html["response_1"])
-        if assignment.shown_swapped
-        else (html["response_1"], html["response_2"])
-    )
-    if form is None and judgement is not None:
-        form = JudgementForm(initial=_displayed_initial(judgement, assignment))
-    # A fresh item (the common case, after every submit) gets no form objects:
-    # the template reads choices from constants and finds no values or errors.
-    if form is not None:
-        confidence = str(form["confidence"].value())
-        values = {name: form[name].value() for name in SHOWN_VALUES}
-    else:
-        confidence, values = FRESH_CONFIDENCE, dict.fromkeys(SHOWN_VALUES)
-    errors = _form_errors(form, skip_form, domain) if (form or skip_form) is not None else {}
-    revisable = judgement is not None and can_revise(item)
-    keymap = _keymap(
-        allow_tie=project.allow_tie,
-        domain_words=(
-            (domain.correctness_question, domain.yes_label, domain.no_label)
-            if domain.is_correctness
-            else None
-        ),
-        judged=judgement is not None,
-        can_revise=revisable,
-    )
-    responses = [
-        {
-            "side": side,
-            "name": name,
-            "hotkeys": hotkeys,
-            "html": response_html,
-            "question": domain.question_for(name),
-            "field": f"correct_{side}",
-            "choices": _correctness_choices(domain.yes_label, domain.no_label, keys),
-            "value": values.get(f"correct_{side}"),
-            "errors": errors.get(f"correct_{side}"),
-        }
-        for side, name, hotkeys, response_html, keys in (
-            ("left", "A", ("1", "←"), left, "qwe"),
-            ("right", "B", ("2", "→"), right, "opu"),
-        )
-    ]
-    context = {
-        "project": project,
-        "assignment": assignment,
-        "item": item,
-        "prompt_html": html["prompt"],
-        "domain": domain,
-        "responses": responses,
-        "judgement": judgement,
-        "can_revise": revisable,
-        "values": values,
-        # Every place the template looks, with its messages (most often none).
-        "errors": {where: errors.get(where, ()) for where in ERROR_TARGETS},
-        "error_summary": _error_summary(errors) if errors else (),
-        "skip_errors": "skip" in errors,
-        "skip_reason": (skip_form["reason"].value() or "") if skip_form is not None else "",
-        "return_to": return_to,
-        "notice": notice,
-        "keymap": keymap,
-        "actions": " ".join(action for action, _, _ in keymap),
-        "confidence_choices": CONFIDENCE_CHOICES,
-        "confidence": confidence,
-        "submit_url": reverse("work_submit", args=[assignment.pk]),
-        "skip_url": reverse("work_skip", args=[assignment.pk]),
-        "undo_url": reverse("work_undo", args=[project.slug]),
-        "ahead_url": reverse("work_ahead", args=[project.slug]),
-        "progress": _progress(project, request.user),
-    }
-    # htmx swaps in the #work element alone; the full page includes the same
-    # template in the site's layout.
-    template = "annotate/_work.html" if request.htmx else "annotate/work.html"
-    response = render(request, template, context, status=status)
-    response["Cache-Control"] = "no-store"
-    return response
-
-
-@functools.cache
-def _correctness_choices(
-    yes_label: str, no_label: str, keys: str
-) -> tuple[tuple[str, str, str], ...]:
-    """The correctness radios in the domain's words (stored as yes/no/unsure),
-    each with its key (one letter of `keys`)."""
-    words = {"yes": yes_label, "no": no_label}
-    return tuple(
-        (value, words.get(value, label), key)
-        for (value, label), key in zip(CORRECTNESS_CHOICES, keys, strict=True)
-    )
-
-
-def _displayed_initial(judgement: Judgement, assignment: Assignment) -> dict:
-    canon_to_side = {assignment.displayed_to_canonical(s): s for s in ("left", "right")}
-    return {
-        "choice": "tie" if judgement.choice == "tie" else canon_to_side[judgement.choice],
-        "correct_" + canon_to_side["1"]: judgement.correct_1,
-        "correct_" + canon_to_side["2"]: judgement.correct_2,
-        "confidence": judgement.confidence,
-        "rationale": judgement.rationale,
-        "flagged_problem": judgement.flagged_problem,
-        "problem_reason": judgement.problem_reason,
-    }
 
 
 def _go_next(request, project: Project, assignment: Assignment | None):
@@ -369,7 +71,7 @@ def _go_next(request, project: Project, assignment: Assignment | None):
             # A fresh claim brings its item, domain and image along; a resumed
             # lease comes bare.
             assignment = _assignment_for(request, assignment.pk)
-        response = _render_work(request, assignment)
+        response = render_work(request, assignment)
         response["HX-Push-Url"] = url
         return response
     return redirect(url)
@@ -395,7 +97,7 @@ def work_done(request, slug):
         {
             "project": project,
             "role": role,
-            "progress": _progress(project, request.user),
+            "progress": progress(project, request.user),
             "more_may_come": votes_may_come(project=project, annotator=request.user),
         },
     )
@@ -412,7 +114,7 @@ def work_item(request, assignment_id):
             "Your last vote is open again: change it and press Enter to save it as a "
             "revision (the old one stays in your history)."
         )
-    return _render_work(request, assignment, return_to=return_to, notice=notice)
+    return render_work(request, assignment, return_to=return_to, notice=notice)
 
 
 def _safe_next(request, url: str | None) -> str:
@@ -436,7 +138,7 @@ def _return_after_revise(request, project: Project) -> str:
     if url:
         return url
     held = (
-        own_assignments(request.user)
+        Assignment.objects.own(request.user)
         .filter(
             item__project=project,
             status=AssignmentStatus.OPEN,
@@ -475,7 +177,7 @@ def work_ahead(request, slug):
     if ahead is None:
         return HttpResponse(status=204)
     assignment = _assignment_for(request, ahead.pk)
-    response = _render_work(request, assignment)
+    response = render_work(request, assignment)
     response["X-Item-Url"] = reverse("work_item", args=[assignment.pk])
     return response
 
@@ -553,7 +255,7 @@ def work_submit(request, assignment_id):
     if not errors and form.errors and not form.non_field_errors():
         errors = form.other_problems(assignment)
     form.add_service_errors(errors, assignment)
-    return _render_work(
+    return render_work(
         request,
         assignment,
         form=form,
@@ -581,7 +283,7 @@ def work_skip(request, assignment_id):
             return _go_next(
                 request, project, claim_next_item(project=project, annotator=request.user)
             )
-    return _render_work(request, assignment, skip_form=skip_form, status=400)
+    return render_work(request, assignment, skip_form=skip_form, status=400)
 
 
 HISTORY_PAGE_SIZE = 25
@@ -604,7 +306,7 @@ def history(request, slug):
     project, role = project_for(request.user, slug)
     status = request.GET.get("status", "")
     assignments = (
-        own_assignments(request.user)
+        Assignment.objects.own(request.user)
         .filter(
             item__project=project,
             status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED],
@@ -675,6 +377,4 @@ def history(request, slug):
 
 
 def _displayed_side(judgement: Judgement, assignment: Assignment) -> str:
-    if judgement.choice == "tie":
-        return "tie"
-    return "left" if assignment.displayed_to_canonical("left") == judgement.choice else "right"
+    return rules.displayed_choice(judgement.choice, swapped=assignment.shown_swapped)

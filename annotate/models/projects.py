@@ -7,6 +7,8 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
+from annotate.projects import ProjectQuerySet, Role
+
 # --- The built-in Multimodal RewardBench taxonomy --------------------------------
 
 
@@ -44,32 +46,6 @@ DOMAIN_WORDING: dict[str, dict[str, str]] = {
         "no_label": "Unsafe",
     },
 }
-
-
-class Role(models.TextChoices):
-    ANNOTATOR = "annotator", "Annotator"
-    CURATOR = "curator", "Curator"
-    ADMIN = "admin", "Admin"
-
-
-class ProjectQuerySet(models.QuerySet["Project"]):
-    def visible_to(self, user) -> ProjectQuerySet:
-        """Projects the user is an active member of (superusers see all)."""
-        if not user.is_authenticated:
-            return self.none()
-        if user.is_superuser:
-            return self.all()
-        return self.filter(memberships__user=user, memberships__is_active=True).distinct()
-
-    def with_role(self, user, roles: tuple[str, ...]) -> ProjectQuerySet:
-        """Projects where the user holds one of `roles` (superusers: all)."""
-        if not user.is_authenticated:
-            return self.none()
-        if user.is_superuser:
-            return self.all()
-        return self.filter(
-            memberships__user=user, memberships__is_active=True, memberships__role__in=roles
-        ).distinct()
 
 
 class Project(models.Model):
@@ -143,19 +119,6 @@ class Project(models.Model):
         ]
         return Domain.objects.bulk_create(new)
 
-    def role_of(self, user) -> str | None:
-        if not user.is_authenticated:
-            return None
-        if user.is_superuser:
-            return Role.ADMIN
-        # (Not .only("role") on the related manager: Django then reads the
-        # deferred project_id back to attach the project, a second query.)
-        return (
-            Membership.objects.filter(project_id=self.pk, user_id=user.pk, is_active=True)
-            .values_list("role", flat=True)
-            .first()
-        )
-
 
 class Membership(models.Model):
     """A user's role in one project. Roles are per project: the same person
@@ -193,7 +156,11 @@ class Membership(models.Model):
         return f"{self.user} in {self.project} as {self.role}"
 
     def save(self, *args, **kwargs) -> None:
-        if self._state.adding and self.user_id and self.project_id:
+        # A new row (no primary key yet: every creator goes through
+        # objects.create or get_or_create) starts from the member's judged
+        # assignments. bulk_create skips save(): it leaves 0, right only for
+        # a project nobody has judged in yet (the benches' fresh projects).
+        if self.pk is None and self.user_id and self.project_id:
             from annotate.models.votes import submitted_count
 
             self.judged = submitted_count(project_id=self.project_id, user_id=self.user_id)

@@ -6,7 +6,9 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from annotate.loop import rules
 from annotate.models.items import Item
+from annotate.projects import AssignmentQuerySet
 
 
 class AssignmentStatus(models.TextChoices):
@@ -21,10 +23,6 @@ LIVE_ASSIGNMENT_STATUSES = (AssignmentStatus.OPEN, AssignmentStatus.SUBMITTED)
 
 
 class Assignment(models.Model):
-    # Not a column: set by PostgreSQL's claim_next_item() to the annotator's
-    # Membership.judged, read in the claim's statement (absent otherwise).
-    judged_in_project: int | None
-
     # No single-column indexes: (item, annotator) is unique and
     # annotate_assignment_user_idx starts with annotator; fewer indexes to
     # write on every claim and vote.
@@ -46,6 +44,8 @@ class Assignment(models.Model):
     lease_expires_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
     skip_reason = models.CharField(max_length=500, blank=True)
+
+    objects = AssignmentQuerySet.as_manager()
 
     class Meta:
         constraints = [
@@ -80,11 +80,8 @@ class Assignment(models.Model):
         return f"{self.item} → {self.annotator} ({self.status})"
 
     def displayed_to_canonical(self, side: str) -> str:
-        """Map a displayed side ("left"/"right") to a canonical response ("1"/"2")."""
-        if side not in ("left", "right"):
-            raise ValueError(f"unknown side {side!r}")
-        left, right = ("2", "1") if self.shown_swapped else ("1", "2")
-        return left if side == "left" else right
+        """The canonical response ("1"/"2") displayed on `side` ("left"/"right")."""
+        return rules.response_on(side, swapped=self.shown_swapped)
 
 
 class Choice(models.TextChoices):

@@ -17,7 +17,7 @@ from common.api.errors import Conflict, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 
 from ..models import Domain, DomainKind, Membership, Role
-from ..permissions import ADMIN_ROLES
+from ..projects import ADMIN_ROLES
 from . import service, team
 from .models import Invitation
 from .people import member_rows

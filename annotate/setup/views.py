@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from ..models import Domain, Membership
-from ..permissions import ADMIN_ROLES, project_for
+from ..projects import ADMIN_ROLES, project_for
 from ..rendering import render_markdown
 from . import service, site_users, team
 from .forms import (

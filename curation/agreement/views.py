@@ -6,7 +6,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotate.permissions import CURATOR_ROLES, project_for
+from annotate.projects import CURATOR_ROLES, project_for
 from curation.agreement import reports
 from curation.agreement.diagnostics import MIN_SIDE_VOTES
 from curation.agreement.reports import request_agreement_refresh

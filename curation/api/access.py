@@ -5,7 +5,7 @@ HTML pages.
 from __future__ import annotations
 
 from annotate.api.projects import project_for_api
-from annotate.permissions import CURATOR_ROLES
+from annotate.projects import CURATOR_ROLES
 
 
 def curated_project(request, slug):

@@ -16,7 +16,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotate.permissions import ADMIN_ROLES, CURATOR_ROLES, project_for
+from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, project_for
 from curation.evaluation.forms import EvaluationForm, JudgeEndpointForm, JudgeRunForm
 from curation.evaluation.judge_runs import (
     JudgeRunError,

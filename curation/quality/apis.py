@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from annotate.api.projects import project_for_api
 from annotate.models import Item
-from annotate.permissions import CURATOR_ROLES
+from annotate.projects import CURATOR_ROLES
 from common.api.errors import Conflict, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.api.schema import OPTIONAL_RESPONSES, RESPONSES

@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotate.models import Item, Judgement
-from annotate.permissions import CURATOR_ROLES, project_for
+from annotate.projects import CURATOR_ROLES, project_for
 from curation.verdicts.decisions import CurationError, StaleDecision, confirm_label, overturn_label
 
 from ..models import (

@@ -10,7 +10,7 @@ from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotate.permissions import CURATOR_ROLES, project_for
+from annotate.projects import CURATOR_ROLES, project_for
 from common.storage import open_stored
 from curation.models import (
     Release,

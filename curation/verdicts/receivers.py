@@ -14,9 +14,10 @@ def create_verdicts_for_imported_items(sender, *, project, item_ids, **kwargs) -
     )
 
 
-def update_verdict_on_vote(sender, *, item, locked=None, **kwargs) -> None:
-    """Move the item's verdict through the contested rule, atomically with the vote."""
-    update_verdict(item=item, locked=locked)
+def update_verdict_on_vote(sender, *, item, **kwargs) -> None:
+    """Move the item's verdict through the contested rule, atomically with the
+    vote (update_verdict locks the verdict row first)."""
+    update_verdict(item=item)
 
 
 def recheck_on_eligibility_change(sender, *, project_id, item_ids, **kwargs) -> None:

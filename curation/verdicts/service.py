@@ -18,7 +18,6 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotate.eligibility import eligible_counts, short_of_annotators
-from annotate.loop.service import VoteRowLock
 from annotate.models import Item, Judgement, Project
 from curation.models import (
     AuditEvent,
@@ -120,48 +119,16 @@ def _apply(
     return True
 
 
-_VERDICT_ATTNAMES = [f.attname for f in Verdict._meta.concrete_fields]
-# What every vote's own statement locks and brings back for update_verdict()
-# on PostgreSQL (curation.apps registers it with annotate): the verdict row,
-# its columns in _VERDICT_ATTNAMES' order, the primary key first.
-VERDICT_VOTE_LOCK = VoteRowLock(
-    name="curation.verdict",
-    table=Verdict._meta.db_table,
-    item_column=Verdict._meta.get_field("item").column,
-    columns=tuple(f.column for f in Verdict._meta.concrete_fields),
-)
-# The same lock in a statement of its own (SQLite, revisions, no row found).
-_LOCK_VERDICT_SQL = (
-    f"SELECT {', '.join(VERDICT_VOTE_LOCK.columns)} FROM {VERDICT_VOTE_LOCK.table} "
-    f"WHERE {VERDICT_VOTE_LOCK.item_column} = %s"
-    + (" FOR UPDATE" if connection.features.has_select_for_update else "")
-)
-
-
-def _lock_verdict_for_vote(item_id: int, locked: dict | None = None) -> Verdict | None:
-    """The item's verdict, its row locked until the transaction ends: as the
-    vote's statement locked it (`locked`, the judgement_recorded signal's),
-    else read here. Raw SQL: it runs on every vote, and compiling a QuerySet
-    (or a RawQuerySet's column mapping) cost more CPU than the database
-    spends on it."""
-    if locked and VERDICT_VOTE_LOCK.name in locked:
-        row = locked[VERDICT_VOTE_LOCK.name]
-    elif connection.vendor != "postgresql":  # SQLite's values need Django's converters
-        return next(iter(Verdict.objects.raw(_LOCK_VERDICT_SQL, [item_id])), None)
-    else:
-        with connection.cursor() as cursor:
-            cursor.execute(_LOCK_VERDICT_SQL, [item_id])
-            row = cursor.fetchone()
-    return None if row is None else Verdict.from_db(connection.alias, _VERDICT_ATTNAMES, row)
-
-
-def update_verdict(*, item: Item, locked: dict | None = None) -> Verdict:
+def update_verdict(*, item: Item) -> Verdict:
     """Re-apply the contested rule to one item after a vote. Runs inside the
-    vote's transaction (called from the judgement_recorded receiver, which
-    passes the rows the vote's statement locked, if any)."""
-    # The verdict row lock serialises concurrent votes on the same item, so
-    # each sees the other's judgement and the escalation happens once.
-    verdict = _lock_verdict_for_vote(item.pk, locked)
+    vote's transaction (called from the judgement_recorded receiver)."""
+    # Curation locks its own row: the verdict row lock serialises concurrent
+    # votes on the same item, so each sees the other's judgement and the
+    # escalation happens once. Taken after the vote's own locks (its
+    # assignment, then its item), the order a curator's decision takes them
+    # too (annotate.loop.service.stop_collecting_votes), so the two never
+    # deadlock.
+    verdict = Verdict.objects.select_for_update().filter(item_id=item.pk).first()
     if verdict is None:
         verdict = Verdict.objects.create(item_id=item.pk, project_id=item.project_id)
     if verdict.status in CURATOR_DECIDED:

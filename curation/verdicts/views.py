@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate.eligibility import eligible_counts
 from annotate.models import Judgement, Membership
-from annotate.permissions import ADMIN_ROLES, CURATOR_ROLES, project_for
+from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, project_for
 from curation.agreement import reports
 from curation.models import (
     AgreementCache,

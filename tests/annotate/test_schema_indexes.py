@@ -63,7 +63,7 @@ def test_the_claim_reads_items_in_index_order_without_sorting():
 
     from django.utils import timezone
 
-    from annotate.loop.service import _CLAIM_SQL
+    from annotate.loop.postgres import CLAIM_SQL, claim_parameters
 
     project = make_project(votes_per_item=2)
     for _ in range(3):
@@ -73,16 +73,15 @@ def test_the_claim_reads_items_in_index_order_without_sorting():
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")  # tiny tables: force the index path
         cursor.execute(
-            "EXPLAIN " + _CLAIM_SQL,
-            {
-                "project": project.pk,
-                "annotator": user.pk,
-                "swapped": False,
-                "now": now,
-                "lease": now + timedelta(minutes=5),
-                "check_stale": True,
-                "superuser": False,
-            },
+            "EXPLAIN " + CLAIM_SQL,
+            claim_parameters(
+                project=project,
+                annotator=user,
+                swapped=False,
+                now=now,
+                lease_expires_at=now + timedelta(minutes=5),
+                check_stale=True,
+            ),
         )
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "annotate_item_claim_order_idx" in plan

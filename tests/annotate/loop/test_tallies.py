@@ -103,10 +103,7 @@ def test_tallies_equal_a_recount_after_any_sequence_of_actions(steps):
             "item__domain"
         )
         if action == "claim":
-            claimed = claim_next_item(project=project, annotator=user, now=now)
-            if claimed is not None and hasattr(claimed, "judged_in_project"):
-                # PostgreSQL's claim reads the count in the same statement.
-                assert claimed.judged_in_project == Membership.objects.get(user=user).judged
+            claim_next_item(project=project, annotator=user, now=now)
         elif action == "submit":
             # An open lease, or (a late submit) one that expired meanwhile;
             # with neither, claim first (so that votes are common).

@@ -316,20 +316,26 @@ def test_media_requires_login_and_serves_images_only(client, settings):
     assert client.get("/media/images/x.html").status_code == 404
 
 
-def test_the_compare_pages_read_equals_the_orms_and_keeps_others_out():
-    """own_assignment_for_page (raw SQL on PostgreSQL) loads what the ORM's
-    select_related() loads, with the member's own count; another annotator's
-    assignment, or a removed member's, is None."""
-    from annotate.loop.service import own_assignment_for_page, own_assignments
+@pytest.mark.parametrize("path", ["orm", "postgres"])
+def test_the_reads_of_ones_own_assignment_load_what_the_orm_loads(path):
+    """The compare page's read and the submit's locked read, on either
+    statement path (postgres: PostgreSQL only), load what the ORM's
+    select_related() loads; another annotator's assignment, or a removed
+    member's, is None."""
+    from django.db import transaction
+
+    from annotate.loop import orm, postgres
     from annotate.models import Membership
 
+    if path == "postgres" and not on_postgres():
+        pytest.skip("PostgreSQL's statements")
+    statements = {"orm": orm, "postgres": postgres}[path]
     project, _ = setup_project(n_items=3)
     ann, bob = make_member(project), make_member(project)
     a = claim_next_item(project=project, annotator=ann)
     submit_judgement(assignment_id=a.pk, annotator=ann, vote=Vote(choice="1"))
-    read = own_assignment_for_page(assignment_id=a.pk, annotator=ann)
-    orm = (
-        own_assignments(ann)
+    expected = (
+        Assignment.objects.own(ann)
         .select_related("item__project", "item__domain", "item__image")
         .get(pk=a.pk)
     )
@@ -341,17 +347,22 @@ def test_the_compare_pages_read_equals_the_orms_and_keeps_others_out():
             if f.attname not in skip and f.attname not in obj.get_deferred_fields()
         }
 
-    assert values(read) == values(orm)
-    assert values(read.item) == values(orm.item, skip=read.item.get_deferred_fields())
-    assert values(read.item.project) == values(orm.item.project)
-    assert values(read.item.domain) == values(orm.item.domain)
-    assert values(read.item.image) == values(orm.item.image)
-    assert read.item.prompt == orm.item.prompt  # deferred ones load on access
-    if on_postgres():
-        assert read.judged_in_project == 1
-    assert own_assignment_for_page(assignment_id=a.pk, annotator=bob) is None
+    with transaction.atomic():
+        locked = statements.locked_assignment(assignment_id=a.pk, annotator=ann)
+    page = statements.assignment_for_page(assignment_id=a.pk, annotator=ann)
+    for read, related in ((page, ("project", "domain", "image")), (locked, ("project", "domain"))):
+        assert values(read) == values(expected)
+        assert values(read.item) == values(expected.item, skip=read.item.get_deferred_fields())
+        for name in related:
+            assert values(getattr(read.item, name)) == values(getattr(expected.item, name))
+        assert read.item.prompt == expected.item.prompt  # deferred ones load on access
+    with transaction.atomic():
+        assert statements.locked_assignment(assignment_id=a.pk, annotator=bob) is None
+    assert statements.assignment_for_page(assignment_id=a.pk, annotator=bob) is None
     Membership.objects.filter(project=project, user=ann).delete()
-    assert own_assignment_for_page(assignment_id=a.pk, annotator=ann) is None
+    assert statements.assignment_for_page(assignment_id=a.pk, annotator=ann) is None
+    with transaction.atomic():
+        assert statements.locked_assignment(assignment_id=a.pk, annotator=ann) is None
 
 
 def test_a_superuser_outside_the_project_sees_their_own_count(client):
@@ -364,38 +375,6 @@ def test_a_superuser_outside_the_project_sees_their_own_count(client):
     page = client.get(reverse("work_item", args=[following.pk]))
     assert page.status_code == 200
     assert "You: <strong>1</strong> judged" in page.content.decode()
-
-
-def test_raw_instances_equal_from_db_and_respect_init_signal_listeners():
-    """annotate.loop.service._from_db: the same instance as Model.from_db (values,
-    deferred fields, state), and from_db itself while a post_init receiver
-    listens."""
-    from django.db.models.signals import post_init
-
-    from annotate.loop.service import _from_db
-    from annotate.models import Item
-
-    project, items = setup_project(n_items=1)
-    item = Item.objects.get(pk=items[0].pk)
-    names = ["id", "project_id", "external_id", "votes_needed"]
-    values = [item.pk, project.pk, item.external_id, item.votes_needed]
-    fast, slow = _from_db(Item, "default", names, values), Item.from_db("default", names, values)
-    assert type(fast) is Item and fast == slow
-    assert fast.get_deferred_fields() == slow.get_deferred_fields()
-    assert (fast._state.adding, fast._state.db) == (slow._state.adding, slow._state.db)
-    assert fast.prompt == item.prompt  # a deferred field loads on access
-    assert fast.project == project
-    seen = []
-
-    def receiver(sender, instance, **kwargs):
-        seen.append(instance)
-
-    post_init.connect(receiver, sender=Item)
-    try:
-        made = _from_db(Item, "default", names, values)
-    finally:
-        post_init.disconnect(receiver, sender=Item)
-    assert seen == [made]
 
 
 def test_history_shows_every_status_filters_and_keeps_its_query_count(

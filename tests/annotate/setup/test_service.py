@@ -21,7 +21,7 @@ from annotate.models import (
     Project,
     SetupEvent,
 )
-from annotate.permissions import project_for
+from annotate.projects import project_for
 from annotate.setup import service, site_users
 from annotate.setup import team as team_service
 from annotate.setup.presets import VL_REWARDBENCH_DOMAINS

@@ -185,59 +185,64 @@ def test_a_vote_on_an_item_without_a_verdict_row_creates_it():
     assert (verdict(item).status, verdict(item).final_choice) == ("agreed", "1")
 
 
-# --- PostgreSQL: the vote's own statement locks the verdict ----------------------------
+# --- PostgreSQL: curation locks its verdict itself, in its receiver ----------------------
 
 
 @requires_postgres
 @pytest.mark.django_db(transaction=True)
-def test_the_votes_statement_locks_the_verdict_and_hands_it_to_the_receiver():
-    """No statement of its own for the verdict's lock: the vote's statement
-    takes it (after the item's) and the signal brings the row."""
+def test_curations_receiver_locks_the_verdict_after_the_votes_statement():
+    """The vote's statement touches no table of curation's; curation's own
+    receiver locks the item's verdict, after the vote's rows, and holds the
+    lock until the vote commits."""
     import psycopg
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     from annotate import signals
     from curation.verdicts import receivers
-    from curation.verdicts.service import VERDICT_VOTE_LOCK
 
     project, item = new_item(votes_per_item=3)
     user = make_member(project)
     a = claim_next_item(project=project, annotator=user)
-    seen = {}
     params = connection.get_connection_params()
     dsn = psycopg.conninfo.make_conninfo(
         **{k: v for k, v in params.items() if k in ("dbname", "host", "port", "user", "password")}
     )
+    held = {}
 
-    def first_receiver(sender, *, locked, **kwargs):
-        # Runs before curation's receiver: only the vote's statement has run.
-        seen["locked"] = locked
-        with psycopg.connect(dsn, autocommit=True) as other:
-            other.execute("SET lock_timeout = '100ms'")
-            try:
-                other.execute(
-                    "SELECT 1 FROM curation_verdict WHERE item_id = %s FOR UPDATE", [item.pk]
-                )
-            except psycopg.errors.LockNotAvailable:
-                seen["held"] = True
-            else:
-                seen["held"] = False
+    def probe(name):
+        def receiver(sender, **kwargs):
+            with psycopg.connect(dsn, autocommit=True) as other:
+                other.execute("SET lock_timeout = '100ms'")
+                try:
+                    other.execute(
+                        "SELECT 1 FROM curation_verdict WHERE item_id = %s FOR UPDATE", [item.pk]
+                    )
+                except psycopg.errors.LockNotAvailable:
+                    held[name] = True
+                else:
+                    held[name] = False
+
+        return receiver
 
     signal = signals.judgement_recorded
     signal.disconnect(dispatch_uid="curation_judgement_recorded")
-    signal.connect(first_receiver, dispatch_uid="test_first_receiver")
+    signal.connect(probe("before"), dispatch_uid="test_before", weak=False)
     signal.connect(receivers.update_verdict_on_vote, dispatch_uid="curation_judgement_recorded")
+    signal.connect(probe("after"), dispatch_uid="test_after", weak=False)
     try:
         with CaptureQueriesContext(connection) as queries:
             submit_judgement(assignment_id=a.pk, annotator=user, vote=Vote(choice="1"))
     finally:
-        signal.disconnect(dispatch_uid="test_first_receiver")
-    assert seen["held"] is True
-    row = seen["locked"][VERDICT_VOTE_LOCK.name]
-    assert row[0] == verdict(item).pk and row[1] == item.pk
-    touching = [q["sql"].lstrip() for q in queries if "curation_verdict" in q["sql"]]
-    assert len(touching) == 1 and touching[0].startswith("WITH judged AS"), touching
+        signal.disconnect(dispatch_uid="test_before")
+        signal.disconnect(dispatch_uid="test_after")
+    assert held == {"before": False, "after": True}
+    statements = [q["sql"].lstrip() for q in queries]
+    vote = next(n for n, sql in enumerate(statements) if sql.startswith("WITH judged AS"))
+    assert "curation_verdict" not in statements[vote]
+    touching = [n for n, sql in enumerate(statements) if "curation_verdict" in sql]
+    assert len(touching) == 1 and touching[0] > vote
+    assert statements[touching[0]].rstrip().endswith("FOR UPDATE")
     assert verdict(item).status == VerdictStatus.NEEDS_VOTES
 
 

@@ -1,0 +1,139 @@
+"""The annotation loop's statements in plain ORM: the reference
+implementation, run on SQLite. annotate.loop.postgres has the same
+functions, with the same names and results, as raw SQL for PostgreSQL;
+annotate.loop.service chooses between them, and
+tests/annotate/loop/test_statement_paths.py drives both with the same random
+sequence of claims, votes, skips, revisions and lease expiries and compares
+the database they leave.
+
+The locks are written as PostgreSQL would take them (select_for_update, with
+SKIP LOCKED for the claim's pick): Django leaves them out on SQLite, whose
+IMMEDIATE transactions serialise writers anyway (config/settings.py).
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from annotate.loop.rules import Vote, tally_delta
+from annotate.models import Assignment, AssignmentStatus, Item, Judgement, Membership, Project
+
+# What update_verdict() reads from the item a vote was counted on.
+ITEM_COUNTS = ("votes_needed", "votes_1", "votes_2", "votes_tie")
+# What the compare page shows besides the assignment.
+COMPARE_PAGE_RELATED = ("item__project", "item__domain", "item__image")
+
+
+def tally_update(delta: dict[str, int]) -> dict:
+    """F() updates moving an item's tallies by `delta` (rules.tally_delta),
+    for one UPDATE statement."""
+    return {column: F(column) + n for column, n in delta.items()}
+
+
+def check_leases(*, project: Project, annotator, now=None) -> tuple[Assignment | None, bool]:
+    """The two questions a claim asks first, in one query over the project's
+    open leases: the annotator's own unexpired one, if any (oldest first), and
+    whether any lease has run out."""
+    now = now or timezone.now()
+    current, any_stale = None, False
+    leases = (
+        Assignment.objects.filter(item__project=project, status=AssignmentStatus.OPEN)
+        .filter(Q(annotator=annotator, lease_expires_at__gt=now) | Q(lease_expires_at__lte=now))
+        .order_by("claimed_at", "pk")
+    )
+    for lease in leases:
+        if lease.lease_expires_at <= now:
+            any_stale = True
+        elif current is None:
+            current = lease
+    return current, any_stale
+
+
+def claim(
+    *, project: Project, annotator, swapped: bool, now, lease_expires_at, check_stale: bool
+) -> tuple[Assignment | None, bool]:
+    """(The leased or resumed assignment, or None; whether nothing was leased
+    because stale leases wait to be returned: with check_stale, any lease of
+    the project that ran out stops the claim, so the caller can return the
+    abandoned items first.) Only for someone who sees the project; their
+    oldest unexpired open lease there comes back instead of a new one. A new
+    lease comes with its item (live_assignments counting it), the item's
+    domain and image; a resumed one bare."""
+    if not Project.objects.visible_to(annotator).filter(pk=project.pk).exists():
+        return None, False
+    resumed, any_stale = check_leases(project=project, annotator=annotator, now=now)
+    if resumed is not None:
+        return resumed, False
+    if any_stale and check_stale:
+        return None, True
+    with transaction.atomic():
+        item = (
+            Item.objects.needing_votes()
+            .filter(project=project)
+            .exclude(assignments__annotator=annotator)
+            .order_by(F("votes_needed") - F("live_assignments"), "shuffle_key", "pk")
+            # Concurrent claimers take different items without waiting.
+            .select_for_update(skip_locked=True, of=("self",))
+            .select_related("domain", "image")
+            .first()
+        )
+        if item is None:
+            return None, False
+        # Conditional increment: the condition and the CHECK constraint make
+        # overlap impossible whatever the locking.
+        if not Item.objects.filter(pk=item.pk, live_assignments__lt=F("votes_needed")).update(
+            live_assignments=F("live_assignments") + 1
+        ):
+            return None, False
+        item.live_assignments += 1
+        item.project = project
+        assignment = Assignment.objects.create(
+            item=item,
+            annotator=annotator,
+            shown_swapped=swapped,
+            claimed_at=now,
+            lease_expires_at=lease_expires_at,
+        )
+    return assignment, False
+
+
+def locked_assignment(*, assignment_id: int, annotator) -> Assignment | None:
+    """The annotator's own assignment (annotate.projects), its row locked
+    until the transaction ends, with its item, project and domain; or None."""
+    return (
+        Assignment.objects.own(annotator)
+        .select_for_update(of=("self",))
+        .select_related("item__project", "item__domain")
+        .filter(pk=assignment_id)
+        .first()
+    )
+
+
+def assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
+    """The annotator's own assignment with its item, project, domain and
+    image; or None."""
+    return (
+        Assignment.objects.own(annotator)
+        .filter(pk=assignment_id)
+        .select_related(*COMPARE_PAGE_RELATED)
+        .first()
+    )
+
+
+def record_vote(*, assignment: Assignment, annotator, fields: dict, vote: Vote, now) -> Judgement:
+    """Store the judgement (`fields`), mark the assignment submitted, count
+    the vote in its item's tallies and in the annotator's Membership.judged;
+    `assignment.item` gets its tallies back."""
+    item = assignment.item
+    judgement = Judgement.objects.create(**fields)
+    Assignment.objects.filter(pk=assignment.pk).update(
+        status=AssignmentStatus.SUBMITTED, submitted_at=now
+    )
+    Item.objects.filter(pk=item.pk).update(**tally_update(tally_delta(new=vote)))
+    Membership.objects.filter(project_id=item.project_id, user=annotator).update(
+        judged=F("judged") + 1
+    )
+    item.refresh_from_db(fields=ITEM_COUNTS)
+    return judgement

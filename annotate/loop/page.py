@@ -1,0 +1,301 @@
+"""The compare page: what it shows of an assignment (the #work element, a
+whole page or the fragment htmx swaps in), with its progress line, the keys
+it acts on and the errors of a refused vote, in displayed terms
+(annotate.loop.rules)."""
+
+import functools
+
+from django.db.models import Count, F, IntegerField, Max, Q, Subquery, Sum
+from django.db.models.functions import Least
+from django.shortcuts import render
+from django.urls import reverse
+
+from annotate.loop import rules
+from annotate.loop.forms import JudgementForm
+from annotate.loop.service import can_revise
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    Item,
+    Judgement,
+    Membership,
+    Project,
+    submitted_count,
+)
+
+
+def _project_progress(project: Project, user) -> dict:
+    """Votes collected and needed over the whole project, how many items are
+    left for `user` (the ones they hold open, the one on screen included,
+    and those they could still be given) and their Membership.judged, in
+    one statement read afresh on every page: right after each vote, not a
+    cached figure."""
+    mine = Assignment.objects.filter(annotator=user)
+    judged = Membership.objects.filter(project=project, user=user).values("judged")
+    return Item.objects.filter(project=project).aggregate(
+        needed=Sum("votes_needed"),
+        collected=Sum(
+            Least(F("votes_1") + F("votes_2") + F("votes_tie"), F("votes_needed")),
+            output_field=IntegerField(),
+        ),
+        held=Count(
+            "pk", filter=Q(pk__in=mine.filter(status=AssignmentStatus.OPEN).values("item_id"))
+        ),
+        open=Count(
+            "pk",
+            filter=Q(live_assignments__lt=F("votes_needed")) & ~Q(pk__in=mine.values("item_id")),
+        ),
+        # aggregate() takes only aggregates: the Max of the one value the
+        # subquery gives (evaluated once), None without a membership (or in a
+        # project without items).
+        judged=Max(Subquery(judged)),
+    )
+
+
+def progress(project: Project, user) -> dict:
+    """The progress line: the annotator's own count (Membership.judged, kept
+    by every submit), what is left for them, and the project's votes."""
+    totals = _project_progress(project, user)
+    collected, needed = totals["collected"] or 0, totals["needed"] or 0
+    judged = totals["judged"]
+    if judged is None:
+        # An admin judging without a membership: counted from the rows.
+        judged = submitted_count(project_id=project.pk, user_id=user.pk)
+    return {
+        "mine": judged,
+        "left": totals["held"] + totals["open"],
+        "project_percent": round(100 * collected / needed, 1) if needed else 0,
+        "collected": collected,
+        "needed": needed,
+    }
+
+
+# The compare form's radio buttons, as the template writes them (values as
+# strings, the empty "not answered" choice left out).
+CORRECTNESS_CHOICES = [
+    (str(v), label) for v, label in JudgementForm.base_fields["correct_left"].choices if v
+]
+CONFIDENCE_CHOICES = [
+    (str(v), label) for v, label in JudgementForm.base_fields["confidence"].choices
+]
+FRESH_CONFIDENCE = "2"
+
+# The fields the compare page shows, in page order, with the id of the element
+# an error about each points to (the first of a radio group); the skip
+# form's reason is "skip"; anything else is about the whole form.
+ERROR_TARGETS = {
+    "form": None,
+    "correct_left": "correct_left-yes",
+    "correct_right": "correct_right-yes",
+    "choice": "choice-left",
+    "confidence": "confidence-1",
+    "rationale": "rationale",
+    "problem_reason": "problem_reason",
+    "skip": "skip-reason",
+}
+SHOWN_VALUES = (
+    "choice",
+    "correct_left",
+    "correct_right",
+    "rationale",
+    "flagged_problem",
+    "problem_reason",
+)
+
+
+# The service's message for a missing correctness label, said instead with
+# the domain's own question and the response it is about.
+MISSING_LABEL = "Say whether this response is correct."
+
+
+def _form_errors(form, skip_form, domain) -> dict[str, list[str]]:
+    """Error messages by where the page shows them (ERROR_TARGETS' keys)."""
+    errors: dict[str, list[str]] = {}
+    if form is not None:
+        for name, messages_ in form.errors.items():
+            where = name if name in ERROR_TARGETS else "form"
+            if name in ("correct_left", "correct_right"):
+                question = domain.question_for("A" if name == "correct_left" else "B")
+                messages_ = [f"Answer “{question}”" if m == MISSING_LABEL else m for m in messages_]
+            errors.setdefault(where, []).extend(messages_)
+    if skip_form is not None and skip_form.errors:
+        for messages_ in skip_form.errors.values():
+            errors.setdefault("skip", []).extend(messages_)
+    return errors
+
+
+def _error_summary(errors: dict[str, list[str]]) -> list[tuple[str | None, str]]:
+    """(element id or None, message) in page order, for the summary that the
+    page announces and whose links move to each field."""
+    return [
+        (ERROR_TARGETS[where], message)
+        for where in ERROR_TARGETS
+        for message in errors.get(where, ())
+    ]
+
+
+@functools.cache
+def _keymap(
+    *, allow_tie: bool, domain_words: tuple[str, str, str] | None, judged: bool, can_revise: bool
+) -> tuple[tuple[str, tuple[str, ...], str], ...]:
+    """(action, keys, meaning) of every key the compare page acts on for an
+    item like this one, `keys` a tuple of key names: the `?` panel lists
+    exactly these, and work.js acts only on the actions listed (data-actions)."""
+    keys = [
+        ("left", "1,←", "A (left) is better"),
+        ("right", "2,→", "B (right) is better"),
+    ]
+    if allow_tie:
+        keys.append(("tie", "0", "Tie (say why in the rationale)"))
+    if domain_words is not None:
+        question, yes, no = domain_words
+        for side, (k_yes, k_no, k_unsure) in (("A", "qwe"), ("B", "opu")):
+            q = question.replace("{response}", side)
+            keys += [
+                (f"{side.lower()}-yes", k_yes, f"{q} {yes}"),
+                (f"{side.lower()}-no", k_no, f"{q} {no}"),
+                (f"{side.lower()}-unsure", k_unsure, f"{q} Unsure"),
+            ]
+    keys += [
+        ("confidence", "[,]", "Confidence down / up"),
+        ("rationale", "r", "Write a rationale (Esc leaves the box, Ctrl+Enter submits)"),
+    ]
+    if not judged:
+        keys.append(("submit", "Enter", "Submit (with nothing focused or from the form)"))
+        keys.append(("skip", "s", "Skip (asks for a reason)"))
+        keys.append(
+            (
+                "undo",
+                "Backspace",
+                "Undo: back to your last vote, to change it while its item still waits for votes",
+            )
+        )
+    elif can_revise:
+        keys.append(("submit", "Enter", "Save the revised judgement"))
+    keys += [
+        ("flag", "x", "Flag a problem with the item"),
+        ("zoom", "+,-,.", "Zoom in / out / fit; drag to pan, wheel to zoom"),
+        ("fullsize", "f", "Image at full size"),
+        ("guidelines", "g", "Guidelines"),
+        ("keys", "?", "This list"),
+        ("close", "Esc", "Close panels and full size"),
+    ]
+    return tuple((action, tuple(k.split(",")), meaning) for action, k, meaning in keys)
+
+
+def render_work(
+    request,
+    assignment: Assignment,
+    form=None,
+    skip_form=None,
+    status=200,
+    return_to: str = "",
+    notice: str = "",
+):
+    """The compare page for the annotator's `assignment` (htmx: the #work
+    fragment alone), with what a refused vote or skip (`form`, `skip_form`)
+    got wrong, answered with `status`."""
+    item = assignment.item
+    project = item.project
+    domain = item.domain
+    judgement = None
+    if assignment.status == AssignmentStatus.SUBMITTED:
+        judgement = assignment.judgements.get(is_current=True)
+    html = item.rendered()
+    left, right = rules.displayed_pair(
+        html["response_1"], html["response_2"], swapped=assignment.shown_swapped
+    )
+    if form is None and judgement is not None:
+        form = JudgementForm(initial=_displayed_initial(judgement, assignment))
+    # A fresh item (the common case, after every submit) gets no form objects:
+    # the template reads choices from constants and finds no values or errors.
+    if form is not None:
+        confidence = str(form["confidence"].value())
+        values = {name: form[name].value() for name in SHOWN_VALUES}
+    else:
+        confidence, values = FRESH_CONFIDENCE, dict.fromkeys(SHOWN_VALUES)
+    errors = _form_errors(form, skip_form, domain) if (form or skip_form) is not None else {}
+    revisable = judgement is not None and can_revise(item)
+    keymap = _keymap(
+        allow_tie=project.allow_tie,
+        domain_words=(
+            (domain.correctness_question, domain.yes_label, domain.no_label)
+            if domain.is_correctness
+            else None
+        ),
+        judged=judgement is not None,
+        can_revise=revisable,
+    )
+    responses = [
+        {
+            "side": side,
+            "name": name,
+            "hotkeys": hotkeys,
+            "html": response_html,
+            "question": domain.question_for(name),
+            "field": f"correct_{side}",
+            "choices": _correctness_choices(domain.yes_label, domain.no_label, keys),
+            "value": values.get(f"correct_{side}"),
+            "errors": errors.get(f"correct_{side}"),
+        }
+        for side, name, hotkeys, response_html, keys in (
+            ("left", "A", ("1", "←"), left, "qwe"),
+            ("right", "B", ("2", "→"), right, "opu"),
+        )
+    ]
+    context = {
+        "project": project,
+        "assignment": assignment,
+        "item": item,
+        "prompt_html": html["prompt"],
+        "domain": domain,
+        "responses": responses,
+        "judgement": judgement,
+        "can_revise": revisable,
+        "values": values,
+        # Every place the template looks, with its messages (most often none).
+        "errors": {where: errors.get(where, ()) for where in ERROR_TARGETS},
+        "error_summary": _error_summary(errors) if errors else (),
+        "skip_errors": "skip" in errors,
+        "skip_reason": (skip_form["reason"].value() or "") if skip_form is not None else "",
+        "return_to": return_to,
+        "notice": notice,
+        "keymap": keymap,
+        "actions": " ".join(action for action, _, _ in keymap),
+        "confidence_choices": CONFIDENCE_CHOICES,
+        "confidence": confidence,
+        "submit_url": reverse("work_submit", args=[assignment.pk]),
+        "skip_url": reverse("work_skip", args=[assignment.pk]),
+        "undo_url": reverse("work_undo", args=[project.slug]),
+        "ahead_url": reverse("work_ahead", args=[project.slug]),
+        "progress": progress(project, request.user),
+    }
+    # htmx swaps in the #work element alone; the full page includes the same
+    # template in the site's layout.
+    template = "annotate/_work.html" if request.htmx else "annotate/work.html"
+    response = render(request, template, context, status=status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@functools.cache
+def _correctness_choices(
+    yes_label: str, no_label: str, keys: str
+) -> tuple[tuple[str, str, str], ...]:
+    """The correctness radios in the domain's words (stored as yes/no/unsure),
+    each with its key (one letter of `keys`)."""
+    words = {"yes": yes_label, "no": no_label}
+    return tuple(
+        (value, words.get(value, label), key)
+        for (value, label), key in zip(CORRECTNESS_CHOICES, keys, strict=True)
+    )
+
+
+def _displayed_initial(judgement: Judgement, assignment: Assignment) -> dict:
+    return {
+        **rules.displayed_answer(judgement, swapped=assignment.shown_swapped),
+        "confidence": judgement.confidence,
+        "rationale": judgement.rationale,
+        "flagged_problem": judgement.flagged_problem,
+        "problem_reason": judgement.problem_reason,
+    }

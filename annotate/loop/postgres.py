@@ -1,0 +1,371 @@
+"""The annotation loop's raw statements, for PostgreSQL: the claim and the
+vote each in one statement, and the two reads of an annotator's own
+assignment (the submit's locked one, the compare page's). The same
+functions, with the same names and results, as annotate.loop.orm, the
+reference implementation in plain ORM; annotate.loop.service chooses between
+them, and tests/annotate/loop/test_statement_paths.py drives both with the
+same random sequence of claims, votes, skips, revisions and lease expiries
+and compares the database they leave.
+
+Why raw SQL here: a claim and a vote are the two requests every judgement
+makes. As single statements they took a judgement from ~30 to ~12 ms
+(bench/HISTORY.md), and PostgreSQL's server-side prepared statements
+(prepare_threshold in config/settings.py) keep their fixed text planned once
+per connection.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from django.db import connection
+from django.db.models import Model
+
+from annotate.loop.rules import Vote, tally_columns
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    Domain,
+    ImageAsset,
+    Item,
+    Judgement,
+    Project,
+)
+from annotate.projects import MEMBER_SQL
+
+# What update_verdict() reads from the item a vote was counted on: the
+# tallies a vote's statement brings back (see orm.ITEM_COUNTS).
+ITEM_COUNTS = ("votes_needed", "votes_1", "votes_2", "votes_tie")
+
+
+def _select_columns(alias: str, model: type[Model], skip=()) -> list[tuple[str, str]]:
+    """(attname, alias.column) of `model`'s concrete fields, in their order,
+    for a raw SELECT, minus `skip` and fields whose raw value needs
+    converting (JSON): those are left deferred, loaded on first access."""
+    return [
+        (f.attname, f"{alias}.{f.column}")
+        for f in model._meta.concrete_fields
+        if f.name not in skip and not hasattr(f, "from_db_value")
+    ]
+
+
+def _instances(row, *parts: tuple[type[Model], list[tuple[str, str]]]) -> list:
+    """Model instances (Model.from_db) from consecutive slices of a raw row:
+    PostgreSQL's driver returns ready Python values for the columns
+    _select_columns picks."""
+    made, at = [], 0
+    for model, columns in parts:
+        names = [name for name, _ in columns]
+        made.append(model.from_db(connection.alias, names, row[at : at + len(names)]))
+        at += len(names)
+    return made
+
+
+# The item's long text is out of line in PostgreSQL (migration 0009): each
+# value read costs a TOAST lookup, so these statements read only what their
+# callers show (the page its stored HTML, the API the Markdown) and leave the
+# rest deferred.
+_SOURCE_TEXT = ("prompt", "response_1", "response_2", "reference_answer")
+_MEMBER = MEMBER_SQL.format(project="%(project)s")
+_CLAIM_ITEM = _select_columns("i", Item, skip=("reference_answer",))
+_CLAIM_DOMAIN = _select_columns("d", Domain)
+_CLAIM_IMAGE = _select_columns("g", ImageAsset)
+
+# The claim: the lease checks, the pick, the count and the lease in one
+# statement (its own transaction), bringing back what the compare page
+# shows. The same rules as orm.claim():
+# - Only for someone who sees the project (annotate.projects): `{member}` in
+#   `own`, `stale` and `picked`.
+# - `own`: the annotator's oldest unexpired open lease in the project; when
+#   there is one, nothing new is leased and it comes back (resumed).
+# - `stale`: whether any open lease of the project has run out (only asked
+#   when check_stale). Then nothing is leased either: the caller returns the
+#   abandoned items to the pool first (service.expire_stale_leases) and
+#   claims again without the check, so an item someone abandoned goes out
+#   before a fresh one, as it would if the expiry had already happened.
+# - `picked`: Item.objects.needing_votes() of the project, never an item this
+#   person was assigned, fewest missing votes first, then the seeded shuffle
+#   and the id (the whole ORDER BY is annotate_item_claim_order_idx, so the
+#   scan stops at the first item it may take). NOT IN, as the ORM's
+#   exclude() writes it: PostgreSQL hashes the annotator's items once, where
+#   NOT EXISTS let it plan a nested loop over them for every candidate
+#   (item_id is never NULL, so the two mean the same).
+#   FOR UPDATE OF p SKIP LOCKED: lock the chosen item row and skip rows other
+#   claimers hold, so concurrent claimers take different items without
+#   waiting; only the item row, since locking the joined domain and image
+#   rows would make every other claimer skip all items sharing them.
+# - `counted`: the UPDATE's condition (rechecked on the row's latest version)
+#   and the CHECK constraint make overlap impossible even if the lock did not.
+# - The final SELECT always returns one row (the stale flag), with the
+#   leased or resumed assignment's item, domain and image when there is one,
+#   read as of the statement's start: only live_assignments changed, and
+#   that comes from the UPDATE's RETURNING.
+CLAIM_SQL = """
+    WITH own AS (
+        SELECT a.id, a.item_id, a.shown_swapped, a.claimed_at, a.lease_expires_at
+        FROM annotate_assignment a INNER JOIN annotate_item o ON o.id = a.item_id
+        WHERE a.annotator_id = %(user)s AND a.status = 'open'
+          AND a.lease_expires_at > %(now)s AND o.project_id = %(project)s AND {member}
+        ORDER BY a.claimed_at, a.id
+        LIMIT 1
+    ), stale AS (
+        SELECT 1 FROM annotate_assignment a INNER JOIN annotate_item o ON o.id = a.item_id
+        WHERE %(check_stale)s AND a.status = 'open' AND a.lease_expires_at <= %(now)s
+          AND o.project_id = %(project)s AND {member}
+        LIMIT 1
+    ), picked AS (
+        SELECT p.id FROM annotate_item p
+        WHERE p.project_id = %(project)s AND p.live_assignments < p.votes_needed
+          AND p.id NOT IN (
+              SELECT x.item_id FROM annotate_assignment x WHERE x.annotator_id = %(user)s)
+          AND NOT EXISTS (SELECT 1 FROM own) AND NOT EXISTS (SELECT 1 FROM stale) AND {member}
+        ORDER BY (p.votes_needed - p.live_assignments), p.shuffle_key, p.id
+        LIMIT 1
+        FOR UPDATE OF p SKIP LOCKED
+    ), counted AS (
+        UPDATE annotate_item u SET live_assignments = u.live_assignments + 1
+        FROM picked WHERE u.id = picked.id AND u.live_assignments < u.votes_needed
+        RETURNING u.id, u.live_assignments
+    ), leased AS (
+        INSERT INTO annotate_assignment
+            (item_id, annotator_id, status, shown_swapped, claimed_at, lease_expires_at,
+             submitted_at, skip_reason)
+        SELECT id, %(user)s, 'open', %(swapped)s, %(now)s, %(lease)s, NULL, ''
+        FROM counted
+        RETURNING id, item_id, shown_swapped, claimed_at, lease_expires_at
+    ), found AS (
+        SELECT leased.*, counted.live_assignments AS live
+        FROM leased INNER JOIN counted ON counted.id = leased.item_id
+        UNION ALL
+        SELECT own.*, NULL FROM own
+    )
+    SELECT
+        EXISTS (SELECT 1 FROM stale),
+        found.id, found.shown_swapped, found.claimed_at, found.lease_expires_at,
+        COALESCE(found.live, i.live_assignments),
+        {columns}
+    FROM (SELECT 1) AS one
+    LEFT JOIN found ON TRUE
+    LEFT JOIN annotate_item i ON i.id = found.item_id
+    LEFT JOIN annotate_domain d ON d.id = i.domain_id
+    LEFT JOIN annotate_imageasset g ON g.id = i.image_id
+""".format(
+    columns=", ".join(column for _, column in _CLAIM_ITEM + _CLAIM_DOMAIN + _CLAIM_IMAGE),
+    member=_MEMBER,
+)
+
+
+def claim_parameters(
+    *, project: Project, annotator, swapped: bool, now, lease_expires_at, check_stale: bool
+) -> dict:
+    """CLAIM_SQL's parameters."""
+    return {
+        "project": project.pk,
+        "user": annotator.pk,
+        "superuser": annotator.is_superuser,
+        "swapped": swapped,
+        "now": now,
+        "lease": lease_expires_at,
+        "check_stale": check_stale,
+    }
+
+
+def claim(
+    *, project: Project, annotator, swapped: bool, now, lease_expires_at, check_stale: bool
+) -> tuple[Assignment | None, bool]:
+    """(The leased or resumed assignment, or None; whether nothing was leased
+    because stale leases wait to be returned.) The assignment comes with its
+    item (its live_assignments with this claim counted), the item's project,
+    domain and image."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            CLAIM_SQL,
+            claim_parameters(
+                project=project,
+                annotator=annotator,
+                swapped=swapped,
+                now=now,
+                lease_expires_at=lease_expires_at,
+                check_stale=check_stale,
+            ),
+        )
+        row = cursor.fetchone()
+    stale, assignment_id, shown_swapped, claimed_at, lease_until, live = row[:6]
+    if assignment_id is None:
+        return None, stale
+    item, domain, image = _instances(
+        row[6:], (Item, _CLAIM_ITEM), (Domain, _CLAIM_DOMAIN), (ImageAsset, _CLAIM_IMAGE)
+    )
+    item.live_assignments = live
+    item.project, item.domain, item.image = project, domain, image
+    values = {
+        "id": assignment_id,
+        "item_id": item.pk,
+        "annotator_id": annotator.pk,
+        "status": AssignmentStatus.OPEN,
+        "shown_swapped": shown_swapped,
+        "claimed_at": claimed_at,
+        "lease_expires_at": lease_until,
+        "submitted_at": None,
+        "skip_reason": "",
+    }
+    fields = Assignment._meta.concrete_fields  # from_db takes values in their order
+    assignment = Assignment.from_db(
+        connection.alias, list(values), [values[f.attname] for f in fields]
+    )
+    assignment.item, assignment.annotator = item, annotator
+    return assignment, False
+
+
+_LOCK_ASSIGNMENT = _select_columns("a", Assignment)
+# A vote reads no text at all.
+_LOCK_ITEM = _select_columns(
+    "i", Item, skip=(*_SOURCE_TEXT, "prompt_html", "response_1_html", "response_2_html")
+)
+_LOCK_PROJECT = _select_columns("p", Project)
+_LOCK_DOMAIN = _select_columns("d", Domain)
+_OWN = f"""a.id = %(assignment)s AND a.annotator_id = %(user)s
+      AND {MEMBER_SQL.format(project="i.project_id")}"""
+# The submit's read: the annotator's own assignment, its row locked (which
+# serialises double submits of one assignment), with its item, project and
+# domain unlocked. Raw SQL: building it as a QuerySet cost more CPU than
+# PostgreSQL spends running it.
+LOCKED_ASSIGNMENT_SQL = f"""
+    SELECT {", ".join(c for _, c in _LOCK_ASSIGNMENT + _LOCK_ITEM + _LOCK_PROJECT + _LOCK_DOMAIN)}
+    FROM annotate_assignment a
+    INNER JOIN annotate_item i ON i.id = a.item_id
+    INNER JOIN annotate_project p ON p.id = i.project_id
+    INNER JOIN annotate_domain d ON d.id = i.domain_id
+    WHERE {_OWN}
+    FOR UPDATE OF a
+"""
+
+
+def _own_assignment_row(sql: str, *, assignment_id: int, annotator) -> tuple | None:
+    """The one row of `sql`, a read of the annotator's own assignment, or None."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            {
+                "assignment": assignment_id,
+                "user": annotator.pk,
+                "superuser": annotator.is_superuser,
+            },
+        )
+        return cursor.fetchone()
+
+
+def locked_assignment(*, assignment_id: int, annotator) -> Assignment | None:
+    """The annotator's own assignment (annotate.projects), its row locked
+    until the transaction ends, with its item, project and domain; or None."""
+    row = _own_assignment_row(
+        LOCKED_ASSIGNMENT_SQL, assignment_id=assignment_id, annotator=annotator
+    )
+    if row is None:
+        return None
+    assignment, item, project, domain = _instances(
+        row,
+        (Assignment, _LOCK_ASSIGNMENT),
+        (Item, _LOCK_ITEM),
+        (Project, _LOCK_PROJECT),
+        (Domain, _LOCK_DOMAIN),
+    )
+    item.project, item.domain = project, domain
+    assignment.item = item
+    return assignment
+
+
+# The compare page's read: the annotator's own assignment with its item,
+# project, domain and image, in one statement (the ORM's select_related() of
+# the same cost more CPU to compile than the rest of the page). The item's source text stays
+# deferred: the page shows its stored HTML.
+_PAGE_ITEM = _select_columns("i", Item, skip=_SOURCE_TEXT)
+_PAGE_IMAGE = _select_columns("g", ImageAsset)
+_PAGE_COLUMNS = _LOCK_ASSIGNMENT + _PAGE_ITEM + _LOCK_PROJECT + _LOCK_DOMAIN + _PAGE_IMAGE
+PAGE_SQL = f"""
+    SELECT {", ".join(c for _, c in _PAGE_COLUMNS)}
+    FROM annotate_assignment a
+    INNER JOIN annotate_item i ON i.id = a.item_id
+    INNER JOIN annotate_project p ON p.id = i.project_id
+    INNER JOIN annotate_domain d ON d.id = i.domain_id
+    INNER JOIN annotate_imageasset g ON g.id = i.image_id
+    WHERE {_OWN}
+"""
+
+
+def assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
+    """The annotator's own assignment with its item, project, domain and
+    image; or None. The item's source text stays deferred."""
+    row = _own_assignment_row(PAGE_SQL, assignment_id=assignment_id, annotator=annotator)
+    if row is None:
+        return None
+    assignment, item, project, domain, image = _instances(
+        row,
+        (Assignment, _LOCK_ASSIGNMENT),
+        (Item, _PAGE_ITEM),
+        (Project, _LOCK_PROJECT),
+        (Domain, _LOCK_DOMAIN),
+        (ImageAsset, _PAGE_IMAGE),
+    )
+    item.project, item.domain, item.image = project, domain, image
+    assignment.item, assignment.annotator = item, annotator
+    return assignment
+
+
+_JUDGEMENT_FIELDS = [f for f in Judgement._meta.concrete_fields if not f.primary_key]
+
+
+@cache
+def _record_vote_sql(tally: tuple[str, ...]) -> str:
+    """record_vote()'s statement for a vote counted in the `tally` columns
+    (from a fixed set: validate_vote checked the labels), built once."""
+    quote = connection.ops.quote_name
+    return f"""
+        WITH judged AS (
+            INSERT INTO annotate_judgement ({", ".join(f.column for f in _JUDGEMENT_FIELDS)})
+            VALUES ({", ".join(["%s"] * len(_JUDGEMENT_FIELDS))})
+            RETURNING id
+        ), submitted AS (
+            UPDATE annotate_assignment SET status = %s, submitted_at = %s WHERE id = %s
+        ), counted AS (
+            UPDATE annotate_item SET {", ".join(f"{quote(c)} = {quote(c)} + 1" for c in tally)}
+            WHERE id = %s
+            RETURNING id, {", ".join(ITEM_COUNTS)}
+        ), member AS (
+            UPDATE annotate_membership SET judged = judged + 1
+            WHERE project_id = %s AND user_id = %s
+        )
+        SELECT judged.id, {", ".join(f"counted.{c}" for c in ITEM_COUNTS)}
+        FROM judged CROSS JOIN counted
+    """
+
+
+def record_vote(*, assignment: Assignment, annotator, fields: dict, vote: Vote, now) -> Judgement:
+    """Store the judgement (`fields`), mark the assignment submitted, count
+    the vote in its item's tallies and in the annotator's Membership.judged,
+    in one statement; `assignment.item` gets its tallies back (the UPDATE
+    holds the item row until commit, so they include every vote committed
+    before and none after)."""
+    item = assignment.item
+    values = [fields[f.attname] for f in _JUDGEMENT_FIELDS]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _record_vote_sql(tuple(tally_columns(vote))),
+            [
+                *values,
+                AssignmentStatus.SUBMITTED,
+                now,
+                assignment.pk,
+                item.pk,
+                item.project_id,
+                annotator.pk,
+            ],
+        )
+        judgement_id, *counts = cursor.fetchone()
+    for name, value in zip(ITEM_COUNTS, counts, strict=True):
+        setattr(item, name, value)
+    return Judgement.from_db(
+        connection.alias,
+        [Judgement._meta.pk.attname, *(f.attname for f in _JUDGEMENT_FIELDS)],
+        [judgement_id, *values],
+    )

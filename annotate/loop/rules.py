@@ -1,0 +1,233 @@
+"""The vote's rules, pure Python: what a valid vote is, which tallies it
+counts in, when it may be revised, and the one mapping between what the
+annotator saw (left/right) and the canonical terms every judgement is stored
+in (response 1 / response 2). No Django import: tested without a database.
+
+`shown_swapped` (an Assignment's) is True when response 2 was displayed on
+the left. Everything that turns a side into a response or back (the compare
+page's form, its error messages and history, the REST API) calls the
+functions below.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+# The values Judgement.choice and Judgement.correct_<n> may hold
+# (annotate.models.Choice and Correctness; a test holds them equal).
+CHOICES = ("1", "2", "tie")
+TIE = "tie"
+LABELS = ("yes", "no", "unsure")
+SIDES = ("left", "right")
+
+
+class AnnotationError(Exception):
+    """A request the rules refuse; the message is shown to the annotator."""
+
+
+class JudgementInvalid(AnnotationError):
+    def __init__(self, errors: dict[str, str]):
+        self.errors = errors
+        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
+
+
+@dataclass(frozen=True)
+class Vote:
+    """A judgement in canonical terms (response 1 / response 2), as the form or
+    API hands it over after undoing the displayed order (vote_from_displayed)."""
+
+    choice: str  # "1", "2" or "tie"
+    correct_1: str = ""
+    correct_2: str = ""
+    confidence: int | None = None
+    rationale: str = ""
+    active_seconds: float = 0.0
+    flagged_problem: bool = False
+    problem_reason: str = ""
+
+
+class _Project(Protocol):
+    @property
+    def allow_tie(self) -> bool: ...
+    @property
+    def require_rationale(self) -> bool: ...
+
+
+class _Domain(Protocol):
+    @property
+    def is_correctness(self) -> bool: ...
+
+
+def validate_vote(vote: Vote, *, project: _Project, domain: _Domain) -> None:
+    """Raise JudgementInvalid (messages by canonical field name) unless `vote`
+    is one the project and the item's domain accept."""
+    errors: dict[str, str] = {}
+    if vote.choice not in CHOICES:
+        errors["choice"] = "Choose the better response."
+    elif vote.choice == TIE and not project.allow_tie:
+        errors["choice"] = "This project does not allow ties."
+    if domain.is_correctness:
+        for name in ("correct_1", "correct_2"):
+            if getattr(vote, name) not in LABELS:
+                errors[name] = "Say whether this response is correct."
+    elif vote.correct_1 or vote.correct_2:
+        errors["correct_1"] = "Correctness is not asked in this domain."
+    if vote.confidence is not None and not 1 <= vote.confidence <= 3:
+        errors["confidence"] = "Confidence is 1, 2 or 3."
+    if not vote.rationale.strip():
+        if vote.choice == TIE:
+            errors["rationale"] = "Explain why the responses are equally good."
+        elif project.require_rationale:
+            errors["rationale"] = "This project asks for a short rationale."
+    if vote.flagged_problem and not vote.problem_reason.strip():
+        errors["problem_reason"] = "Say what is wrong with the item."
+    if vote.active_seconds < 0 or vote.active_seconds != vote.active_seconds:
+        errors["active_seconds"] = "Must be a non-negative number."
+    if errors:
+        raise JudgementInvalid(errors)
+
+
+def vote_fields(vote: Vote) -> dict[str, Any]:
+    """The Judgement fields a vote sets, cleaned as they are stored."""
+    return {
+        "choice": vote.choice,
+        "correct_1": vote.correct_1,
+        "correct_2": vote.correct_2,
+        "confidence": vote.confidence,
+        "rationale": vote.rationale.strip(),
+        "active_seconds": vote.active_seconds,
+        "flagged_problem": vote.flagged_problem,
+        "problem_reason": vote.problem_reason.strip()[:500],
+    }
+
+
+class _Revisable(Protocol):
+    @property
+    def votes_needed(self) -> int: ...
+    @property
+    def n_votes(self) -> int: ...
+
+    @property
+    def project(self) -> Any: ...
+
+
+def can_revise(item: _Revisable) -> bool:
+    """Votes can be revised while the item still waits for the votes every
+    item gets (the project's votes per item); once it has had them, the
+    verdict is decided from them, and Revise stays gone even if the item is
+    escalated for more votes: offering it again would tell the annotator
+    that the others disagreed (votes are blind). `item.project` is loaded."""
+    return item.n_votes < min(item.votes_needed, item.project.votes_per_item)
+
+
+_TALLY = {"1": "votes_1", "2": "votes_2", TIE: "votes_tie"}
+
+
+class _Labelled(Protocol):
+    @property
+    def choice(self) -> str: ...
+    @property
+    def correct_1(self) -> str: ...
+    @property
+    def correct_2(self) -> str: ...
+
+
+def tally_columns(vote: _Labelled) -> list[str]:
+    """The Item tally columns one vote (or judgement) counts in: its choice and
+    each correctness label it gives (Item.correct_<response>_<label>)."""
+    columns = [_TALLY[vote.choice]]
+    for response, label in (("1", vote.correct_1), ("2", vote.correct_2)):
+        if label:
+            columns.append(f"correct_{response}_{label}")
+    return columns
+
+
+def tally_delta(*, new: _Labelled, old: _Labelled | None = None) -> dict[str, int]:
+    """How each tally column moves when `new` replaces `old` (a revision) or
+    is counted afresh; columns that do not move are left out."""
+    delta: Counter[str] = Counter(tally_columns(new))
+    if old is not None:
+        delta.subtract(tally_columns(old))
+    return {column: n for column, n in delta.items() if n}
+
+
+# --- What was displayed <-> canonical terms -----------------------------------------------
+
+
+def response_on(side: str, *, swapped: bool) -> str:
+    """The canonical response ("1"/"2") displayed on `side` ("left"/"right")."""
+    if side not in SIDES:
+        raise ValueError(f"unknown side {side!r}")
+    return "2" if (side == "left") == swapped else "1"
+
+
+def side_of(response: str, *, swapped: bool) -> str:
+    """The side ("left"/"right") canonical `response` ("1"/"2") was displayed on."""
+    return "left" if response_on("left", swapped=swapped) == response else "right"
+
+
+def canonical_choice(choice: str, *, swapped: bool) -> str:
+    """A displayed choice ("left", "right", "tie") in canonical terms."""
+    return TIE if choice == TIE else response_on(choice, swapped=swapped)
+
+
+def displayed_choice(choice: str, *, swapped: bool) -> str:
+    """A canonical choice ("1", "2", "tie") as it was displayed."""
+    return TIE if choice == TIE else side_of(choice, swapped=swapped)
+
+
+def displayed_pair(first: Any, second: Any, *, swapped: bool) -> tuple[Any, Any]:
+    """(left, right): what belongs to response 1 and response 2, in the order
+    they were displayed (their texts, their rendered HTML)."""
+    return (second, first) if swapped else (first, second)
+
+
+def vote_from_displayed(
+    *,
+    swapped: bool,
+    choice: str,
+    correct_left: str = "",
+    correct_right: str = "",
+    confidence: int | None = None,
+    rationale: str = "",
+    active_seconds: float = 0.0,
+    flagged_problem: bool = False,
+    problem_reason: str = "",
+) -> Vote:
+    """The Vote of an answer given in displayed terms (left/right)."""
+    # (The swap is its own inverse: displayed_pair turns (left, right) back
+    # into (response 1, response 2).)
+    correct_1, correct_2 = displayed_pair(correct_left, correct_right, swapped=swapped)
+    return Vote(
+        choice=canonical_choice(choice, swapped=swapped),
+        correct_1=correct_1,
+        correct_2=correct_2,
+        confidence=confidence,
+        rationale=rationale,
+        active_seconds=active_seconds,
+        flagged_problem=flagged_problem,
+        problem_reason=problem_reason,
+    )
+
+
+def displayed_answer(judgement: _Labelled, *, swapped: bool) -> dict[str, str]:
+    """A stored judgement's choice and correctness labels as they were
+    displayed: choice, correct_left, correct_right."""
+    correct_left, correct_right = displayed_pair(
+        judgement.correct_1, judgement.correct_2, swapped=swapped
+    )
+    return {
+        "choice": displayed_choice(judgement.choice, swapped=swapped),
+        "correct_left": correct_left,
+        "correct_right": correct_right,
+    }
+
+
+def displayed_field(name: str, *, swapped: bool) -> str:
+    """A canonical field name in displayed terms (correct_1 -> correct_left
+    or correct_right); any other name unchanged."""
+    if name in ("correct_1", "correct_2"):
+        return "correct_" + side_of(name[-1], swapped=swapped)
+    return name
