@@ -19,6 +19,7 @@ PURE_MODULES = [
     "curation.evaluation.scoring",
     "curation.evaluation.scoring_input",
     "curation.evaluation.scoring_output",
+    "curation.evaluation.mmrb2_scoring",
     "curation.evaluation.judge_client",
     "curation.evaluation.key_encryption",
     "curation.quality.label_quality",
