@@ -255,7 +255,7 @@ class RecordRules:
                 ImportProblem(
                     log.file,
                     f"{len(values)} value{'s' if len(values) != 1 else ''} of the "
-                    f"{self._source_name()} name no domain: "
+                    f"{self._source_name()} name{'s' if len(values) == 1 else ''} no domain: "
                     f"{_listed(entries, len(values), 'values')}; map each to a domain "
                     f"with {w.option('domain_map')} (value=domain; domains: {', '.join(slugs)})",
                     field=self._source_label(),
