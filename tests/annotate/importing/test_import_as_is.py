@@ -495,3 +495,51 @@ def test_options_apply_to_files_read_from_a_zip(project, tmp_path):
     assert (result.created, result.duplicates_skipped) == (MM_IDS, MM_ROWS - MM_IDS)
     with pytest.raises(ImportFailed):
         import_items_from_paths(project=make_project(slug="other"), dataset=bundle)
+
+
+def test_an_mrb_file_takes_its_domain_from_the_image_folder(project, tmp_path):
+    images = {"charts/a.png": png_bytes(), "safety/b.png": png_bytes(color=(1, 2, 3))}
+    for ref, data in images.items():
+        (tmp_path / ref).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / ref).write_bytes(data)
+    records = [mrb_record("a", Image="charts/a.png"), mrb_record("b", Image="safety/b.png")]
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps(records))
+    run(
+        "bench", str(path), "--images", str(tmp_path),
+        "--domain-from", "image-folder", "--domain-map", "charts=reasoning",
+    )  # fmt: skip
+    assert domains_by_id() == {"a": "reasoning", "b": "safety"}
+    assert Item.objects.get(external_id="a").meta["source"] == {"Category": "vqa"}
+
+
+def test_no_import_message_spells_a_shell_flag_outside_the_wording():
+    """Messages reach API and form users: a flag must come from options.Wording."""
+    import ast
+    import re
+    from pathlib import Path
+
+    import annotate.importing
+
+    folder = Path(annotate.importing.__file__).parent
+    paths = [p for p in folder.glob("*.py") if p.name != "options.py"]
+    paths.append(folder.parent / "api" / "imports.py")
+    found = []
+    for path in paths:
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+        }
+        found += [
+            f"{path.name}:{node.lineno}: {node.value!r}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and re.search(r"(^|\s|\()--[a-z]", node.value)
+        ]
+    assert found == []
