@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import chain, islice
+from itertools import islice
 from typing import Any
 
 from annotate.importing.images import validate_images
@@ -27,7 +26,6 @@ from annotate.importing.records import (
     MAX_ID_LENGTH,
     MAX_IMAGE_PATH_LENGTH,
     MAX_MODEL_LENGTH,
-    MAX_NESTING,
     MAX_PATH_SEGMENT_BYTES,
     MAX_RECORD_BYTES,
     MAX_RECORDS,
@@ -40,6 +38,7 @@ from annotate.importing.records import (
     ProblemLog,
     Record,
     brief,
+    check_storable,
 )
 from annotate.importing.sources import ImageSource
 
@@ -76,49 +75,6 @@ def _check_str(
     return value
 
 
-def _unstorable(value: Any, depth: int = 0) -> str | None:
-    """Why a decoded JSON value cannot be stored as it is, or None. JSON
-    escapes can spell what the database refuses: PostgreSQL text and jsonb hold
-    no NUL character, UTF-8 has no unpaired surrogates, and jsonb has no NaN or
-    Infinity (which Python's decoder accepts, as it does 1e999)."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            return "contains a NUL character (\\u0000)"
-        if not value.isascii():
-            try:
-                value.encode()
-            except UnicodeEncodeError:
-                return (
-                    "contains an unpaired surrogate (\\ud800-\\udfff), which is not valid Unicode"
-                )
-        return None
-    if isinstance(value, float):
-        return (
-            None if math.isfinite(value) else "contains NaN or Infinity, which JSON does not allow"
-        )
-    if isinstance(value, list | dict):
-        if depth >= MAX_NESTING:
-            return f"is nested more than {MAX_NESTING} levels deep"
-        children = chain.from_iterable(value.items()) if isinstance(value, dict) else value
-        for child in children:
-            problem = _unstorable(child, depth + 1)
-            if problem:
-                return problem
-    return None
-
-
-def _check_storable(rec: dict, log: ProblemLog, line: int, index: int) -> bool:
-    """Report every top-level field whose key or value cannot be stored."""
-    ok = True
-    for key, value in rec.items():
-        key_problem = _unstorable(key)
-        problem = f"name {key_problem}" if key_problem else _unstorable(value)
-        if problem:
-            log.add(problem, line=line, index=index, field=brief(key, quote=False))
-            ok = False
-    return ok
-
-
 def parse_mrb_record(
     value: Any, line: int, index: int, log: ProblemLog, *, category: str | None = None
 ) -> Record | None:
@@ -128,7 +84,7 @@ def parse_mrb_record(
     if not isinstance(value, dict):
         log.add(f"record must be a JSON object, not {type(value).__name__}", line=line, index=index)
         return None
-    if not _check_storable(value, log, line, index):
+    if not check_storable(value, log, line, index):
         return None
     before = log.added
     optional = {"Better"} if category is None else {"Better", "Category"}
@@ -239,7 +195,7 @@ def parse_pairs_record(
     if not isinstance(value, dict):
         log.add(f"record must be a JSON object, not {type(value).__name__}", line=line, index=index)
         return None
-    if not _check_storable(value, log, line, index):
+    if not check_storable(value, log, line, index):
         return None
     before = log.added
     key = options.source_key

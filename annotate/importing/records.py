@@ -1,4 +1,5 @@
-"""The import's limits, its problem log and the Record a parsed line becomes.
+"""The import's limits, its problem log, the Record a parsed line becomes and
+what a record may hold to be stored (check_storable).
 
 Every problem is collected (up to a cap) as an :class:`ImportProblem` naming
 the file, the line (and record index) and the field. The same problem on
@@ -8,8 +9,10 @@ count and the first few record numbers, not one line per record.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from typing import Any
 
 FORMATS = ("mrb", "pairs")
@@ -212,3 +215,46 @@ def brief(value: str, limit: int = 80, *, quote: bool = True) -> str:
     if len(value) > limit:
         shown += f"... ({len(value)} characters)"
     return shown
+
+
+def unstorable(value: Any, depth: int = 0) -> str | None:
+    """Why a decoded JSON value cannot be stored as it is, or None. JSON
+    escapes can spell what the database refuses: PostgreSQL text and jsonb hold
+    no NUL character, UTF-8 has no unpaired surrogates, and jsonb has no NaN or
+    Infinity (which Python's decoder accepts, as it does 1e999)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "contains a NUL character (\\u0000)"
+        if not value.isascii():
+            try:
+                value.encode()
+            except UnicodeEncodeError:
+                return (
+                    "contains an unpaired surrogate (\\ud800-\\udfff), which is not valid Unicode"
+                )
+        return None
+    if isinstance(value, float):
+        return (
+            None if math.isfinite(value) else "contains NaN or Infinity, which JSON does not allow"
+        )
+    if isinstance(value, list | dict):
+        if depth >= MAX_NESTING:
+            return f"is nested more than {MAX_NESTING} levels deep"
+        children = chain.from_iterable(value.items()) if isinstance(value, dict) else value
+        for child in children:
+            problem = unstorable(child, depth + 1)
+            if problem:
+                return problem
+    return None
+
+
+def check_storable(rec: dict, log: ProblemLog, line: int, index: int) -> bool:
+    """Report every top-level field whose key or value cannot be stored."""
+    ok = True
+    for key, value in rec.items():
+        key_problem = unstorable(key)
+        problem = f"name {key_problem}" if key_problem else unstorable(value)
+        if problem:
+            log.add(problem, line=line, index=index, field=brief(key, quote=False))
+            ok = False
+    return ok
