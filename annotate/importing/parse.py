@@ -255,7 +255,8 @@ def parse_pairs_record(
     # pair is ordered by a seeded coin, so that the order does not leak the label.
     swapped = not unlabelled and pairs_swap(options.seed, ext_id)
     label = "2" if swapped else "1"  # canonical number of the originally chosen response
-    used = {key(name) for name in PAIRS_FIELDS} | {"images"}
+    other_models = ("chosen_model", "rejected_model") if unlabelled else ("model_1", "model_2")
+    used = {key(name) for name in PAIRS_FIELDS if name not in other_models} | {"images"}
     if derived:
         used.discard(key("category"))  # derived elsewhere: the file's own is kept
     meta: dict[str, Any] = {"format": "pairs"}

@@ -543,3 +543,11 @@ def test_no_import_message_spells_a_shell_flag_outside_the_wording():
             and re.search(r"(^|\s|\()--[a-z]", node.value)
         ]
     assert found == []
+
+
+def test_a_labelled_pair_keeps_unrelated_model_fields_in_its_metadata(project, tmp_path):
+    write_images(tmp_path)
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps(pairs_record("a", model_1="kept")) + "\n")
+    run("bench", str(path), "--images", str(tmp_path))
+    assert Item.objects.get().meta["source"] == {"model_1": "kept"}
