@@ -9,6 +9,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.api.projects import project_for_api
+from annotate.importing.options import (
+    DUPLICATES,
+    ImportOptions,
+    parse_domain_from,
+    parse_mapping,
+)
 from annotate.importing.records import FORMATS, ImportFailed
 from annotate.importing.service import import_uploaded_items
 from annotate.projects import ADMIN_ROLES
@@ -22,8 +28,9 @@ class ImportApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         dataset = serializers.FileField(
-            help_text="Multimodal RewardBench .json, chosen/rejected .jsonl, or a .zip "
-            "holding one of them together with its images."
+            help_text="Multimodal RewardBench .json (Better optional), a .jsonl of pairs "
+            "(id, prompt, image, chosen/rejected or unlabelled response_1/response_2), or a "
+            ".zip holding one of them together with its images."
         )
         images = serializers.FileField(
             required=False, help_text="A .zip of the images (with a .json/.jsonl dataset)."
@@ -38,6 +45,26 @@ class ImportApi(APIView):
             required=False,
             default="",
             help_text="ours=theirs pairs, one per line or comma-separated (e.g. prompt=query).",
+        )
+        duplicates = serializers.ChoiceField(
+            choices=list(DUPLICATES),
+            required=False,
+            default="refuse",
+            help_text="Records sharing an ID: refuse (the answer lists them), keep-first, or "
+            "suffix (later ones renamed ID#2, ID#3, … in file order; original in "
+            "meta.original_id).",
+        )
+        domain_from = serializers.CharField(
+            required=False,
+            default="",
+            help_text="Derive each record's domain: field:<name>, id-prefix or image-folder.",
+        )
+        domain_map = serializers.CharField(
+            required=False,
+            default="",
+            help_text="value=domain pairs, one per line or comma-separated "
+            "(e.g. mcq=knowledge,long=general_correctness). With id-prefix the longest value "
+            "the ID starts with wins.",
         )
         gold_from_label = serializers.BooleanField(required=False, default=False)
         update = serializers.BooleanField(
@@ -65,6 +92,18 @@ class ImportApi(APIView):
                 mapping[ours.strip()] = theirs.strip()
             return mapping
 
+        def validate_domain_from(self, text):
+            try:
+                return parse_domain_from(text)
+            except ValueError as exc:
+                raise serializers.ValidationError(str(exc)) from None
+
+        def validate_domain_map(self, text):
+            try:
+                return parse_mapping(text)
+            except ValueError as exc:
+                raise serializers.ValidationError(str(exc)) from None
+
         def validate(self, data):
             images = data.get("images")
             if images and data["dataset"].name.lower().endswith(".zip"):
@@ -82,13 +121,20 @@ class ImportApi(APIView):
         updated = serializers.IntegerField()
         unchanged = serializers.IntegerField()
         images_stored = serializers.IntegerField()
+        duplicates_skipped = serializers.IntegerField(
+            help_text="Later records of a repeated ID left out (duplicates=keep-first)."
+        )
+        duplicates_renamed = serializers.IntegerField(
+            help_text="Later records of a repeated ID renamed (duplicates=suffix)."
+        )
 
     @extend_schema(
         operation_id="items_import",
         summary="Import items (admins): all or nothing",
         description="Every record and image is checked first; if anything is wrong the answer "
         "is 400 with code `import_failed`, one entry in `problems` per problem (file, line, "
-        "record, field) and nothing is written. Importing the same file again changes nothing.",
+        "record, field; `count` records have the same problem, the first few are in "
+        "`records`) and nothing is written. Importing the same file again changes nothing.",
         request={"multipart/form-data": InputSerializer},
         responses={200: OutputSerializer, **errors(400, 401, 403, 404, 413)},
     )
@@ -107,6 +153,12 @@ class ImportApi(APIView):
                 field_map=data["field_map"],
                 gold_from_label=data["gold_from_label"],
                 update=data["update"],
+                options=ImportOptions(
+                    duplicates=data["duplicates"],
+                    domain_from=data["domain_from"],
+                    domain_map=data["domain_map"],
+                    surface="api",
+                ),
             )
         except ImportFailed as exc:
             message = f"The import was refused ({len(exc.problems)} problems); nothing was written."
@@ -123,6 +175,8 @@ class ImportApi(APIView):
                         "index": p.index,
                         "field": p.field,
                         "message": p.message,
+                        "count": p.count,
+                        "records": p.records,
                     }
                     for p in exc.problems
                 ],

@@ -2,13 +2,19 @@
 
 from django import forms
 
+from annotate.importing.options import (
+    FORM_LABELS,
+    ImportOptions,
+    parse_domain_from,
+    parse_mapping,
+)
 from annotate.importing.records import FORMATS
 
 
 class ImportForm(forms.Form):
     dataset = forms.FileField(
-        help_text="Multimodal RewardBench .json, chosen/rejected .jsonl, or a .zip holding "
-        "one of them together with its images."
+        help_text="Multimodal RewardBench .json, a .jsonl of pairs (chosen/rejected, or "
+        "unlabelled response_1/response_2), or a .zip holding one of them with its images."
     )
     images = forms.FileField(
         required=False, help_text="A .zip of the images, if they are not inside the dataset zip."
@@ -16,6 +22,30 @@ class ImportForm(forms.Form):
     format = forms.ChoiceField(choices=[("", "Detect")] + [(f, f) for f in FORMATS], required=False)
     domain = forms.ChoiceField(
         required=False, help_text="For chosen/rejected files without a category field."
+    )
+    domain_from = forms.CharField(
+        required=False,
+        label=FORM_LABELS["domain_from"],
+        help_text="Derive each record's domain: field:<name>, id-prefix (the ID's leading "
+        "letters and underscores) or image-folder (the image's first folder).",
+    )
+    domain_map = forms.CharField(
+        required=False,
+        label=FORM_LABELS["domain_map"],
+        help_text="value=domain, one per line or comma-separated (e.g. mcq=knowledge). "
+        "Values that are domain slugs need none.",
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+    duplicates = forms.ChoiceField(
+        choices=[
+            ("refuse", "Refuse the file, listing them"),
+            ("keep-first", "Keep the first record of each ID"),
+            ("suffix", "Keep all, renaming later ones ID#2, ID#3, …"),
+        ],
+        initial="refuse",
+        required=False,
+        label=FORM_LABELS["duplicates"],
+        help_text="Records that share an ID.",
     )
     field_map = forms.CharField(
         required=False,
@@ -57,6 +87,27 @@ class ImportForm(forms.Form):
                 "with a .json or .jsonl dataset.",
             )
         return data
+
+    def clean_domain_from(self):
+        try:
+            return parse_domain_from(self.cleaned_data["domain_from"])
+        except ValueError as exc:
+            raise forms.ValidationError(f"Domain from {exc}.") from None
+
+    def clean_domain_map(self):
+        try:
+            return parse_mapping(self.cleaned_data["domain_map"])
+        except ValueError as exc:
+            raise forms.ValidationError(f"Domain map: {exc}.") from None
+
+    def import_options(self) -> ImportOptions:
+        data = self.cleaned_data
+        return ImportOptions(
+            duplicates=data["duplicates"] or "refuse",
+            domain_from=data["domain_from"],
+            domain_map=data["domain_map"],
+            surface="form",
+        )
 
     def clean_field_map(self):
         mapping = {}

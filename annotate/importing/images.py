@@ -1,5 +1,6 @@
 """Image validation: Pillow's limits, orientation, and checking every image a
-dataset names before anything is written.
+dataset names before anything is written (validate_images: every record's
+image, each distinct one read once, in threads).
 """
 
 from __future__ import annotations
@@ -8,16 +9,23 @@ import hashlib
 import io
 import warnings
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import partial
+from itertools import chain
+from typing import Any
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from annotate.importing.records import (
     EXIF_ORIENTATION,
+    IMAGE_BATCH,
+    IMAGE_THREADS,
     ImageInfo,
     ImageLimits,
+    ProblemLog,
 )
-from annotate.importing.sources import ImageSource
+from annotate.importing.sources import ImageSource, safe_relative_path
 
 # --- Image validation ----------------------------------------------------------------
 
@@ -123,3 +131,78 @@ def oriented_image_bytes(data: bytes) -> bytes:
 def stored_image_bytes(source: ImageSource, info: ImageInfo, limits: ImageLimits) -> bytes:
     data = source.read(info.ref, limits.max_bytes)
     return oriented_image_bytes(data) if info.transpose else data
+
+
+def validate_images(
+    records: list[Any],
+    fmt: str,
+    pairs_options: Any,
+    source: ImageSource,
+    limits: ImageLimits,
+    log: ProblemLog,
+    progress=None,
+) -> dict[str, ImageInfo]:
+    infos: dict[str, ImageInfo] = {}
+    failed: dict[str, str] = {}
+    image_field = "Image" if fmt == "mrb" else pairs_options.source_key("image")
+    refs = [safe_relative_path(record.image_ref) for record in records]
+    # Each distinct image is checked once, in threads, in the order the records
+    # first use it; the loop below takes the results in that same order, so
+    # problems are reported (and the cap applies) exactly as a serial pass.
+    distinct = [ref for ref in dict.fromkeys(refs) if ref is not None]
+    batches = [distinct[i : i + IMAGE_BATCH] for i in range(0, len(distinct), IMAGE_BATCH)]
+    with (
+        pillow_limits(limits),
+        ThreadPoolExecutor(IMAGE_THREADS, thread_name_prefix="import-image") as pool,
+    ):
+        checked = chain.from_iterable(pool.map(partial(_check_images, source, limits), batches))
+        try:
+            for record, ref in zip(records, refs, strict=True):
+                if progress is not None:
+                    progress(1)
+                if log.full:
+                    log.truncated = True  # images are left unchecked
+                    break
+                if ref is None:
+                    log.add(
+                        f"image path {record.image_ref!r} is absolute or contains '..'",
+                        line=record.line,
+                        index=record.index,
+                        field=image_field,
+                    )
+                    continue
+                record.image_ref = ref
+                if ref in infos:
+                    continue
+                if ref not in failed:
+                    result = next(checked)
+                    if isinstance(result, ImageInfo):
+                        infos[ref] = result
+                        continue
+                    failed[ref] = result
+                log.add(
+                    f"image {ref!r}: {failed[ref]}",
+                    line=record.line,
+                    index=record.index,
+                    field=image_field,
+                )
+        finally:
+            pool.shutdown(cancel_futures=True)  # after an early stop, skip the rest
+    return infos
+
+
+def _check_images(
+    source: ImageSource, limits: ImageLimits, refs: list[str]
+) -> list[ImageInfo | str]:
+    """Read and inspect images, in a worker thread: for each, its ImageInfo or why not."""
+    return [_check_image(source, limits, ref) for ref in refs]
+
+
+def _check_image(source: ImageSource, limits: ImageLimits, ref: str) -> ImageInfo | str:
+    """One image: its ImageInfo, or why not."""
+    try:
+        return _inspect_image(source.read(ref, limits.max_bytes), ref, limits)
+    except FileNotFoundError as exc:
+        return str(exc) or f"'{ref}' not found"
+    except (OSError, ValueError) as exc:
+        return str(exc)

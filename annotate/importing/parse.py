@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import chain, islice
+from itertools import islice
 from typing import Any
 
-from annotate.importing.images import _inspect_image, pillow_limits
+from annotate.importing.images import validate_images
 from annotate.importing.jsonscan import (
     DatasetFile,
     _skip_ws,
@@ -22,14 +20,12 @@ from annotate.importing.jsonscan import (
     iter_json_array,
     iter_jsonl,
 )
+from annotate.importing.options import ImportOptions, RecordRules, Wording
 from annotate.importing.records import (
     FORMATS,
-    IMAGE_BATCH,
-    IMAGE_THREADS,
     MAX_ID_LENGTH,
     MAX_IMAGE_PATH_LENGTH,
     MAX_MODEL_LENGTH,
-    MAX_NESTING,
     MAX_PATH_SEGMENT_BYTES,
     MAX_RECORD_BYTES,
     MAX_RECORDS,
@@ -42,14 +38,19 @@ from annotate.importing.records import (
     ProblemLog,
     Record,
     brief,
+    check_storable,
 )
-from annotate.importing.sources import ImageSource, safe_relative_path
+from annotate.importing.sources import ImageSource
 
 
 def detect_format(filename: str, first: Any) -> str:
     if filename.lower().endswith(".jsonl"):
         return "pairs"
-    if isinstance(first, dict) and "chosen" in first and "Output1" not in first:
+    if (
+        isinstance(first, dict)
+        and ("chosen" in first or "response_1" in first)
+        and "Output1" not in first
+    ):
         return "pairs"
     return "mrb"
 
@@ -74,57 +75,23 @@ def _check_str(
     return value
 
 
-def _unstorable(value: Any, depth: int = 0) -> str | None:
-    """Why a decoded JSON value cannot be stored as it is, or None. JSON
-    escapes can spell what the database refuses: PostgreSQL text and jsonb hold
-    no NUL character, UTF-8 has no unpaired surrogates, and jsonb has no NaN or
-    Infinity (which Python's decoder accepts, as it does 1e999)."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            return "contains a NUL character (\\u0000)"
-        if not value.isascii():
-            try:
-                value.encode()
-            except UnicodeEncodeError:
-                return (
-                    "contains an unpaired surrogate (\\ud800-\\udfff), which is not valid Unicode"
-                )
-        return None
-    if isinstance(value, float):
-        return (
-            None if math.isfinite(value) else "contains NaN or Infinity, which JSON does not allow"
-        )
-    if isinstance(value, list | dict):
-        if depth >= MAX_NESTING:
-            return f"is nested more than {MAX_NESTING} levels deep"
-        children = chain.from_iterable(value.items()) if isinstance(value, dict) else value
-        for child in children:
-            problem = _unstorable(child, depth + 1)
-            if problem:
-                return problem
-    return None
-
-
-def _check_storable(rec: dict, log: ProblemLog, line: int, index: int) -> bool:
-    """Report every top-level field whose key or value cannot be stored."""
-    ok = True
-    for key, value in rec.items():
-        key_problem = _unstorable(key)
-        problem = f"name {key_problem}" if key_problem else _unstorable(value)
-        if problem:
-            log.add(problem, line=line, index=index, field=brief(key, quote=False))
-            ok = False
-    return ok
-
-
-def parse_mrb_record(value: Any, line: int, index: int, log: ProblemLog) -> Record | None:
+def parse_mrb_record(
+    value: Any, line: int, index: int, log: ProblemLog, *, category: str | None = None
+) -> Record | None:
+    """One Multimodal RewardBench record. `Better` is an optional prior; with
+    `category` given (the caller derives it) `Category` is not required and,
+    if present, is kept with the other extra fields."""
     if not isinstance(value, dict):
         log.add(f"record must be a JSON object, not {type(value).__name__}", line=line, index=index)
         return None
-    if not _check_storable(value, log, line, index):
+    if not check_storable(value, log, line, index):
         return None
-    before = len(log.problems)
-    fields = {key: _check_str(value, key, log, line, index) for key in MRB_KEYS}
+    before = log.added
+    optional = {"Better"} if category is None else {"Better", "Category"}
+    fields = {
+        key: _check_str(value, key, log, line, index, required=key not in optional)
+        for key in MRB_KEYS
+    }
     better = fields["Better"]
     if better is not None and better not in ("Output1", "Output2"):
         log.add(
@@ -135,9 +102,10 @@ def parse_mrb_record(value: Any, line: int, index: int, log: ProblemLog) -> Reco
         )
     _check_id(fields["ID"], log, line, index, "ID")
     _check_image_path(fields["Image"], log, line, index, "Image")
-    if len(log.problems) > before or log.truncated:
+    if log.added > before or log.truncated:
         return None
-    extra = {k: v for k, v in value.items() if k not in MRB_KEYS}
+    used = MRB_KEYS if category is None else tuple(k for k in MRB_KEYS if k != "Category")
+    extra = {k: v for k, v in value.items() if k not in used}
     meta: dict[str, Any] = {"format": "mrb", "prior_better": better}
     if extra:
         meta["source"] = extra
@@ -145,7 +113,7 @@ def parse_mrb_record(value: Any, line: int, index: int, log: ProblemLog) -> Reco
         line=line,
         index=index,
         external_id=fields["ID"],  # type: ignore[arg-type]
-        category=fields["Category"],  # type: ignore[arg-type]
+        category=fields["Category"] if category is None else category,  # type: ignore[arg-type]
         prompt=fields["Text"],  # type: ignore[arg-type]
         image_ref=fields["Image"],  # type: ignore[arg-type]
         response_1=fields["Output1"],  # type: ignore[arg-type]
@@ -213,14 +181,23 @@ def pairs_swap(seed: int, external_id: str) -> bool:
 
 
 def parse_pairs_record(
-    value: Any, line: int, index: int, log: ProblemLog, options: PairsOptions
+    value: Any,
+    line: int,
+    index: int,
+    log: ProblemLog,
+    options: PairsOptions,
+    *,
+    category: str | None = None,
 ) -> Record | None:
+    """One chosen/rejected record, or an unlabelled `response_1`/`response_2`
+    pair (kept in file order). With `category` given (the caller derives it)
+    the category field is not required and, if present, kept in meta."""
     if not isinstance(value, dict):
         log.add(f"record must be a JSON object, not {type(value).__name__}", line=line, index=index)
         return None
-    if not _check_storable(value, log, line, index):
+    if not check_storable(value, log, line, index):
         return None
-    before = len(log.problems)
+    before = log.added
     key = options.source_key
 
     def text(name: str, required: bool = True) -> str | None:
@@ -233,38 +210,58 @@ def parse_pairs_record(
     ext_id = text("id")
     _check_id(ext_id, log, line, index, key("id"))
     prompt = text("prompt")
-    chosen = text("chosen")
-    rejected = text("rejected")
+    labelled = key("chosen") in value or key("rejected") in value
+    unlabelled = key("response_1") in value or key("response_2") in value
+    if labelled and unlabelled:
+        log.add(
+            f"cannot go with '{key('chosen')}'/'{key('rejected')}': a record holds one pair",
+            line=line,
+            index=index,
+            field=key("response_1"),
+        )
+    derived = category is not None  # by the caller; the file's category is kept in meta
+    first, second = ("response_1", "response_2") if unlabelled else ("chosen", "rejected")
+    models = ("model_1", "model_2") if unlabelled else ("chosen_model", "rejected_model")
+    chosen, rejected = text(first), text(second)
     image_ref = _pairs_image(value, key, log, line, index)
-    if options.domain:
-        category: str | None = options.domain
-    else:
-        category = None
+    if category is None and options.domain:
+        category = options.domain
+    elif category is None:
         if key("category") in value:
             category = _check_str(value, key("category"), log, line, index)
         else:
+            w = log.wording or Wording()
             log.add(
-                "is missing; give a domain for the whole file or map a field to 'category'",
+                f"is missing; give {w.option('domain')} for the whole file, derive one with "
+                f"{w.option('domain_from')} or map a field to 'category' with "
+                f"{w.option('field_map')}",
                 line=line,
                 index=index,
                 field=key("category"),
             )
     chosen_reason = text("chosen_reason", required=False) or ""
     rejected_reason = text("rejected_reason", required=False) or ""
-    chosen_model = text("chosen_model", required=False) or ""
-    rejected_model = text("rejected_model", required=False) or ""
+    chosen_model = text(models[0], required=False) or ""
+    rejected_model = text(models[1], required=False) or ""
     reference = text("reference_answer", required=False) or ""
-    _check_length(chosen_model, MAX_MODEL_LENGTH, log, line, index, key("chosen_model"))
-    _check_length(rejected_model, MAX_MODEL_LENGTH, log, line, index, key("rejected_model"))
+    _check_length(chosen_model, MAX_MODEL_LENGTH, log, line, index, key(models[0]))
+    _check_length(rejected_model, MAX_MODEL_LENGTH, log, line, index, key(models[1]))
     image_label = key("image") if value.get(key("image")) is not None else "images"
     _check_image_path(image_ref, log, line, index, image_label)
-    if len(log.problems) > before or log.truncated:
+    if log.added > before or log.truncated:
         return None
     assert ext_id is not None and chosen is not None and rejected is not None
-    swapped = pairs_swap(options.seed, ext_id)
+    # Unlabelled pairs keep their order (it says nothing); a chosen/rejected
+    # pair is ordered by a seeded coin, so that the order does not leak the label.
+    swapped = not unlabelled and pairs_swap(options.seed, ext_id)
     label = "2" if swapped else "1"  # canonical number of the originally chosen response
-    used = {key(name) for name in PAIRS_FIELDS} | {"images"}
-    meta: dict[str, Any] = {"format": "pairs", "original_label": label}
+    other_models = ("chosen_model", "rejected_model") if unlabelled else ("model_1", "model_2")
+    used = {key(name) for name in PAIRS_FIELDS if name not in other_models} | {"images"}
+    if derived:
+        used.discard(key("category"))  # derived elsewhere: the file's own is kept
+    meta: dict[str, Any] = {"format": "pairs"}
+    if not unlabelled:
+        meta["original_label"] = label
     if chosen_reason or rejected_reason:
         meta["reasons"] = {
             "1": rejected_reason if swapped else chosen_reason,
@@ -284,7 +281,7 @@ def parse_pairs_record(
         response_2=chosen if swapped else rejected,
         model_1=rejected_model if swapped else chosen_model,
         model_2=chosen_model if swapped else rejected_model,
-        gold_choice=label if options.gold_from_label else "",
+        gold_choice=label if options.gold_from_label and not unlabelled else "",
         reference_answer=reference,
         meta=meta,
     )
@@ -333,6 +330,8 @@ class ParsedDataset:
     records: list[RecordRef]
     images: dict[str, ImageInfo]  # by normalised ref
     reread: Callable[[], Iterator[Record]] | None = field(default=None, repr=False)
+    skipped: int = 0  # later records of a repeated ID, left out (keep-first)
+    renamed: int = 0  # later records of a repeated ID, renamed (suffix)
 
     def iter_records(self) -> Iterator[Record]:
         """Every record, in file order, in canonical form (category a domain
@@ -346,19 +345,39 @@ class ParsedDataset:
             yield record
 
 
+def _decode(value, line: int, index: int, log: ProblemLog, fmt: str, pairs_options, rules):
+    if fmt == "mrb":
+        return parse_mrb_record(value, line, index, log, category=rules.category)
+    return parse_pairs_record(value, line, index, log, pairs_options, category=rules.category)
+
+
+def _rules(fmt, pairs_options: PairsOptions, options: ImportOptions, known, renames=None):
+    key = pairs_options.source_key
+    mrb = fmt == "mrb"
+    return RecordRules(
+        options,
+        known_categories=known,
+        id_field="ID" if mrb else key("id"),
+        category_field="Category" if mrb else key("category"),
+        image_field="Image" if mrb else key("image"),
+        renames=renames,
+    )
+
+
 def _reread_records(
-    reader, data, *, filename: str, count: int, fmt: str, pairs_options, known_categories
+    decoded, *, fmt: str, pairs_options, options, known_categories, renames
 ) -> Iterator[Record]:
     """The records of an already validated file, decoded again one at a time."""
-    log = ProblemLog(filename, 1)
-    for line, index, value in islice(reader(data, log), count):
-        if fmt == "mrb":
-            record = parse_mrb_record(value, line, index, log)
-        else:
-            record = parse_pairs_record(value, line, index, log, pairs_options)
-        del value
+    log = ProblemLog("", 1)
+    rules = _rules(fmt, pairs_options, options, known_categories, renames)
+    for line, index, value in decoded():
+        record = _decode(value, line, index, log, fmt, pairs_options, rules)
         if record is None or log.problems:  # validated before: only if the file changed
             raise RuntimeError(f"dataset changed while importing (line {line})")
+        record = rules.apply(record, value)
+        del value
+        if record is None:  # a repeated ID left out (keep-first)
+            continue
         record.category = known_categories[record.category]
         yield record
 
@@ -372,6 +391,7 @@ def parse_dataset(
     known_categories: dict[str, str],
     images: ImageSource,
     limits: ImageLimits,
+    options: ImportOptions | None = None,
     max_errors: int = 50,
     max_records: int = MAX_RECORDS,
     max_record_bytes: int = MAX_RECORD_BYTES,
@@ -382,7 +402,8 @@ def parse_dataset(
     `known_categories` maps every accepted category string (export Category
     and domain slug) to a domain slug. Raises ImportFailed listing every
     problem found (up to `max_errors`)."""
-    log = ProblemLog(filename, max_errors)
+    options = options or ImportOptions()
+    log = ProblemLog(filename, max_errors, options.wording)
     if fmt is not None and fmt not in FORMATS:
         log.add(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
         log.raise_if_any()
@@ -411,36 +432,58 @@ def parse_dataset(
             )
             raise ImportFailed([*log.problems, too_many])
         del value
-    values = islice(reader(data, ProblemLog(filename, max_errors)), count)
     if fmt is None:
         fmt = detect_format(filename, first)
     del first
     if count == 0 and not log.problems:
         log.add("file has no records")
+    return parse_records(
+        partial(_decoded, reader, data, count, max_errors),
+        log=log,
+        fmt=fmt,
+        pairs_options=pairs_options,
+        options=options,
+        known_categories=known_categories,
+        images=images,
+        limits=limits,
+        progress=progress,
+    )
+
+
+def _decoded(reader, data, count: int, cap: int) -> Iterator[tuple[int, int, Any]]:
+    # Syntax errors were reported by the first pass (a reader stops at its cap).
+    return islice(reader(data, ProblemLog("", cap)), count)
+
+
+def parse_records(
+    decoded: Callable[[], Iterable[tuple[int, int, Any]]],
+    *,
+    log: ProblemLog,
+    fmt: str,
+    pairs_options: PairsOptions,
+    options: ImportOptions,
+    known_categories: dict[str, str],
+    images: ImageSource,
+    limits: ImageLimits,
+    progress=None,
+) -> ParsedDataset:
+    """Validate decoded records and their images, whatever reader decoded
+    them: `decoded()` yields (line or row number, record number, the record
+    as a dict of plain values) and must give the same records each time it
+    is called (once here, again when the records are written). Options
+    (duplicate IDs, domains) apply here, to every reader alike. Problems go
+    to `log` (which may hold the reader's own); raises ImportFailed if any."""
     # Only a RecordRef is kept of each record: the texts are decoded again
     # when written (ParsedDataset.iter_records).
     records: list[RecordRef] = []
-    seen: dict[str, int] = {}
-    for line, index, value in values:
+    rules = _rules(fmt, pairs_options, options, known_categories)
+    for line, index, value in decoded():
         if log.full:
             log.truncated = True  # records are left unchecked
             break
-        if fmt == "mrb":
-            record = parse_mrb_record(value, line, index, log)
-        else:
-            record = parse_pairs_record(value, line, index, log, pairs_options)
-        if record is None:
+        record = _decode(value, line, index, log, fmt, pairs_options, rules)
+        if record is None or not rules.check(record, value, log):
             continue
-        id_field = "ID" if fmt == "mrb" else pairs_options.source_key("id")
-        if record.external_id in seen:
-            log.add(
-                f"duplicate ID {record.external_id!r} (first at line {seen[record.external_id]})",
-                line=line,
-                index=index,
-                field=id_field,
-            )
-            continue
-        seen[record.external_id] = line
         slug = known_categories.get(record.category)
         if slug is None:
             cat_field = "Category" if fmt == "mrb" else pairs_options.source_key("category")
@@ -454,6 +497,10 @@ def parse_dataset(
             continue
         records.append(RecordRef(line, index, record.external_id, record.image_ref))
         del record, value
+    if not log.truncated:
+        rules.finish(log)
+    for ref in records:
+        ref.external_id = rules.renames.get(ref.index, ref.external_id)
     image_infos = validate_images(records, fmt, pairs_options, images, limits, log, progress)
     log.raise_if_any()
     return ParsedDataset(
@@ -462,90 +509,16 @@ def parse_dataset(
         images=image_infos,
         reread=partial(
             _reread_records,
-            reader,
-            data,
-            filename=filename,
-            count=count,
+            decoded,
             fmt=fmt,
             pairs_options=pairs_options,
+            options=options,
             known_categories=known_categories,
+            renames=rules.renames,
         ),
+        skipped=rules.skipped if options.duplicates == "keep-first" else 0,
+        renamed=len(rules.renames),
     )
-
-
-def validate_images(
-    records: list[RecordRef] | list[Record],
-    fmt: str,
-    pairs_options: PairsOptions,
-    source: ImageSource,
-    limits: ImageLimits,
-    log: ProblemLog,
-    progress=None,
-) -> dict[str, ImageInfo]:
-    infos: dict[str, ImageInfo] = {}
-    failed: dict[str, str] = {}
-    image_field = "Image" if fmt == "mrb" else pairs_options.source_key("image")
-    refs = [safe_relative_path(record.image_ref) for record in records]
-    # Each distinct image is checked once, in threads, in the order the records
-    # first use it; the loop below takes the results in that same order, so
-    # problems are reported (and the cap applies) exactly as a serial pass.
-    distinct = [ref for ref in dict.fromkeys(refs) if ref is not None]
-    batches = [distinct[i : i + IMAGE_BATCH] for i in range(0, len(distinct), IMAGE_BATCH)]
-    with (
-        pillow_limits(limits),
-        ThreadPoolExecutor(IMAGE_THREADS, thread_name_prefix="import-image") as pool,
-    ):
-        checked = chain.from_iterable(pool.map(partial(_check_images, source, limits), batches))
-        try:
-            for record, ref in zip(records, refs, strict=True):
-                if progress is not None:
-                    progress(1)
-                if log.full:
-                    log.truncated = True  # images are left unchecked
-                    break
-                if ref is None:
-                    log.add(
-                        f"image path {record.image_ref!r} is absolute or contains '..'",
-                        line=record.line,
-                        index=record.index,
-                        field=image_field,
-                    )
-                    continue
-                record.image_ref = ref
-                if ref in infos:
-                    continue
-                if ref not in failed:
-                    result = next(checked)
-                    if isinstance(result, ImageInfo):
-                        infos[ref] = result
-                        continue
-                    failed[ref] = result
-                log.add(
-                    f"image {ref!r}: {failed[ref]}",
-                    line=record.line,
-                    index=record.index,
-                    field=image_field,
-                )
-        finally:
-            pool.shutdown(cancel_futures=True)  # after an early stop, skip the rest
-    return infos
-
-
-def _check_images(
-    source: ImageSource, limits: ImageLimits, refs: list[str]
-) -> list[ImageInfo | str]:
-    """Read and inspect images, in a worker thread: for each, its ImageInfo or why not."""
-    return [_check_image(source, limits, ref) for ref in refs]
-
-
-def _check_image(source: ImageSource, limits: ImageLimits, ref: str) -> ImageInfo | str:
-    """One image: its ImageInfo, or why not."""
-    try:
-        return _inspect_image(source.read(ref, limits.max_bytes), ref, limits)
-    except FileNotFoundError as exc:
-        return str(exc) or f"'{ref}' not found"
-    except (OSError, ValueError) as exc:
-        return str(exc)
 
 
 def content_hash(record: Record, image_sha256: str) -> str:

@@ -1,13 +1,18 @@
-"""The import's limits, its problem log and the Record a parsed line becomes.
+"""The import's limits, its problem log, the Record a parsed line becomes and
+what a record may hold to be stored (check_storable).
 
 Every problem is collected (up to a cap) as an :class:`ImportProblem` naming
-the file, the line (and record index) and the field.
+the file, the line (and record index) and the field. The same problem on
+many records (same file, field and message) is one ImportProblem with a
+count and the first few record numbers, not one line per record.
 """
 
 from __future__ import annotations
 
+import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import chain
 from typing import Any
 
 FORMATS = ("mrb", "pairs")
@@ -24,6 +29,11 @@ PAIRS_FIELDS = (
     "chosen_model",
     "rejected_model",
     "reference_answer",
+    # An unlabelled pair: two responses in file order, no preference.
+    "response_1",
+    "response_2",
+    "model_1",
+    "model_2",
 )
 MAX_ID_LENGTH = 200
 # The largest dataset file read out of a zip, judged by the size its header
@@ -46,6 +56,8 @@ MAX_RECORDS = 200_000
 MAX_RECORD_BYTES = 4 * 1024 * 1024
 EXIF_ORIENTATION = 0x0112
 DATASET_SUFFIXES = (".json", ".jsonl")
+# How many record numbers a repeated problem names besides its first.
+SHOWN_REPEATS = 5
 # Images are read, decoded and hashed in this many threads: Pillow's decoders,
 # hashlib and file reads release the GIL. Capped because each thread may hold
 # one decoded image (up to IMAGE_MAX_PIXELS) at a time.
@@ -62,6 +74,10 @@ class ImportProblem:
     line: int | None = None
     index: int | None = None
     field: str | None = None
+    # How many records (or lines) have this same problem, and the record
+    # numbers (lines if it has no record number) of the next few after the first.
+    count: int = 1
+    more: tuple[int, ...] = ()
 
     def __str__(self) -> str:
         where = self.file
@@ -72,7 +88,20 @@ class ImportProblem:
             parts.append(f"record {self.index}")
         if self.field:
             parts.append(f"field '{self.field}'")
-        return ": ".join(parts) + f": {self.message}"
+        text = ": ".join(parts) + f": {self.message}"
+        if self.count > 1:
+            unit = "record" if self.index is not None else "line"
+            unit += "s" if self.count > 2 else ""
+            shown = ", ".join(str(n) for n in self.more)
+            if self.count - 1 > len(self.more):
+                shown += ", …"
+            text += f" (and {self.count - 1} more {unit}: {shown})"
+        return text
+
+    @property
+    def records(self) -> list[int]:
+        """The record numbers named (the first and the next few), if it has any."""
+        return [self.index, *self.more] if self.index is not None else []
 
 
 class ImportFailed(Exception):
@@ -88,21 +117,47 @@ class ImportFailed(Exception):
 
 
 class ProblemLog:
-    """Collects problems up to a cap; `full` tells callers to stop early."""
+    """Collects problems up to a cap of distinct ones; `full` tells callers to
+    stop early. A problem already logged (same file, field and message) only
+    counts one more record: it never fills the cap, so its count is exact.
+    `wording` names the options of the surface in use (annotate.importing.options)."""
 
-    def __init__(self, file: str, cap: int):
+    def __init__(self, file: str, cap: int, wording=None):
         self.file = file
         self.cap = cap
+        self.wording = wording
         self.problems: list[ImportProblem] = []
         self.truncated = False
+        self._seen: dict[tuple, int] = {}
+        self.added = 0  # every problem added, repeats and those past the cap included
 
     def add(self, message: str, *, line=None, index=None, field=None, file=None) -> None:
+        self.added += 1
+        key = (file or self.file, field, message)
+        position = self._seen.get(key)
+        if position is not None:
+            first = self.problems[position]
+            more = first.more
+            number = index if first.index is not None else line
+            if number is not None and len(more) < SHOWN_REPEATS:
+                more = (*more, number)
+            self.problems[position] = replace(first, count=first.count + 1, more=more)
+            return
         if len(self.problems) >= self.cap:
             self.truncated = True
             return
+        self._seen[key] = len(self.problems)
         self.problems.append(
             ImportProblem(file or self.file, message, line=line, index=index, field=field)
         )
+
+    def add_problem(self, problem: ImportProblem) -> None:
+        """A problem made whole by the caller (a summary over many records)."""
+        self.added += 1
+        if len(self.problems) >= self.cap:
+            self.truncated = True
+            return
+        self.problems.append(problem)
 
     @property
     def full(self) -> bool:
@@ -160,3 +215,46 @@ def brief(value: str, limit: int = 80, *, quote: bool = True) -> str:
     if len(value) > limit:
         shown += f"... ({len(value)} characters)"
     return shown
+
+
+def unstorable(value: Any, depth: int = 0) -> str | None:
+    """Why a decoded JSON value cannot be stored as it is, or None. JSON
+    escapes can spell what the database refuses: PostgreSQL text and jsonb hold
+    no NUL character, UTF-8 has no unpaired surrogates, and jsonb has no NaN or
+    Infinity (which Python's decoder accepts, as it does 1e999)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "contains a NUL character (\\u0000)"
+        if not value.isascii():
+            try:
+                value.encode()
+            except UnicodeEncodeError:
+                return (
+                    "contains an unpaired surrogate (\\ud800-\\udfff), which is not valid Unicode"
+                )
+        return None
+    if isinstance(value, float):
+        return (
+            None if math.isfinite(value) else "contains NaN or Infinity, which JSON does not allow"
+        )
+    if isinstance(value, list | dict):
+        if depth >= MAX_NESTING:
+            return f"is nested more than {MAX_NESTING} levels deep"
+        children = chain.from_iterable(value.items()) if isinstance(value, dict) else value
+        for child in children:
+            problem = unstorable(child, depth + 1)
+            if problem:
+                return problem
+    return None
+
+
+def check_storable(rec: dict, log: ProblemLog, line: int, index: int) -> bool:
+    """Report every top-level field whose key or value cannot be stored."""
+    ok = True
+    for key, value in rec.items():
+        key_problem = unstorable(key)
+        problem = f"name {key_problem}" if key_problem else unstorable(value)
+        if problem:
+            log.add(problem, line=line, index=index, field=brief(key, quote=False))
+            ok = False
+    return ok

@@ -8,7 +8,6 @@ import io
 import logging
 import tempfile
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,12 +20,16 @@ from django.db import transaction
 from PIL import Image
 
 from annotate import rendering, signals
-from annotate.importing.images import stored_image_bytes
+from annotate.importing.imagestore import (
+    ImageCopies,
+    image_storage_name,  # noqa: F401 (bench scripts import it from here)
+    remove_orphans,
+    store_images,
+)
 from annotate.importing.jsonscan import DatasetFile, open_dataset_file
+from annotate.importing.options import ImportOptions, Wording, option_problems
 from annotate.importing.parse import PairsOptions, ParsedDataset, content_hash, parse_dataset
 from annotate.importing.records import (
-    IMAGE_BATCH,
-    IMAGE_THREADS,
     PAIRS_FIELDS,
     ImageInfo,
     ImageLimits,
@@ -53,7 +56,6 @@ log = logging.getLogger(__name__)
 
 
 THUMBNAIL_SIZE = (384, 384)
-IMAGE_EXTENSIONS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp", "GIF": "gif"}
 
 
 def image_limits() -> ImageLimits:
@@ -71,13 +73,20 @@ class ImportResult:
     updated: int = 0
     unchanged: int = 0
     images_stored: int = 0
+    duplicates_skipped: int = 0  # later records of a repeated ID (keep-first)
+    duplicates_renamed: int = 0  # later records of a repeated ID (suffix)
     item_ids: list[int] = field(default_factory=list)
 
     def summary(self) -> str:
-        return (
+        text = (
             f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged; "
             f"{self.images_stored} new images stored"
         )
+        if self.duplicates_skipped:
+            text += f"; {self.duplicates_skipped} records with a repeated ID left out"
+        if self.duplicates_renamed:
+            text += f"; {self.duplicates_renamed} records with a repeated ID renamed"
+        return text
 
 
 def import_items(
@@ -92,13 +101,18 @@ def import_items(
     seed: int | None = None,
     gold_from_label: bool = False,
     update: bool = False,
+    options: ImportOptions | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> ImportResult:
     """Validate a whole dataset file, then write it in one transaction.
 
     Raises ImportFailed (nothing written) if any record, image or conflict
     with existing items is wrong. Re-importing the same file is a no-op.
+    `options`: duplicate IDs, derived domains, and the surface whose option
+    names problems use (annotate.importing.options).
     """
+    options = options or ImportOptions()
+    w = options.wording
     if project.archived_at is not None:
         raise ImportFailed([ImportProblem(filename, "the project is archived (read-only)")])
     domains = {d.slug: d for d in project.domains.all()}
@@ -127,6 +141,9 @@ def import_items(
                 for name in unknown_fields
             ]
         )
+    wrong = option_problems(options, known, domain=domain)
+    if wrong:
+        raise ImportFailed([ImportProblem(filename, message) for message in wrong])
     limits = image_limits()
     source = images or NoImageSource()
     parsed = parse_dataset(
@@ -142,6 +159,7 @@ def import_items(
         known_categories=known,
         images=source,
         limits=limits,
+        options=options,
         max_errors=settings.IMPORT_MAX_ERRORS,
         progress=progress,
     )
@@ -153,6 +171,7 @@ def import_items(
         source=source,
         limits=limits,
         update=update,
+        wording=w,
     )
 
 
@@ -165,13 +184,18 @@ def _write_dataset(
     source: ImageSource,
     limits: ImageLimits,
     update: bool,
+    wording: Wording,
 ) -> ImportResult:
-    result = ImportResult(format=parsed.format)
+    result = ImportResult(
+        format=parsed.format,
+        duplicates_skipped=parsed.skipped,
+        duplicates_renamed=parsed.renamed,
+    )
     existing = {
         ext_id: (pk, digest, has_votes)
         for ext_id, pk, digest, has_votes in _existing_items(project)
     }
-    problems = ProblemLog(filename, settings.IMPORT_MAX_ERRORS)
+    problems = ProblemLog(filename, settings.IMPORT_MAX_ERRORS, wording)
     id_field = "ID" if parsed.format == "mrb" else "id"
     # What to do with each record, in file order: CREATE, or the pk of the
     # item it replaces, or None (unchanged). Decided before the transaction,
@@ -181,7 +205,8 @@ def _write_dataset(
     if any(ref.external_id in existing for ref in parsed.records):
         for record in parsed.iter_records():
             info = parsed.images[record.image_ref]
-            action = _import_action(record, content_hash(record, info.sha256), existing, update)
+            digest = content_hash(record, info.sha256)
+            action = _import_action(record, digest, existing, update, wording)
             if isinstance(action, str):
                 problems.add(action, line=record.line, index=record.index, field=id_field)
                 continue
@@ -203,8 +228,8 @@ def _write_dataset(
     try:
         # Leaving the inner block waits for the image copies (made in threads
         # while the rows are inserted); a failed copy rolls the transaction back.
-        with transaction.atomic(), _ImageCopies(source, limits, written) as copies:
-            image_ids, new_images = _store_images(needed, copies)
+        with transaction.atomic(), ImageCopies(source, limits, written) as copies:
+            image_ids, new_images = store_images(needed, copies)
             result.images_stored = len(new_images)
             del needed
             created_ids: list[int] = []
@@ -257,7 +282,7 @@ def _write_dataset(
             # a worker stores the HTML (the first view does if none has).
             enqueue_on_commit(render_item_html, [*result.item_ids, *updated_ids])
     except BaseException:
-        _remove_orphans(written)
+        remove_orphans(written)
         raise
     return result
 
@@ -268,7 +293,9 @@ _CREATE = -1
 _WRITE_BATCH = 500
 
 
-def _import_action(record, digest: str, existing: dict, update: bool) -> int | str | None:
+def _import_action(
+    record, digest: str, existing: dict, update: bool, wording: Wording
+) -> int | str | None:
     """For a record whose content hash is `digest`: _CREATE, the pk of the
     existing item to replace, None if that item is unchanged, or why not (a
     problem's message)."""
@@ -280,7 +307,7 @@ def _import_action(record, digest: str, existing: dict, update: bool) -> int | s
     if not update:
         return (
             f"ID {record.external_id!r} already exists with different content "
-            "(re-run with --update to replace it)"
+            f"(import again with {wording.setting('update')} to replace it)"
         )
     if has_votes:
         return f"ID {record.external_id!r} already has votes and cannot be replaced"
@@ -340,127 +367,6 @@ def _item_fields(record, domains) -> dict:
         "reference_answer": record.reference_answer,
         "meta": record.meta,
     }
-
-
-def image_storage_name(sha256: str, fmt: str) -> str:
-    return f"images/{sha256[:2]}/{sha256}.{IMAGE_EXTENSIONS.get(fmt, 'bin')}"
-
-
-def _store_images(needed, copies: _ImageCopies) -> tuple[dict[str, int], list[int]]:
-    """Store images not yet stored (content-addressed) and create their rows.
-    Returns ids by sha256 and the ids of newly created rows."""
-    shas = list(needed)
-    known: dict[str, int] = {}
-    for start in range(0, len(shas), 5000):
-        known.update(
-            ImageAsset.objects.filter(sha256__in=shas[start : start + 5000]).values_list(
-                "sha256", "pk"
-            )
-        )
-    new_assets = []
-    for sha, info in needed.items():
-        if sha in known:
-            continue
-        name = image_storage_name(sha, info.format)
-        copies.start(name, info)
-        new_assets.append(
-            ImageAsset(
-                sha256=sha,
-                file=name,
-                format=info.format,
-                width=info.width,
-                height=info.height,
-                size_bytes=info.size_bytes,
-            )
-        )
-    ImageAsset.objects.bulk_create(new_assets, batch_size=1000, ignore_conflicts=True)
-    new_shas = [a.sha256 for a in new_assets]
-    new_ids: list[int] = []
-    for start in range(0, len(new_shas), 5000):
-        rows = ImageAsset.objects.filter(sha256__in=new_shas[start : start + 5000]).values_list(
-            "sha256", "pk"
-        )
-        for sha, pk in rows:
-            known[sha] = pk
-            new_ids.append(pk)
-    return known, new_ids
-
-
-class _ImageCopies:
-    """Copies images from the source into the default storage in threads (file
-    I/O releases the GIL) while the caller goes on inserting rows. Leaving the
-    block waits for every copy; each name saved is in `written` before the
-    first error is raised, so the caller can remove orphans."""
-
-    def __init__(self, source: ImageSource, limits: ImageLimits, written: list[str]):
-        self.source = source
-        self.limits = limits
-        self.written = written
-        self.batch: list[tuple[str, ImageInfo]] = []
-        self.futures: list[Future[tuple[list[str], Exception | None]]] = []
-
-    def __enter__(self) -> _ImageCopies:
-        self.pool = ThreadPoolExecutor(IMAGE_THREADS, thread_name_prefix="import-store")
-        return self
-
-    def start(self, name: str, info: ImageInfo) -> None:
-        self.batch.append((name, info))
-        if len(self.batch) >= IMAGE_BATCH:
-            self._submit()
-
-    def _submit(self) -> None:
-        self.futures.append(self.pool.submit(self._copy_batch, self.batch))
-        self.batch = []
-
-    def _copy_batch(self, batch: list[tuple[str, ImageInfo]]) -> tuple[list[str], Exception | None]:
-        saved: list[str] = []
-        try:
-            for name, info in batch:
-                data = stored_image_bytes(self.source, info, self.limits)
-                # No exists() first (a round trip per image on remote storages):
-                # these images have no row, so their file is almost never there
-                # (only left by a failed import, or being written by a concurrent one).
-                stored = default_storage.save(name, ContentFile(data))
-                if stored != name:  # the storage kept the existing file and renamed ours
-                    default_storage.delete(stored)
-                else:
-                    saved.append(stored)
-        except Exception as exc:
-            return saved, exc
-        return saved, None
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None and self.batch:
-            self._submit()
-        error: BaseException | None = None
-        if exc_type is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
-        for future in self.futures:
-            try:
-                saved, failure = future.result()
-            except BaseException as cancelled:  # an interrupt, or cancelled below
-                saved, failure = [], cancelled
-            self.written.extend(saved)
-            if failure is not None and error is None and exc_type is None:
-                error = failure
-                self.pool.shutdown(wait=False, cancel_futures=True)
-        self.pool.shutdown()
-        if error is not None:
-            raise error
-
-
-def _remove_orphans(names: list[str]) -> None:
-    """Delete files this import wrote if no row refers to them (the
-    transaction rolled back)."""
-    if not names:
-        return
-    referenced = set(ImageAsset.objects.filter(file__in=names).values_list("file", flat=True))
-    for name in names:
-        if name not in referenced:
-            try:
-                default_storage.delete(name)
-            except OSError:
-                log.warning("could not remove orphan image %s", name)
 
 
 def import_uploaded_items(

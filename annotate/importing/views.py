@@ -34,6 +34,7 @@ def import_upload(request, slug):
                     field_map=data["field_map"],
                     gold_from_label=data["gold_from_label"],
                     update=data["update"],
+                    options=form.import_options(),
                 )
             except ImportFailed as exc:
                 problems = [str(p) for p in exc.problems]

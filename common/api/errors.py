@@ -175,6 +175,13 @@ class ImportProblemSerializer(serializers.Serializer):
     index = serializers.IntegerField(allow_null=True, help_text="Record number in the file.")
     field = serializers.CharField(allow_null=True)
     message = serializers.CharField()
+    count = serializers.IntegerField(
+        help_text="How many records (or lines) have this same problem (1 if only this one)."
+    )
+    records = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="The record numbers of the first few of them (empty for file-level problems).",
+    )
 
 
 class ErrorDetailSerializer(serializers.Serializer):

@@ -3,6 +3,12 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from annotate.importing.options import (
+    DUPLICATES,
+    ImportOptions,
+    parse_domain_from,
+    parse_mapping,
+)
 from annotate.importing.records import ImportFailed
 from annotate.importing.service import import_items_from_paths
 from annotate.models import Project
@@ -10,9 +16,13 @@ from annotate.models import Project
 
 class Command(BaseCommand):
     help = (
-        "Import items from a Multimodal RewardBench JSON array or a chosen/rejected JSONL "
-        "file (or a zip holding one with its images). Atomic: nothing is written unless "
-        "the whole file is valid. Re-importing the same file is a no-op."
+        "Import items from a Multimodal RewardBench JSON array (ID, Text, Image, Output1, "
+        "Output2, Category; Better optional) or a JSONL/JSON file of pairs (id, prompt, image "
+        "or images: [one path], and chosen + rejected or, unlabelled, response_1 + response_2; "
+        "optional category, chosen_reason, rejected_reason, chosen_model, rejected_model, "
+        "model_1, model_2, reference_answer), or a zip holding one with its images. Atomic: "
+        "nothing is written unless the whole file is valid. Re-importing the same file is a "
+        "no-op. Same content under two IDs makes two items."
     )
 
     def add_arguments(self, parser):
@@ -28,6 +38,32 @@ class Command(BaseCommand):
             metavar="OURS=THEIRS",
             help="read our field OURS from the file's field THEIRS, e.g. prompt=query, "
             "category=subset (repeatable)",
+        )
+        parser.add_argument(
+            "--duplicates",
+            choices=DUPLICATES,
+            default="refuse",
+            help="records sharing an ID: refuse the file (default, listing them), keep-first "
+            "(later ones left out), or suffix (later ones renamed ID#2, ID#3, ... in file order, "
+            "skipping IDs the file already uses; the original ID kept in meta.original_id)",
+        )
+        parser.add_argument(
+            "--domain-from",
+            default="",
+            metavar="field:NAME|id-prefix|image-folder",
+            help="derive each record's domain from a field, the ID's prefix (leading letters "
+            "and underscores: hallucination_pair-12 -> hallucination_pair) or the image's "
+            "first folder (mcq/1.png -> mcq), through --domain-map",
+        )
+        parser.add_argument(
+            "--domain-map",
+            action="append",
+            default=[],
+            metavar="VALUE=DOMAIN,...",
+            help="map derived values to domain slugs, e.g. 'long=general_correctness,"
+            "mcq=knowledge' (repeatable); with id-prefix the longest VALUE the ID starts with "
+            "wins; values that are domain slugs need no entry; without --domain-from it maps "
+            "the category field",
         )
         parser.add_argument("--seed", type=int, help="shuffle seed (default: the project's)")
         parser.add_argument(
@@ -50,6 +86,20 @@ class Command(BaseCommand):
             if not sep or not ours or not theirs:
                 raise CommandError(f"--field-map {pair!r} is not OURS=THEIRS")
             field_map[ours.strip()] = theirs.strip()
+        try:
+            domain_from = parse_domain_from(opts["domain_from"])
+        except ValueError as exc:
+            raise CommandError(f"--domain-from {exc}") from None
+        try:
+            domain_map = parse_mapping(",".join(opts["domain_map"]))
+        except ValueError as exc:
+            raise CommandError(f"--domain-map: {exc}") from None
+        options = ImportOptions(
+            duplicates=opts["duplicates"],
+            domain_from=domain_from,
+            domain_map=domain_map,
+            surface="cli",
+        )
         bar = tqdm(desc="validating", unit="item", disable=opts["verbosity"] == 0)
         try:
             result = import_items_from_paths(
@@ -62,6 +112,7 @@ class Command(BaseCommand):
                 seed=opts["seed"],
                 gold_from_label=opts["gold_from_label"],
                 update=opts["update"],
+                options=options,
                 progress=bar.update,
             )
         except ImportFailed as exc:

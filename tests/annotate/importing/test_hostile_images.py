@@ -27,8 +27,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from PIL import Image, PngImagePlugin
 
-from annotate.importing.images import pillow_limits
-from annotate.importing.parse import _check_image
+from annotate.importing.images import _check_image, pillow_limits
 from annotate.importing.records import ImageLimits, ImportFailed
 from annotate.importing.service import import_items_from_paths
 from annotate.importing.sources import ImageSource

@@ -259,7 +259,6 @@ def test_each_missing_field_is_reported_with_line_and_field():
         "missing_fields.json:4: record 2: field 'Image': is missing",
         "missing_fields.json:5: record 3: field 'Output1': is missing",
         "missing_fields.json:6: record 4: field 'Output2': is missing",
-        "missing_fields.json:7: record 5: field 'Better': is missing",
         "missing_fields.json:8: record 6: field 'Category': is missing",
     ]
 
@@ -295,9 +294,12 @@ def test_empty_strings_and_padded_ids_are_refused(tmp_path):
     assert_nothing_written()
 
 
-def test_duplicate_ids_in_one_file_name_the_first_occurrence():
+def test_duplicate_ids_in_one_file_are_one_problem_naming_their_records():
     assert corpus_problems(make_project(), "duplicate_ids.json") == [
-        "duplicate_ids.json:4: record 2: field 'ID': duplicate ID 'vqa_1' (first at line 2)"
+        "duplicate_ids.json: field 'ID': 1 ID occurs more than once (2 records): "
+        "'vqa_1' (2 records: 0, 2); to import them, use --duplicates=keep-first "
+        "(the first record of each ID) or --duplicates=suffix "
+        "(every record, later ones renamed ID#2, ID#3, …)"
     ]
 
 
@@ -334,7 +336,7 @@ def test_problem_strings_name_file_line_record_and_field():
 
 
 def test_all_errors_of_a_file_are_reported(tmp_path):
-    records = [mrb_record(f"r{n}", Output2=n) for n in range(12)]
+    records = [mrb_record(f"r{n}", Better=f"B{n}") for n in range(12)]
     with pytest.raises(ImportFailed) as failure:
         import_items_from_paths(
             project=make_project(), dataset=write_mrb(tmp_path, records), images=tmp_path
@@ -346,7 +348,7 @@ def test_all_errors_of_a_file_are_reported(tmp_path):
 
 def test_errors_stop_at_the_cap_and_say_they_were_truncated(tmp_path, settings):
     settings.IMPORT_MAX_ERRORS = 3
-    records = [mrb_record(f"r{n}", Output2=n) for n in range(12)]
+    records = [mrb_record(f"r{n}", Better=f"B{n}") for n in range(12)]
     with pytest.raises(ImportFailed) as failure:
         import_items_from_paths(
             project=make_project(), dataset=write_mrb(tmp_path, records), images=tmp_path
@@ -771,8 +773,8 @@ def test_jsonl_errors_report_their_line_numbers():
 
 def test_jsonl_without_category_asks_for_a_domain():
     assert corpus_problems(make_project(), "no_category.jsonl") == [
-        "no_category.jsonl:1: record 0: field 'category': is missing; "
-        "give a domain for the whole file or map a field to 'category'"
+        "no_category.jsonl:1: record 0: field 'category': is missing; give --domain for the "
+        "whole file, derive one with --domain-from or map a field to 'category' with --field-map"
     ]
 
 
@@ -877,16 +879,20 @@ def test_field_map_reads_our_fields_from_the_files_names():
 def test_without_the_field_map_the_files_own_names_are_missing_fields():
     problems = corpus_problems(make_project(), "query_field.jsonl")
     assert problems[:3] == [
-        "query_field.jsonl:1: record 0: field 'id': is missing",
-        "query_field.jsonl:1: record 0: field 'prompt': is missing",
-        "query_field.jsonl:1: record 0: field 'category': is missing; "
-        "give a domain for the whole file or map a field to 'category'",
+        "query_field.jsonl:1: record 0: field 'id': is missing (and 1 more record: 1)",
+        "query_field.jsonl:1: record 0: field 'prompt': is missing (and 1 more record: 1)",
+        "query_field.jsonl:1: record 0: field 'category': is missing; give --domain for the "
+        "whole file, derive one with --domain-from or map a field to 'category' with --field-map"
+        " (and 1 more record: 1)",
     ]
 
 
 def test_field_map_errors_name_the_files_field():
     problems = corpus_problems(make_project(), "bad_lines.jsonl", field_map={"chosen": "preferred"})
-    assert "bad_lines.jsonl:1: record 0: field 'preferred': is missing" in problems
+    assert (
+        "bad_lines.jsonl:1: record 0: field 'preferred': is missing (and 2 more records: 2, 3)"
+        in problems
+    )
 
 
 def test_field_map_with_an_unknown_field_of_ours_is_refused():
@@ -895,7 +901,7 @@ def test_field_map_with_an_unknown_field_of_ours_is_refused():
     ) == [
         "query_field.jsonl: field map names unknown field 'promt'; ours are: "
         "id, prompt, chosen, rejected, image, category, chosen_reason, rejected_reason, "
-        "chosen_model, rejected_model, reference_answer"
+        "chosen_model, rejected_model, reference_answer, response_1, response_2, model_1, model_2"
     ]
 
 
@@ -1008,7 +1014,7 @@ def test_same_id_with_different_content_is_an_error(tmp_path):
         )
     assert [str(p) for p in failure.value.problems] == [
         "data.json:3: record 1: field 'ID': ID 'a' already exists with different content "
-        "(re-run with --update to replace it)"
+        "(import again with --update to replace it)"
     ]
     assert list(Item.objects.values_list("external_id", "response_1")) == [("a", "A red square.")]
 
