@@ -3,6 +3,7 @@ curation.releases.mix_build) and who may mix what."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
@@ -14,6 +15,10 @@ from curation.models import Mix, MixSource, Provenance, Release, ReleaseStatus, 
 
 STATUSES = (VerdictStatus.AGREED, VerdictStatus.RESOLVED)
 PROVENANCES = tuple(p for p in Provenance.values if p)
+
+
+# The name names the published folder (mixes/<name>/<version>).
+SLUG = re.compile(r"[-a-zA-Z0-9_]{1,80}")
 
 
 class MixError(Exception):
@@ -70,6 +75,8 @@ def create_mix(
     from config.celery import enqueue_on_commit
     from curation.releases.mix_tasks import build_mix_task
 
+    if not SLUG.fullmatch(name or ""):
+        raise MixError("Name the mix with letters, digits, dashes or underscores (a slug).")
     version = version.strip()
     if not version or any(c in version for c in "/\\ ") or version.startswith("."):
         raise MixError("Use letters, digits, dots, dashes or underscores in the version.")

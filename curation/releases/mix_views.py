@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
@@ -21,6 +22,8 @@ from curation.releases import publishing
 from curation.releases.mix_forms import MixForm
 from curation.releases.mix_service import MixError, create_mix, curated_projects
 from curation.releases.views import attachment_name
+
+PAGE_SIZE = 50
 
 
 def require_curator(user) -> None:
@@ -40,8 +43,9 @@ def mix_for(user, mix_id: int) -> Mix:
 @login_required
 def mix_list(request):
     require_curator(request.user)
-    mixes = list(Mix.objects.visible_to(request.user).select_related("created_by")[:200])
-    return render(request, "curation/mixes.html", {"mixes": mixes})
+    mixes = Mix.objects.visible_to(request.user).select_related("created_by")
+    page = Paginator(mixes, PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "curation/mixes.html", {"mixes": page.object_list, "page": page})
 
 
 @require_http_methods(["GET", "POST"])

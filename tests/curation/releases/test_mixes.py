@@ -280,3 +280,34 @@ def test_pages_and_api_lists_run_a_constant_number_of_queries(world, client):
     for n in range(2, 6):
         mixed(user, f"v{n}", sources=[SourceChoice("mb"), SourceChoice("ma", "v1.0")])
     assert [count(url, c) for url, c in urls] == few
+
+
+def test_a_name_that_is_not_a_slug_is_refused(world):
+    for name in ("../x", "a b", ""):
+        with pytest.raises(MixError, match="slug"):
+            create_mix(
+                user=world[3],
+                name=name,
+                version="v1",
+                sources=[SourceChoice("mb")],
+                statuses=list(STATUSES),
+                provenances=list(PROVENANCES),
+                enqueue=False,
+            )
+
+
+def test_a_pending_mix_is_queued_again_by_the_sweep(world):
+    from curation.tasks import requeue_unsent_work
+
+    mix = create_mix(
+        user=world[3],
+        name="swept",
+        version="v1",
+        sources=[SourceChoice("mb")],
+        statuses=list(STATUSES),
+        provenances=list(PROVENANCES),
+        enqueue=False,
+    )
+    requeue_unsent_work()  # eager: the build runs inline
+    mix.refresh_from_db()
+    assert mix.status == ReleaseStatus.READY and mix.manifest["total"] == N
