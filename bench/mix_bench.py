@@ -77,9 +77,19 @@ def measure(version: str, slugs: list[str]) -> dict:
     from django.contrib.auth import get_user_model
 
     from curation.models import Mix
+    from curation.releases import exporter, mix_build, mix_files
     from curation.releases.mix_build import build_mix
     from curation.releases.mix_service import PROVENANCES, STATUSES, SourceChoice, create_mix
 
+    phases = release_bench.Phases()
+    phases.wrap(mix_build, "read_candidates", "read sources (one query each)")
+    phases.wrap(mix_build, "select", "filters, limits, dedup (pure)")
+    phases.wrap(mix_files, "write_mix", "write files (JSONL, parquet, images, card, sha256)")
+    phases.wrap(exporter, "file_checksums", "  of which sha256 of every file")
+    phases.wrap(mix_files.TrlParquet, "write", "  of which parquet rows")
+    phases.wrap(mix_build, "_copy_image", "  of which image files (link)")
+    phases.wrap(exporter, "write_zip", "zip")
+    phases.wrap(mix_build, "_publish", "publish (rename, ready row)")
     user, _ = get_user_model().objects.get_or_create(username="bench-mixer", is_superuser=True)
     mix = create_mix(
         user=user, name="bench", version=version, statuses=list(STATUSES),
@@ -103,6 +113,7 @@ def measure(version: str, slugs: list[str]) -> dict:
         "report": built.report.get("sources", []),
         "zip_bytes": built.size_bytes,
         "files": len(built.manifest.get("files", {})),
+        "phases": phases.seconds,
     }
 
 
@@ -188,6 +199,9 @@ def main() -> int:
             rows.append((f"    {rep['source']}", f"{rep['candidates']:,} candidates, "
                          f"{rep['duplicates']:,} duplicates, {rep['over_limit']:,} over cap, "
                          f"{rep['kept']:,} kept", "", ""))  # fmt: skip
+        for phase in last["phases"]:
+            values = sorted(r["phases"].get(phase, 0.0) for r in runs)
+            rows.append((f"    {phase}", f"{statistics.median(values):.2f} s (median)", "", ""))
         rows.append(("  duplicates planted in src-c", f"{prepared['duplicates']:,}", "", ""))
         print(f"\nMix bench, PostgreSQL database {name}, {os.cpu_count()} CPUs, "
               f"load average {os.getloadavg()[0]:.1f}:\n")  # fmt: skip
