@@ -24,7 +24,9 @@ class MixQuerySet(models.QuerySet["Mix"]):
             return self.none()
         if user.is_superuser:
             return self
-        curated = Project.objects.visible_to(user).filter(member_role__in=CURATOR_ROLES)
+        curated = Project.objects.visible_to(user).filter(
+            member_role__in=CURATOR_ROLES  # type: ignore[misc]  # (visible_to's annotation)
+        )
         # exclude() over a multi-valued relation: no source outside `curated`.
         return self.exclude(
             sources__project__in=Project.objects.exclude(pk__in=curated.values("pk"))
@@ -134,6 +136,6 @@ class MixSource(models.Model):
     @property
     def label(self) -> str:
         """How the mix's files name this source (and prefix its row IDs)."""
-        if self.release_id:
+        if self.release is not None:
             return f"{self.project.slug}@{self.release.version}"
         return self.project.slug

@@ -13,9 +13,11 @@ import os
 import shutil
 import time
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from curation.models import RELEASABLE, Mix, ReleaseItem, ReleaseStatus, Verdict
@@ -91,6 +93,7 @@ def read_candidates(source) -> list[Candidate]:
     membership, chosen side and provenance; the verdict status and the vote
     tallies (agreement share) are read as they are now. A project gives its
     items agreed or resolved with a side now."""
+    rows: QuerySet[Any, Any]
     if source.release_id:
         rows = (
             ReleaseItem.objects.filter(release_id=source.release_id)
@@ -178,8 +181,8 @@ def _write(mix: Mix, folder):
                 "label": s.label,
                 "kind": "release" if s.release_id else "project",
                 "project": s.project.slug,
-                "release": s.release.version if s.release_id else None,
-                "release_sha256": s.release.sha256 if s.release_id else None,
+                "release": s.release.version if s.release else None,
+                "release_sha256": s.release.sha256 if s.release else None,
                 "cap": s.cap,
                 "weight": s.weight,
             }

@@ -134,7 +134,7 @@ def write_mix(
     *,
     labels: list[str],
     meta: dict[str, Any],
-    copy_image: Callable[[Candidate, Path], None],
+    copy_image: Callable[[Any, Path], None],  # (a Candidate, its destination)
     parquet: bool,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:

@@ -168,8 +168,8 @@ def select(
         seen: set[tuple[str, str]] = set()
         available = []
         for source_rows in passing:
-            distinct = {c.key() for c in source_rows} if dedup else None
             if dedup:
+                distinct = {c.key() for c in source_rows}
                 available.append(len(distinct - seen))
                 seen |= distinct
             else:
@@ -182,6 +182,7 @@ def select(
         spec = sources[index]
         duplicates: Counter[str] = Counter()
         over = kept = 0
+        limit = limits[index]
         for c in source_rows:
             key = c.key()
             if dedup and key in kept_keys:
@@ -190,7 +191,7 @@ def select(
                 out.dropped.append(
                     _dropped(spec, c, "duplicate", duplicate_of=f"{of_label}:{of_id}")
                 )
-            elif limits[index] is not None and kept >= limits[index]:
+            elif limit is not None and kept >= limit:
                 over += 1
                 out.dropped.append(_dropped(spec, c, "over_limit"))
             else:

@@ -42,7 +42,9 @@ class SourceChoice:
 
 def curated_projects(user) -> QuerySet[Project]:
     """Projects whose data `user` may mix: those they curate or administer."""
-    return Project.objects.visible_to(user).filter(member_role__in=CURATOR_ROLES)
+    return Project.objects.visible_to(user).filter(
+        member_role__in=CURATOR_ROLES  # type: ignore[misc]  # (visible_to's annotation)
+    )
 
 
 def mixable_releases(user) -> QuerySet[Release]:
