@@ -10,9 +10,11 @@ from celery import shared_task
 from curation.agreement.tasks import refresh_agreement
 from curation.evaluation.tasks import judge_release_task
 from curation.quality.tasks import compute_label_quality_task
+from curation.releases.mix_tasks import build_mix_task
 from curation.releases.tasks import build_release_task
 
 __all__ = [
+    "build_mix_task",
     "build_release_task",
     "compute_label_quality_task",
     "judge_release_task",
@@ -42,6 +44,16 @@ def requeue_unsent_work() -> int:
     )
     for release_id in releases:
         build_release_task.delay(release_id)
+    # Training mixes likewise.
+    from curation.models import Mix
+
+    mixes = list(
+        Mix.objects.filter(
+            Q(status=ReleaseStatus.PENDING) | Q(status=ReleaseStatus.BUILDING, started_at__lt=stale)
+        ).values_list("pk", flat=True)
+    )
+    for mix_id in mixes:
+        build_mix_task.delay(mix_id)
     projects = list(
         AgreementCache.objects.filter(requested_at__isnull=False).values_list(
             "project_id", flat=True
@@ -72,4 +84,4 @@ def requeue_unsent_work() -> int:
     )
     for project_id in quality:
         compute_label_quality_task.delay(project_id)
-    return len(releases) + len(projects) + len(runs) + len(quality)
+    return len(releases) + len(mixes) + len(projects) + len(runs) + len(quality)

@@ -5,10 +5,16 @@ from django.urls import path
 from curation.agreement import views as agreement_views
 from curation.evaluation import views as evaluation_views
 from curation.quality import views as quality_views
+from curation.releases import mix_views
 from curation.releases import views as release_views
 from curation.verdicts import views as verdict_views
 
 urlpatterns = [
+    path("mixes/", mix_views.mix_list, name="mixes"),
+    path("mixes/new/", mix_views.mix_new, name="mix_new"),
+    path("mixes/<int:mix_id>/", mix_views.mix_detail, name="mix_detail"),
+    path("mixes/<int:mix_id>/progress/", mix_views.mix_progress, name="mix_progress"),
+    path("mixes/<int:mix_id>/download/", mix_views.mix_download, name="mix_download"),
     path("p/<slug:slug>/rules/", verdict_views.rule_settings, name="rule_settings"),
     path("p/<slug:slug>/agreement/", agreement_views.agreement_dashboard, name="agreement"),
     path(

@@ -129,6 +129,7 @@ TASK_NAMES = {
     "annotate.tasks.expire_stale_leases_everywhere",
     "curation.tasks.refresh_agreement",
     "curation.tasks.build_release_task",
+    "curation.tasks.build_mix_task",
     "curation.tasks.requeue_unsent_work",
     "curation.tasks.judge_release_task",
     "curation.tasks.compute_label_quality_task",

@@ -27,7 +27,15 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.setup.team import create_invitation
-from curation.models import Evaluation, JudgeEndpoint, JudgeRun, Release, Verdict
+from curation.models import (
+    Evaluation,
+    JudgeEndpoint,
+    JudgeRun,
+    Mix,
+    MixSource,
+    Release,
+    Verdict,
+)
 from curation.releases import publishing
 from tests.factories import make_item, make_member, make_project, make_user, png_bytes
 
@@ -70,6 +78,10 @@ def access(level: str, ok: int) -> dict[str, int | str]:
     if level == "assignee":  # the annotator's own assignment; anyone else's is a 404
         return {"anonymous": LOGIN, "outsider": 404, "annotator": ok, "curator": 404, "admin": 404}
     raise ValueError(level)
+
+
+# Pages for whoever curates or administers some project (not tied to one).
+MIXERS = {"anonymous": LOGIN, "outsider": 403, "annotator": 403, "curator": 200, "admin": 200}
 
 
 # One row per named URL pattern outside /api/ and /admin/. The success codes
@@ -135,6 +147,13 @@ MATRIX: dict[str, Row] = {
     "release_download": Row(get=access("curator", 200), post=None),
     "release_diff": Row(get=access("curator", 200), post=None),
     "leaderboard": Row(get=access("curator", 200), post=access("curator", 400)),
+    # training mixes (issue 22): across projects, for anyone who curates one;
+    # a mix with a source they do not curate is a 404 (tests/curation/releases/test_mixes.py)
+    "mixes": Row(get=MIXERS, post=None),
+    "mix_new": Row(get=MIXERS, post=MIXERS, note="empty POST: unbound form"),
+    "mix_detail": Row(get=MIXERS, post=None),
+    "mix_progress": Row(get=dict(MIXERS, curator=204, admin=204), post=None, note="ready"),
+    "mix_download": Row(get=MIXERS, post=None),
     # judges: endpoints (with their API keys) are the admins'; runs the curators'
     "judge_endpoints": Row(
         get=access("admin", 200), post=access("admin", 200), note="empty POST: unbound form"
@@ -286,6 +305,18 @@ def world() -> World:
         timeout_seconds=1,
         status="failed",
     )
+    mix_folder, mix_archive = publishing.published_names("m", "v1", root="mixes")
+    publishing.release_storage().save(mix_archive, ContentFile(b"PK\x05\x06" + b"\0" * 18))
+    mix = Mix.objects.create(
+        name="m",
+        version="v1",
+        status="ready",
+        folder=mix_folder,
+        archive=mix_archive,
+        size_bytes=22,
+        sha256="0" * 64,
+    )
+    MixSource.objects.create(mix=mix, position=0, project=project, release=release)
     invitation = create_invitation(actor=users["admin"], project=project).invitation
     evaluation = Evaluation.objects.create(release=release, name="entry", predictions="p.jsonl")
     kwargs = {
@@ -299,6 +330,7 @@ def world() -> World:
         "release_id": release.pk,
         "endpoint_id": endpoint.pk,
         "run_id": run.pk,
+        "mix_id": mix.pk,
         "path": item.image.file,
         "uidb64": "MQ",
         "token": "set-password",

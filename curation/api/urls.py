@@ -2,13 +2,16 @@
 
 from django.urls import path
 
-from curation.api import agreement, evaluation, releases, verdicts
+from curation.api import agreement, evaluation, mixes, releases, verdicts
 from curation.quality import apis as quality_apis
 
 P = "projects/<slug:slug>/"
 R = P + "releases/<int:release_id>/"
 
 urlpatterns = [
+    path("mixes/", mixes.MixListApi.as_view(), name="api_mixes"),
+    path("mixes/<int:mix_id>/", mixes.MixDetailApi.as_view(), name="api_mix"),
+    path("mixes/<int:mix_id>/download/", mixes.MixDownloadApi.as_view(), name="api_mix_download"),
     path(P + "verdicts/", verdicts.VerdictListApi.as_view(), name="api_verdicts"),
     path(P + "verdicts/<int:item_id>/", verdicts.VerdictDetailApi.as_view(), name="api_verdict"),
     path(

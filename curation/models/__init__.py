@@ -30,6 +30,7 @@ from curation.models.evaluation import (
     JudgeRunQuerySet,
     JudgeRunStatus,
 )
+from curation.models.mixes import Mix, MixQuerySet, MixSource
 from curation.quality.models import (
     ItemPrediction,
     ItemQuality,
@@ -59,6 +60,9 @@ __all__ = [
     "JudgeRunStatus",
     "LabelQualityRun",
     "LabelQualityStatus",
+    "Mix",
+    "MixQuerySet",
+    "MixSource",
     "Provenance",
     "Release",
     "ReleaseItem",

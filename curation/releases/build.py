@@ -130,7 +130,7 @@ def _relative_to(name: str, work: Path) -> str:
     return "/".join(parts[1:]) if len(parts) > 1 else path.name
 
 
-def _remove_dead_attempts(building: Path, release_id: int) -> None:
+def _remove_dead_attempts(building: Path, release_id: int | str) -> None:
     """Remove the work folders of earlier attempts at this release whose
     process is gone (a killed worker never reaches build_release's `finally`).
     A folder is named <release>-<host>-<pid>-<random>; only this host's can be

@@ -54,9 +54,10 @@ def release_storage() -> Storage:
     return storages["releases"]
 
 
-def published_names(slug: str, version: str) -> tuple[str, str]:
-    """The storage names of a release's folder and zip."""
-    return f"releases/{slug}/{version}", f"releases/{slug}/{slug}-{version}.zip"
+def published_names(slug: str, version: str, *, root: str = "releases") -> tuple[str, str]:
+    """The storage names of a release's folder and zip (a training mix's
+    under root="mixes", named by the mix's name)."""
+    return f"{root}/{slug}/{version}", f"{root}/{slug}/{slug}-{version}.zip"
 
 
 def releases_root() -> Path:
@@ -76,10 +77,19 @@ def work_root() -> Path:
     return Path(tempfile.gettempdir()) / "triplet-studio-releases"
 
 
-def target_for(*, slug: str, version: str, pk: int, folder: Path, archive: Path, sha256: str):
+def target_for(
+    *,
+    slug: str,
+    version: str,
+    pk: int | str,
+    folder: Path,
+    archive: Path,
+    sha256: str,
+    root: str = "releases",
+):
     """A LocalTarget or a BucketTarget (files already staged and verified)."""
     storage = release_storage()
-    folder_name, archive_name = published_names(slug, version)
+    folder_name, archive_name = published_names(slug, version, root=root)
     if local_path(storage, "releases") is not None:
         return LocalTarget(storage, folder_name, archive_name, folder, archive)
     target = BucketTarget(storage, folder_name, archive_name, folder, archive)

@@ -9,7 +9,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotate.setup.team import create_invitation
-from curation.models import Evaluation, Release, Verdict
+from curation.models import Evaluation, Mix, MixSource, Release, Verdict
 from tests.factories import make_assignment, make_item, make_member, make_project, make_user
 
 pytestmark = pytest.mark.django_db
@@ -75,6 +75,11 @@ EXPECTED = {
     ("api_label_quality_refresh", "post"): CURATORS_POST,
     ("api_label_quality_suspects", "get"): CURATORS,
     ("api_label_quality_decision", "post"): CURATORS_POST,
+    # training mixes: for whoever curates some project; the world's mix is pending
+    ("api_mixes", "get"): row(401, 403, 403, 200, 200),
+    ("api_mixes", "post"): row(401, 403, 403, 400, 400),
+    ("api_mix", "get"): row(401, 403, 403, 200, 200),
+    ("api_mix_download", "get"): row(401, 403, 403, 409, 409),
 }
 
 
@@ -130,7 +135,10 @@ def world():
     release = Release.objects.create(project=project, version="v1", domains=["vqa"])
     evaluation = Evaluation.objects.create(release=release, name="m", predictions="p.jsonl")
     invitation = create_invitation(actor=users["admin"], project=project)
+    mix = Mix.objects.create(name="m", version="v1")
+    MixSource.objects.create(mix=mix, position=0, project=project)
     kwargs = {
+        "mix_id": mix.pk,
         "slug": project.slug,
         "domain_slug": "vqa",
         "user_id": users["annotator"].pk,
