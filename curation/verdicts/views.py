@@ -59,8 +59,9 @@ def rule_settings(request, slug):
         "votes_per_item": project.votes_per_item,
         "agree_share": project.agree_share,
         "escalation_votes": project.escalation_votes,
+        "consensus_strength": project.consensus_strength,
     }
-    form = ThresholdsForm(request.POST or None, initial=initial)
+    form = ThresholdsForm(request.POST or None, initial=initial, graded=project.is_graded)
     if request.method == "POST" and form.is_valid():
         moved = update_thresholds(project=project, actor=request.user, **form.cleaned_data)
         messages.success(request, f"Rule saved. {describe_moves(moved)}")
