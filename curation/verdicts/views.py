@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate.eligibility import eligible_counts
+from annotate.loop.scales import point_label
 from annotate.models import Judgement, Membership
 from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, project_for
 from curation.agreement import reports
@@ -207,6 +208,9 @@ def _adjudication_context(request, project, role, item_id):
                 "judgement": j,
                 "name": names.get(a.annotator_id) or f"annotator #{a.annotator_id}",
                 "shown_left": "2" if a.shown_swapped else "1",
+                "strength": (
+                    "" if j.strength is None else point_label(j.strength, left="1", right="2")
+                ),
                 "agreement": reports.from_json(rel.get("agreement")),
                 "kappa": reports.from_json(rel.get("kappa")),
                 "n": rel.get("n_votes"),
