@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
 def test_a_graded_item_is_judged_by_keyboard(live_server, browser, tmp_path, artifacts):
-    project, user = annotator_project(
+    project, _ = annotator_project(
         tmp_path,
         ["general_preference", "reasoning"],
         votes_per_item=1,
