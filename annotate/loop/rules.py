@@ -227,7 +227,7 @@ def displayed_pair(first: Any, second: Any, *, swapped: bool) -> tuple[Any, Any]
 def vote_from_displayed(
     *,
     swapped: bool,
-    choice: str,
+    choice: str = "",
     correct_left: str = "",
     correct_right: str = "",
     strength: int | None = None,
