@@ -59,6 +59,8 @@ def test_the_compare_page_stores_a_graded_vote_oriented_to_response_1(client, sw
     assert 'id="strength-1" value="3" checked' in html
     assert 'id="grade_left-C" value="C" checked' in html
     assert 'id="grade_right-A" value="A" checked' in html
+    history = client.get(reverse("history", args=[assignment.item.project.slug]))
+    assert "A much better" in history.content.decode()
 
 
 def test_a_graded_submit_without_a_point_or_grades_is_refused_beside_the_fields(client):
