@@ -33,7 +33,7 @@ from annotate.loop.service import (
 )
 from annotate.models import Assignment, AssignmentStatus, Project
 from common.api.errors import Conflict, errors
-from common.api.schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES
+from common.api.schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES, GRADES, PREFERENCE_SCALES
 
 # --- Annotation ---------------------------------------------------------------------------
 
@@ -67,7 +67,7 @@ class AssignmentSerializer(serializers.Serializer):
     allow_tie = serializers.BooleanField()
     require_rationale = serializers.BooleanField()
     preference_scale = serializers.ChoiceField(
-        choices=list(scales.SCALES),
+        choices=PREFERENCE_SCALES,
         help_text="ab: send `choice`. graded6 / graded7: send `strength`, one of `scale`.",
     )
     scale = serializers.ListField(
@@ -258,14 +258,14 @@ class SubmitJudgementApi(APIView):
             "Stored oriented to the canonical response 1.",
         )
         grade_left = serializers.ChoiceField(
-            choices=list(rules.GRADES),
+            choices=GRADES,
             required=False,
             allow_blank=True,
             default="",
             help_text="Domains that ask grades: the left response's letter grade.",
         )
         grade_right = serializers.ChoiceField(
-            choices=list(rules.GRADES), required=False, allow_blank=True, default=""
+            choices=GRADES, required=False, allow_blank=True, default=""
         )
         correct_left = serializers.ChoiceField(
             choices=CORRECTNESS_CHOICES,

@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 from annotate.models import Domain, Project, Role
 from common.api.errors import errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
+from common.api.schema import PREFERENCE_SCALES
 
 # --- Access -------------------------------------------------------------------------------
 
@@ -39,7 +40,7 @@ class ProjectListApi(APIView):
         votes_per_item = serializers.IntegerField()
         allow_tie = serializers.BooleanField()
         preference_scale = serializers.ChoiceField(
-            choices=["ab", "graded6", "graded7"],
+            choices=PREFERENCE_SCALES,
             help_text="ab: A/B(/tie); graded6 / graded7: a graded scale (send `strength`).",
         )
         require_rationale = serializers.BooleanField()

@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 from annotate.api.projects import DomainListApi, ProjectListApi, project_for_api
 from common.api.errors import Conflict, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
+from common.api.schema import PREFERENCE_SCALES
 
 from ..models import Domain, DomainKind, Membership, PreferenceScale, Role
 from ..projects import ADMIN_ROLES
@@ -39,7 +40,7 @@ class ProjectOutput(serializers.Serializer):
     escalation_votes = serializers.IntegerField()
     agree_share = serializers.FloatField()
     allow_tie = serializers.BooleanField()
-    preference_scale = serializers.ChoiceField(choices=PreferenceScale.values)
+    preference_scale = serializers.ChoiceField(choices=PREFERENCE_SCALES)
     consensus_strength = serializers.FloatField(
         allow_null=True, help_text="The agreement rule's consensus filter (graded); null: off."
     )
@@ -83,7 +84,7 @@ class ProjectsApi(ProjectListApi):
         )
         allow_tie = serializers.BooleanField(default=True)
         preference_scale = serializers.ChoiceField(
-            choices=PreferenceScale.values,
+            choices=PREFERENCE_SCALES,
             default=PreferenceScale.AB,
             help_text="ab: A/B (ties per allow_tie); graded6: MMRB2's six points (A much "
             "better … B much better); graded7: seven points with a tie in the middle. "
@@ -131,7 +132,7 @@ class ProjectDetailApi(APIView):
         licence = serializers.CharField(required=False, allow_blank=True, max_length=200)
         allow_tie = serializers.BooleanField(required=False)
         preference_scale = serializers.ChoiceField(
-            choices=PreferenceScale.values,
+            choices=PREFERENCE_SCALES,
             required=False,
             help_text="ab: A/B (ties per allow_tie); graded6: MMRB2's six points (A much "
             "better … B much better); graded7: seven points with a tie in the middle. "

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from annotate.loop import rules, scales
 from annotate.loop.rules import JudgementInvalid
 from annotate.models import Grade, PreferenceScale
+from common.api import schema
 
 
 def project(scale="graded6", allow_tie=True):
@@ -25,6 +26,8 @@ GRADED_DOMAIN = SimpleNamespace(is_correctness=False, asks_grade=True)
 def test_the_scales_are_the_models_choices():
     assert set(scales.SCALES) == set(PreferenceScale.values)
     assert set(rules.GRADES) == set(Grade.values) - {""}
+    assert schema.PREFERENCE_SCALES == list(scales.SCALES)
+    assert schema.GRADES == list(rules.GRADES)
 
 
 def test_graded6_is_mmrb2s_scale_and_graded7_has_a_tie_in_the_middle():
