@@ -448,6 +448,8 @@ SPECTACULAR_SETTINGS = {
         "DisplayedChoiceEnum": "common.api.schema.DISPLAYED_CHOICES",
         "CanonicalChoiceEnum": "common.api.schema.CANONICAL_CHOICES",
         "ResponseEnum": "common.api.schema.RESPONSES",
+        "PreferenceScaleEnum": "common.api.schema.PREFERENCE_SCALES",
+        "GradeEnum": "common.api.schema.GRADES",
         "AssignmentStatusEnum": "annotate.models.AssignmentStatus.choices",
         "VerdictStatusEnum": "curation.models.VerdictStatus.choices",
         "ReleaseStatusEnum": "curation.models.ReleaseStatus.choices",

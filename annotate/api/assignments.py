@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.api.projects import project_for_api
-from annotate.loop import rules
+from annotate.loop import rules, scales
 from annotate.loop.service import (
     AnnotationError,
     JudgementInvalid,
@@ -33,7 +33,7 @@ from annotate.loop.service import (
 )
 from annotate.models import Assignment, AssignmentStatus, Project
 from common.api.errors import Conflict, errors
-from common.api.schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES
+from common.api.schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES, GRADES, PREFERENCE_SCALES
 
 # --- Annotation ---------------------------------------------------------------------------
 
@@ -66,6 +66,20 @@ class AssignmentSerializer(serializers.Serializer):
     right = serializers.CharField(help_text="The response shown on the right (Markdown).")
     allow_tie = serializers.BooleanField()
     require_rationale = serializers.BooleanField()
+    preference_scale = serializers.ChoiceField(
+        choices=PREFERENCE_SCALES,
+        help_text="ab: send `choice`. graded6 / graded7: send `strength`, one of `scale`.",
+    )
+    scale = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="Graded projects: the scale's points in displayed order, each "
+        '{"key": 1.., "strength": signed, oriented to the LEFT response, "label"}; '
+        "empty for ab.",
+    )
+    asks_grade = serializers.BooleanField(
+        help_text="The judgement must also grade each response A, B or C (grade_left / "
+        "grade_right)."
+    )
 
 
 # The annotator's loop (next, submit) answers with bodies built JSON-ready,
@@ -96,7 +110,17 @@ def assignment_payload(assignment: Assignment, project: Project) -> dict:
         "right": right,
         "allow_tie": project.allow_tie,
         "require_rationale": project.require_rationale,
+        "preference_scale": project.preference_scale,
+        "scale": _scale(project.preference_scale),
+        "asks_grade": item.domain.asks_grade,
     }
+
+
+def _scale(scale: str) -> list[dict]:
+    return [
+        {"key": n, "strength": strength, "label": scales.point_label(strength)}
+        for n, strength in enumerate(scales.POINTS.get(scale, ()), start=1)
+    ]
 
 
 # How long a client told "more may come" should wait before asking again.
@@ -218,7 +242,30 @@ class AssignmentImageApi(APIView):
 class SubmitJudgementApi(APIView):
     class InputSerializer(serializers.Serializer):
         choice = serializers.ChoiceField(
-            choices=DISPLAYED_CHOICES, help_text="In displayed terms, as you saw them."
+            choices=DISPLAYED_CHOICES,
+            required=False,
+            default="",
+            help_text="A/B projects: in displayed terms, as you saw them.",
+        )
+        strength = serializers.IntegerField(
+            min_value=-scales.MAX_STRENGTH,
+            max_value=scales.MAX_STRENGTH,
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="Graded projects: a point of the scale, oriented to the response shown "
+            "on the LEFT (3: left much better … -3: right much better; 0: tie, 7-point only). "
+            "Stored oriented to the canonical response 1.",
+        )
+        grade_left = serializers.ChoiceField(
+            choices=GRADES,
+            required=False,
+            allow_blank=True,
+            default="",
+            help_text="Domains that ask grades: the left response's letter grade.",
+        )
+        grade_right = serializers.ChoiceField(
+            choices=GRADES, required=False, allow_blank=True, default=""
         )
         correct_left = serializers.ChoiceField(
             choices=CORRECTNESS_CHOICES,
@@ -248,6 +295,10 @@ class SubmitJudgementApi(APIView):
         assignment = serializers.IntegerField()
         status = serializers.ChoiceField(choices=AssignmentStatus.choices)
         choice = serializers.ChoiceField(choices=DISPLAYED_CHOICES)
+        strength = serializers.IntegerField(
+            required=False,
+            help_text="Graded projects only: the point given, oriented to the left response.",
+        )
         revision = serializers.IntegerField()
         already_submitted = serializers.BooleanField(
             help_text="True when this assignment was judged before: the stored judgement is "
@@ -336,6 +387,10 @@ class SubmitJudgementApi(APIView):
             "revision": judgement.revision,
             "already_submitted": repeat,
         }
+        if judgement.strength is not None:
+            body["strength"] = rules.canonical_strength(
+                judgement.strength, swapped=assignment.shown_swapped
+            )
         if claim_next:
             project = assignment.item.project
             body["next"] = following and assignment_payload(_with_item(following), project)

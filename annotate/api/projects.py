@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 from annotate.models import Domain, Project, Role
 from common.api.errors import errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
+from common.api.schema import PREFERENCE_SCALES
 
 # --- Access -------------------------------------------------------------------------------
 
@@ -38,6 +39,10 @@ class ProjectListApi(APIView):
         role = serializers.ChoiceField(choices=Role.choices, source="member_role")
         votes_per_item = serializers.IntegerField()
         allow_tie = serializers.BooleanField()
+        preference_scale = serializers.ChoiceField(
+            choices=PREFERENCE_SCALES,
+            help_text="ab: A/B(/tie); graded6 / graded7: a graded scale (send `strength`).",
+        )
         require_rationale = serializers.BooleanField()
 
     @extend_schema(
@@ -58,6 +63,9 @@ class DomainListApi(APIView):
         export_category = serializers.CharField(help_text="The release's Category string.")
         kind = serializers.ChoiceField(choices=["correctness", "preference"])
         guidelines = serializers.CharField(help_text="Markdown.")
+        asks_grade = serializers.BooleanField(
+            help_text="Judgements also grade each response A, B or C."
+        )
 
     @extend_schema(
         operation_id="domains_list",

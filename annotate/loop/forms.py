@@ -2,17 +2,29 @@
 
 from django import forms
 
-from annotate.loop import rules
+from annotate.loop import rules, scales
+
+_GRADES = [("", "—"), *((g, g) for g in rules.GRADES)]
 
 
 class JudgementForm(forms.Form):
     """What the compare page posts, in *displayed* terms (left/right). The one
     place that turns them into canonical terms is `to_vote`."""
 
+    # Not required here: an A/B project's page sends `choice`, a graded
+    # one's `strength` (oriented to the left response); the vote rules
+    # (validate_vote) say which one is missing, by the project's scale.
     choice = forms.ChoiceField(
-        choices=[("left", "Left"), ("right", "Right"), ("tie", "Tie")],
-        error_messages={"required": "Choose the better response."},
+        choices=[("left", "Left"), ("right", "Right"), ("tie", "Tie")], required=False
     )
+    strength = forms.TypedChoiceField(
+        choices=[(s, s) for s in scales.POINTS[scales.GRADED7]],
+        coerce=int,
+        required=False,
+        empty_value=None,
+    )
+    grade_left = forms.ChoiceField(choices=_GRADES, required=False)
+    grade_right = forms.ChoiceField(choices=_GRADES, required=False)
     correct_left = forms.ChoiceField(
         choices=[("", "—"), ("yes", "Correct"), ("no", "Incorrect"), ("unsure", "Unsure")],
         required=False,
@@ -39,6 +51,9 @@ class JudgementForm(forms.Form):
             choice=data["choice"],
             correct_left=data.get("correct_left") or "",
             correct_right=data.get("correct_right") or "",
+            strength=data.get("strength"),
+            grade_left=data.get("grade_left") or "",
+            grade_right=data.get("grade_right") or "",
             confidence=data.get("confidence"),
             rationale=data.get("rationale") or "",
             active_seconds=data.get("active_seconds") or 0.0,
@@ -59,7 +74,8 @@ class JudgementForm(forms.Form):
         try:
             rules.validate_vote(vote, project=item.project, domain=item.domain)
         except rules.JudgementInvalid as exc:
-            return {k: v for k, v in exc.errors.items() if k not in ("choice", "active_seconds")}
+            skip = ("choice", "strength", "active_seconds")
+            return {k: v for k, v in exc.errors.items() if k not in skip}
         return {}
 
     def add_service_errors(self, errors: dict[str, str], assignment) -> None:

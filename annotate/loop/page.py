@@ -10,7 +10,7 @@ from django.db.models.functions import Least
 from django.shortcuts import render
 from django.urls import reverse
 
-from annotate.loop import rules
+from annotate.loop import rules, scales
 from annotate.loop.forms import JudgementForm
 from annotate.loop.service import can_revise
 from annotate.models import (
@@ -88,6 +88,9 @@ ERROR_TARGETS = {
     "correct_left": "correct_left-yes",
     "correct_right": "correct_right-yes",
     "choice": "choice-left",
+    "strength": "strength-1",
+    "grade_left": "grade_left-A",
+    "grade_right": "grade_right-A",
     "confidence": "confidence-1",
     "rationale": "rationale",
     "problem_reason": "problem_reason",
@@ -95,6 +98,9 @@ ERROR_TARGETS = {
 }
 SHOWN_VALUES = (
     "choice",
+    "strength",
+    "grade_left",
+    "grade_right",
     "correct_left",
     "correct_right",
     "rationale",
@@ -106,6 +112,7 @@ SHOWN_VALUES = (
 # The service's message for a missing correctness label, said instead with
 # the domain's own question and the response it is about.
 MISSING_LABEL = "Say whether this response is correct."
+MISSING_GRADE = "Give this response a grade (A, B or C)."
 
 
 def _form_errors(form, skip_form, domain) -> dict[str, list[str]]:
@@ -117,6 +124,12 @@ def _form_errors(form, skip_form, domain) -> dict[str, list[str]]:
             if name in ("correct_left", "correct_right"):
                 question = domain.question_for("A" if name == "correct_left" else "B")
                 messages_ = [f"Answer “{question}”" if m == MISSING_LABEL else m for m in messages_]
+            if name in ("grade_left", "grade_right"):
+                question = domain.grade_question_for("A" if name == "grade_left" else "B")
+                messages_ = [
+                    f"Answer “{question}” (A, B or C)" if m == MISSING_GRADE else m
+                    for m in messages_
+                ]
             errors.setdefault(where, []).extend(messages_)
     if skip_form is not None and skip_form.errors:
         for messages_ in skip_form.errors.values():
@@ -134,19 +147,46 @@ def _error_summary(errors: dict[str, list[str]]) -> list[tuple[str | None, str]]
     ]
 
 
+# The letter-grade keys of each response (a domain that asks grades): the
+# bottom row, left hand for A (left), right hand for B (right).
+GRADE_KEYS = {"left": "zcv", "right": "nm,"}
+
+
 @functools.cache
 def _keymap(
-    *, allow_tie: bool, domain_words: tuple[str, str, str] | None, judged: bool, can_revise: bool
+    *,
+    allow_tie: bool,
+    domain_words: tuple[str, str, str] | None,
+    judged: bool,
+    can_revise: bool,
+    scale: str = scales.AB,
+    grade_question: str | None = None,
 ) -> tuple[tuple[str, tuple[str, ...], str], ...]:
     """(action, keys, meaning) of every key the compare page acts on for an
     item like this one, `keys` a tuple of key names: the `?` panel lists
     exactly these, and work.js acts only on the actions listed (data-actions)."""
-    keys = [
-        ("left", "1,←", "A (left) is better"),
-        ("right", "2,→", "B (right) is better"),
-    ]
-    if allow_tie:
-        keys.append(("tie", "0", "Tie (say why in the rationale)"))
+    points = scales.POINTS.get(scale)
+    if points is None:
+        keys = [
+            ("left", "1,←", "A (left) is better"),
+            ("right", "2,→", "B (right) is better"),
+        ]
+        if allow_tie:
+            keys.append(("tie", "0", "Tie (say why in the rationale)"))
+    else:
+        # Keys 1..N pick the scale's points in displayed order (1: A much better).
+        keys = [
+            (f"point-{n}", str(n), scales.point_label(strength))
+            for n, strength in enumerate(points, start=1)
+        ]
+        keys.append(("point-step", "←,→", "One point towards A / towards B"))
+    if grade_question is not None:
+        for side, name in (("left", "A"), ("right", "B")):
+            q = grade_question.replace("{response}", name)
+            keys += [
+                (f"grade-{side}-{grade}", key, f"{q}: {grade}")
+                for grade, key in zip(rules.GRADES, GRADE_KEYS[side], strict=True)
+            ]
     if domain_words is not None:
         question, yes, no = domain_words
         for side, (k_yes, k_no, k_unsure) in (("A", "qwe"), ("B", "opu")):
@@ -225,18 +265,26 @@ def render_work(
         ),
         judged=judgement is not None,
         can_revise=revisable,
+        scale=project.preference_scale,
+        grade_question=domain.grade_question if domain.asks_grade else None,
     )
+    graded = scales.is_graded(project.preference_scale)
     responses = [
         {
             "side": side,
             "name": name,
-            "hotkeys": hotkeys,
+            "hotkeys": () if graded else hotkeys,
             "html": response_html,
             "question": domain.question_for(name),
             "field": f"correct_{side}",
             "choices": _correctness_choices(domain.yes_label, domain.no_label, keys),
             "value": values.get(f"correct_{side}"),
             "errors": errors.get(f"correct_{side}"),
+            "grade_question": domain.grade_question_for(name),
+            "grade_field": f"grade_{side}",
+            "grade_choices": tuple(zip(rules.GRADES, GRADE_KEYS[side], strict=True)),
+            "grade_value": values.get(f"grade_{side}"),
+            "grade_errors": errors.get(f"grade_{side}"),
         }
         for side, name, hotkeys, response_html, keys in (
             ("left", "A", ("1", "←"), left, "qwe"),
@@ -262,6 +310,8 @@ def render_work(
         "notice": notice,
         "keymap": keymap,
         "actions": " ".join(action for action, _, _ in keymap),
+        "scale_points": _scale_points(project.preference_scale) if graded else (),
+        "strength": _shown_strength(values.get("strength")),
         "confidence_choices": CONFIDENCE_CHOICES,
         "confidence": confidence,
         "submit_url": reverse("work_submit", args=[assignment.pk]),
@@ -289,6 +339,21 @@ def _correctness_choices(
         (value, words.get(value, label), key)
         for (value, label), key in zip(CORRECTNESS_CHOICES, keys, strict=True)
     )
+
+
+@functools.cache
+def _scale_points(scale: str) -> tuple[tuple[int, str, str], ...]:
+    """The graded scale's radios in displayed order: (key, strength oriented
+    to the left response as the form posts it, label)."""
+    return tuple(
+        (n, str(strength), scales.point_label(strength))
+        for n, strength in enumerate(scales.POINTS[scale], start=1)
+    )
+
+
+def _shown_strength(value) -> str:
+    """The form's strength as the radios' values are written ("" for none)."""
+    return "" if value in (None, "") else str(value)
 
 
 def _displayed_initial(judgement: Judgement, assignment: Assignment) -> dict:

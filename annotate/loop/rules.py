@@ -15,11 +15,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from annotate.loop import scales
+
 # The values Judgement.choice and Judgement.correct_<n> may hold
 # (annotate.models.Choice and Correctness; a test holds them equal).
 CHOICES = ("1", "2", "tie")
 TIE = "tie"
 LABELS = ("yes", "no", "unsure")
+GRADES = ("A", "B", "C")  # a response's letter grade (annotate.models.Grade)
 SIDES = ("left", "right")
 
 
@@ -41,6 +44,11 @@ class Vote:
     choice: str  # "1", "2" or "tie"
     correct_1: str = ""
     correct_2: str = ""
+    # Graded projects: the signed strength oriented to response 1
+    # (annotate.loop.scales); `choice` is then its sign.
+    strength: int | None = None
+    grade_1: str = ""
+    grade_2: str = ""
     confidence: int | None = None
     rationale: str = ""
     active_seconds: float = 0.0
@@ -53,21 +61,39 @@ class _Project(Protocol):
     def allow_tie(self) -> bool: ...
     @property
     def require_rationale(self) -> bool: ...
+    @property
+    def preference_scale(self) -> str: ...
 
 
 class _Domain(Protocol):
     @property
     def is_correctness(self) -> bool: ...
+    @property
+    def asks_grade(self) -> bool: ...
 
 
 def validate_vote(vote: Vote, *, project: _Project, domain: _Domain) -> None:
     """Raise JudgementInvalid (messages by canonical field name) unless `vote`
     is one the project and the item's domain accept."""
     errors: dict[str, str] = {}
-    if vote.choice not in CHOICES:
+    points = scales.POINTS.get(project.preference_scale)
+    if points is not None:
+        if vote.strength is None:
+            errors["strength"] = "Choose a point on the scale."
+        elif vote.strength not in points or vote.choice != scales.choice_of(vote.strength):
+            errors["strength"] = "Not a point of this project's scale."
+    elif vote.strength is not None:
+        errors["strength"] = "This project does not use a graded scale."
+    elif vote.choice not in CHOICES:
         errors["choice"] = "Choose the better response."
     elif vote.choice == TIE and not project.allow_tie:
         errors["choice"] = "This project does not allow ties."
+    if domain.asks_grade:
+        for name in ("grade_1", "grade_2"):
+            if getattr(vote, name) not in GRADES:
+                errors[name] = "Give this response a grade (A, B or C)."
+    elif vote.grade_1 or vote.grade_2:
+        errors["grade_1"] = "Grades are not asked in this domain."
     if domain.is_correctness:
         for name in ("correct_1", "correct_2"):
             if getattr(vote, name) not in LABELS:
@@ -95,6 +121,9 @@ def vote_fields(vote: Vote) -> dict[str, Any]:
         "choice": vote.choice,
         "correct_1": vote.correct_1,
         "correct_2": vote.correct_2,
+        "strength": vote.strength,
+        "grade_1": vote.grade_1,
+        "grade_2": vote.grade_2,
         "confidence": vote.confidence,
         "rationale": vote.rationale.strip(),
         "active_seconds": vote.active_seconds,
@@ -169,8 +198,19 @@ def side_of(response: str, *, swapped: bool) -> str:
 
 
 def canonical_choice(choice: str, *, swapped: bool) -> str:
-    """A displayed choice ("left", "right", "tie") in canonical terms."""
-    return TIE if choice == TIE else response_on(choice, swapped=swapped)
+    """A displayed choice ("left", "right", "tie") in canonical terms ("" stays
+    "": no choice made, which validate_vote refuses)."""
+    if choice in (TIE, ""):
+        return choice
+    return response_on(choice, swapped=swapped)
+
+
+def canonical_strength(strength: int | None, *, swapped: bool) -> int | None:
+    """A displayed strength (oriented to the left response) oriented to
+    response 1, and back: the swap is a change of sign."""
+    if strength is None:
+        return None
+    return -strength if swapped else strength
 
 
 def displayed_choice(choice: str, *, swapped: bool) -> str:
@@ -187,23 +227,37 @@ def displayed_pair(first: Any, second: Any, *, swapped: bool) -> tuple[Any, Any]
 def vote_from_displayed(
     *,
     swapped: bool,
-    choice: str,
+    choice: str = "",
     correct_left: str = "",
     correct_right: str = "",
+    strength: int | None = None,
+    grade_left: str = "",
+    grade_right: str = "",
     confidence: int | None = None,
     rationale: str = "",
     active_seconds: float = 0.0,
     flagged_problem: bool = False,
     problem_reason: str = "",
 ) -> Vote:
-    """The Vote of an answer given in displayed terms (left/right)."""
+    """The Vote of an answer given in displayed terms (left/right). A graded
+    answer gives `strength` (oriented to the left response); its collapsed
+    choice comes from it and any `choice` sent with it is ignored."""
     # (The swap is its own inverse: displayed_pair turns (left, right) back
     # into (response 1, response 2).)
     correct_1, correct_2 = displayed_pair(correct_left, correct_right, swapped=swapped)
+    grade_1, grade_2 = displayed_pair(grade_left, grade_right, swapped=swapped)
+    canonical = canonical_strength(strength, swapped=swapped)
     return Vote(
-        choice=canonical_choice(choice, swapped=swapped),
+        choice=(
+            canonical_choice(choice, swapped=swapped)
+            if canonical is None
+            else scales.choice_of(canonical)
+        ),
         correct_1=correct_1,
         correct_2=correct_2,
+        strength=canonical,
+        grade_1=grade_1,
+        grade_2=grade_2,
         confidence=confidence,
         rationale=rationale,
         active_seconds=active_seconds,
@@ -212,22 +266,33 @@ def vote_from_displayed(
     )
 
 
-def displayed_answer(judgement: _Labelled, *, swapped: bool) -> dict[str, str]:
-    """A stored judgement's choice and correctness labels as they were
-    displayed: choice, correct_left, correct_right."""
+def displayed_answer(judgement: _Labelled, *, swapped: bool) -> dict[str, Any]:
+    """A stored judgement's choice, correctness labels, strength and grades
+    as they were displayed: choice, correct_left, correct_right, strength
+    (oriented to the left response, None on an A/B vote), grade_left,
+    grade_right."""
     correct_left, correct_right = displayed_pair(
         judgement.correct_1, judgement.correct_2, swapped=swapped
+    )
+    grade_left, grade_right = displayed_pair(
+        getattr(judgement, "grade_1", ""), getattr(judgement, "grade_2", ""), swapped=swapped
     )
     return {
         "choice": displayed_choice(judgement.choice, swapped=swapped),
         "correct_left": correct_left,
         "correct_right": correct_right,
+        "strength": canonical_strength(getattr(judgement, "strength", None), swapped=swapped),
+        "grade_left": grade_left,
+        "grade_right": grade_right,
     }
 
 
 def displayed_field(name: str, *, swapped: bool) -> str:
     """A canonical field name in displayed terms (correct_1 -> correct_left
-    or correct_right); any other name unchanged."""
+    or correct_right, grade_2 -> grade_left or grade_right); any other name
+    unchanged."""
     if name in ("correct_1", "correct_2"):
         return "correct_" + side_of(name[-1], swapped=swapped)
+    if name in ("grade_1", "grade_2"):
+        return "grade_" + side_of(name[-1], swapped=swapped)
     return name

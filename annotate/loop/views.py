@@ -17,7 +17,7 @@ from django.utils.html import strip_tags
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from annotate.loop import rules
+from annotate.loop import rules, scales
 from annotate.loop.forms import JudgementForm, SkipForm
 from annotate.loop.page import progress, render_work
 from annotate.loop.service import (
@@ -377,4 +377,9 @@ def history(request, slug):
 
 
 def _displayed_side(judgement: Judgement, assignment: Assignment) -> str:
+    """ "left", "right" or "tie"; a graded vote's point as displayed ("B
+    slightly better")."""
+    if judgement.strength is not None:
+        shown = rules.canonical_strength(judgement.strength, swapped=assignment.shown_swapped)
+        return scales.point_label(shown)
     return rules.displayed_choice(judgement.choice, swapped=assignment.shown_swapped)

@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
+from annotate.loop import scales
 from annotate.projects import ProjectQuerySet, Role
 
 # --- The built-in Multimodal RewardBench taxonomy --------------------------------
@@ -48,6 +49,14 @@ DOMAIN_WORDING: dict[str, dict[str, str]] = {
 }
 
 
+class PreferenceScale(models.TextChoices):
+    """How annotators say which response is better (annotate.loop.scales)."""
+
+    AB = scales.AB, scales.SCALE_NAMES[scales.AB]
+    GRADED6 = scales.GRADED6, scales.SCALE_NAMES[scales.GRADED6]
+    GRADED7 = scales.GRADED7, scales.SCALE_NAMES[scales.GRADED7]
+
+
 class Project(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     name = models.CharField(max_length=200)
@@ -62,6 +71,23 @@ class Project(models.Model):
         default=0.8, help_text="Winner share at or above which an item is agreed."
     )
     allow_tie = models.BooleanField(default=True)
+    # A/B(/tie) or a graded scale; changeable only while the project has no
+    # votes (annotate.setup.service.update_project).
+    preference_scale = models.CharField(
+        max_length=8,
+        choices=PreferenceScale.choices,
+        default=PreferenceScale.AB,
+        help_text="How annotators say which response is better. Fixed once votes exist.",
+    )
+    # The contested rule's optional "consensus" filter (graded projects): an
+    # item is agreed only if every vote is on one side and their mean
+    # strength (1 slightly … 3 much better) is at least this; None: off.
+    consensus_strength = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Graded projects: agreed only when every vote is on one side with mean "
+        "strength at least this (1 slightly, 2 better, 3 much better); empty: off.",
+    )
     require_rationale = models.BooleanField(default=False)
     lease_minutes = models.PositiveIntegerField(default=30)
     allow_self_adjudication = models.BooleanField(
@@ -93,6 +119,15 @@ class Project(models.Model):
             models.CheckConstraint(
                 condition=Q(lease_minutes__gte=1), name="annotate_project_lease_positive"
             ),
+            models.CheckConstraint(
+                condition=Q(preference_scale__in=PreferenceScale.values),
+                name="annotate_project_preference_scale_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(consensus_strength__isnull=True)
+                | Q(consensus_strength__gte=0, consensus_strength__lte=scales.MAX_STRENGTH),
+                name="annotate_project_consensus_strength_range",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -100,6 +135,10 @@ class Project(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("project", args=[self.slug])
+
+    @property
+    def is_graded(self) -> bool:
+        return scales.is_graded(self.preference_scale)
 
     def create_default_domains(self) -> list[Domain]:
         """Give the project the six Multimodal RewardBench domains (idempotent)."""
@@ -187,6 +226,16 @@ class Domain(models.Model):
     )
     yes_label = models.CharField(max_length=40, default="Correct")
     no_label = models.CharField(max_length=40, default="Incorrect")
+    # An optional letter grade (A/B/C) of each response, in any kind of
+    # domain (MMRB2's reasoning task): asked with this question when on.
+    asks_grade = models.BooleanField(
+        default=False, help_text="Also ask a letter grade (A, B or C) of each response."
+    )
+    grade_question = models.CharField(
+        max_length=200,
+        default="Grade of response {response}",
+        help_text='Asked of each response when grades are on; "{response}" becomes A or B.',
+    )
 
     class Meta:
         ordering = ["project", "position", "slug"]
@@ -212,3 +261,7 @@ class Domain(models.Model):
     def question_for(self, response: str) -> str:
         """The correctness question asked of response "A" or "B"."""
         return self.correctness_question.replace("{response}", response)
+
+    def grade_question_for(self, response: str) -> str:
+        """The grade question asked of response "A" or "B"."""
+        return self.grade_question.replace("{response}", response)

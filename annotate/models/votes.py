@@ -97,6 +97,15 @@ class Correctness(models.TextChoices):
     UNSURE = "unsure", "Unsure"
 
 
+class Grade(models.TextChoices):
+    """A response's letter grade (MMRB2's reasoning task), when its domain asks."""
+
+    NONE = "", "Not asked"
+    A = "A", "A"
+    B = "B", "B"
+    C = "C", "C"
+
+
 class Judgement(models.Model):
     """One annotator's vote on one assignment, in canonical terms.
 
@@ -113,7 +122,15 @@ class Judgement(models.Model):
     )
     revision = models.PositiveSmallIntegerField(default=1)
     is_current = models.BooleanField(default=True)
+    # The collapsed choice, on every scale: what tallies, statistics,
+    # verdicts and releases read.
     choice = models.CharField(max_length=3, choices=Choice.choices)
+    # Graded projects only (else None): the signed strength oriented to
+    # response 1 (+3 much better … -3 response 2 much better, 0 a tie on the
+    # seven-point scale); never in displayed terms (annotate.loop.scales).
+    strength = models.SmallIntegerField(null=True, blank=True)
+    grade_1 = models.CharField(max_length=1, choices=Grade.choices, blank=True, default=Grade.NONE)
+    grade_2 = models.CharField(max_length=1, choices=Grade.choices, blank=True, default=Grade.NONE)
     correct_1 = models.CharField(
         max_length=6, choices=Correctness.choices, blank=True, default=Correctness.NONE
     )
@@ -155,6 +172,18 @@ class Judgement(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(revision__gte=1), name="annotate_judgement_revision_positive"
+            ),
+            # The collapsed choice is the strength's sign.
+            models.CheckConstraint(
+                condition=Q(strength__isnull=True)
+                | Q(strength__gte=1, strength__lte=3, choice="1")
+                | Q(strength__gte=-3, strength__lte=-1, choice="2")
+                | Q(strength=0, choice="tie"),
+                name="annotate_judgement_strength_matches_choice",
+            ),
+            models.CheckConstraint(
+                condition=Q(grade_1__in=Grade.values) & Q(grade_2__in=Grade.values),
+                name="annotate_judgement_grade_valid",
             ),
         ]
 

@@ -15,8 +15,9 @@ from rest_framework.views import APIView
 from annotate.api.projects import DomainListApi, ProjectListApi, project_for_api
 from common.api.errors import Conflict, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
+from common.api.schema import PREFERENCE_SCALES
 
-from ..models import Domain, DomainKind, Membership, Role
+from ..models import Domain, DomainKind, Membership, PreferenceScale, Role
 from ..projects import ADMIN_ROLES
 from . import service, team
 from .models import Invitation
@@ -39,6 +40,10 @@ class ProjectOutput(serializers.Serializer):
     escalation_votes = serializers.IntegerField()
     agree_share = serializers.FloatField()
     allow_tie = serializers.BooleanField()
+    preference_scale = serializers.ChoiceField(choices=PREFERENCE_SCALES)
+    consensus_strength = serializers.FloatField(
+        allow_null=True, help_text="The agreement rule's consensus filter (graded); null: off."
+    )
     require_rationale = serializers.BooleanField()
     lease_minutes = serializers.IntegerField()
     seed = serializers.IntegerField()
@@ -78,6 +83,13 @@ class ProjectsApi(ProjectListApi):
             help_text="Winner share at or above which an item is agreed.",
         )
         allow_tie = serializers.BooleanField(default=True)
+        preference_scale = serializers.ChoiceField(
+            choices=PREFERENCE_SCALES,
+            default=PreferenceScale.AB,
+            help_text="ab: A/B (ties per allow_tie); graded6: MMRB2's six points (A much "
+            "better … B much better); graded7: seven points with a tie in the middle. "
+            "Changeable only while the project has no votes.",
+        )
         require_rationale = serializers.BooleanField(default=False)
         lease_minutes = serializers.IntegerField(min_value=1, max_value=10_080, default=30)
         seed = serializers.IntegerField(default=0, min_value=-(2**31), max_value=2**31 - 1)
@@ -119,6 +131,13 @@ class ProjectDetailApi(APIView):
         guidelines = serializers.CharField(required=False, allow_blank=True)
         licence = serializers.CharField(required=False, allow_blank=True, max_length=200)
         allow_tie = serializers.BooleanField(required=False)
+        preference_scale = serializers.ChoiceField(
+            choices=PREFERENCE_SCALES,
+            required=False,
+            help_text="ab: A/B (ties per allow_tie); graded6: MMRB2's six points (A much "
+            "better … B much better); graded7: seven points with a tie in the middle. "
+            "Changeable only while the project has no votes.",
+        )
         require_rationale = serializers.BooleanField(required=False)
         lease_minutes = serializers.IntegerField(min_value=1, max_value=10_080, required=False)
         seed = serializers.IntegerField(required=False, min_value=-(2**31), max_value=2**31 - 1)
@@ -193,6 +212,19 @@ class DomainFields(serializers.Serializer):
         allow_blank=True,
         max_length=40,
         help_text='Empty: "Incorrect".',
+    )
+    asks_grade = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Also ask a letter grade (A, B or C) of each response; fixed once the "
+        "domain has votes.",
+    )
+    grade_question = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        max_length=200,
+        help_text='"{response}" becomes A or B (empty: the default).',
     )
 
 

@@ -42,6 +42,7 @@ class ProjectSettingsForm(forms.ModelForm):
             "description",
             "guidelines",
             "licence",
+            "preference_scale",
             "allow_tie",
             "require_rationale",
             "lease_minutes",
@@ -54,11 +55,19 @@ class ProjectSettingsForm(forms.ModelForm):
         help_texts = {
             "guidelines": MARKDOWN_HELP,
             "lease_minutes": "How long an annotator holds an item before it returns to the pool.",
+            "preference_scale": "A/B asks which response is better; a graded scale also how "
+            "much (keys 1 to 6 or 1 to 7 on the compare page). Fixed once the project has votes.",
+            "allow_tie": "A/B projects (a graded scale has a tie only with 7 points).",
         }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         live_preview(self)
+        # Left out (a client that predates scales): the scale stays as it is.
+        self.fields["preference_scale"].required = False
+
+    def clean_preference_scale(self):
+        return self.cleaned_data.get("preference_scale") or self.instance.preference_scale
 
 
 class ProjectCreateForm(ProjectSettingsForm):
@@ -123,6 +132,17 @@ class DomainForm(forms.Form):
     )
     no_label = forms.CharField(
         max_length=40, required=False, label="No answer", help_text='Empty: "Incorrect".'
+    )
+    asks_grade = forms.BooleanField(
+        required=False,
+        label="Ask a letter grade of each response",
+        help_text="A, B or C per response (MMRB2's reasoning grades), in any kind of domain.",
+    )
+    grade_question = forms.CharField(
+        max_length=200,
+        required=False,
+        label="Grade wording",
+        help_text='"{response}" becomes A or B (empty: "Grade of response {response}").',
     )
     guidelines = forms.CharField(
         required=False,

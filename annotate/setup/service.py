@@ -19,6 +19,7 @@ from annotate.models import (
     DomainKind,
     Judgement,
     Membership,
+    PreferenceScale,
     Project,
     Role,
 )
@@ -46,6 +47,7 @@ PROJECT_FIELDS = (
     "description",
     "guidelines",
     "licence",
+    "preference_scale",
     "allow_tie",
     "require_rationale",
     "lease_minutes",
@@ -60,10 +62,13 @@ DOMAIN_FIELDS = (
     "correctness_question",
     "yes_label",
     "no_label",
+    "asks_grade",
+    "grade_question",
 )
-# The correctness wording's fields: left empty, they take the model's default
-# ("Is {response} correct?", "Correct", "Incorrect").
-WORDING_FIELDS = ("correctness_question", "yes_label", "no_label")
+# The correctness and grade wording's fields: left empty, they take the
+# model's default ("Is {response} correct?", "Correct", "Incorrect", "Grade
+# of response {response}").
+WORDING_FIELDS = ("correctness_question", "yes_label", "no_label", "grade_question")
 
 
 def _wording(values: dict) -> dict:
@@ -135,6 +140,7 @@ def create_project(
     lease_minutes: int = 30,
     seed: int = 0,
     preset: str = "mrb",
+    preference_scale: str = PreferenceScale.AB,
 ) -> Project:
     """A new project with the preset's domains; its creator becomes its admin."""
     if not can_create_projects(actor):
@@ -143,6 +149,7 @@ def create_project(
         raise SetupError(
             f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}", field="preset"
         )
+    _check_scale(preference_scale)
     slug = slug or slugify(name)[:80]
     if not slug:
         raise SetupError("Give the project a slug (letters, digits, - and _).", field="slug")
@@ -159,6 +166,7 @@ def create_project(
             escalation_votes=escalation_votes,
             agree_share=agree_share,
             allow_tie=allow_tie,
+            preference_scale=preference_scale,
             require_rationale=require_rationale,
             lease_minutes=lease_minutes,
             seed=seed,
@@ -216,6 +224,8 @@ def update_project(*, actor, project: Project, **changes) -> list[str]:
         changed = [name for name, value in changes.items() if before[name] != value]
         if not changed:
             return []
+        if "preference_scale" in changed:
+            _check_scale_change(project, changes["preference_scale"])
         for name in changed:
             setattr(project, name, changes[name])
         project.save(update_fields=changed)
@@ -227,6 +237,32 @@ def update_project(*, actor, project: Project, **changes) -> list[str]:
             after={name: changes[name] for name in changed},
         )
     return changed
+
+
+def _check_scale(scale: str) -> None:
+    if scale not in PreferenceScale.values:
+        raise SetupError(
+            f"preference_scale is one of {', '.join(PreferenceScale.values)}",
+            field="preference_scale",
+        )
+
+
+def _check_scale_change(project: Project, scale: str) -> None:
+    """The scale changes only while nobody has voted: votes on one scale are
+    not votes on another. An A/B project has no consensus strength."""
+    _check_scale(scale)
+    if Judgement.objects.filter(assignment__item__project=project).exists():
+        raise SetupError(
+            "The project has votes: its preference scale (what annotators were asked) "
+            "cannot change.",
+            field="preference_scale",
+        )
+    if scale == PreferenceScale.AB and project.consensus_strength is not None:
+        raise SetupError(
+            "The agreement rule's consensus strength needs a graded scale: turn it off on "
+            "the rule page first.",
+            field="preference_scale",
+        )
 
 
 def archive_project(*, actor, project: Project) -> Project:
@@ -311,6 +347,8 @@ def add_domain(
     correctness_question: str = "",
     yes_label: str = "",
     no_label: str = "",
+    asks_grade: bool = False,
+    grade_question: str = "",
 ) -> Domain:
     values = {"slug": slug, "export_category": export_category, "kind": kind}
     with transaction.atomic():
@@ -326,11 +364,13 @@ def add_domain(
             kind=kind,
             guidelines=guidelines,
             position=position,
+            asks_grade=asks_grade,
             **_wording(
                 {
                     "correctness_question": correctness_question,
                     "yes_label": yes_label,
                     "no_label": no_label,
+                    "grade_question": grade_question,
                 }
             ),
         )
@@ -370,10 +410,12 @@ def update_domain(*, actor, domain: Domain, **changes) -> list[str]:
                     f"The domain's {' and '.join(locked)} cannot change: {'; '.join(reasons)}.",
                     field=locked[0],
                 )
-        if "kind" in changed and Judgement.objects.filter(assignment__item__domain=domain).exists():
+        asked = [name for name in ("kind", "asks_grade") if name in changed]
+        if asked and Judgement.objects.filter(assignment__item__domain=domain).exists():
+            what = "kind" if asked[0] == "kind" else "grade question (on or off)"
             raise SetupError(
-                "The domain has votes: its kind (what annotators were asked) cannot change.",
-                field="kind",
+                f"The domain has votes: its {what} (what annotators were asked) cannot change.",
+                field=asked[0],
             )
         for name, value in changed.items():
             setattr(domain, name, value)

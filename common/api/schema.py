@@ -25,3 +25,7 @@ CANONICAL_CHOICES = ["1", "2", "tie"]
 RESPONSES = ["1", "2"]
 OPTIONAL_RESPONSES = ["", "1", "2"]
 CORRECTNESS_CHOICES = [("yes", "Correct"), ("no", "Incorrect"), ("unsure", "Unsure")]
+# Graded preference (annotate.loop.scales, annotate.loop.rules.GRADES; a test
+# holds them equal).
+PREFERENCE_SCALES = ["ab", "graded6", "graded7"]
+GRADES = ["A", "B", "C"]

@@ -25,6 +25,7 @@ from django.utils import timezone
 from annotate.models import Domain, Item, Judgement, Membership, Project
 from curation.agreement import diagnostics
 from curation.agreement import stats as agreement
+from curation.agreement.graded_report import graded_rows
 from curation.models import AgreementCache, Verdict, VerdictStatus
 from curation.spreadsheet_cells import SafeWriter
 
@@ -343,6 +344,8 @@ class Report:
     cache: AgreementCache | None
     stale: bool = False
     chart: dict = field(default_factory=dict)
+    # Graded projects: ordinal and interval alpha per domain (graded_report).
+    graded: list = field(default_factory=list)
 
 
 def build_report(project: Project) -> Report:
@@ -429,6 +432,7 @@ def build_report(project: Project) -> Report:
         stale=bool(cache and cache.computed_at and cache.n_votes != len(votes)),
     )
     report.chart = alpha_chart(rows)
+    report.graded = graded_rows(project, rows, all_key=ALL)
     return report
 
 

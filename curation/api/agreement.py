@@ -74,6 +74,37 @@ def _reliability(r: agreement.Reliability, ci) -> dict:
     }
 
 
+class GradedSerializer(serializers.Serializer):
+    scale = serializers.CharField(help_text="graded6 or graded7.")
+    alpha_ordinal = StatSerializer(
+        help_text="Krippendorff's alpha, level_of_measurement='ordinal', over the points "
+        "oriented to response 1."
+    )
+    alpha_interval = StatSerializer(
+        help_text="Krippendorff's alpha, level_of_measurement='interval' (points as equally "
+        "spaced numbers)."
+    )
+    alpha_binary = StatSerializer(
+        help_text="The binary collapse: nominal alpha of the choices 1 / 2 / tie (as `choice`)."
+    )
+    mean_strength = StatSerializer(help_text="Mean |strength|: 1 slightly … 3 much better.")
+    n_values = serializers.IntegerField()
+    n_pairable = serializers.IntegerField()
+
+
+def _graded(row, scale: str) -> dict:
+    r = row.reliability
+    return {
+        "scale": scale,
+        "alpha_ordinal": _stat(r.ordinal),
+        "alpha_interval": _stat(r.interval),
+        "alpha_binary": _stat(row.binary_alpha),
+        "mean_strength": _stat(r.mean_strength),
+        "n_values": r.n_values,
+        "n_pairable": r.n_pairable,
+    }
+
+
 class AgreementDomainSerializer(serializers.Serializer):
     domain = serializers.CharField(help_text="Domain slug, or `all` for the project.")
     title = serializers.CharField()
@@ -84,6 +115,9 @@ class AgreementDomainSerializer(serializers.Serializer):
     contested = serializers.IntegerField()
     choice = ReliabilitySerializer(help_text="On canonical choices 1 / 2 / tie.")
     correctness = ReliabilitySerializer(help_text="On correctness labels (item x response).")
+    graded = GradedSerializer(
+        allow_null=True, help_text="Graded projects: agreement on the scale; null for A/B."
+    )
 
 
 class AgreementApi(APIView):
@@ -107,6 +141,7 @@ class AgreementApi(APIView):
         project = curated_project(request, slug)
         report = reports.build_report(project)
         cache = report.cache
+        graded = {row.key: row for row in report.graded}
         body = {
             "project": project.slug,
             "intervals_computed_at": cache.computed_at if cache else None,
@@ -123,6 +158,11 @@ class AgreementApi(APIView):
                     "contested": row.contested,
                     "choice": _reliability(row.summary.choice, row.alpha_ci),
                     "correctness": _reliability(row.summary.correctness, row.correctness_ci),
+                    "graded": (
+                        _graded(graded[row.key], project.preference_scale)
+                        if row.key in graded
+                        else None
+                    ),
                 }
                 for row in report.domains
             ],

@@ -125,6 +125,13 @@ class VerdictDetailSerializer(VerdictSerializer):
         choice = serializers.ChoiceField(choices=CANONICAL_CHOICES, help_text="Canonical.")
         correct_1 = serializers.CharField()
         correct_2 = serializers.CharField()
+        strength = serializers.IntegerField(
+            allow_null=True,
+            help_text="Graded projects: signed strength oriented to response 1 (3: response 1 "
+            "much better … -3: response 2 much better; 0: tie); null for A/B votes.",
+        )
+        grade_1 = serializers.CharField(help_text="Letter grade of response 1, or ''.")
+        grade_2 = serializers.CharField()
         confidence = serializers.IntegerField(allow_null=True)
         rationale = serializers.CharField()
         shown_left = serializers.ChoiceField(
@@ -168,6 +175,9 @@ def _verdict_detail(project, item_id: int, user) -> dict:
                 "choice": j.choice,
                 "correct_1": j.correct_1,
                 "correct_2": j.correct_2,
+                "strength": j.strength,
+                "grade_1": j.grade_1,
+                "grade_2": j.grade_2,
                 "confidence": j.confidence,
                 "rationale": j.rationale,
                 "shown_left": "2" if a.shown_swapped else "1",

@@ -59,6 +59,7 @@ class ContestKind(models.TextChoices):
     CONTRADICTION = "contradiction", "Correctness contradicts preference"
     GOLD = "gold", "Disagrees with gold"
     REOPENED = "reopened", "Reopened by a curator"
+    CONSENSUS = "consensus", "Short of consensus (graded)"
 
 
 # Statuses whose items go into a release (with a side: see RELEASABLE).

@@ -19,6 +19,21 @@ class ThresholdsForm(forms.Form):
         max_value=20,
         help_text="Extra votes asked once for an A-vs-B split (0: split items are contested).",
     )
+    consensus_strength = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=3,
+        label="Consensus strength",
+        help_text="Graded projects (MMRB2's filter): an item is agreed only when every vote is "
+        "on one side and their mean strength is at least this (1 slightly, 2 better, 3 much "
+        "better; e.g. 1.5); failing items are contested, never escalated. Empty: off.",
+    )
+
+    def __init__(self, *args, graded: bool = True, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not graded:
+            # An A/B vote has no strength: the filter is for graded projects.
+            del self.fields["consensus_strength"]
 
 
 class DecisionForm(forms.Form):

@@ -22,6 +22,9 @@ class Thresholds:
     votes_per_item: int = 3
     agree_share: float = 0.8  # winner share at or above which an item is agreed
     escalation_votes: int = 2  # extra votes asked once for an A-vs-B split
+    # Graded projects: "consensus" (MMRB2's filter): agreed only if every vote
+    # is on one side and their mean strength is at least this. None: off.
+    consensus_strength: float | None = None
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,8 @@ class RuleVote:
     correct_1: str = ""
     correct_2: str = ""
     flagged_problem: bool = False
+    # Graded votes: the signed strength oriented to response 1 (None: A/B).
+    strength: int | None = None
 
     @property
     def contradicts(self) -> bool:
@@ -68,6 +73,11 @@ def decide(
     3. a tie majority or no strict majority → contested;
     4. winner 1 or 2 with share ≥ agree_share, or whose only dissent is ties
        → agreed (unanimous or majority) unless it disagrees with gold;
+    With a consensus strength set (graded projects), 3 and 4 give way to
+    MMRB2's filter: agreed only when every vote is on one side and their
+    mean strength (|strength|: 1 slightly … 3 much better) is at least the
+    threshold, else contested ("consensus"), never escalated: more votes
+    cannot undo a dissent.
     5. otherwise an A-vs-B split: escalate once, asking for
        min(escalation_votes, eligible) more votes, where `eligible` is how many
        annotators could still give one (None: not counted yet, the caller asks
@@ -96,6 +106,8 @@ def decide(
     for v in votes:
         counts[v.choice] += 1
     tally = f"{counts['1']}-{counts['2']}-{counts['tie']} (1-2-tie)"
+    if thresholds.consensus_strength is not None:
+        return _consensus(votes, counts, tally, thresholds.consensus_strength, gold)
     top = max(counts.values())
     leaders = [c for c, k in counts.items() if k == top]
     if len(leaders) > 1:
@@ -124,3 +136,30 @@ def decide(
             escalate_by=extra,
         )
     return Outcome(CONTESTED, reason=f"still split after escalation: {tally}", kind="split")
+
+
+def _consensus(
+    votes: list[RuleVote], counts: dict[str, int], tally: str, least: float, gold: str
+) -> Outcome:
+    """MMRB2's consensus filter: every vote on one side, mean strength >= least."""
+    n = len(votes)
+    side = next((c for c in ("1", "2") if counts[c] == n), None)
+    if side is None:
+        return Outcome(CONTESTED, reason=f"no consensus: {tally}", kind="consensus")
+    mean = sum(abs(v.strength or 0) for v in votes) / n
+    if mean < least:
+        return Outcome(
+            CONTESTED,
+            reason=f"consensus too weak: mean strength {mean:.2f} < {least:g}, {tally}",
+            kind="consensus",
+        )
+    if gold and gold != side:
+        return Outcome(
+            CONTESTED, reason=f"consensus {side} disagrees with gold {gold}", kind="gold"
+        )
+    return Outcome(
+        AGREED,
+        final_choice=side,
+        provenance="unanimous",
+        reason=f"consensus, mean strength {mean:.2f}: {tally}",
+    )

@@ -36,6 +36,7 @@ def thresholds_for(project: Project) -> Thresholds:
         votes_per_item=project.votes_per_item,
         agree_share=project.agree_share,
         escalation_votes=project.escalation_votes,
+        consensus_strength=project.consensus_strength if project.is_graded else None,
     )
 
 
@@ -56,10 +57,10 @@ def verdict_snapshot(verdict: Verdict) -> dict:
 def _rule_votes(item_ids) -> dict[int, list[RuleVote]]:
     votes: dict[int, list[RuleVote]] = defaultdict(list)
     rows = Judgement.objects.filter(assignment__item_id__in=item_ids, is_current=True).values_list(
-        "assignment__item_id", "choice", "correct_1", "correct_2", "flagged_problem"
+        "assignment__item_id", "choice", "correct_1", "correct_2", "flagged_problem", "strength"
     )
-    for item_id, choice, c1, c2, flagged in rows:
-        votes[item_id].append(RuleVote(choice, c1, c2, flagged))
+    for item_id, choice, c1, c2, flagged, strength in rows:
+        votes[item_id].append(RuleVote(choice, c1, c2, flagged, strength))
     return votes
 
 
@@ -181,7 +182,7 @@ _SAVE_VERDICT_SQL = (
 # (autovacuum off, or not yet run) got a hash join over every judgement, 2 ms
 # at 13,000 of them and growing.
 _ITEM_RULE_VOTES_SQL = """
-    SELECT j.choice, j.correct_1, j.correct_2, j.flagged_problem
+    SELECT j.choice, j.correct_1, j.correct_2, j.flagged_problem, j.strength
     FROM annotate_judgement j
     WHERE j.is_current AND j.assignment_id {}
 """
@@ -196,7 +197,10 @@ def _item_rule_votes(item_id: int) -> list[RuleVote]:
         sql = _ITEM_RULE_VOTES_SQL.format(f"IN {assignments}")
     with connection.cursor() as cursor:
         cursor.execute(sql, [item_id])
-        return [RuleVote(choice, c1, c2, bool(flagged)) for choice, c1, c2, flagged in cursor]
+        return [
+            RuleVote(choice, c1, c2, bool(flagged), strength)
+            for choice, c1, c2, flagged, strength in cursor
+        ]
 
 
 def update_thresholds(
@@ -206,6 +210,7 @@ def update_thresholds(
     votes_per_item: int,
     agree_share: float,
     escalation_votes: int,
+    consensus_strength: float | type[Ellipsis] | None = ...,
 ) -> Counter:
     """Change a project's contested-rule thresholds and re-evaluate every item
     a curator has not decided, escalations already granted included.
@@ -218,20 +223,28 @@ def update_thresholds(
       their escalation are re-decided on their votes, not escalated again.
     - Never below an item's live assignments: a vote someone is giving right
       now still counts when it comes.
+    - `consensus_strength` (graded projects only; None turns it off, left
+      out it stays as it is): MMRB2's consensus filter (rule.decide).
 
     Returns how many verdicts moved into each status (only verdicts whose
     status changed)."""
     with transaction.atomic():
         project = Project.objects.select_for_update().get(pk=project.pk)
+        if consensus_strength is ...:
+            consensus_strength = project.consensus_strength
+        if consensus_strength is not None and not project.is_graded:
+            raise ValueError("The consensus strength needs a graded preference scale.")
         before = {
             "votes_per_item": project.votes_per_item,
             "agree_share": project.agree_share,
             "escalation_votes": project.escalation_votes,
+            "consensus_strength": project.consensus_strength,
         }
         after = {
             "votes_per_item": votes_per_item,
             "agree_share": agree_share,
             "escalation_votes": escalation_votes,
+            "consensus_strength": consensus_strength,
         }
         if before == after:
             return Counter()
@@ -239,7 +252,8 @@ def update_thresholds(
         project.votes_per_item = votes_per_item
         project.agree_share = agree_share
         project.escalation_votes = escalation_votes
-        project.save(update_fields=["votes_per_item", "agree_share", "escalation_votes"])
+        project.consensus_strength = consensus_strength
+        project.save(update_fields=[*after])
         AuditEvent.objects.create(
             project=project, actor=actor, action="thresholds", before=before, after=after
         )

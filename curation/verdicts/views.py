@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate.eligibility import eligible_counts
+from annotate.loop.scales import point_label
 from annotate.models import Judgement, Membership
 from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, project_for
 from curation.agreement import reports
@@ -59,8 +60,9 @@ def rule_settings(request, slug):
         "votes_per_item": project.votes_per_item,
         "agree_share": project.agree_share,
         "escalation_votes": project.escalation_votes,
+        "consensus_strength": project.consensus_strength,
     }
-    form = ThresholdsForm(request.POST or None, initial=initial)
+    form = ThresholdsForm(request.POST or None, initial=initial, graded=project.is_graded)
     if request.method == "POST" and form.is_valid():
         moved = update_thresholds(project=project, actor=request.user, **form.cleaned_data)
         messages.success(request, f"Rule saved. {describe_moves(moved)}")
@@ -206,6 +208,9 @@ def _adjudication_context(request, project, role, item_id):
                 "judgement": j,
                 "name": names.get(a.annotator_id) or f"annotator #{a.annotator_id}",
                 "shown_left": "2" if a.shown_swapped else "1",
+                "strength": (
+                    "" if j.strength is None else point_label(j.strength, left="1", right="2")
+                ),
                 "agreement": reports.from_json(rel.get("agreement")),
                 "kappa": reports.from_json(rel.get("kappa")),
                 "n": rel.get("n_votes"),

@@ -96,8 +96,11 @@
   // take is sent in the background.
   function complete() {
     var w = work();
-    var choice = radioValue("choice");
+    var graded = w.dataset.scale && w.dataset.scale !== "ab";
+    var choice = graded ? radioValue("strength") : radioValue("choice");
     if (!choice) return false;
+    if (graded && choice === "0") choice = "tie";
+    if (w.dataset.grades === "1" && (!radioValue("grade_left") || !radioValue("grade_right"))) return false;
     if (w.dataset.correctness === "1" && (!radioValue("correct_left") || !radioValue("correct_right"))) return false;
     var r = q('textarea[name="rationale"]');
     if (r && !r.value.trim() && (choice === "tie" || w.dataset.requireRationale === "1")) return false;
@@ -280,6 +283,24 @@
     "f": "fullsize", "g": "guidelines", "?": "keys", "Escape": "close"
   };
   var LABEL = { "a": "correct_left", "b": "correct_right" };
+  // Graded projects: digits pick the scale's points in displayed order,
+  // arrows move one point; letter grades of each response (annotate.loop.page).
+  var GRADE_KEYS = { "z": "left-A", "c": "left-B", "v": "left-C", "n": "right-A", "m": "right-B", ",": "right-C" };
+  function actionFor(key, w) {
+    if (w.dataset.scale && w.dataset.scale !== "ab") {
+      if (/^[1-9]$/.test(key)) return "point-" + key;
+      if (key === "ArrowLeft" || key === "ArrowRight") return "point-step";
+    }
+    if (GRADE_KEYS[key]) return "grade-" + GRADE_KEYS[key];
+    return KEYS[key];
+  }
+  function stepPoint(delta) {
+    var points = Array.prototype.slice.call(work().querySelectorAll('input[name="strength"]'));
+    if (!points.length) return;
+    var at = points.findIndex(function (p) { return p.checked; });
+    var next = at < 0 ? (delta < 0 ? 0 : points.length - 1) : Math.min(points.length - 1, Math.max(0, at + delta));
+    setRadio("strength", points[next].value);
+  }
   function isTyping(el) {
     if (!el) return false;
     if (el.isContentEditable) return true;
@@ -312,12 +333,13 @@
       return;
     }
     if (e.ctrlKey) return;
-    var action = KEYS[e.key];
+    var action = actionFor(e.key, w);
     var active = (" " + (w.dataset.actions || "") + " ");
     if (!action || active.indexOf(" " + action + " ") < 0) return;
     if (e.key === "Enter" && !enterSubmits(e.target)) return;
     switch (action) {
       case "left": case "right": case "tie": setRadio("choice", action); break;
+      case "point-step": stepPoint(e.key === "ArrowLeft" ? -1 : 1); break;
       case "a-yes": case "a-no": case "a-unsure": case "b-yes": case "b-no": case "b-unsure":
         setRadio(LABEL[action[0]], action.slice(2)); break;
       case "confidence": stepConfidence(e.key === "[" ? -1 : 1); break;
@@ -333,6 +355,15 @@
       case "close":
         ["guidelines", "keys"].forEach(function (id) { var p = document.getElementById(id); if (p) p.hidden = true; });
         var v = q("#viewer.fullsize"); if (v) fullSize();
+        break;
+      default:
+        if (action.indexOf("point-") === 0) {
+          var point = q("#strength-" + action.slice(6));
+          if (point) setRadio("strength", point.value);
+        } else if (action.indexOf("grade-") === 0) {
+          var parts = action.split("-");
+          setRadio("grade_" + parts[1], parts[2]);
+        }
         break;
     }
     e.preventDefault();

@@ -413,3 +413,30 @@ def test_invitation_used_more_than_its_limit_is_rejected():
 def test_invitation_without_a_limit_or_within_it_is_accepted():
     _invitation(max_uses=None, uses=500)
     _invitation(token_sha256="f" * 64, max_uses=3, uses=3)
+
+
+# --- Graded preference (issue 24) ----------------------------------------------------
+
+
+def test_an_unknown_preference_scale_is_rejected():
+    with rejected_by("annotate_project_preference_scale_valid"):
+        make_project(preference_scale="likert")
+
+
+@pytest.mark.parametrize("strength", [-0.5, 3.5])
+def test_a_consensus_strength_outside_0_to_3_is_rejected(strength):
+    with rejected_by("annotate_project_consensus_strength_range"):
+        make_project(preference_scale="graded6", consensus_strength=strength)
+
+
+@pytest.mark.parametrize("choice,strength", [("1", -1), ("2", 1), ("tie", 2), ("1", 4)])
+def test_a_strength_on_the_other_side_of_its_choice_is_rejected(choice, strength):
+    assignment = make_assignment(make_item())
+    with rejected_by("annotate_judgement_strength_matches_choice"):
+        Judgement.objects.create(assignment=assignment, choice=choice, strength=strength)
+
+
+def test_a_grade_outside_a_b_c_is_rejected():
+    assignment = make_assignment(make_item())
+    with rejected_by("annotate_judgement_grade_valid"):
+        Judgement.objects.create(assignment=assignment, choice="1", grade_2="F")

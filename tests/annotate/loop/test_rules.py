@@ -73,7 +73,9 @@ def test_a_displayed_answer_is_stored_canonically_and_shown_back_as_given(swappe
     for side in rules.SIDES:
         response = rules.response_on(side, swapped=swapped)
         assert getattr(vote, "correct_" + response) == answer["correct_" + side]
-    assert rules.displayed_answer(vote, swapped=swapped) == answer
+    shown = rules.displayed_answer(vote, swapped=swapped)
+    assert {name: shown[name] for name in answer} == answer
+    assert shown["strength"] is None and shown["grade_left"] == shown["grade_right"] == ""
 
 
 def test_other_field_names_are_not_mapped():
@@ -91,12 +93,14 @@ def test_tallies_count_the_choice_and_each_label_and_move_on_revision():
 
 
 def project(allow_tie=True, require_rationale=False):
-    return SimpleNamespace(allow_tie=allow_tie, require_rationale=require_rationale)
+    return SimpleNamespace(
+        allow_tie=allow_tie, require_rationale=require_rationale, preference_scale="ab"
+    )
 
 
 PROJECT = project()
-CORRECTNESS = SimpleNamespace(is_correctness=True)
-PREFERENCE = SimpleNamespace(is_correctness=False)
+CORRECTNESS = SimpleNamespace(is_correctness=True, asks_grade=False)
+PREFERENCE = SimpleNamespace(is_correctness=False, asks_grade=False)
 
 
 def refusals(vote, *, project=None, domain=PREFERENCE) -> set[str]:
