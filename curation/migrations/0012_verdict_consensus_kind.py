@@ -10,7 +10,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("curation", "0010_release_min_label_quality"),
+        ("curation", "0011_training_mixes"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
