@@ -209,3 +209,34 @@ def test_trl_trains_on_a_release_vision_dpo_and_text_reward(release, tmp_path):
     for trainer in ("dpo", "reward"):
         assert out[trainer]["steps"] == 2
         assert math.isfinite(out[trainer]["loss"])
+
+
+def test_without_parquet_datasets_loads_the_per_domain_json(tmp_path):
+    """A release built where pyarrow is missing: the default config is the
+    per-domain JSON, still the records rather than an image folder."""
+    pytest.importorskip("datasets", reason="`datasets` is not installed: `make check-trl` has it")
+    rows = make_items({"general_correctness": 3, "reasoning": 2})
+    folder = tmp_path / "rel"
+    by_id = {row["item"].external_id: row["bytes"] for row in rows}
+    ids: dict[str, list[str]] = {}
+    for row in rows:
+        ids.setdefault(row["item"].domain, []).append(row["item"].external_id)
+    exporter.write_release(
+        folder,
+        (row["item"] for row in rows),
+        meta=exporter.ReleaseMeta(project="p", project_name="P", version="v1", seed=1,
+                                  snapshot_at="", domains=[("general_correctness", "G",
+                                  "open_generation/correctness_task"),
+                                  ("reasoning", "R", "reasoning")]),
+        ids_by_domain=ids,
+        copy_image=lambda item, destination: destination.write_bytes(by_id[item.external_id]),
+    )  # fmt: skip
+    script = f"""
+import json
+from datasets import load_dataset
+ds = load_dataset({str(folder)!r})
+print(json.dumps({{k: [v.num_rows, v.column_names] for k, v in ds.items()}}))
+"""
+    out = _run(tmp_path, ["-c", script])
+    columns = list(exporter.RECORD_KEYS)
+    assert out == {"general_correctness": [3, columns], "reasoning": [2, columns]}
