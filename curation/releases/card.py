@@ -164,7 +164,7 @@ def _loading_lines(domains: Sequence[str], *, parquet: bool, trl: bool) -> list[
         + ("  # parquet/, images embedded" if parquet else "  # the per-domain JSON"),
     ]
     if trl:
-        lines += ['trl = load_dataset("path/to/this/folder", "trl")  # trl/, for TRL']
+        lines += ['pairs = load_dataset("path/to/this/folder", "trl")  # trl/, for TRL']
     lines += ["```", ""]
     if trl:
         lines += [
@@ -190,8 +190,10 @@ def _loading_lines(domains: Sequence[str], *, parquet: bool, trl: bool) -> list[
             "```python",
             "from trl import RewardConfig, RewardTrainer",
             'text = train.remove_columns("images")',
-            "trainer = RewardTrainer(model=model, processing_class=tokenizer, train_dataset=text,",
-            '                        args=RewardConfig(output_dir="out"))',
+            "trainer = DPOTrainer(model=text_model, processing_class=tokenizer, train_dataset=text,",
+            '                     args=DPOConfig(output_dir="out"))',
+            "trainer = RewardTrainer(model=reward_model, processing_class=tokenizer,",
+            '                        train_dataset=text, args=RewardConfig(output_dir="out"))',
             "```",
             "",
         ]
