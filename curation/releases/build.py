@@ -246,7 +246,7 @@ def _write(release: Release, folder: Path, bar=None):
     # where pyarrow is installed (the `parquet` extra: the Docker image and
     # `.[dev]` have it; a lean `make run` does not, 170 MB).
     # trl/<domain>.parquet too: conversational rows for TRL (curation.releases.trl).
-    writers = (
+    writers: list[parquet.ParquetWriter | trl.TrlWriter] = (
         [
             parquet.ParquetWriter(folder, domains=list(ids_by_domain)),
             trl.TrlWriter(folder, domains=list(ids_by_domain)),
