@@ -23,7 +23,7 @@ THREADS ?= 8
 CHROMIUM_PATH ?= $(shell command -v chromium || command -v chromium-browser || true)
 export CHROMIUM_PATH
 
-.PHONY: install install-runtime run web worker migrate demo test test-pg test-fast lint format typecheck bench bench-annotate bench-embedded bench-release bench-agreement bench-curation bench-label-quality clean
+.PHONY: check-trl install install-runtime run web worker migrate demo test test-pg test-fast lint format typecheck bench bench-annotate bench-embedded bench-release bench-agreement bench-curation bench-label-quality clean
 
 $(RUNTIME_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -68,6 +68,23 @@ web: install-runtime
 
 worker: install-runtime
 	$(VENV)/bin/celery -A config worker --loglevel=info
+
+# Releases as TRL and `datasets` take them: a venv of its own (TRL_VENV, the
+# `trl` extra: torch, transformers, TRL, datasets; ~6 GB, ~4-5 min to install)
+# and tests/curation/releases/test_trl.py in it (2-step vision DPOTrainer and
+# RewardTrainer on tiny models built from configs; ~1 min, nothing downloaded).
+TRL_VENV ?= .venv-trl
+TRL_STAMP := $(TRL_VENV)/.installed-stamp
+
+$(TRL_STAMP): pyproject.toml
+	test -x $(TRL_VENV)/bin/python || $(PYTHON) -m venv $(TRL_VENV)
+	$(TRL_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(TRL_VENV)/bin/python -m pip install --quiet -e ".[trl]"
+	touch $(TRL_STAMP)
+
+check-trl: $(TRL_STAMP)
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(TRL_VENV)/bin/python -m pytest -p no:cacheprovider \
+	  -s -rA tests/curation/releases/test_trl.py
 
 lint: install
 	$(VENV)/bin/ruff check .

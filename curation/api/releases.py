@@ -23,7 +23,12 @@ from curation.models import (
     Release,
     ReleaseStatus,
 )
-from curation.releases.service import ReleaseError, ReleaseVersionTaken, create_release
+from curation.releases.service import (
+    NothingToRelease,
+    ReleaseError,
+    ReleaseVersionTaken,
+    create_release,
+)
 
 
 class ReleaseSerializer(serializers.Serializer):
@@ -111,7 +116,9 @@ class ReleaseListApi(APIView):
         operation_id="releases_create",
         summary="Cut a release: recorded now, built in the background",
         description="Poll the release until `status` is `ready` (or `failed`); `progress` "
-        "counts the items written.",
+        "counts the items written. A release that would hold no item (none of the domains has "
+        "an agreed or resolved item) is refused with 400 `nothing_to_release` and its version "
+        "stays free.",
         request=InputSerializer,
         responses={202: ReleaseSerializer, **errors(400, 401, 403, 404, 409)},
     )
@@ -140,6 +147,8 @@ class ReleaseListApi(APIView):
             )
         except ReleaseVersionTaken as exc:
             raise Conflict(str(exc), code="exists") from None
+        except NothingToRelease as exc:  # recorded nothing: the version stays free
+            raise Rejected(str(exc), code="nothing_to_release") from None
         except ReleaseError as exc:
             raise Rejected(str(exc), code="refused") from None
         # Read again: an eager (or very fast) build may already have moved on.

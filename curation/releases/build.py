@@ -32,15 +32,14 @@ from common.storage import local_path, open_stored
 from curation.agreement import reports
 from curation.agreement import stats as agreement
 from curation.models import (
-    RELEASABLE,
     Release,
     ReleaseItem,
     ReleaseStatus,
     Verdict,
     VerdictStatus,
 )
-from curation.releases import exporter, parquet, publishing
-from curation.releases.service import ReleaseError
+from curation.releases import exporter, parquet, publishing, trl
+from curation.releases.service import ReleaseError, included_verdicts
 
 log = logging.getLogger(__name__)
 
@@ -149,16 +148,7 @@ def _remove_dead_attempts(building: Path, release_id: int | str) -> None:
 
 
 def _included(release: Release):
-    verdicts = Verdict.objects.filter(
-        RELEASABLE,
-        project=release.project,
-        item__domain__slug__in=release.domains,
-    )
-    if release.min_label_quality is not None:
-        from curation.quality.release_filter import below_threshold
-
-        verdicts = verdicts.exclude(below_threshold(release.min_label_quality))
-    return verdicts
+    return included_verdicts(release.project, release.domains, release.min_label_quality)
 
 
 def _write(release: Release, folder: Path, bar=None):
@@ -169,6 +159,11 @@ def _write(release: Release, folder: Path, bar=None):
     for slug, ext_id in verdicts.values_list("item__domain__slug", "item__external_id"):
         ids_by_domain[slug].append(ext_id)
     total = sum(len(v) for v in ids_by_domain.values())
+    if not total:  # emptied since it was cut (create_release refuses an empty one)
+        raise ReleaseError(
+            "Nothing to release: no included item is agreed or resolved any more "
+            "(reopened since the release was cut); nothing was published."
+        )
     Release.objects.filter(pk=release.pk).update(progress_total=total, progress_done=0)
     warnings = wrong_bucket_warnings(
         (d.export_category, i) for d in domains for i in ids_by_domain[d.slug]
@@ -250,8 +245,14 @@ def _write(release: Release, folder: Path, bar=None):
     # parquet/<domain>.parquet, images embedded (Hugging Face `datasets` layout),
     # where pyarrow is installed (the `parquet` extra: the Docker image and
     # `.[dev]` have it; a lean `make run` does not, 170 MB).
-    writers = (
-        [parquet.ParquetWriter(folder, domains=list(ids_by_domain))] if parquet.available() else []
+    # trl/<domain>.parquet too: conversational rows for TRL (curation.releases.trl).
+    writers: list[parquet.ParquetWriter | trl.TrlWriter] = (
+        [
+            parquet.ParquetWriter(folder, domains=list(ids_by_domain)),
+            trl.TrlWriter(folder, domains=list(ids_by_domain)),
+        ]
+        if parquet.available()
+        else []
     )
     try:
         manifest = exporter.write_release(

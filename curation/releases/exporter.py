@@ -5,12 +5,18 @@ A release folder holds::
     all_data.json            every record, stable order (domain, then ID)
     <domain slug>.json       the records of one domain
     images/<source>/<file>   every referenced image, once
-    dpo/<domain slug>.jsonl  {prompt, chosen, rejected, images, id, category}
+    dpo/<domain slug>.jsonl  {prompt, chosen, rejected, images, id, category};
+                             `images` relative to the .jsonl file (../images/...)
     parquet/<domain slug>.parquet
                              the records, images embedded (an extra writer:
                              curation.releases.parquet, added by curation.releases.build)
+    trl/<domain slug>.parquet
+                             conversational prompt/chosen/rejected, images
+                             embedded, for TRL (curation.releases.trl, same)
     provenance.jsonl         votes, pseudonyms, verdict provenance, curator reason
-    README.md                dataset card
+    README.md                dataset card; its YAML `configs:` make
+                             load_dataset(<folder>) read parquet/ (default) or
+                             trl/ ("trl"), one split per domain
     manifest.json            counts, balance, agreement, sha256 of every file
 
 Each benchmark record has exactly the official Multimodal RewardBench keys.
@@ -34,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from curation.releases.card import dataset_card
+
 SCHEMA_VERSION = "1.0"
 RECORD_KEYS = ("ID", "Text", "Image", "Output1", "Output2", "Better", "Category")
 # A fixed timestamp for zip members: archives depend on content only.
@@ -41,6 +49,7 @@ ZIP_DATE = (2020, 1, 1, 0, 0, 0)
 # Deflate level of the text members. Level 1 is ~7x faster than zlib's
 # default 6 and costs little: most of an archive is images, stored as they are.
 ZIP_LEVEL = 1
+DPO_FOLDER = "dpo"
 
 
 @dataclass(frozen=True)
@@ -149,6 +158,8 @@ def benchmark_record(item: ExportItem, image: str, chosen_first: bool) -> dict[s
 
 
 def dpo_record(item: ExportItem, image: str) -> dict[str, Any]:
+    """A line of dpo/<domain>.jsonl; `image` is the release path, written
+    relative to the .jsonl file (a link that holds wherever the folder goes)."""
     chosen = item.response_1 if item.chosen == "1" else item.response_2
     rejected = item.response_2 if item.chosen == "1" else item.response_1
     return {
@@ -156,7 +167,7 @@ def dpo_record(item: ExportItem, image: str) -> dict[str, Any]:
         "prompt": item.prompt,
         "chosen": chosen,
         "rejected": rejected,
-        "images": [image],
+        "images": ["../" + image],  # dpo/ is one folder below the release root
         "category": item.category,
     }
 
@@ -244,7 +255,7 @@ def write_release(
         all_writer.write(record)
         if item.domain not in per_domain:
             per_domain[item.domain] = JsonArrayWriter(folder / f"{item.domain}.json")
-            dpo[item.domain] = JsonLinesWriter(folder / "dpo" / f"{item.domain}.jsonl")
+            dpo[item.domain] = JsonLinesWriter(folder / DPO_FOLDER / f"{item.domain}.jsonl")
         per_domain[item.domain].write(record)
         dpo[item.domain].write(dpo_record(item, image))
         provenance.write(provenance_record(item, record))
@@ -262,7 +273,7 @@ def write_release(
         if slug in ids_by_domain and slug not in per_domain:
             # A domain selected but empty still gets its (empty) files.
             per_domain[slug] = JsonArrayWriter(folder / f"{slug}.json")
-            dpo[slug] = JsonLinesWriter(folder / "dpo" / f"{slug}.jsonl")
+            dpo[slug] = JsonLinesWriter(folder / DPO_FOLDER / f"{slug}.jsonl")
     for w in [*per_domain.values(), *dpo.values()]:
         w.close()
     for writer in extra_writers:
@@ -281,7 +292,9 @@ def write_release(
         "provenance": dict(sorted(provenance_counts.items())),
         "total": sum(counts.values()),
     }
-    card = dataset_card(meta, summary, parquet=(folder / "parquet").is_dir())
+    card = dataset_card(
+        meta, summary, parquet=(folder / "parquet").is_dir(), trl=(folder / "trl").is_dir()
+    )
     (folder / "README.md").write_text(card, encoding="utf-8")
     manifest = {
         "schema_version": SCHEMA_VERSION,
@@ -366,111 +379,6 @@ def write_zip(folder: Path, archive: Path, root: str) -> None:
             with path.open("rb") as src, zf.open(info, "w") as dst:
                 for chunk in iter(lambda src=src: src.read(1 << 20), b""):
                     dst.write(chunk)
-
-
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
-
-
-def _label_quality_lines(f: dict | None) -> list[str]:
-    """The card's line for the optional consensus-quality filter."""
-    if not f:
-        return []
-    entries = ", ".join(f.get("entries") or []) or "none (votes only)"
-    return [
-        f"- Consensus-quality filter: items the rule agreed on were left out when CROWDLAB "
-        f"(cleanlab) gave their label a probability below {f['min']} "
-        f"({f['excluded']} left out; analysis of {f.get('computed_at') or 'n/a'}, "
-        f"model ensemble: {entries}). Items a curator decided or reviewed were kept."
-    ]
-
-
-def dataset_card(meta: ReleaseMeta, summary: dict, *, parquet: bool = False) -> str:
-    """README.md generated from the data."""
-    titles = {slug: title for slug, title, _ in meta.domains}
-    categories = {slug: category for slug, _, category in meta.domains}
-    lines = [
-        f"# {meta.project_name} — release {meta.version}",
-        "",
-        "A benchmark of expert-annotated (prompt, chosen, rejected) triplets for "
-        "vision-language reward models, in the Multimodal RewardBench format "
-        "(`ID, Text, Image, Output1, Output2, Better, Category`).",
-        "",
-    ]
-    if meta.notes:
-        lines += [meta.notes, ""]
-    lines += [
-        "## Contents",
-        "",
-        f"{summary['total']} records. Which slot holds the chosen response is a seeded "
-        f"shuffle per domain (seed {meta.seed}), balanced within each domain.",
-        "",
-        "| domain | Category | records | Output1 better | Output2 better |",
-        "|---|---|---:|---:|---:|",
-    ]
-    for slug, n in summary["counts"].items():
-        b = summary["balance"][slug]
-        lines.append(
-            f"| {titles.get(slug, slug)} | `{categories.get(slug, slug)}` | {n} | "
-            f"{b['Output1']} | {b['Output2']} |"
-        )
-    lines += ["", "Sub-buckets used by the official scorer (by ID prefix):", ""]
-    lines += [f"- `{bucket}`: {n}" for bucket, n in summary["sub_buckets"].items()]
-    ann = meta.annotation
-    lines += [
-        "",
-        "## How it was annotated",
-        "",
-        f"- Votes per item: {ann.get('votes_per_item', 'n/a')} "
-        f"(split items were escalated for {ann.get('escalation_votes', 'n/a')} more).",
-        f"- Annotators: {ann.get('n_annotators', 'n/a')}; votes collected: "
-        f"{ann.get('n_votes', 'n/a')}. Display order was randomised per vote and every "
-        "statistic uses canonical (not displayed) choices.",
-        f"- Items agreed by the rule: {ann.get('agreed', 0)}; adjudicated by a curator: "
-        f"{ann.get('adjudicated', 0)} ({_pct(ann.get('adjudicated_share'))}); "
-        f"excluded: {ann.get('excluded', 0)} ({_pct(ann.get('excluded_share'))}).",
-        *_label_quality_lines(ann.get("label_quality_filter")),
-        "",
-        "## Agreement",
-        "",
-        "Krippendorff's alpha (nominal) on canonical choices, with item-bootstrap 95% intervals:",
-        "",
-        "| domain | alpha | 95% CI |",
-        "|---|---:|---|",
-    ]
-    for key, row in meta.agreement.items():
-        lines.append(
-            f"| {titles.get(key, key)} | {row.get('alpha', 'n/a')} | {row.get('ci', 'n/a')} |"
-        )
-    counts = ", ".join(f"{k}: {v}" for k, v in summary["provenance"].items())
-    lines += [
-        "",
-        f"Decision provenance: {counts}. Per-record votes, annotator pseudonyms and "
-        "curator reasons are in `provenance.jsonl`.",
-        "",
-        "## Licence",
-        "",
-        meta.licence or "Not specified by the project.",
-        "",
-        "## Files",
-        "",
-        "`all_data.json` (all records), `<domain>.json` (per domain), `images/`, "
-        "`dpo/<domain>.jsonl` (TRL-style prompt/chosen/rejected/images), "
-        "`provenance.jsonl`, `manifest.json` (counts and the sha256 of every file).",
-        "",
-    ]
-    if parquet:
-        lines += [
-            "`parquet/<domain>.parquet` holds the same records with the images embedded, "
-            "for the Hugging Face `datasets` library:",
-            "",
-            "```python",
-            "from datasets import load_dataset",
-            'ds = load_dataset("parquet", data_files="parquet/*.parquet", split="train")',
-            "```",
-            "",
-        ]
-    return "\n".join(lines)
 
 
 def copy_file(source: str | os.PathLike, destination: Path) -> None:

@@ -8,8 +8,16 @@ from django.db import IntegrityError, transaction
 
 from annotate.models import Project
 from curation.models import (
+    RELEASABLE,
     Release,
     ReleaseItem,
+    Verdict,
+)
+
+NOTHING_TO_RELEASE = (
+    "Nothing to release: no item of the chosen domains is agreed or resolved"
+    "{filtered}. Decide some items (Curation) and cut the release again; "
+    "the version was not used."
 )
 
 
@@ -19,6 +27,21 @@ class ReleaseError(Exception):
 
 class ReleaseVersionTaken(ReleaseError):
     """The version exists (perhaps created a moment ago by another request)."""
+
+
+class NothingToRelease(ReleaseError):
+    """The release would hold no item."""
+
+
+def included_verdicts(project, domains, min_label_quality: float | None = None):
+    """The verdicts a release of these domains holds (agreed or resolved, and
+    above the consensus-quality threshold when one is given)."""
+    verdicts = Verdict.objects.filter(RELEASABLE, project=project, item__domain__slug__in=domains)
+    if min_label_quality is not None:
+        from curation.quality.release_filter import below_threshold
+
+        verdicts = verdicts.exclude(below_threshold(min_label_quality))
+    return verdicts
 
 
 def create_release(
@@ -58,6 +81,10 @@ def create_release(
         from curation.quality.release_filter import check_filter
 
         check_filter(project=project, threshold=min_label_quality)
+    # Refused before the row exists: an empty release would spend its version.
+    if not included_verdicts(project, domains, min_label_quality).exists():
+        filtered = "" if min_label_quality is None else " above the consensus-quality filter"
+        raise NothingToRelease(NOTHING_TO_RELEASE.format(filtered=filtered))
     with transaction.atomic():
         try:
             # Two requests past the check above: the unique constraint decides.

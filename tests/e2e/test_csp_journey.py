@@ -7,6 +7,7 @@ import pytest
 
 from annotate.importing.service import import_items_from_paths
 from annotate.models import Membership
+from curation.models import Verdict, VerdictStatus
 from curation.releases.service import create_release
 from tests.e2e.test_annotate_journey import make_dataset
 from tests.e2e.test_curation_journey import SLUG, make_contested_project
@@ -75,11 +76,16 @@ def test_no_page_of_the_studio_violates_the_content_security_policy(live_server,
     )
     annotator = make_user("csp-annotator")
     Membership.objects.create(project=work_project, user=annotator, role="annotator")
+    # A release holds decided items only (an empty one is refused): one is resolved.
+    resolved = Verdict.objects.get(item_id=order[-1])
+    Verdict.objects.filter(pk=resolved.pk).update(
+        status=VerdictStatus.RESOLVED, final_choice="1", provenance="adjudicated"
+    )
     release = create_release(
         project=project,
         version="v0.1",
         notes="",
-        domains=["vqa"],
+        domains=[resolved.item.domain.slug],
         seed=1,
         user=curator,
         enqueue=False,

@@ -74,6 +74,54 @@ def _files(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
 
 
+def card_front_matter(root: Path) -> dict:
+    """The YAML front matter of the release's README.md."""
+    import yaml
+
+    text = (root / "README.md").read_text(encoding="utf-8")
+    _require(text.startswith("---\n"), "README.md has no YAML front matter")
+    return yaml.safe_load(text[4 : text.index("\n---\n", 4)])
+
+
+def check_card_configs(root: Path) -> None:
+    """`configs:` point at files that exist, one split per domain with
+    records: default -> parquet/ (or the per-domain JSON), trl -> trl/."""
+    configs = {c["config_name"]: c["data_files"] for c in card_front_matter(root)["configs"]}
+    expected = {"default"} | ({"trl"} if (root / "trl").is_dir() else set())
+    _require(set(configs) == expected, f"card configs {sorted(configs)}")
+    for name, files in configs.items():
+        for entry in files:
+            _require((root / entry["path"]).is_file(), f"{name}: {entry['path']} is missing")
+            _require(entry["split"].replace("_", "a").isalnum(), f"split {entry['split']!r}")
+        prefix = {"trl": "trl/"}.get(name, "parquet/" if (root / "parquet").is_dir() else "")
+        _require(all(e["path"].startswith(prefix) for e in files), f"{name} paths")
+
+
+def check_trl_folder(root: Path, records: list[dict]) -> None:
+    """trl/<domain>.parquet: one conversational row per record, chosen = the
+    Better slot, the record's image embedded."""
+    import pyarrow.parquet as pq
+
+    by_id = {r["ID"]: r for r in records}
+    seen: set[str] = set()
+    for path in sorted((root / "trl").glob("*.parquet")):
+        for row in pq.read_table(path).to_pylist():
+            record = by_id.get(row["id"])
+            _require(record is not None and row["id"] not in seen, f"trl row {row['id']!r}")
+            assert record is not None
+            seen.add(row["id"])
+            other = "Output2" if record["Better"] == "Output1" else "Output1"
+            _require(path.stem == SLUG_OF.get(record["Category"], path.stem), f"trl {path.name}")
+            _require(row["prompt"] == [{"role": "user", "content": record["Text"]}], "trl prompt")
+            want = {"chosen": record[record["Better"]], "rejected": record[other]}
+            for key, text in want.items():
+                _require(row[key] == [{"role": "assistant", "content": text}], f"trl {key}")
+            image = (root / record["Image"]).read_bytes()
+            _require(row["images"] == [{"bytes": image, "path": record["Image"]}], "trl images")
+            _require(row["category"] == record["Category"], "trl category")
+    _require(seen == set(by_id), "trl/ does not hold every record once")
+
+
 def check_release_folder(root: Path, *, balanced: bool = True) -> list[dict]:
     """Check a release folder against the format description; return the
     records of all_data.json. Raises FormatError (an AssertionError)."""
@@ -129,7 +177,10 @@ def check_release_folder(root: Path, *, balanced: bool = True) -> list[dict]:
             _require(line["chosen"] == record[record["Better"]], f"dpo chosen of {line['id']}")
             _require(line["rejected"] == record[other], f"dpo rejected of {line['id']}")
             _require(line["prompt"] == record["Text"], f"dpo prompt of {line['id']}")
-            _require(line["images"] == [record["Image"]], f"dpo images of {line['id']}")
+            # Image paths relative to the .jsonl file: ../images/...
+            _require(line["images"] == ["../" + record["Image"]], f"dpo images of {line['id']}")
+            linked = (root / "dpo" / line["images"][0]).resolve()
+            _require(linked == (root / record["Image"]).resolve(), f"dpo image of {line['id']}")
             _require(line["category"] == record["Category"], f"dpo category of {line['id']}")
     _require(
         all(seen[i] == 1 for i in by_id) and set(seen) == set(by_id),
@@ -159,6 +210,10 @@ def check_release_folder(root: Path, *, balanced: bool = True) -> list[dict]:
 
     _require((root / "README.md").is_file(), "README.md is missing")
     _require((root / "README.md").stat().st_size > 0, "README.md is empty")
+    if records:
+        check_card_configs(root)
+    if (root / "trl").is_dir():
+        check_trl_folder(root, records)
 
     # manifest.json: sha256 of every (other) file, and they match.
     manifest = _load_json(root / "manifest.json")

@@ -15,6 +15,7 @@ from PIL import Image
 
 from curation.releases import exporter
 from curation.releases.parquet import COLUMNS, ROW_GROUP_ROWS, ParquetWriter, arrow_schema
+from curation.releases.trl import TrlWriter
 
 DOMAINS = (
     ("general_correctness", "General correctness", "open_generation/correctness_task"),
@@ -59,7 +60,9 @@ def make_items(n_per_domain: dict[str, int], *, shared_image_every: int = 0):
     return items
 
 
-def build(folder: Path, rows, *, domains=None, **writer_options) -> dict:
+def build(folder: Path, rows, *, domains=None, trl=False, **writer_options) -> dict:
+    """A release of `rows` through write_release with the Parquet writer (and
+    the TRL writer with `trl`), as curation.releases.build sets them up."""
     folder.mkdir(parents=True)
     by_id = {row["item"].external_id: row["bytes"] for row in rows}
     ids: dict[str, list[str]] = {
@@ -86,7 +89,7 @@ def build(folder: Path, rows, *, domains=None, **writer_options) -> dict:
         meta=meta,
         ids_by_domain=ids,
         copy_image=copy_image,
-        extra_writers=[writer],
+        extra_writers=[writer, TrlWriter(folder, domains=list(ids))] if trl else [writer],
     )
     return manifest
 
@@ -136,7 +139,8 @@ def test_an_empty_selected_domain_gets_a_file_without_rows(release):
 
 def test_the_manifest_checksums_the_parquet_files_and_the_card_names_them(release):
     folder, manifest, _ = release
-    assert 'load_dataset("parquet"' in (folder / "README.md").read_text(encoding="utf-8")
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "- config_name: default\n" in card and "path: parquet/reasoning.parquet\n" in card
     for slug in ("general_correctness", "reasoning", "safety"):
         entry = manifest["files"][f"parquet/{slug}.parquet"]
         assert entry["sha256"] == exporter.sha256_file(folder / "parquet" / f"{slug}.parquet")

@@ -1,0 +1,216 @@
+"""The dataset card (README.md) of a release, generated from the data (DESIGN §7).
+No Django import.
+
+Its YAML front matter holds `configs:` for the Hugging Face `datasets`
+library, so `load_dataset(<release folder>)` reads the records (parquet/, or
+the per-domain JSON without pyarrow) and `load_dataset(<folder>, "trl")` the
+TRL rows (trl/), one split per domain; its text says how to train with TRL
+(vision DPO, text-only DPO, reward modelling).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def _label_quality_lines(f: dict | None) -> list[str]:
+    """The card's line for the optional consensus-quality filter."""
+    if not f:
+        return []
+    entries = ", ".join(f.get("entries") or []) or "none (votes only)"
+    return [
+        f"- Consensus-quality filter: items the rule agreed on were left out when CROWDLAB "
+        f"(cleanlab) gave their label a probability below {f['min']} "
+        f"({f['excluded']} left out; analysis of {f.get('computed_at') or 'n/a'}, "
+        f"model ensemble: {entries}). Items a curator decided or reviewed were kept."
+    ]
+
+
+def split_names(slugs: Iterable[str]) -> dict[str, str]:
+    """A `datasets` split name per domain slug: split names are word characters
+    (and dots), so a dash becomes an underscore; a name that clashes gets a
+    numeric suffix, in slug order."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for slug in slugs:
+        name = re.sub(r"\W", "_", slug)
+        base, n = name, 1
+        while name in used:
+            n += 1
+            name = f"{base}_{n}"
+        used.add(name)
+        out[slug] = name
+    return out
+
+
+def card_configs(domains: Sequence[str], *, parquet: bool, trl: bool) -> list[str]:
+    """The card's YAML front matter: `configs:` for the Hugging Face `datasets`
+    library, so load_dataset(<release folder>) reads the records (without it,
+    it would take the folder for an image folder labelled by domain). The
+    default config is parquet/ (the per-domain JSON where there is no
+    parquet), `trl` is trl/; one split per domain with records."""
+    splits = split_names(domains)
+    default = "parquet/{}.parquet" if parquet else "{}.json"
+    configs = [("default", default)] + ([("trl", "trl/{}.parquet")] if trl else [])
+    lines = ["---", "configs:"]
+    for name, pattern in configs:
+        lines += [f"- config_name: {name}", "  data_files:"]
+        for slug in domains:
+            lines += [f"  - split: {splits[slug]}", f"    path: {pattern.format(slug)}"]
+    return [*lines, "---", ""]
+
+
+def dataset_card(meta: Any, summary: dict, *, parquet: bool = False, trl: bool = False) -> str:
+    """README.md generated from the data."""
+    titles = {slug: title for slug, title, _ in meta.domains}
+    categories = {slug: category for slug, _, category in meta.domains}
+    with_records = [slug for slug, n in summary["counts"].items() if n]
+    lines = card_configs(with_records, parquet=parquet, trl=trl) if with_records else []
+    lines += [
+        f"# {meta.project_name} — release {meta.version}",
+        "",
+        "A benchmark of expert-annotated (prompt, chosen, rejected) triplets for "
+        "vision-language reward models, in the Multimodal RewardBench format "
+        "(`ID, Text, Image, Output1, Output2, Better, Category`).",
+        "",
+    ]
+    if meta.notes:
+        lines += [meta.notes, ""]
+    lines += [
+        "## Contents",
+        "",
+        f"{summary['total']} records. Which slot holds the chosen response is a seeded "
+        f"shuffle per domain (seed {meta.seed}), balanced within each domain.",
+        "",
+        "| domain | Category | records | Output1 better | Output2 better |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for slug, n in summary["counts"].items():
+        b = summary["balance"][slug]
+        lines.append(
+            f"| {titles.get(slug, slug)} | `{categories.get(slug, slug)}` | {n} | "
+            f"{b['Output1']} | {b['Output2']} |"
+        )
+    lines += ["", "Sub-buckets used by the official scorer (by ID prefix):", ""]
+    lines += [f"- `{bucket}`: {n}" for bucket, n in summary["sub_buckets"].items()]
+    ann = meta.annotation
+    lines += [
+        "",
+        "## How it was annotated",
+        "",
+        f"- Votes per item: {ann.get('votes_per_item', 'n/a')} "
+        f"(split items were escalated for {ann.get('escalation_votes', 'n/a')} more).",
+        f"- Annotators: {ann.get('n_annotators', 'n/a')}; votes collected: "
+        f"{ann.get('n_votes', 'n/a')}. Display order was randomised per vote and every "
+        "statistic uses canonical (not displayed) choices.",
+        f"- Items agreed by the rule: {ann.get('agreed', 0)}; adjudicated by a curator: "
+        f"{ann.get('adjudicated', 0)} ({_pct(ann.get('adjudicated_share'))}); "
+        f"excluded: {ann.get('excluded', 0)} ({_pct(ann.get('excluded_share'))}).",
+        *_label_quality_lines(ann.get("label_quality_filter")),
+        "",
+        "## Agreement",
+        "",
+        "Krippendorff's alpha (nominal) on canonical choices, with item-bootstrap 95% intervals:",
+        "",
+        "| domain | alpha | 95% CI |",
+        "|---|---:|---|",
+    ]
+    for key, row in meta.agreement.items():
+        lines.append(
+            f"| {titles.get(key, key)} | {row.get('alpha', 'n/a')} | {row.get('ci', 'n/a')} |"
+        )
+    counts = ", ".join(f"{k}: {v}" for k, v in summary["provenance"].items())
+    lines += [
+        "",
+        f"Decision provenance: {counts}. Per-record votes, annotator pseudonyms and "
+        "curator reasons are in `provenance.jsonl`.",
+        "",
+        "## Licence",
+        "",
+        meta.licence or "Not specified by the project.",
+        "",
+        "## Files",
+        "",
+        "`all_data.json` (all records), `<domain>.json` (per domain), `images/`, "
+        "`dpo/<domain>.jsonl` (prompt/chosen/rejected strings and image paths), "
+        + ("`parquet/<domain>.parquet` (the records, images embedded), " if parquet else "")
+        + ("`trl/<domain>.parquet` (conversational rows for TRL, images embedded), " if trl else "")
+        + "`provenance.jsonl`, `manifest.json` (counts and the sha256 of every file).",
+        "",
+    ]
+    lines += _loading_lines(with_records, parquet=parquet, trl=trl)
+    return "\n".join(lines)
+
+
+def _loading_lines(domains: Sequence[str], *, parquet: bool, trl: bool) -> list[str]:
+    """The card's "Loading" section: `datasets`, TRL (vision and text-only DPO,
+    reward modelling) and the dpo/ files."""
+    split = split_names(domains)[domains[0]] if domains else "<domain>"
+    lines = [
+        "## Loading",
+        "",
+        "The front matter's `configs:` make the Hugging Face `datasets` library read this "
+        "folder as it is, one split per domain (domains without records have none):",
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        'records = load_dataset("path/to/this/folder")'
+        + ("  # parquet/, images embedded" if parquet else "  # the per-domain JSON"),
+    ]
+    if trl:
+        lines += ['pairs = load_dataset("path/to/this/folder", "trl")  # trl/, for TRL']
+    lines += ["```", ""]
+    if trl:
+        lines += [
+            "`trl/<domain>.parquet` holds conversational preference rows: `id`, `prompt` "
+            '(`[{"role": "user", "content": ...}]`), `chosen` and `rejected` (one assistant '
+            "message each), `images` (the embedded image, decoded by `datasets`) and "
+            "`category`. Contents are plain strings: TRL adds the image placeholder to the "
+            "prompt itself.",
+            "",
+            "Vision DPO (a vision-language model and its processor). Leave `max_length` at "
+            "`None`: truncating would cut image tokens and break the model's inputs.",
+            "",
+            "```python",
+            "from trl import DPOConfig, DPOTrainer",
+            'train = load_dataset("path/to/this/folder", "trl", split="' + split + '")',
+            "trainer = DPOTrainer(model=model, processing_class=processor, train_dataset=train,",
+            '                     args=DPOConfig(output_dir="out", max_length=None))',
+            "```",
+            "",
+            "Text-only DPO, and reward modelling (`RewardTrainer` takes text only): drop the "
+            "images first.",
+            "",
+            "```python",
+            "from trl import RewardConfig, RewardTrainer",
+            'text = train.remove_columns("images")',
+            "trainer = DPOTrainer(model=text_model, processing_class=tokenizer,",
+            '                     train_dataset=text, args=DPOConfig(output_dir="out"))',
+            "trainer = RewardTrainer(model=reward_model, processing_class=tokenizer,",
+            '                        train_dataset=text, args=RewardConfig(output_dir="out"))',
+            "```",
+            "",
+        ]
+    lines += [
+        "`dpo/<domain>.jsonl` has the same pairs as plain strings, with `images` as paths "
+        "relative to the `.jsonl` file (`../images/...`); join them with the file's folder "
+        "before opening or casting them:",
+        "",
+        "```python",
+        "import os",
+        "from datasets import Image, List, load_dataset",
+        'path = "path/to/this/folder/dpo/' + (domains[0] if domains else "<domain>") + '.jsonl"',
+        'ds = load_dataset("json", data_files=path, split="train")',
+        'ds = ds.map(lambda r: {"images": [os.path.join(os.path.dirname(path), p) '
+        'for p in r["images"]]})',
+        'ds = ds.cast_column("images", List(Image()))',
+        "```",
+        "",
+    ]
+    return lines
