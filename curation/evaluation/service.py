@@ -64,9 +64,12 @@ def evaluate_release(
     swapped: Predictions | None = None,
     swapped_filename: str = "",
     user=None,
+    official_compat: bool = False,
 ) -> Evaluation:
     """Score a predictions file (and optionally the swapped-order one) against
-    a ready release and store the evaluation. Nothing is stored on error."""
+    a ready release and store the evaluation. Nothing is stored on error.
+    `official_compat`: lines whose ID is not in the release are scored against
+    the Label they carry, as the official script does (scoring.score)."""
     name = name.strip()
     if not name:
         raise EvaluationError("Name the model or judge being evaluated.")
@@ -90,7 +93,7 @@ def evaluate_release(
             parsed += scoring_input.parse_predictions(
                 _lines(swapped, swapped_filename), filename=swapped_filename, order="swapped"
             )
-        report = scoring.score(records, parsed)
+        report = scoring.score(records, parsed, official_compat=official_compat)
     except scoring_input.ScoringInputError as exc:
         raise EvaluationError(str(exc)) from None
     result = scoring_output.report_as_dict(report)
