@@ -1,22 +1,33 @@
 """The judge runner sends `temperature` only when the endpoint sets one (the
 benchmark's judge script sends none)."""
 
+from pathlib import Path
+
 import pytest
+from django.conf import settings
 from django.urls import reverse
 
-from curation.evaluation import judge_client
+from curation.evaluation import judge_client, scoring_input
 from curation.evaluation.judge_runs import run_judge, save_endpoint
 from curation.models import JudgeEndpoint, JudgeRunStatus
-from tests.curation.evaluation.test_judge_runner import (  # noqa: F401 (fixtures)
-    API_KEY,
-    MODEL,
-    _fast,
-    fake,
-    records,
-    release,
-    start,
-)
+from tests.curation.evaluation.fake_openai import FakeJudge
+from tests.curation.evaluation.test_judge_runner import API_KEY, MODEL, start
+from tests.curation.releases.test_releases import built, make_release_project
 from tests.factories import make_member
+
+
+@pytest.fixture
+def release(tmp_path):
+    return built(make_release_project(tmp_path, slug="jt"))
+
+
+@pytest.fixture
+def fake(release):
+    records = scoring_input.load_release_records(Path(settings.MEDIA_ROOT) / release.folder)
+    with FakeJudge(api_key=API_KEY, model=MODEL, records=records) as server:
+        yield server
+    assert server.problems == []
+
 
 RECORD = {
     "ID": "vqa_1",
