@@ -9,7 +9,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotate.setup.team import create_invitation
-from curation.models import Evaluation, Release, Verdict
+from curation.models import Evaluation, JudgeEndpoint, JudgeRun, Release, Verdict
 from tests.factories import make_assignment, make_item, make_member, make_project, make_user
 
 pytestmark = pytest.mark.django_db
@@ -75,6 +75,15 @@ EXPECTED = {
     ("api_label_quality_refresh", "post"): CURATORS_POST,
     ("api_label_quality_suspects", "get"): CURATORS,
     ("api_label_quality_decision", "post"): CURATORS_POST,
+    # per-annotator statistics and the judge runner (curation.api.agreement, .judges)
+    ("api_agreement_annotators", "get"): CURATORS,
+    ("api_judge_endpoints", "get"): CURATORS,  # listed for the run form; never a key
+    ("api_judge_endpoints", "post"): row(401, 404, 403, 403, 400),  # admins add them
+    ("api_judge_runs", "get"): CURATORS,
+    ("api_judge_runs", "post"): CURATORS_POST,
+    ("api_judge_run", "get"): CURATORS,
+    ("api_judge_run_cancel", "post"): CURATORS,  # the world's run is pending
+    ("api_judge_run_resume", "post"): row(401, 404, 403, 409, 409),  # pending: nothing to resume
 }
 
 
@@ -130,6 +139,18 @@ def world():
     release = Release.objects.create(project=project, version="v1", domains=["vqa"])
     evaluation = Evaluation.objects.create(release=release, name="m", predictions="p.jsonl")
     invitation = create_invitation(actor=users["admin"], project=project)
+    endpoint = JudgeEndpoint.objects.create(
+        project=project, name="judge", base_url="https://judge.example/v1", model="m"
+    )
+    run = JudgeRun.objects.create(
+        release=release,
+        endpoint=endpoint,
+        name="run",
+        base_url=endpoint.base_url,
+        model="m",
+        max_tokens=8,
+        timeout_seconds=5,
+    )
     kwargs = {
         "slug": project.slug,
         "domain_slug": "vqa",
@@ -139,6 +160,7 @@ def world():
         "item_id": item.pk,
         "release_id": release.pk,
         "evaluation_id": evaluation.pk,
+        "run_id": run.pk,
     }
     return users, kwargs
 
