@@ -145,6 +145,9 @@ def leaderboard(release: Release) -> tuple[list[str], list[dict]]:
                 "macro": extras.get("macro_average", {}).get("value"),
                 "missing": len(extras.get("coverage", {}).get("missing", [])),
                 "consistency": (extras.get("consistency") or {}).get("rate"),
+                # Scored with official_compat: unknown IDs by their own Label.
+                "official_compat": e.report.get("official", {}).get("official_compat", False),
+                "scored_by_label": extras.get("coverage", {}).get("scored_by_label", 0),
             }
         )
     return columns, rows

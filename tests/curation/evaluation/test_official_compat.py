@@ -169,6 +169,8 @@ def test_the_upload_form_offers_official_compat(client, release, compat):
     report = Evaluation.objects.get(release=release, name="judge").report
     assert report["official"]["groups"][0]["total"] == n + compat
     assert report["official"]["official_compat"] is compat
+    page = client.get(reverse("leaderboard", args=[release.project.slug, release.pk]))
+    assert (b"official-compat</span>" in page.content) is compat
 
 
 @pytest.mark.django_db
