@@ -211,7 +211,11 @@ def bootstrap_seed(project: Project) -> int:
 
 
 def alpha_intervals(
-    project: Project, *, seed: int | None = None
+    project: Project,
+    *,
+    seed: int | None = None,
+    kinds: tuple[str, ...] = ("choice", "correctness"),
+    overall: bool = True,
 ) -> dict[str, dict[str, agreement.Interval | agreement.Undefined]]:
     """Item-bootstrap 95% intervals of alpha, choice and correctness, per
     domain slug with items and for ALL. From the items' tallies (one query;
@@ -219,18 +223,23 @@ def alpha_intervals(
     sorted pattern order: the same tallies and seed give the same intervals
     whatever order the database returns rows in. The agreement dashboard
     (compute_expensive) and the release manifest (curation.releases.build)
-    both take their intervals from here."""
+    both take their intervals from here; `kinds` and `overall` (the ALL
+    row) leave out what a caller does not show, which changes no other
+    interval."""
     seed = bootstrap_seed(project) if seed is None else seed
     patterns = tally_patterns(project)
     slugs = dict(Domain.objects.filter(project=project).values_list("pk", "slug"))
 
     def intervals(p: TallyPatterns) -> dict:
+        matrices = {"choice": p.choice_matrix, "correctness": p.label_matrix}
         return {
-            name: agreement.bootstrap_alpha_ci(counts, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed)
-            for name, counts in (("choice", p.choice_matrix()), ("correctness", p.label_matrix()))
+            name: agreement.bootstrap_alpha_ci(
+                matrices[name](), n_resamples=BOOTSTRAP_RESAMPLES, seed=seed
+            )
+            for name in kinds
         }
 
-    out = {ALL: intervals(TallyPatterns.merged(list(patterns.values())))}
+    out = {ALL: intervals(TallyPatterns.merged(list(patterns.values())))} if overall else {}
     for domain_id, p in sorted(patterns.items()):
         out[slugs[domain_id]] = intervals(p)
     return out

@@ -57,10 +57,13 @@ def rule_versions(project: Project) -> tuple[list[datetime], list[dict]]:
 
 
 def decision_rules(project: Project, verdicts: QuerySet[Verdict]) -> dict:
-    """The manifest's `decision_rules`: each rule version (thresholds, from,
-    until, how many released verdicts it decided) and, per released record
-    ID, the version in force when its verdict was decided, when that was, and
-    whether the rule or a curator decided it."""
+    """The manifest's `decision_rules`: each rule version (its thresholds,
+    the period it was in force, how many released verdicts it decided) with
+    the record IDs it decided, split by who decided: the rule itself
+    (`decided_by_rule`) or a curator under it (`decided_by_curator`). Every
+    released ID is in exactly one list. Lists of IDs, not an object per
+    verdict: a 100,000-item release's manifest (also kept in the database)
+    stays a few MB larger, not tens."""
     times, periods = rule_versions(project)
     # The item's last decision (audit_item_idx: the item's events by time).
     last = AuditEvent.objects.filter(
@@ -74,26 +77,22 @@ def decision_rules(project: Project, verdicts: QuerySet[Verdict]) -> dict:
         )
         .values_list("item__external_id", "decided_at", "decision", "decided_by_id", "updated_at")
     )
-    used = [0] * len(periods)
-    out: dict[str, dict] = {}
+    by_rule: list[list[str]] = [[] for _ in periods]
+    by_curator: list[list[str]] = [[] for _ in periods]
     for external_id, at, action, curator, updated_at in rows.iterator(chunk_size=5000):
-        at = at or updated_at
-        version = bisect_right(times, at)  # the changes at or before the decision
-        used[version] += 1
-        by = action == "rule" if action else curator is None
-        out[external_id] = {
-            "rule": version,
-            "decided_at": _iso(at),
-            "decided_by": "rule" if by else "curator",
-        }
+        version = bisect_right(times, at or updated_at)  # the changes at or before it
+        rule = action == "rule" if action else curator is None
+        (by_rule if rule else by_curator)[version].append(external_id)
     versions = [
         {
             "version": i,
             **thresholds,
             "in_force_from": _iso(times[i - 1]) if i else None,
             "in_force_until": _iso(times[i]) if i < len(times) else None,
-            "verdicts": used[i],
+            "verdicts": len(by_rule[i]) + len(by_curator[i]),
+            "decided_by_rule": by_rule[i],
+            "decided_by_curator": by_curator[i],
         }
         for i, thresholds in enumerate(periods)
     ]
-    return {"rule": RULE, "versions": versions, "verdicts": out}
+    return {"rule": RULE, "versions": versions}

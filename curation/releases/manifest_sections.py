@@ -16,7 +16,8 @@ def agreement(project, domains) -> dict:
     drawn with the project's one bootstrap seed, not the release's), as text
     for the card and as numbers (alpha_value, ci95) for machines."""
     summaries = reports.domain_summaries(project)
-    intervals = reports.alpha_intervals(project)
+    # Only what the card shows: choice, per domain.
+    intervals = reports.alpha_intervals(project, kinds=("choice",), overall=False)
     out = {}
     for d in domains:
         if d.pk not in summaries:
