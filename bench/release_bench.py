@@ -380,10 +380,11 @@ class Phases:
 
 def measure_build(project_id: int, version: str, profile: bool) -> dict:
     from curation.models import Release, ReleaseItem, ReleaseStatus
-    from curation.releases import build, exporter, parquet
+    from curation.releases import build, exporter, manifest_sections, parquet
 
     phases = Phases()
-    phases.wrap(build, "_agreement", "agreement (alpha, bootstrap CIs)")
+    phases.wrap(manifest_sections, "agreement", "agreement (alpha, bootstrap CIs)")
+    phases.wrap(manifest_sections, "extra", "decision rules per verdict (manifest)")
     phases.wrap(build, "_annotation", "annotation counts")
     phases.wrap(build, "_copy_image", "image files (link or copy)")
     phases.wrap(parquet.ParquetWriter, "write", "parquet rows")

@@ -203,37 +203,68 @@ def by_domain(votes: Sequence[agreement.Vote], domain_of: dict[int, int]) -> dic
 # --- expensive figures (Celery) ---------------------------------------------------
 
 
-def compute_expensive(project: Project, *, seed: int | None = None) -> dict:
-    """Bootstrap 95% CIs of alpha (overall and per domain, choice and
-    correctness) and each annotator's change in alpha. Plain JSON."""
-    seed = project.seed if seed is None else seed
-    votes, domain_of = project_votes(project)
-    # The bootstrap draws units by position: without a fixed order the same
-    # seed gives other intervals whenever the database returns the rows in
-    # another order (PostgreSQL's parallel plans do, run to run).
-    votes.sort(key=attrgetter("item", "annotator"))
-    grouped = by_domain(votes, domain_of)
+def bootstrap_seed(project: Project) -> int:
+    """The one seed of the agreement bootstrap: the dashboard's intervals and
+    the ones a release writes into its manifest are drawn with it (not with
+    the release's own seed, which only shuffles Output1/Output2), so both
+    show the same numbers for the same votes."""
+    return project.seed
+
+
+def alpha_intervals(
+    project: Project,
+    *,
+    seed: int | None = None,
+    kinds: tuple[str, ...] = ("choice", "correctness"),
+    overall: bool = True,
+) -> dict[str, dict[str, agreement.Interval | agreement.Undefined]]:
+    """Item-bootstrap 95% intervals of alpha, choice and correctness, per
+    domain slug with items and for ALL. From the items' tallies (one query;
+    the same source as the point estimates), whose count matrices come in
+    sorted pattern order: the same tallies and seed give the same intervals
+    whatever order the database returns rows in. The agreement dashboard
+    (compute_expensive) and the release manifest (curation.releases.build)
+    both take their intervals from here; `kinds` and `overall` (the ALL
+    row) leave out what a caller does not show, which changes no other
+    interval."""
+    seed = bootstrap_seed(project) if seed is None else seed
+    patterns = tally_patterns(project)
     slugs = dict(Domain.objects.filter(project=project).values_list("pk", "slug"))
 
-    def intervals(vs) -> dict:
-        out = {}
-        for name, (_, counts) in (
-            ("choice", agreement.choice_matrix(vs)),
-            ("correctness", agreement.correctness_matrix(vs)),
-        ):
-            ci = agreement.bootstrap_alpha_ci(counts, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed)
-            out[name] = _jsonable(ci)
-        return out
+    def intervals(p: TallyPatterns) -> dict:
+        matrices = {"choice": p.choice_matrix, "correctness": p.label_matrix}
+        return {
+            name: agreement.bootstrap_alpha_ci(
+                matrices[name](), n_resamples=BOOTSTRAP_RESAMPLES, seed=seed
+            )
+            for name in kinds
+        }
 
+    out = {ALL: intervals(TallyPatterns.merged(list(patterns.values())))} if overall else {}
+    for domain_id, p in sorted(patterns.items()):
+        out[slugs[domain_id]] = intervals(p)
+    return out
+
+
+def compute_expensive(project: Project, *, seed: int | None = None) -> dict:
+    """Bootstrap 95% CIs of alpha (overall and per domain, choice and
+    correctness: alpha_intervals) and each annotator's change in alpha.
+    Plain JSON."""
+    seed = bootstrap_seed(project) if seed is None else seed
+    votes, _ = project_votes(project)
+    # Annotators in a fixed order whatever order the database returns the
+    # rows in (PostgreSQL's parallel plans vary, run to run).
+    votes.sort(key=attrgetter("item", "annotator"))
     payload: dict = {
         "seed": seed,
         "n_resamples": BOOTSTRAP_RESAMPLES,
         "n_votes": len(votes),
-        "ci": {ALL: intervals(votes)},
+        "ci": {
+            key: {name: _jsonable(ci) for name, ci in cis.items()}
+            for key, cis in alpha_intervals(project, seed=seed).items()
+        },
         "alpha_delta": {},
     }
-    for domain_id, vs in grouped.items():
-        payload["ci"][slugs[domain_id]] = intervals(vs)
     payload["annotators"] = {}
     for annotator, stats in diagnostics.annotator_stats(votes).items():
         # Shown next to each vote on the adjudication page.

@@ -186,3 +186,146 @@ class AgreementRefreshApi(APIView):
         project = curated_project(request, slug)
         queued = request_agreement_refresh(project=project)
         return Response(self.OutputSerializer({"queued": queued}).data, status=202)
+
+
+# --- per annotator ----------------------------------------------------------------------
+
+
+class ConsensusSerializer(serializers.Serializer):
+    agreement = StatSerializer(help_text="Share of values equal to the leave-one-out majority.")
+    kappa = StatSerializer(help_text="Cohen's kappa against the leave-one-out majority.")
+    n_compared = serializers.IntegerField(
+        help_text="Values whose unit has a leave-one-out majority."
+    )
+    alpha_delta = StatSerializer(
+        allow_null=True,
+        help_text="Alpha without this annotator minus alpha with everyone (positive: the "
+        "others agree better without them), from the cached background computation; null "
+        "until it has run.",
+    )
+
+
+class AnnotatorStatsSerializer(serializers.Serializer):
+    annotator = serializers.CharField(help_text="The annotator's pseudonym in this project.")
+    votes = serializers.IntegerField()
+    choice = ConsensusSerializer(help_text="On canonical choices 1 / 2 / tie.")
+    correctness = ConsensusSerializer(help_text="On correctness labels (item x response).")
+    gold_accuracy = StatSerializer()
+    gold_items = serializers.IntegerField()
+    left_pick_rate = StatSerializer(
+        help_text="Non-tie votes for the response displayed on the left."
+    )
+    left_pick_ci95 = IntervalSerializer(help_text="Wilson score interval.")
+    sided_votes = serializers.IntegerField(help_text="Non-tie votes: the left-pick denominator.")
+    left_pick_p = StatSerializer(
+        help_text="Exact two-sided binomial test of a 50% left-pick rate (undefined below "
+        "min_side_votes non-tie votes)."
+    )
+    left_pick_p_adjusted = StatSerializer(
+        help_text="Benjamini-Hochberg adjusted over the project's tested annotators."
+    )
+    side_bias = serializers.BooleanField(
+        help_text="Adjusted p-value below side_bias_fdr: this annotator favours one side."
+    )
+    tie_rate = StatSerializer()
+    median_seconds = StatSerializer(help_text="Median seconds per item.")
+    crowdlab_quality = serializers.FloatField(
+        allow_null=True,
+        help_text="CROWDLAB annotator quality from the last label-quality analysis; null "
+        "before one.",
+    )
+
+
+def _cached(value) -> dict | None:
+    """A figure of the background computation: None while not computed."""
+    return None if value is None else _stat(value)
+
+
+def _interval_now(value) -> dict:
+    return _interval(value) or {"low": None, "high": None, "undefined": "not computed"}
+
+
+def annotator_stats_rows(report, crowdlab: dict) -> list[dict]:
+    """The agreement page's annotator table (reports.build_report's rows),
+    every figure as the page and its CSV show it, none derived again here."""
+    rows = []
+    for r in report.annotators:
+        s = r.stats
+        rows.append(
+            {
+                "annotator": r.name,
+                "votes": s.n_votes,
+                "choice": {
+                    "agreement": _stat(s.choice.agreement),
+                    "kappa": _stat(s.choice.kappa),
+                    "n_compared": s.choice.n_compared,
+                    "alpha_delta": _cached(r.alpha_delta),
+                },
+                "correctness": {
+                    "agreement": _stat(s.correctness.agreement),
+                    "kappa": _stat(s.correctness.kappa),
+                    "n_compared": s.correctness.n_compared,
+                    "alpha_delta": _cached(r.correctness_alpha_delta),
+                },
+                "gold_accuracy": _stat(s.gold_accuracy),
+                "gold_items": s.n_gold,
+                "left_pick_rate": _stat(s.left_pick_rate),
+                "left_pick_ci95": _interval_now(s.left_pick_ci),
+                "sided_votes": s.n_sided,
+                "left_pick_p": _stat(s.left_pick_p),
+                "left_pick_p_adjusted": _stat(s.left_pick_p_adjusted),
+                "side_bias": r.left_bias,
+                "tie_rate": _stat(s.tie_rate),
+                "median_seconds": _stat(s.median_seconds),
+                "crowdlab_quality": crowdlab.get(r.annotator_id),
+            }
+        )
+    return rows
+
+
+class AnnotatorStatsApi(APIView):
+    class OutputSerializer(serializers.Serializer):
+        project = serializers.SlugField()
+        alpha_delta_computed_at = serializers.DateTimeField(
+            allow_null=True, help_text="When the cached changes in alpha were computed."
+        )
+        alpha_delta_stale = serializers.BooleanField(
+            help_text="Votes arrived since they were computed (POST agreement/refresh/)."
+        )
+        min_side_votes = serializers.IntegerField(
+            help_text="Non-tie votes an annotator needs before the side test runs."
+        )
+        side_bias_fdr = serializers.FloatField(
+            help_text="False discovery rate of the Benjamini-Hochberg adjustment."
+        )
+        crowdlab_computed_at = serializers.DateTimeField(allow_null=True)
+        annotators = AnnotatorStatsSerializer(many=True)
+
+    @extend_schema(
+        operation_id="agreement_annotators",
+        summary="Per-annotator statistics: the agreement page's annotator table",
+        description="Votes, agreement and Cohen's kappa against the leave-one-out majority, "
+        "change in alpha without the annotator, gold accuracy, left-pick rate with its "
+        "Wilson interval and the exact binomial side test (Benjamini-Hochberg adjusted over "
+        "the project's annotators), tie rate, median seconds, CROWDLAB quality. The same "
+        "numbers as the page and its CSV.",
+        responses={200: OutputSerializer, **errors(401, 403, 404)},
+    )
+    def get(self, request, slug):
+        from curation.agreement.diagnostics import MIN_SIDE_VOTES, SIDE_BIAS_FDR
+        from curation.quality.service import annotator_quality
+
+        project = curated_project(request, slug)
+        report = reports.build_report(project)
+        crowdlab, crowdlab_at = annotator_quality(project)
+        cache = report.cache
+        body = {
+            "project": project.slug,
+            "alpha_delta_computed_at": cache.computed_at if cache else None,
+            "alpha_delta_stale": report.stale,
+            "min_side_votes": MIN_SIDE_VOTES,
+            "side_bias_fdr": SIDE_BIAS_FDR,
+            "crowdlab_computed_at": crowdlab_at,
+            "annotators": annotator_stats_rows(report, crowdlab),
+        }
+        return Response(self.OutputSerializer(body).data)

@@ -69,6 +69,13 @@ class EvaluationListApi(APIView):
         swapped = serializers.FileField(
             required=False, help_text="Optional: the same model with the order swapped."
         )
+        official_compat = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="Score lines whose ID is not in the release against the Label they "
+            "carry (in their Meta.Category), as the official script does; by default they "
+            "are listed as unknown IDs and not scored.",
+        )
 
     @extend_schema(
         operation_id="evaluations_list",
@@ -108,6 +115,7 @@ class EvaluationListApi(APIView):
                 swapped=swapped or None,
                 swapped_filename=swapped.name if swapped else "",
                 user=request.user,
+                official_compat=data["official_compat"],
             )
         except EvaluationError as exc:
             raise Rejected(str(exc), code="evaluation_refused") from None

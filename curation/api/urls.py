@@ -2,11 +2,12 @@
 
 from django.urls import path
 
-from curation.api import agreement, evaluation, mixes, releases, verdicts
+from curation.api import agreement, evaluation, judges, mixes, releases, verdicts
 from curation.quality import apis as quality_apis
 
 P = "projects/<slug:slug>/"
 R = P + "releases/<int:release_id>/"
+J = P + "judge-runs/<int:run_id>/"
 
 urlpatterns = [
     path("mixes/", mixes.MixListApi.as_view(), name="api_mixes"),
@@ -25,6 +26,20 @@ urlpatterns = [
         agreement.AgreementRefreshApi.as_view(),
         name="api_agreement_refresh",
     ),
+    path(
+        P + "agreement/annotators/",
+        agreement.AnnotatorStatsApi.as_view(),
+        name="api_agreement_annotators",
+    ),
+    path(
+        P + "judge-endpoints/",
+        judges.JudgeEndpointListApi.as_view(),
+        name="api_judge_endpoints",
+    ),
+    path(R + "judge-runs/", judges.JudgeRunListApi.as_view(), name="api_judge_runs"),
+    path(J, judges.JudgeRunDetailApi.as_view(), name="api_judge_run"),
+    path(J + "cancel/", judges.JudgeRunCancelApi.as_view(), name="api_judge_run_cancel"),
+    path(J + "resume/", judges.JudgeRunResumeApi.as_view(), name="api_judge_run_resume"),
     path(P + "releases/", releases.ReleaseListApi.as_view(), name="api_releases"),
     path(R, releases.ReleaseDetailApi.as_view(), name="api_release"),
     path(R + "download/", releases.ReleaseDownloadApi.as_view(), name="api_release_download"),

@@ -21,6 +21,13 @@ class EvaluationForm(forms.Form):
         help_text="Optional: the same model with Output1/Output2 swapped, for position "
         "consistency.",
     )
+    official_compat = forms.BooleanField(
+        required=False,
+        label="Score unknown IDs by their own Label (official script)",
+        help_text="Lines whose ID is not in this release are normally listed as unknown and "
+        "not scored; with this, a line that carries Label is scored against it, in its "
+        "Meta.Category, as the official Multimodal RewardBench script does.",
+    )
 
 
 class JudgeEndpointForm(forms.Form):
@@ -47,7 +54,13 @@ class JudgeEndpointForm(forms.Form):
         "never shown again.",
     )
     clear_api_key = forms.BooleanField(required=False, label="Remove the stored API key")
-    temperature = forms.FloatField(min_value=0, max_value=2, initial=0.0)
+    temperature = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=2,
+        help_text="Leave blank to send none (the server's default), as the benchmark's judge "
+        "script does; 0 for the most deterministic answers.",
+    )
     max_tokens = forms.IntegerField(
         min_value=1, max_value=131072, initial=1024, help_text="The benchmark's script uses 1024."
     )

@@ -102,7 +102,7 @@ class Endpoint:
     base_url: str
     model: str
     api_key: str = ""
-    temperature: float = 0.0
+    temperature: float | None = None  # None: not sent (the benchmark's script sends none)
     max_tokens: int = 1024
     timeout: float = 60.0
     # CIDR networks that may be reached although not globally routable.
@@ -155,8 +155,10 @@ def image_data_url(data: bytes, name: str) -> str:
 
 def request_body(record: dict, image: bytes, endpoint: Endpoint, *, swapped: bool) -> dict:
     """The chat-completions request for one record; `image` is the bytes of
-    the file the record's ``Image`` names."""
-    return {
+    the file the record's ``Image`` names. ``temperature`` is in the body
+    only when the endpoint sets one: the benchmark's judge script sends none,
+    so the server's default applies."""
+    body = {
         "model": endpoint.model,
         "messages": [
             {
@@ -170,9 +172,11 @@ def request_body(record: dict, image: bytes, endpoint: Endpoint, *, swapped: boo
                 ],
             }
         ],
-        "temperature": endpoint.temperature,
         "max_tokens": endpoint.max_tokens,
     }
+    if endpoint.temperature is not None:
+        body["temperature"] = endpoint.temperature
+    return body
 
 
 def redact(text: str, secret: str) -> str:

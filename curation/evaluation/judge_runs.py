@@ -97,7 +97,7 @@ def save_endpoint(
     name: str,
     base_url: str,
     model: str,
-    temperature: float,
+    temperature: float | None,
     max_tokens: int,
     timeout_seconds: float,
     api_key: str = "",

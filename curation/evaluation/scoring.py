@@ -11,7 +11,12 @@ script does, and what this module does with it:
   counts every original-order line whose ID is in the release; IDs missing
   from the file, IDs unknown to the release and repeated IDs are reported
   under coverage (an extra). Unknown IDs cannot be scored (the truth comes
-  from the release, see below), so they are left out of the table.
+  from the release, see below), so they are left out of the table, unless
+  ``official_compat`` is set: then an original-order judge line whose ID is
+  not in the release but which carries ``Label`` is scored the official way,
+  its verdict against its own ``Label``, in ``all`` and in its
+  ``Meta.Category`` (and sub-bucket) when it has one; such lines are counted
+  under coverage (``scored_by_label``). Lines without ``Label`` stay unscored.
 * The verdict of a judge line is taken from its ``output`` text:
   ``"[[A]]"`` if that substring occurs anywhere (checked first, so a text with
   both gives A), else ``"[[B]]"``, else a random verdict
@@ -110,6 +115,8 @@ class Coverage:
     duplicates: dict[str, int]  # ID -> original-order lines, for IDs with more than one
     mismatches: tuple[Mismatch, ...]
     strict_correct: int  # first line per release ID correct; missing counts as wrong
+    # Unknown-ID lines scored against their own Label (official_compat only).
+    scored_by_label: int = 0
 
     @property
     def strict_accuracy(self) -> float | None:
@@ -159,6 +166,7 @@ class Report:
     position: tuple[Position, ...]
     consistency: Consistency | None
     swapped_random_fallbacks: int = 0
+    official_compat: bool = False
     # Per order, release ID -> did its first line pick the chosen response
     # (None: no pick, e.g. equal scores). The per-item results are built from it.
     first_picks: dict[str, dict[str, bool | None]] = dataclasses.field(default_factory=dict)
@@ -225,10 +233,14 @@ def _expected_label(better: str, order: str) -> str:
 
 
 def score(
-    records: Sequence[dict], predictions: Sequence[Prediction], *, seed: int = OFFICIAL_SEED
+    records: Sequence[dict],
+    predictions: Sequence[Prediction],
+    *,
+    seed: int = OFFICIAL_SEED,
+    official_compat: bool = False,
 ) -> Report:
     """Score predictions (in file order) against release records. See the
-    module docstring for the semantics."""
+    module docstring for the semantics (and for `official_compat`)."""
     check_records(records, "release")
     truth: dict[str, tuple[str, str]] = {}
     categories: list[str] = []
@@ -259,6 +271,7 @@ def score(
     unknown: dict[str, None] = {}
     mismatches: list[Mismatch] = []
     swapped_correct = swapped_total = 0
+    scored_by_label = 0
 
     for p in predictions:
         order = p.order
@@ -289,6 +302,27 @@ def score(
         known = truth.get(p.id)
         if known is None:
             unknown.setdefault(p.id, None)
+            if not (official_compat and _scored_by_label(p, slot)):
+                continue
+            # The official script's reading: gold from the line's own Label,
+            # its bucket from the line's Meta.Category (when it has one).
+            scored_by_label += 1
+            better = _first_shown_slot(order) if p.gold_label == "A" else _second_shown_slot(order)
+            category = p.meta_category or ""
+            if category and category not in buckets:
+                categories.append(category)
+                buckets[category] = []
+            bucket = sub_bucket(category, p.id)
+            if category and bucket != category and bucket not in buckets[category]:
+                buckets[category].append(bucket)
+            keys = {("overall", "all")}
+            if category:
+                keys.add(("category", category))
+            if category and bucket != category:
+                keys.add(("sub_bucket", bucket))
+            for key in keys:
+                total[key] += 1
+                correct[key] += slot == better
             continue
         better, category = known
         if slot is not None:
@@ -345,6 +379,7 @@ def score(
         duplicates={rid: n for rid, n in seen["original"].items() if n > 1},
         mismatches=tuple(mismatches),
         strict_correct=sum(1 for v in original.values() if v is True),
+        scored_by_label=scored_by_label,
     )
 
     consistency = None
@@ -374,4 +409,10 @@ def score(
         position=tuple(Position(o, picks[o], first_picks[o]) for o in ORDERS if lines_per_order[o]),
         consistency=consistency,
         first_picks=first_pick,
+        official_compat=official_compat,
     )
+
+
+def _scored_by_label(p: Prediction, slot: str | None) -> bool:
+    """official_compat: an original-order judge line that carries its own gold."""
+    return p.order == "original" and p.kind == "judge" and p.gold_label is not None and bool(slot)

@@ -38,6 +38,7 @@ def report_as_dict(report: Report) -> dict[str, Any]:
             ],
             "random_fallbacks": report.random_fallbacks,
             "kinds": report.kinds,
+            "official_compat": report.official_compat,
         },
         "extras": {
             "macro_average": {
@@ -57,6 +58,7 @@ def report_as_dict(report: Report) -> dict[str, Any]:
                 "scored_lines": cov.n_scored,
                 "missing": list(cov.missing),
                 "unknown": list(cov.unknown),
+                "scored_by_label": cov.scored_by_label,
                 "duplicates": cov.duplicates,
                 "mismatches": [
                     {
@@ -164,7 +166,12 @@ def format_report(report: Report, *, id_limit: int = 10) -> str:
         f"{cov.n_records - len(cov.missing)} of {cov.n_records} release items predicted.",
         f"  missing IDs: {len(cov.missing)}"
         + (f" ({_ids(cov.missing, id_limit)})" if cov.missing else ""),
-        f"  unknown IDs (not in the release, not scored): {len(cov.unknown)}"
+        (
+            f"  unknown IDs (not in the release; --official-compat: lines with Label scored "
+            f"against it, {cov.scored_by_label} lines): {len(cov.unknown)}"
+            if report.official_compat
+            else f"  unknown IDs (not in the release, not scored): {len(cov.unknown)}"
+        )
         + (f" ({_ids(cov.unknown, id_limit)})" if cov.unknown else ""),
         f"  repeated IDs (each line counted, as the official script does): {len(cov.duplicates)}"
         + (

@@ -64,9 +64,12 @@ def evaluate_release(
     swapped: Predictions | None = None,
     swapped_filename: str = "",
     user=None,
+    official_compat: bool = False,
 ) -> Evaluation:
     """Score a predictions file (and optionally the swapped-order one) against
-    a ready release and store the evaluation. Nothing is stored on error."""
+    a ready release and store the evaluation. Nothing is stored on error.
+    `official_compat`: lines whose ID is not in the release are scored against
+    the Label they carry, as the official script does (scoring.score)."""
     name = name.strip()
     if not name:
         raise EvaluationError("Name the model or judge being evaluated.")
@@ -90,7 +93,7 @@ def evaluate_release(
             parsed += scoring_input.parse_predictions(
                 _lines(swapped, swapped_filename), filename=swapped_filename, order="swapped"
             )
-        report = scoring.score(records, parsed)
+        report = scoring.score(records, parsed, official_compat=official_compat)
     except scoring_input.ScoringInputError as exc:
         raise EvaluationError(str(exc)) from None
     result = scoring_output.report_as_dict(report)
@@ -142,6 +145,9 @@ def leaderboard(release: Release) -> tuple[list[str], list[dict]]:
                 "macro": extras.get("macro_average", {}).get("value"),
                 "missing": len(extras.get("coverage", {}).get("missing", [])),
                 "consistency": (extras.get("consistency") or {}).get("rate"),
+                # Scored with official_compat: unknown IDs by their own Label.
+                "official_compat": e.report.get("official", {}).get("official_compat", False),
+                "scored_by_label": extras.get("coverage", {}).get("scored_by_label", 0),
             }
         )
     return columns, rows

@@ -270,6 +270,7 @@ def leaderboard_view(request, slug, release_id):
                     swapped=data["swapped"] or None,
                     swapped_filename=data["swapped"].name if data["swapped"] else "",
                     user=request.user,
+                    official_compat=data["official_compat"],
                 )
             except EvaluationError as exc:
                 form.add_error(None, str(exc))

@@ -57,7 +57,11 @@ class JudgeEndpoint(models.Model):
     )
     model = models.CharField(max_length=200, help_text="The model field of each request.")
     api_key_encrypted = models.TextField(blank=True, editable=False)
-    temperature = models.FloatField(default=0.0)
+    # None: the request carries no temperature (the server's default), as the
+    # benchmark's judge script sends none.
+    temperature = models.FloatField(
+        null=True, blank=True, default=None, help_text="Sent only when set (0 to 2)."
+    )
     max_tokens = models.PositiveIntegerField(default=1024)
     timeout_seconds = models.FloatField(default=120.0, help_text="Per request.")
     updated_at = models.DateTimeField(auto_now=True)
@@ -72,7 +76,7 @@ class JudgeEndpoint(models.Model):
                 fields=["project", "name"], name="curation_judgeendpoint_name_per_project"
             ),
             models.CheckConstraint(
-                condition=Q(temperature__gte=0, temperature__lte=2),
+                condition=Q(temperature__isnull=True) | Q(temperature__gte=0, temperature__lte=2),
                 name="curation_judgeendpoint_temperature_range",
             ),
             models.CheckConstraint(
@@ -140,7 +144,7 @@ class JudgeRun(models.Model):
     name = models.CharField(max_length=120, help_text="Its name on the leaderboard.")
     base_url = models.CharField(max_length=500)
     model = models.CharField(max_length=200)
-    temperature = models.FloatField()
+    temperature = models.FloatField(null=True, blank=True, help_text="None: not sent.")
     max_tokens = models.PositiveIntegerField()
     timeout_seconds = models.FloatField()
     swapped = models.BooleanField(default=False, help_text="Also judge with the order swapped.")

@@ -29,8 +29,6 @@ from django.utils import timezone
 
 from annotate.models import Judgement, Membership
 from common.storage import local_path, open_stored
-from curation.agreement import reports
-from curation.agreement import stats as agreement
 from curation.models import (
     Release,
     ReleaseItem,
@@ -38,7 +36,7 @@ from curation.models import (
     Verdict,
     VerdictStatus,
 )
-from curation.releases import exporter, parquet, publishing, trl
+from curation.releases import exporter, manifest_sections, parquet, publishing, trl
 from curation.releases.service import ReleaseError, included_verdicts
 
 log = logging.getLogger(__name__)
@@ -181,9 +179,10 @@ def _write(release: Release, folder: Path, bar=None):
         licence=project.licence,
         notes=release.notes,
         domains=[(d.slug, d.title, d.export_category) for d in domains],
-        agreement=_agreement(project, domains, release.seed),
+        agreement=manifest_sections.agreement(project, domains),
         annotation=_annotation(project, release.domains),
     )
+    meta.manifest_extra = manifest_sections.extra(release, verdicts, meta.snapshot_at)
     if release.min_label_quality is not None:
         from curation.quality.release_filter import filter_summary
 
@@ -404,26 +403,6 @@ def _copy_image(item: exporter.ExportItem, destination: Path) -> None:
         os.link(source, destination)
     except OSError:  # another file system, or one without hard links
         shutil.copyfile(source, destination)  # the kernel copies (copy_file_range)
-
-
-def _agreement(project, domains, seed) -> dict:
-    """Alpha and its bootstrap CI per included domain (deterministic for a seed)."""
-    matrices = reports.domain_count_matrices(project)
-    out = {}
-    for d in domains:
-        choice = matrices.get(d.pk, (None, None))[0]
-        if choice is None:
-            out[d.slug] = {"alpha": "undefined", "ci": "undefined"}
-            continue
-        alpha = agreement.nominal_alpha(choice)
-        ci = agreement.bootstrap_alpha_ci(choice, n_resamples=1000, seed=seed)
-        out[d.slug] = {
-            "alpha": f"{alpha:.3f}" if isinstance(alpha, float) else str(alpha),
-            "ci": f"[{ci.low:.3f}, {ci.high:.3f}]"
-            if isinstance(ci, agreement.Interval)
-            else str(ci),
-        }
-    return out
 
 
 def _annotation(project, domain_slugs) -> dict:

@@ -84,6 +84,9 @@ class ReleaseMeta:
     domains: Sequence[tuple[str, str, str]] = ()  # (slug, title, category) in order
     agreement: dict[str, Any] = field(default_factory=dict)
     annotation: dict[str, Any] = field(default_factory=dict)
+    # Manifest entries the caller adds or overrides (before "files"), e.g. the
+    # release's real creation time and the rule each verdict was decided under.
+    manifest_extra: dict[str, Any] = field(default_factory=dict)
 
 
 def sub_bucket(category: str, external_id: str) -> str:
@@ -310,6 +313,7 @@ def write_release(
         ],
         **summary,
         "agreement": meta.agreement,
+        **meta.manifest_extra,
         "files": file_checksums(folder),
     }
     if meta.annotation.get("label_quality_filter"):

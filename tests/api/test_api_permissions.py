@@ -9,7 +9,15 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotate.setup.team import create_invitation
-from curation.models import Evaluation, Mix, MixSource, Release, Verdict
+from curation.models import (
+    Evaluation,
+    JudgeEndpoint,
+    JudgeRun,
+    Mix,
+    MixSource,
+    Release,
+    Verdict,
+)
 from tests.factories import make_assignment, make_item, make_member, make_project, make_user
 
 pytestmark = pytest.mark.django_db
@@ -80,6 +88,15 @@ EXPECTED = {
     ("api_mixes", "post"): row(401, 403, 403, 400, 400),
     ("api_mix", "get"): row(401, 403, 403, 200, 200),
     ("api_mix_download", "get"): row(401, 403, 403, 409, 409),
+    # per-annotator statistics and the judge runner (curation.api.agreement, .judges)
+    ("api_agreement_annotators", "get"): CURATORS,
+    ("api_judge_endpoints", "get"): CURATORS,  # listed for the run form; never a key
+    ("api_judge_endpoints", "post"): row(401, 404, 403, 403, 400),  # admins add them
+    ("api_judge_runs", "get"): CURATORS,
+    ("api_judge_runs", "post"): CURATORS_POST,
+    ("api_judge_run", "get"): CURATORS,
+    ("api_judge_run_cancel", "post"): CURATORS,  # the world's run is pending
+    ("api_judge_run_resume", "post"): row(401, 404, 403, 409, 409),  # pending: nothing to resume
 }
 
 
@@ -137,6 +154,18 @@ def world():
     invitation = create_invitation(actor=users["admin"], project=project)
     mix = Mix.objects.create(name="m", version="v1")
     MixSource.objects.create(mix=mix, position=0, project=project)
+    endpoint = JudgeEndpoint.objects.create(
+        project=project, name="judge", base_url="https://judge.example/v1", model="m"
+    )
+    run = JudgeRun.objects.create(
+        release=release,
+        endpoint=endpoint,
+        name="run",
+        base_url=endpoint.base_url,
+        model="m",
+        max_tokens=8,
+        timeout_seconds=5,
+    )
     kwargs = {
         "mix_id": mix.pk,
         "slug": project.slug,
@@ -147,6 +176,7 @@ def world():
         "item_id": item.pk,
         "release_id": release.pk,
         "evaluation_id": evaluation.pk,
+        "run_id": run.pk,
     }
     return users, kwargs
 

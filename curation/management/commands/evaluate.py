@@ -37,6 +37,13 @@ class Command(BaseCommand):
             help="predictions made with Output1 and Output2 swapped (for position "
             'consistency); lines may also carry "order": "swapped" in the main file',
         )
+        parser.add_argument(
+            "--official-compat",
+            action="store_true",
+            help="score lines whose ID is not in the release as the official script does: "
+            "their verdict against the Label the line carries, in its Meta.Category (by "
+            "default such lines are listed as unknown IDs and not scored)",
+        )
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
         parser.add_argument(
             "--show-ids", type=int, default=10, help="IDs listed per coverage line (text output)"
@@ -51,7 +58,7 @@ class Command(BaseCommand):
                 predictions += read_predictions(opts["swapped"], order="swapped")
         except scoring_input.ScoringInputError as exc:
             raise CommandError(str(exc)) from None
-        report = scoring.score(records, predictions)
+        report = scoring.score(records, predictions, official_compat=opts["official_compat"])
         elapsed = time.perf_counter() - started
         if opts["json"]:
             self.stdout.write(json.dumps(scoring_output.report_as_dict(report), indent=2))

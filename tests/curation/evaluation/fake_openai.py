@@ -47,6 +47,7 @@ class FakeJudge:
         self.problems: list[str] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.temperatures: set = set()  # each request's temperature ("absent": not sent)
         self.plan: dict[str, list[str]] = {}  # ID -> actions for its next requests
         self.always: str | None = None  # action for every request
         self.answer_delay = 0.0  # seconds before every 200 answer
@@ -176,7 +177,9 @@ class FakeJudge:
 
     def _check(self, payload: dict) -> tuple[str, str, str]:
         assert payload["model"] == self.model, f"model {payload['model']!r}"
-        assert isinstance(payload["temperature"], int | float), "temperature"
+        self.temperatures.add(payload.get("temperature", "absent"))
+        if "temperature" in payload:  # sent only when the endpoint sets one
+            assert isinstance(payload["temperature"], int | float), "temperature"
         assert isinstance(payload["max_tokens"], int), "max_tokens"
         (message,) = payload["messages"]
         assert message["role"] == "user", "role"
