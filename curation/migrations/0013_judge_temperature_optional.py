@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotate', '0013_drop_accounts_sessions'),
-        ('curation', '0010_release_min_label_quality'),
+        ('curation', '0012_verdict_consensus_kind'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
