@@ -58,10 +58,15 @@ class AssignmentSerializer(serializers.Serializer):
     domain = DomainSerializer()
     prompt = serializers.CharField()
     image_url = serializers.CharField(
-        help_text="The prompt's image; fetch it with the same credentials."
+        allow_null=True,
+        help_text=(
+            "The prompt's image; fetch it with the same credentials. Null for an item "
+            "whose content is not one image and a text prompt (its images are not "
+            "served here yet)."
+        ),
     )
-    image_width = serializers.IntegerField()
-    image_height = serializers.IntegerField()
+    image_width = serializers.IntegerField(allow_null=True)
+    image_height = serializers.IntegerField(allow_null=True)
     left = serializers.CharField(help_text="The response shown on the left (Markdown).")
     right = serializers.CharField(help_text="The response shown on the right (Markdown).")
     allow_tie = serializers.BooleanField()
@@ -89,9 +94,9 @@ def assignment_payload(assignment: Assignment, project: Project) -> dict:
         "project": project.slug,
         "domain": {"slug": item.domain.slug, "title": item.domain.title, "kind": item.domain.kind},
         "prompt": item.prompt,
-        "image_url": reverse("api_assignment_image", args=[assignment.pk]),
-        "image_width": item.image.width,
-        "image_height": item.image.height,
+        "image_url": reverse("api_assignment_image", args=[assignment.pk]) if item.image else None,
+        "image_width": item.image.width if item.image else None,
+        "image_height": item.image.height if item.image else None,
         "left": left,
         "right": right,
         "allow_tie": project.allow_tie,
@@ -202,6 +207,8 @@ class AssignmentImageApi(APIView):
     )
     def get(self, request, assignment_id):
         assignment = _own_assignment(request, assignment_id, "item__image")
+        if assignment.item.image is None:
+            raise exceptions.NotFound("This item has no prompt image.")
         name = assignment.item.image.file
         content_type, _ = mimetypes.guess_type(name)
         if not default_storage.exists(name):

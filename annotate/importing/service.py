@@ -47,6 +47,7 @@ from annotate.models import (
     Item,
     Project,
     shuffle_key,
+    write_mrb_parts,
 )
 
 log = logging.getLogger(__name__)
@@ -229,18 +230,19 @@ def _write_dataset(
                         )
                     )
                     if len(batch) >= _WRITE_BATCH:
-                        created_ids += [item.pk for item in Item.objects.bulk_create(batch)]
+                        created_ids += _create_items(batch)
                         batch = []
                     continue
+                fields = _item_fields(record, domains)
                 Item.objects.filter(pk=action).update(
-                    content_hash=digest,
-                    image_id=image_ids[info.sha256],
-                    **_item_fields(record, domains),
-                    **_NOT_RENDERED,
+                    content_hash=digest, image_id=image_ids[info.sha256], **fields, **_NOT_RENDERED
+                )
+                write_mrb_parts(
+                    [Item(pk=action, image_id=image_ids[info.sha256], **fields)], replace=True
                 )
                 updated_ids.append(action)
             if batch:
-                created_ids += [item.pk for item in Item.objects.bulk_create(batch)]
+                created_ids += _create_items(batch)
             del batch
             result.created = len(created_ids)
             result.updated = len(updated_ids)
@@ -260,6 +262,13 @@ def _write_dataset(
         _remove_orphans(written)
         raise
     return result
+
+
+def _create_items(batch: list[Item]) -> list[int]:
+    """Insert items and their parts (issue 24); their pks."""
+    created = Item.objects.bulk_create(batch)
+    write_mrb_parts(created)
+    return [item.pk for item in created]
 
 
 # The action of a record that creates an item (an int would be the pk of the

@@ -9,6 +9,7 @@ from django.db.models import Count, F, IntegerField, Max, Q, Subquery, Sum
 from django.db.models.functions import Least
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 
 from annotate.loop import rules
 from annotate.loop.forms import JudgementForm
@@ -20,6 +21,7 @@ from annotate.models import (
     Judgement,
     Membership,
     Project,
+    parts_by_slot,
     submitted_count,
 )
 
@@ -205,6 +207,8 @@ def render_work(
     left, right = rules.displayed_pair(
         html["response_1"], html["response_2"], swapped=assignment.shown_swapped
     )
+    # An item of another shape than MRB's (no Item.image) is shown part by part.
+    shown_parts = _shown_parts(item, assignment.shown_swapped) if item.image_id is None else None
     if form is None and judgement is not None:
         form = JudgementForm(initial=_displayed_initial(judgement, assignment))
     # A fresh item (the common case, after every submit) gets no form objects:
@@ -237,6 +241,7 @@ def render_work(
             "choices": _correctness_choices(domain.yes_label, domain.no_label, keys),
             "value": values.get(f"correct_{side}"),
             "errors": errors.get(f"correct_{side}"),
+            "parts": shown_parts[side] if shown_parts else None,
         }
         for side, name, hotkeys, response_html, keys in (
             ("left", "A", ("1", "←"), left, "qwe"),
@@ -248,6 +253,7 @@ def render_work(
         "assignment": assignment,
         "item": item,
         "prompt_html": html["prompt"],
+        "prompt_parts": shown_parts["prompt"] if shown_parts else None,
         "domain": domain,
         "responses": responses,
         "judgement": judgement,
@@ -276,6 +282,35 @@ def render_work(
     response = render(request, template, context, status=status)
     response["Cache-Control"] = "no-store"
     return response
+
+
+def _shown_parts(item, swapped: bool) -> dict[str, list[dict]]:
+    """The prompt's and the displayed left and right responses' parts, as the
+    template shows them: text as its sanitised HTML (whitespace-only text is
+    left out), images with their alternative text. Never an ID, a model name
+    or a source path (annotators must not see what could name a side)."""
+    by_slot = parts_by_slot(item)
+    left, right = rules.displayed_pair(
+        by_slot["response_1"], by_slot["response_2"], swapped=swapped
+    )
+    shown = {}
+    for key, label, parts in (
+        ("prompt", "Prompt", by_slot["prompt"]),
+        ("left", "Response A", left),
+        ("right", "Response B", right),
+    ):
+        n_images = sum(part.is_image for part in parts)
+        out, seen = [], 0
+        for part in parts:
+            if part.is_image:
+                seen += 1
+                alt = f"{label}, image {seen} of {n_images}" if n_images > 1 else f"{label}, image"
+                out.append({"image": part.image, "alt": alt})
+            elif part.html.strip():
+                # Only ItemPart.render_html() writes this column, and its output is sanitised.
+                out.append({"html": mark_safe(part.html)})
+        shown[key] = out
+    return shown
 
 
 @functools.cache

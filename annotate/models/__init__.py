@@ -15,6 +15,14 @@ from annotate.models.items import (
     ItemQuerySet,
     shuffle_key,
 )
+from annotate.models.parts import (
+    ItemPart,
+    PartKind,
+    Slot,
+    mrb_parts,
+    parts_by_slot,
+    write_mrb_parts,
+)
 from annotate.models.projects import (
     DOMAIN_WORDING,
     MULTIMODAL_REWARDBENCH_DOMAINS,
@@ -54,13 +62,19 @@ __all__ = [
     "ImageAsset",
     "Invitation",
     "Item",
+    "ItemPart",
     "ItemQuerySet",
     "Judgement",
     "Membership",
+    "PartKind",
     "Project",
     "ProjectQuerySet",
     "Role",
     "SetupEvent",
+    "Slot",
+    "mrb_parts",
+    "parts_by_slot",
     "shuffle_key",
     "submitted_count",
+    "write_mrb_parts",
 ]
