@@ -79,6 +79,16 @@ def task_domain(project: Project, task: str) -> Domain:
     return domain
 
 
+def is_task_file(dataset: Path, fmt: str | None) -> bool:
+    """Whether the import service hands `dataset` to this module."""
+    if fmt is not None:
+        return fmt == FORMAT
+    if dataset.suffix.lower() != ".json" or not dataset.is_file():
+        return False
+    with dataset.open("rb") as fh:
+        return mmrb2_format.looks_like_task_file(fh.read(4096))
+
+
 def import_mmrb2_from_paths(
     *, project: Project, dataset: Path, images: Path | None = None, task: str | None = None
 ) -> ImportResult:
@@ -199,12 +209,19 @@ def import_mmrb2(
             signals.items_imported.send(
                 sender=Item, project=project, item_ids=result.item_ids, updated_ids=[]
             )
-            from annotate.importing.tasks import make_thumbnails, render_item_html
+            from annotate.importing.tasks import (
+                make_thumbnails,
+                render_item_html,
+                render_part_html,
+            )
             from config.celery import enqueue_on_commit
 
             if new_images:
                 enqueue_on_commit(make_thumbnails, new_images)
             if result.item_ids:
+                # The page shows the parts; the item's own HTML serves the API's
+                # text and pages that read it (first view renders it otherwise).
+                enqueue_on_commit(render_part_html, result.item_ids)
                 enqueue_on_commit(render_item_html, result.item_ids)
     except BaseException:
         _remove_orphans(written)

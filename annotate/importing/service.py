@@ -514,7 +514,14 @@ def import_items_from_paths(
 
     The dataset is read from disk, mapped (a zip member is first decompressed
     into a temporary file), never as one bytes object: the parser's passes
-    give back what they have read, so memory grows with the largest record."""
+    give back what they have read, so memory grows with the largest record.
+
+    An MMRB2 task file (`{"pairs": [...]}`, or `fmt="mmrb2"`) goes to
+    annotate.importing.mmrb2 (its images: `images`, else its own folder)."""
+    from annotate.importing import mmrb2
+
+    if mmrb2.is_task_file(dataset, options.get("fmt")):
+        return mmrb2.import_mmrb2_from_paths(project=project, dataset=dataset, images=images)
     with ExitStack() as stack:
         if dataset.suffix.lower() == ".zip":
             archive = ZipImageSource(dataset)

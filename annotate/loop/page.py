@@ -9,7 +9,6 @@ from django.db.models import Count, F, IntegerField, Max, Q, Subquery, Sum
 from django.db.models.functions import Least
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.safestring import mark_safe
 
 from annotate.loop import rules
 from annotate.loop.forms import JudgementForm
@@ -22,6 +21,7 @@ from annotate.models import (
     Membership,
     Project,
     parts_by_slot,
+    shown_parts,
     submitted_count,
 )
 
@@ -286,31 +286,17 @@ def render_work(
 
 def _shown_parts(item, swapped: bool) -> dict[str, list[dict]]:
     """The prompt's and the displayed left and right responses' parts, as the
-    template shows them: text as its sanitised HTML (whitespace-only text is
-    left out), images with their alternative text. Never an ID, a model name
-    or a source path (annotators must not see what could name a side)."""
+    template shows them. Never an ID, a model name or a source path
+    (annotators must not see what could name a side)."""
     by_slot = parts_by_slot(item)
     left, right = rules.displayed_pair(
         by_slot["response_1"], by_slot["response_2"], swapped=swapped
     )
-    shown = {}
-    for key, label, parts in (
-        ("prompt", "Prompt", by_slot["prompt"]),
-        ("left", "Response A", left),
-        ("right", "Response B", right),
-    ):
-        n_images = sum(part.is_image for part in parts)
-        out, seen = [], 0
-        for part in parts:
-            if part.is_image:
-                seen += 1
-                alt = f"{label}, image {seen} of {n_images}" if n_images > 1 else f"{label}, image"
-                out.append({"image": part.image, "alt": alt})
-            elif part.html.strip():
-                # Only ItemPart.render_html() writes this column, and its output is sanitised.
-                out.append({"html": mark_safe(part.html)})
-        shown[key] = out
-    return shown
+    return {
+        "prompt": shown_parts(by_slot["prompt"], "Prompt"),
+        "left": shown_parts(left, "Response A"),
+        "right": shown_parts(right, "Response B"),
+    }
 
 
 @functools.cache

@@ -21,6 +21,7 @@ from annotate.models.parts import (
     Slot,
     mrb_parts,
     parts_by_slot,
+    shown_parts,
     write_mrb_parts,
 )
 from annotate.models.projects import (
@@ -74,6 +75,7 @@ __all__ = [
     "Slot",
     "mrb_parts",
     "parts_by_slot",
+    "shown_parts",
     "shuffle_key",
     "submitted_count",
     "write_mrb_parts",

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 from django.db import models
 from django.db.models import Q
+from django.utils.safestring import mark_safe
 
 from annotate import rendering
 from annotate.models.items import ImageAsset, Item
@@ -134,6 +135,40 @@ def write_mrb_parts(items: Iterable[Item], *, replace: bool = False) -> None:
         ],
         batch_size=2000,
     )
+
+
+def shown_parts(parts: list[ItemPart], label: str) -> list[dict]:
+    """Parts as annotate/_parts.html shows them: text as its sanitised HTML
+    (whitespace-only text left out), images with their alternative text
+    ("{label}, image 2 of 3"). Never a source path: it may name a model."""
+    n_images = sum(part.is_image for part in parts)
+    shown, seen = [], 0
+    for part in parts:
+        if part.is_image:
+            seen += 1
+            alt = f"{label}, image {seen} of {n_images}" if n_images > 1 else f"{label}, image"
+            shown.append({"image": part.image, "alt": alt})
+        elif part.html.strip():
+            # Only ItemPart.render_html() writes this column, and its output is sanitised.
+            shown.append({"html": mark_safe(part.html)})
+    return shown
+
+
+def render_parts_html(*, item_ids: list[int]) -> int:
+    """Store the HTML of the items' text parts that lack it for the current
+    renderer (idempotent; an import's task). Returns how many were rendered."""
+    rendered = 0
+    for start in range(0, len(item_ids), 500):
+        parts = list(
+            ItemPart.objects.filter(item_id__in=item_ids[start : start + 500], kind=PartKind.TEXT)
+            .exclude(rendered_version=rendering.RENDERER_VERSION)
+            .only("pk", "text")
+        )
+        for part in parts:
+            part.render_html()
+        ItemPart.objects.bulk_update(parts, ["html", "rendered_version"], batch_size=500)
+        rendered += len(parts)
+    return rendered
 
 
 def parts_by_slot(item: Item) -> dict[str, list[ItemPart]]:

@@ -46,15 +46,27 @@ def rekeyed_id(salt: str, task: str, external_id: str) -> str:
 
 
 def export_mmrb2(
-    *, project: Project, folder: Path, rekey: bool = False, salt: str = ""
+    *,
+    project: Project,
+    folder: Path,
+    rekey: bool = False,
+    salt: str = "",
+    item_ids: Any = None,
+    domain_slugs: Any = None,
 ) -> dict[str, Any]:
-    """Write every MMRB2 task of the project into `folder`. Returns
-    {"tasks": {task: pairs written}, "images": files written, "ids": {old: new}}."""
+    """Write every MMRB2 task of the project into `folder` (only the items in
+    `item_ids` and the domains in `domain_slugs` if given: a release's).
+    Returns {"tasks": {task: pairs written}, "images": files written,
+    "ids": {old: new}}."""
     folder.mkdir(parents=True, exist_ok=True)
     written_images: dict[str, str] = {}  # release path -> sha256
     summary: dict[str, Any] = {"tasks": {}, "images": 0, "ids": {}}
     for task, domain in mmrb2_domains(project):
+        if domain_slugs is not None and domain.slug not in domain_slugs:
+            continue
         items = domain.items.filter(meta__has_key="mmrb2").order_by("pk")
+        if item_ids is not None:
+            items = items.filter(pk__in=item_ids)
         count = 0
 
         def pairs(items=items, task=task):

@@ -273,3 +273,61 @@ def test_compare_page_shows_parts_in_order_without_ids_or_model_names(client, tm
     assert len(images) == 2 and first_text < images[0]
     assert 'alt="Response A, image 1 of 2"' in page or 'alt="Response B, image 1 of 2"' in page
     assert 'decoding="async"' in page and 'width="' in page
+
+
+def test_import_command_detects_a_task_file_and_reads_images_beside_it(tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    published_fixture(tmp_path)
+    project = make_project()
+    out = StringIO()
+    call_command("import_items", project.slug, str(tmp_path / "edit.json"), stdout=out)
+    assert "1 created" in out.getvalue()
+    item = Item.objects.get(external_id="emu_edit_9_a_b")
+    assert item.domain.export_category == "mmrb2/edit"
+    prompt = list(item.content_parts.filter(slot="prompt").values_list("kind", "source_path"))
+    assert prompt == [("image", "input_images/emu-edit_images_test_global_2121.jpg"), ("text", "")]
+
+
+def test_upload_page_takes_a_task_file_with_an_images_zip(client, tmp_path):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.factories import make_user
+
+    published_fixture(tmp_path)
+    buffer = tmp_path / "images.zip"
+    with zipfile.ZipFile(buffer, "w") as zf:
+        for folder in ("images", "input_images"):
+            for path in (tmp_path / folder).iterdir():
+                zf.write(path, f"{folder}/{path.name}")
+    project = make_project()
+    admin = make_user()
+    make_member(project, admin, role="admin")
+    client.force_login(admin)
+    response = client.post(
+        reverse("import", args=[project.slug]),
+        {
+            "dataset": SimpleUploadedFile(
+                "reasoning.json", (tmp_path / "reasoning.json").read_bytes()
+            ),
+            "images": SimpleUploadedFile("images.zip", buffer.read_bytes()),
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert Item.objects.filter(project=project, domain__slug="mmrb2-reasoning").count() == 2
+
+
+def test_part_html_is_rendered_by_the_import_task_and_sanitised(tmp_path):
+    from annotate.models.parts import render_parts_html
+
+    published_fixture(tmp_path)
+    project = make_project()
+    result = import_mmrb2_from_paths(project=project, dataset=tmp_path / "reasoning.json")
+    ItemPart.objects.filter(item_id__in=result.item_ids).update(html="", rendered_version=0)
+    ItemPart.objects.filter(text="Yes.").update(text="Yes. <script>alert(1)</script>")
+    assert render_parts_html(item_ids=result.item_ids) == 6  # the text parts
+    html = ItemPart.objects.get(text__startswith="Yes.").html
+    assert "<script>" not in html and "Yes." in html
+    assert render_parts_html(item_ids=result.item_ids) == 0
