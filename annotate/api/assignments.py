@@ -19,6 +19,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.api.content import ContentSerializer, content_payload
 from annotate.api.projects import project_for_api
 from annotate.loop import rules
 from annotate.loop.service import (
@@ -61,14 +62,17 @@ class AssignmentSerializer(serializers.Serializer):
         allow_null=True,
         help_text=(
             "The prompt's image; fetch it with the same credentials. Null for an item "
-            "whose content is not one image and a text prompt (its images are not "
-            "served here yet)."
+            "whose content is not one image and a text prompt: see `content`."
         ),
     )
     image_width = serializers.IntegerField(allow_null=True)
     image_height = serializers.IntegerField(allow_null=True)
     left = serializers.CharField(help_text="The response shown on the left (Markdown).")
     right = serializers.CharField(help_text="The response shown on the right (Markdown).")
+    content = ContentSerializer(
+        help_text="Prompt and responses as parts (text and images) in order; for an item "
+        "of one image and a text prompt, the same as the fields above."
+    )
     allow_tie = serializers.BooleanField()
     require_rationale = serializers.BooleanField()
 
@@ -99,6 +103,7 @@ def assignment_payload(assignment: Assignment, project: Project) -> dict:
         "image_height": item.image.height if item.image else None,
         "left": left,
         "right": right,
+        "content": content_payload(assignment),
         "allow_tie": project.allow_tie,
         "require_rationale": project.require_rationale,
     }

@@ -289,11 +289,25 @@ def _item(project, domain, task, pair, infos, image_ids) -> Item:
         response_2=pair.text("response_2"),
         model_1=pair.model_1,
         model_2=pair.model_2,
-        meta={"mmrb2": {"task": task, **pair.fields}},
+        meta={"mmrb2": mmrb2_meta(task, pair)},
         content_hash=_content_hash(pair, infos),
         shuffle_key=shuffle_key(project.seed, pair.external_id),
         votes_needed=project.votes_per_item,
     )
+
+
+def mmrb2_meta(task: str, pair: mmrb2_format.Pair) -> dict:
+    """Item.meta["mmrb2"]: the pair's own fields as JSON text (`fields`, in
+    the file's key order: PostgreSQL's jsonb reorders an object's keys, and
+    the export must write them back as they were), and the few that queries
+    read (prompt_source for sub-buckets, chosen, human_annotations)."""
+    return {
+        "task": task,
+        "prompt_source": pair.fields["prompt_source"],
+        "chosen": pair.fields["chosen"],
+        "human_annotations": pair.fields["human_annotations"],
+        "fields": json.dumps(pair.fields),
+    }
 
 
 def _create(batch, infos, image_ids) -> list[int]:

@@ -14,6 +14,7 @@ to the caller, never written into the release.
 from __future__ import annotations
 
 import hashlib
+import json
 import posixpath
 import shutil
 from pathlib import Path
@@ -90,8 +91,8 @@ def export_mmrb2(
                             k += 1
                         _copy_image(part.image, path, folder, written_images)
                         content[slot].append(("image", path))
-                fields = dict(item.meta["mmrb2"])
-                fields.pop("task", None)
+                # The pair's fields in their own key order (see mmrb2_meta).
+                fields = json.loads(item.meta["mmrb2"]["fields"])
                 count += 1
                 yield pair_record(
                     external_id=new_id,
