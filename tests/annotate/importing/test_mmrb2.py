@@ -331,3 +331,33 @@ def test_part_html_is_rendered_by_the_import_task_and_sanitised(tmp_path):
     html = ItemPart.objects.get(text__startswith="Yes.").html
     assert "<script>" not in html and "Yes." in html
     assert render_parts_html(item_ids=result.item_ids) == 0
+
+
+def test_export_command_writes_the_layout_and_the_id_map_outside_it(tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    published_fixture(tmp_path / "src")
+    project = make_project()
+    import_mmrb2_from_paths(project=project, dataset=tmp_path / "src" / "t2i.json")
+    out = StringIO()
+    call_command("export_mmrb2", project.slug, str(tmp_path / "same"), stdout=out)
+    assert "t2i: 2" in out.getvalue()
+    assert (tmp_path / "same" / "t2i.json").read_bytes() == (
+        tmp_path / "src" / "t2i.json"
+    ).read_bytes()
+    call_command(
+        "export_mmrb2",
+        project.slug,
+        str(tmp_path / "rekeyed"),
+        "--rekey",
+        "--id-map",
+        str(tmp_path / "ids.json"),
+        stdout=out,
+    )
+    ids = json.loads((tmp_path / "ids.json").read_text())
+    assert set(ids) == {
+        p["id"] for p in json.loads((tmp_path / "src" / "t2i.json").read_text())["pairs"]
+    }
+    assert not (tmp_path / "rekeyed" / "ids.json").exists()
