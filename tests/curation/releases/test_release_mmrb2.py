@@ -54,3 +54,20 @@ def test_release_writes_mmrb2_files_beside_the_mrb_files(tmp_path):
     records = json.loads((folder / "all_data.json").read_text())
     assert [r["ID"] for r in records] == [tasks["reasoning"][0]["id"]]
     assert "mmrb2/t2i.json" in release.manifest["files"]
+
+
+def test_curation_pages_show_the_parts_of_an_item_without_a_prompt_image(client, tmp_path):
+    from django.urls import reverse
+
+    from annotate.models import Item
+    from tests.factories import make_member
+
+    published_fixture(tmp_path)
+    project = Project.objects.create(slug="mmc", name="MMRB2 curation")
+    import_mmrb2_from_paths(project=project, dataset=tmp_path / "interleaved.json")
+    client.force_login(make_member(project, role="curator"))
+    item = Item.objects.get(project=project)
+    page = client.get(reverse("adjudicate", args=[project.slug, item.pk])).content.decode()
+    assert page.count('class="part-img"') == 3
+    assert 'alt="Response 1, image 1 of 2"' in page and "Step 1: mix &lt;image1&gt;" in page
+    assert 'src=""' not in page
