@@ -175,10 +175,10 @@ def import_mmrb2(
     infos = _check_images(images, limits, refs, log)
     log.raise_if_any()
 
-    domain = task_domain(project, task)
     existing = dict(Item.objects.filter(project=project).values_list("external_id", "content_hash"))
     result = ImportResult(format=FORMAT)
-    for line, index, pair in pairs():
+    # A pass comparing contents only when some ID is already there (re-imports).
+    for line, index, pair in pairs() if existing.keys() & seen else ():
         digest = _content_hash(pair, infos)
         if pair.external_id in existing and existing[pair.external_id] != digest:
             log.add(
@@ -192,6 +192,7 @@ def import_mmrb2(
     written: list[str] = []
     try:
         with transaction.atomic(), _ImageCopies(images, limits, written) as copies:
+            domain = task_domain(project, task)
             image_ids, new_images = _store_images(needed, copies)
             result.images_stored = len(new_images)
             batch: list[tuple[Item, mmrb2_format.Pair]] = []

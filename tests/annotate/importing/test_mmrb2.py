@@ -361,3 +361,16 @@ def test_export_command_writes_the_layout_and_the_id_map_outside_it(tmp_path):
         p["id"] for p in json.loads((tmp_path / "src" / "t2i.json").read_text())["pairs"]
     }
     assert not (tmp_path / "rekeyed" / "ids.json").exists()
+
+
+def test_a_changed_pair_under_an_existing_id_is_refused(tmp_path):
+    published_fixture(tmp_path)
+    project = make_project()
+    import_mmrb2_from_paths(project=project, dataset=tmp_path / "reasoning.json")
+    path = tmp_path / "reasoning.json"
+    data = json.loads(path.read_text())
+    data["pairs"][1]["human_annotations"]["response_a_ratings"] = ["A", "A", "A"]
+    path.write_text(json.dumps(data, indent=2))
+    with pytest.raises(ImportFailed, match="already exists with different content"):
+        import_mmrb2_from_paths(project=project, dataset=path)
+    assert Item.objects.count() == 2
