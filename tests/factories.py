@@ -21,6 +21,7 @@ from annotate.models import (
     Judgement,
     Membership,
     Project,
+    write_mrb_parts,
 )
 
 _seq = itertools.count(1)
@@ -82,7 +83,10 @@ def make_item(project: Project | None = None, domain: Domain | None = None, **kw
     fields.update(kwargs)
     if "image" not in fields:
         fields["image"] = make_image()
-    return Item.objects.create(project=project, domain=domain, **fields)
+    item = Item.objects.create(project=project, domain=domain, **fields)
+    if item.image_id is not None:  # an item of the MRB shape has its parts (issue 24)
+        write_mrb_parts([item])
+    return item
 
 
 def make_assignment(item: Item, annotator=None, **kwargs) -> Assignment:

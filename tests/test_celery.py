@@ -125,6 +125,7 @@ def test_broker_failure_after_commit_is_logged_not_raised(caplog):
 TASK_NAMES = {
     "annotate.tasks.make_thumbnails",
     "annotate.tasks.render_item_html",
+    "annotate.tasks.render_part_html",
     "annotate.tasks.requeue_missing_thumbnails",
     "annotate.tasks.expire_stale_leases_everywhere",
     "curation.tasks.refresh_agreement",

@@ -19,6 +19,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.api.content import ContentSerializer, content_payload
 from annotate.api.projects import project_for_api
 from annotate.loop import rules, scales
 from annotate.loop.service import (
@@ -58,12 +59,20 @@ class AssignmentSerializer(serializers.Serializer):
     domain = DomainSerializer()
     prompt = serializers.CharField()
     image_url = serializers.CharField(
-        help_text="The prompt's image; fetch it with the same credentials."
+        allow_null=True,
+        help_text=(
+            "The prompt's image; fetch it with the same credentials. Null for an item "
+            "whose content is not one image and a text prompt: see `content`."
+        ),
     )
-    image_width = serializers.IntegerField()
-    image_height = serializers.IntegerField()
+    image_width = serializers.IntegerField(allow_null=True)
+    image_height = serializers.IntegerField(allow_null=True)
     left = serializers.CharField(help_text="The response shown on the left (Markdown).")
     right = serializers.CharField(help_text="The response shown on the right (Markdown).")
+    content = ContentSerializer(
+        help_text="Prompt and responses as parts (text and images) in order; for an item "
+        "of one image and a text prompt, the same as the fields above."
+    )
     allow_tie = serializers.BooleanField()
     require_rationale = serializers.BooleanField()
     preference_scale = serializers.ChoiceField(
@@ -103,11 +112,12 @@ def assignment_payload(assignment: Assignment, project: Project) -> dict:
         "project": project.slug,
         "domain": {"slug": item.domain.slug, "title": item.domain.title, "kind": item.domain.kind},
         "prompt": item.prompt,
-        "image_url": reverse("api_assignment_image", args=[assignment.pk]),
-        "image_width": item.image.width,
-        "image_height": item.image.height,
+        "image_url": reverse("api_assignment_image", args=[assignment.pk]) if item.image else None,
+        "image_width": item.image.width if item.image else None,
+        "image_height": item.image.height if item.image else None,
         "left": left,
         "right": right,
+        "content": content_payload(assignment),
         "allow_tie": project.allow_tie,
         "require_rationale": project.require_rationale,
         "preference_scale": project.preference_scale,
@@ -226,6 +236,8 @@ class AssignmentImageApi(APIView):
     )
     def get(self, request, assignment_id):
         assignment = _own_assignment(request, assignment_id, "item__image")
+        if assignment.item.image is None:
+            raise exceptions.NotFound("This item has no prompt image.")
         name = assignment.item.image.file
         content_type, _ = mimetypes.guess_type(name)
         if not default_storage.exists(name):

@@ -15,7 +15,7 @@ from annotate.importing.options import (
     parse_domain_from,
     parse_mapping,
 )
-from annotate.importing.records import FORMATS, ImportFailed
+from annotate.importing.records import IMPORT_FORMATS, ImportFailed
 from annotate.importing.service import import_uploaded_items
 from annotate.projects import ADMIN_ROLES
 from common.api.errors import Rejected, errors
@@ -36,7 +36,7 @@ class ImportApi(APIView):
             required=False, help_text="A .zip of the images (with a .json/.jsonl dataset)."
         )
         format = serializers.ChoiceField(
-            choices=["", *FORMATS], required=False, default="", help_text="Empty: detect."
+            choices=["", *IMPORT_FORMATS], required=False, default="", help_text="Empty: detect."
         )
         domain = serializers.CharField(
             required=False, default="", help_text="Domain slug for files without a category."
@@ -116,7 +116,7 @@ class ImportApi(APIView):
             return data
 
     class OutputSerializer(serializers.Serializer):
-        format = serializers.ChoiceField(choices=FORMATS)
+        format = serializers.ChoiceField(choices=IMPORT_FORMATS)
         created = serializers.IntegerField()
         updated = serializers.IntegerField()
         unchanged = serializers.IntegerField()

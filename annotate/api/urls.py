@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotate.api import assignments, imports
+from annotate.api import assignments, content, imports
 from annotate.setup import api as setup_api
 
 urlpatterns = [
@@ -51,6 +51,11 @@ urlpatterns = [
         "assignments/<int:assignment_id>/image/",
         assignments.AssignmentImageApi.as_view(),
         name="api_assignment_image",
+    ),
+    path(
+        "assignments/<int:assignment_id>/images/<int:image_index>/",
+        content.AssignmentPartImageApi.as_view(),
+        name="api_assignment_part_image",
     ),
     path(
         "assignments/<int:assignment_id>/judgement/",

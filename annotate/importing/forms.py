@@ -8,7 +8,7 @@ from annotate.importing.options import (
     parse_domain_from,
     parse_mapping,
 )
-from annotate.importing.records import FORMATS
+from annotate.importing.records import IMPORT_FORMATS
 
 
 class ImportForm(forms.Form):
@@ -19,7 +19,9 @@ class ImportForm(forms.Form):
     images = forms.FileField(
         required=False, help_text="A .zip of the images, if they are not inside the dataset zip."
     )
-    format = forms.ChoiceField(choices=[("", "Detect")] + [(f, f) for f in FORMATS], required=False)
+    format = forms.ChoiceField(
+        choices=[("", "Detect")] + [(f, f) for f in IMPORT_FORMATS], required=False
+    )
     domain = forms.ChoiceField(
         required=False, help_text="For chosen/rejected files without a category field."
     )

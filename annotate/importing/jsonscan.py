@@ -198,16 +198,24 @@ def _char_at(data: bytes | DatasetFile, pos: int) -> str:
 
 
 def iter_json_array(
-    data: bytes | DatasetFile, log: ProblemLog, *, max_record_bytes: int
+    data: bytes | DatasetFile,
+    log: ProblemLog,
+    *,
+    max_record_bytes: int,
+    start: int = 0,
+    trailer: bytes = b"",
 ) -> Iterator[tuple[int, int, Any]]:
     """Yield (line, index, value) for each element of a top-level JSON array,
     with the line where each element starts, decoding one element at a time
     (memory grows with the largest record, not the file). Syntax errors are
-    reported with their line and column; parsing stops at the first one."""
+    reported with their line and column; parsing stops at the first one.
+
+    `start` and `trailer` read an array inside an object instead (MMRB2's
+    `{"pairs": [...]}`): the array's offset, and what closes the file after it."""
     decoder = json.JSONDecoder()
     n = len(data)
     body_start = len(_BOM) if data.startswith(_BOM) else 0  # decode_text's utf-8-sig
-    pos = _skip_ws(data, 0)
+    pos = _skip_ws(data, start)
     if pos >= n:
         log.add("file is empty", line=1)
         return
@@ -267,6 +275,8 @@ def iter_json_array(
             continue
         if data[pos] == 0x5D:  # ']'
             rest = _skip_ws(data, pos + 1)
+            if trailer and data[rest : rest + len(trailer)] == trailer:
+                rest = _skip_ws(data, rest + len(trailer))
             if rest < n:
                 log.add("invalid JSON: extra data after the array", line=_line_of(data, rest))
             return

@@ -16,6 +16,9 @@ from itertools import chain
 from typing import Any
 
 FORMATS = ("mrb", "pairs")
+# What the import page, the API and the command offer: the parser's formats
+# and MMRB2 task files (annotate.importing.mmrb2, read from files only).
+IMPORT_FORMATS = (*FORMATS, "mmrb2")
 MRB_KEYS = ("ID", "Text", "Image", "Output1", "Output2", "Better", "Category")
 PAIRS_FIELDS = (
     "id",

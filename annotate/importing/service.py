@@ -50,6 +50,7 @@ from annotate.models import (
     Item,
     Project,
     shuffle_key,
+    write_mrb_parts,
 )
 
 log = logging.getLogger(__name__)
@@ -254,18 +255,19 @@ def _write_dataset(
                         )
                     )
                     if len(batch) >= _WRITE_BATCH:
-                        created_ids += [item.pk for item in Item.objects.bulk_create(batch)]
+                        created_ids += _create_items(batch)
                         batch = []
                     continue
+                fields = _item_fields(record, domains)
                 Item.objects.filter(pk=action).update(
-                    content_hash=digest,
-                    image_id=image_ids[info.sha256],
-                    **_item_fields(record, domains),
-                    **_NOT_RENDERED,
+                    content_hash=digest, image_id=image_ids[info.sha256], **fields, **_NOT_RENDERED
+                )
+                write_mrb_parts(
+                    [Item(pk=action, image_id=image_ids[info.sha256], **fields)], replace=True
                 )
                 updated_ids.append(action)
             if batch:
-                created_ids += [item.pk for item in Item.objects.bulk_create(batch)]
+                created_ids += _create_items(batch)
             del batch
             result.created = len(created_ids)
             result.updated = len(updated_ids)
@@ -285,6 +287,13 @@ def _write_dataset(
         remove_orphans(written)
         raise
     return result
+
+
+def _create_items(batch: list[Item]) -> list[int]:
+    """Insert items and their parts (issue 24); their pks."""
+    created = Item.objects.bulk_create(batch)
+    write_mrb_parts(created)
+    return [item.pk for item in created]
 
 
 # The action of a record that creates an item (an int would be the pk of the
@@ -411,7 +420,14 @@ def import_items_from_paths(
 
     The dataset is read from disk, mapped (a zip member is first decompressed
     into a temporary file), never as one bytes object: the parser's passes
-    give back what they have read, so memory grows with the largest record."""
+    give back what they have read, so memory grows with the largest record.
+
+    An MMRB2 task file (`{"pairs": [...]}`, or `fmt="mmrb2"`) goes to
+    annotate.importing.mmrb2 (its images: `images`, else its own folder)."""
+    from annotate.importing import mmrb2
+
+    if mmrb2.is_task_file(dataset, options.get("fmt")):
+        return mmrb2.import_mmrb2_from_paths(project=project, dataset=dataset, images=images)
     with ExitStack() as stack:
         if dataset.suffix.lower() == ".zip":
             archive = ZipImageSource(dataset)

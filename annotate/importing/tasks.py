@@ -15,6 +15,13 @@ def render_item_html(item_ids: list[int]) -> int:
     return service.render_item_html(item_ids=item_ids)
 
 
+@shared_task(name="annotate.tasks.render_part_html", acks_late=True)
+def render_part_html(item_ids: list[int]) -> int:
+    from annotate.models.parts import render_parts_html
+
+    return render_parts_html(item_ids=item_ids)
+
+
 @shared_task(name="annotate.tasks.requeue_missing_thumbnails", acks_late=True)
 def requeue_missing_thumbnails() -> int:
     """Queue thumbnails for every image still without one: their import's

@@ -20,6 +20,8 @@ from annotate.models import (
     Judgement,
     Membership,
     Project,
+    parts_by_slot,
+    shown_parts,
     submitted_count,
 )
 
@@ -245,6 +247,8 @@ def render_work(
     left, right = rules.displayed_pair(
         html["response_1"], html["response_2"], swapped=assignment.shown_swapped
     )
+    # An item of another shape than MRB's (no Item.image) is shown part by part.
+    shown_parts = _shown_parts(item, assignment.shown_swapped) if item.image_id is None else None
     if form is None and judgement is not None:
         form = JudgementForm(initial=_displayed_initial(judgement, assignment))
     # A fresh item (the common case, after every submit) gets no form objects:
@@ -285,6 +289,7 @@ def render_work(
             "grade_choices": tuple(zip(rules.GRADES, GRADE_KEYS[side], strict=True)),
             "grade_value": values.get(f"grade_{side}"),
             "grade_errors": errors.get(f"grade_{side}"),
+            "parts": shown_parts[side] if shown_parts else None,
         }
         for side, name, hotkeys, response_html, keys in (
             ("left", "A", ("1", "←"), left, "qwe"),
@@ -296,6 +301,7 @@ def render_work(
         "assignment": assignment,
         "item": item,
         "prompt_html": html["prompt"],
+        "prompt_parts": shown_parts["prompt"] if shown_parts else None,
         "domain": domain,
         "responses": responses,
         "judgement": judgement,
@@ -326,6 +332,21 @@ def render_work(
     response = render(request, template, context, status=status)
     response["Cache-Control"] = "no-store"
     return response
+
+
+def _shown_parts(item, swapped: bool) -> dict[str, list[dict]]:
+    """The prompt's and the displayed left and right responses' parts, as the
+    template shows them. Never an ID, a model name or a source path
+    (annotators must not see what could name a side)."""
+    by_slot = parts_by_slot(item)
+    left, right = rules.displayed_pair(
+        by_slot["response_1"], by_slot["response_2"], swapped=swapped
+    )
+    return {
+        "prompt": shown_parts(by_slot["prompt"], "Prompt"),
+        "left": shown_parts(left, "Response A"),
+        "right": shown_parts(right, "Response B"),
+    }
 
 
 @functools.cache

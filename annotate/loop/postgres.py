@@ -197,7 +197,8 @@ def claim(
         row[6:], (Item, _CLAIM_ITEM), (Domain, _CLAIM_DOMAIN), (ImageAsset, _CLAIM_IMAGE)
     )
     item.live_assignments = live
-    item.project, item.domain, item.image = project, domain, image
+    item.project, item.domain = project, domain
+    item.image = image if image.pk is not None else None  # none: issue 24's parts
     values = {
         "id": assignment_id,
         "item_id": item.pk,
@@ -288,7 +289,7 @@ PAGE_SQL = f"""
     INNER JOIN annotate_item i ON i.id = a.item_id
     INNER JOIN annotate_project p ON p.id = i.project_id
     INNER JOIN annotate_domain d ON d.id = i.domain_id
-    INNER JOIN annotate_imageasset g ON g.id = i.image_id
+    LEFT JOIN annotate_imageasset g ON g.id = i.image_id
     WHERE {_OWN}
 """
 
@@ -307,7 +308,9 @@ def assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
         (Domain, _LOCK_DOMAIN),
         (ImageAsset, _PAGE_IMAGE),
     )
-    item.project, item.domain, item.image = project, domain, image
+    # An item without a prompt image (issue 24) has a row of nulls there.
+    item.project, item.domain = project, domain
+    item.image = image if image.pk is not None else None
     assignment.item, assignment.annotator = item, annotator
     return assignment
 

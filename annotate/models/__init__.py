@@ -15,6 +15,15 @@ from annotate.models.items import (
     ItemQuerySet,
     shuffle_key,
 )
+from annotate.models.parts import (
+    ItemPart,
+    PartKind,
+    Slot,
+    mrb_parts,
+    parts_by_slot,
+    shown_parts,
+    write_mrb_parts,
+)
 from annotate.models.projects import (
     DOMAIN_WORDING,
     MULTIMODAL_REWARDBENCH_DOMAINS,
@@ -57,14 +66,21 @@ __all__ = [
     "ImageAsset",
     "Invitation",
     "Item",
+    "ItemPart",
     "ItemQuerySet",
     "Judgement",
     "Membership",
+    "PartKind",
     "PreferenceScale",
     "Project",
     "ProjectQuerySet",
     "Role",
     "SetupEvent",
+    "Slot",
+    "mrb_parts",
+    "parts_by_slot",
+    "shown_parts",
     "shuffle_key",
     "submitted_count",
+    "write_mrb_parts",
 ]

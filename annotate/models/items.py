@@ -89,9 +89,16 @@ class Item(models.Model):
     domain = models.ForeignKey(Domain, on_delete=models.PROTECT, related_name="items")
     external_id = models.CharField(max_length=200)
     prompt = models.TextField()
-    image = models.ForeignKey(ImageAsset, on_delete=models.PROTECT, related_name="items")
+    # The prompt's one image of an item of the Multimodal RewardBench shape
+    # (see annotate.models.parts); null for any other item, whose images are
+    # in its parts only.
+    image = models.ForeignKey(
+        ImageAsset, on_delete=models.PROTECT, related_name="items", null=True, blank=True
+    )
     image_path = models.CharField(
-        max_length=500, help_text="The image's path in the source dataset, kept for export."
+        max_length=500,
+        blank=True,
+        help_text="The image's path in the source dataset, kept for export.",
     )
     response_1 = models.TextField()
     response_2 = models.TextField()

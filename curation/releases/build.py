@@ -152,7 +152,20 @@ def _included(release: Release):
 def _write(release: Release, folder: Path, bar=None):
     project = release.project
     domains = list(project.domains.filter(slug__in=release.domains).order_by("position", "slug"))
-    verdicts = _included(release)
+    included = _included(release)
+    # The MRB files hold the items of the MRB shape (one prompt image, text
+    # responses: those with Item.image); MMRB2 domains' items also go to
+    # mmrb2/<task>.json in the published layout (issue 24).
+    verdicts = included.filter(item__image__isnull=False)
+    if any(d.export_category.startswith("mmrb2/") for d in domains):
+        from curation.releases.mmrb2 import export_mmrb2
+
+        export_mmrb2(
+            project=project,
+            folder=folder / "mmrb2",
+            item_ids=included.values("item_id"),
+            domain_slugs=release.domains,
+        )
     ids_by_domain: dict[str, list[str]] = {d.slug: [] for d in domains}
     for slug, ext_id in verdicts.values_list("item__domain__slug", "item__external_id"):
         ids_by_domain[slug].append(ext_id)
@@ -169,7 +182,7 @@ def _write(release: Release, folder: Path, bar=None):
     pseudonyms = dict(
         Membership.objects.filter(project=project).values_list("user_id", "pseudonym")
     )
-    snapshot = verdicts.aggregate(at=Max("updated_at"))["at"]
+    snapshot = included.aggregate(at=Max("updated_at"))["at"]
     meta = exporter.ReleaseMeta(
         project=project.slug,
         project_name=project.name,

@@ -81,12 +81,17 @@
       if (!got || !got.node || !got.url) return;
       // Formulas typeset now, off the path from keypress to paint.
       if (window.studioMath) window.studioMath.render(got.node);
-      var img = got.node.querySelector("#viewer-img");
-      if (!img) { ahead = { holding: holding, url: got.url, node: got.node }; return; }
-      var ready = new Image();
-      Array.prototype.forEach.call(img.attributes, function (a) { ready.setAttribute(a.name, a.value); });
-      return (ready.decode ? ready.decode() : Promise.resolve()).catch(function () {}).then(function () {
-        img.replaceWith(ready);  // the decoded image goes in with the item
+      // The prompt's image, or every image part (issue 24), decoded before the
+      // item goes in, so that the keypress paints decoded pictures.
+      var imgs = got.node.querySelectorAll("#viewer-img, img.part-img");
+      if (!imgs.length) { ahead = { holding: holding, url: got.url, node: got.node }; return; }
+      return Promise.all(Array.prototype.map.call(imgs, function (img) {
+        var ready = new Image();
+        Array.prototype.forEach.call(img.attributes, function (a) { ready.setAttribute(a.name, a.value); });
+        return (ready.decode ? ready.decode() : Promise.resolve()).catch(function () {}).then(function () {
+          img.replaceWith(ready);  // the decoded image goes in with the item
+        });
+      })).then(function () {
         var w2 = work();
         if (w2 && w2.dataset.assignment === holding) ahead = { holding: holding, url: got.url, node: got.node };
       });

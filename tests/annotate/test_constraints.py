@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.db import DataError, IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, ProtectedError
 from django.utils import timezone
 
 from annotate.models import (
@@ -20,6 +20,7 @@ from annotate.models import (
     DomainKind,
     ImageAsset,
     Item,
+    ItemPart,
     Judgement,
     Membership,
     Project,
@@ -203,6 +204,54 @@ def test_second_item_with_same_external_id_in_same_project_is_rejected():
     assert other.project != item.project
     with rejected_by("annotate_item_external_id_per_project"):
         make_item(project=item.project, external_id="mathvista_17")
+
+
+# --- ItemPart (issue 24) --------------------------------------------------------------
+
+
+def test_two_parts_at_one_position_of_a_slot_are_rejected():
+    item = make_item()  # has prompt parts at positions 0 and 1
+    with rejected_by("annotate_itempart_position_per_slot"):
+        ItemPart.objects.create(item=item, slot="prompt", position=1, kind="text", text="x")
+
+
+def test_unknown_part_slot_is_rejected():
+    with rejected_by("annotate_itempart_slot_valid"):
+        ItemPart.objects.create(item=make_item(), slot="answer", position=0, kind="text")
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"kind": "image"},  # an image part without its image
+        {"kind": "text", "with_image": True},  # a text part with one
+        {"kind": "text", "source_path": "a.png"},
+        {"kind": "video"},
+    ],
+)
+def test_part_whose_kind_does_not_match_its_content_is_rejected(fields):
+    fields = dict(fields)
+    if fields.pop("with_image", False):
+        fields["image"] = make_image()
+    with rejected_by("annotate_itempart_kind_matches_content"):
+        ItemPart.objects.create(item=make_item(), slot="response_1", position=5, **fields)
+
+
+def test_image_and_text_parts_anywhere_are_accepted():
+    item = make_item()
+    ItemPart.objects.create(
+        item=item, slot="response_1", position=1, kind="image", image=make_image()
+    )
+    ItemPart.objects.create(item=item, slot="response_1", position=2, kind="text", text="  ")
+    assert item.content_parts.filter(slot="response_1").count() == 3
+
+
+def test_an_image_in_a_part_cannot_be_deleted():
+    item = make_item(image=None)
+    image = make_image()
+    ItemPart.objects.create(item=item, slot="prompt", position=0, kind="image", image=image)
+    with pytest.raises(ProtectedError):
+        image.delete()
 
 
 def test_unknown_gold_choice_is_rejected():

@@ -9,7 +9,7 @@ from annotate.importing.options import (
     parse_domain_from,
     parse_mapping,
 )
-from annotate.importing.records import ImportFailed
+from annotate.importing.records import IMPORT_FORMATS, ImportFailed
 from annotate.importing.service import import_items_from_paths
 from annotate.models import Project
 
@@ -29,7 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("project", help="project slug")
         parser.add_argument("dataset", type=Path, help=".json, .jsonl, or .zip with one inside")
         parser.add_argument("--images", type=Path, help="folder or zip that image paths resolve in")
-        parser.add_argument("--format", choices=["mrb", "pairs"], help="default: detect")
+        parser.add_argument("--format", choices=IMPORT_FORMATS, help="default: detect")
         parser.add_argument("--domain", help="domain slug for every record (pairs format)")
         parser.add_argument(
             "--field-map",

@@ -26,8 +26,8 @@ GRADED_DOMAIN = SimpleNamespace(is_correctness=False, asks_grade=True)
 def test_the_scales_are_the_models_choices():
     assert set(scales.SCALES) == set(PreferenceScale.values)
     assert set(rules.GRADES) == set(Grade.values) - {""}
-    assert schema.PREFERENCE_SCALES == list(scales.SCALES)
-    assert schema.GRADES == list(rules.GRADES)
+    assert list(scales.SCALES) == schema.PREFERENCE_SCALES
+    assert list(rules.GRADES) == schema.GRADES
 
 
 def test_graded6_is_mmrb2s_scale_and_graded7_has_a_tie_in_the_middle():

@@ -1,0 +1,110 @@
+"""An assignment's content as parts in the API (issue 24): the prompt and
+the left and right responses as lists of text and images, in order, and the
+endpoint serving the images. Blind as the rest: an image is named by its
+assignment and its index among the item's images, never by a path or a
+file name (those may name a model)."""
+
+from __future__ import annotations
+
+import mimetypes
+
+from django.core.files.storage import default_storage
+from django.http import FileResponse
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import exceptions, serializers
+from rest_framework.views import APIView
+
+from annotate.loop import rules
+from annotate.models import Assignment, ItemPart, PartKind, Slot
+from common.api.errors import errors
+
+
+class PartSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=PartKind.choices)
+    text = serializers.CharField(
+        required=False, allow_blank=True, help_text="A text part's Markdown."
+    )
+    url = serializers.CharField(
+        required=False, help_text="An image part; fetch it with the same credentials."
+    )
+    width = serializers.IntegerField(required=False)
+    height = serializers.IntegerField(required=False)
+
+
+class ContentSerializer(serializers.Serializer):
+    prompt = PartSerializer(many=True)
+    left = PartSerializer(many=True, help_text="The response shown on the left, in order.")
+    right = PartSerializer(many=True, help_text="The response shown on the right, in order.")
+
+
+def _image(url: str, image) -> dict:
+    return {"kind": "image", "url": url, "width": image.width, "height": image.height}
+
+
+def content_payload(assignment: Assignment) -> dict:
+    """The assignment's content in displayed order. An item of the MRB shape
+    is read from its own columns (no query); any other from its parts."""
+    item = assignment.item
+    if item.image is not None:
+        by_slot = {
+            "prompt": [
+                _image(reverse("api_assignment_image", args=[assignment.pk]), item.image),
+                {"kind": "text", "text": item.prompt},
+            ],
+            "response_1": [{"kind": "text", "text": item.response_1}],
+            "response_2": [{"kind": "text", "text": item.response_2}],
+        }
+    else:
+        by_slot = {slot: [] for slot in Slot.values}
+        n = 0
+        for part in _parts(item.pk):
+            if part.kind == PartKind.IMAGE:
+                url = reverse("api_assignment_part_image", args=[assignment.pk, n])
+                by_slot[part.slot].append(_image(url, part.image))
+                n += 1
+            else:
+                by_slot[part.slot].append({"kind": "text", "text": part.text})
+    left, right = rules.displayed_pair(
+        by_slot["response_1"], by_slot["response_2"], swapped=assignment.shown_swapped
+    )
+    return {"prompt": by_slot["prompt"], "left": left, "right": right}
+
+
+def _parts(item_id: int):
+    # Canonical order (prompt, response_1, response_2 sort as their names do).
+    return (
+        ItemPart.objects.filter(item_id=item_id)
+        .select_related("image")
+        .order_by("slot", "position")
+    )
+
+
+class AssignmentPartImageApi(APIView):
+    @extend_schema(
+        operation_id="assignments_part_image",
+        summary="One image of one of your assignments, by its index in the content",
+        responses={
+            (200, "image/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The image."),
+            **errors(401, 404),
+        },
+    )
+    def get(self, request, assignment_id, image_index):
+        assignment = Assignment.objects.own(request.user).filter(pk=assignment_id).first()
+        if assignment is None:
+            raise exceptions.NotFound("No such assignment.")
+        images = [p.image for p in _parts(assignment.item_id) if p.kind == PartKind.IMAGE]
+        if image_index >= len(images):
+            raise exceptions.NotFound("No such image.")
+        name = images[image_index].file
+        if not default_storage.exists(name):
+            raise exceptions.NotFound("The image file is missing.")
+        content_type, _ = mimetypes.guess_type(name)
+        response = FileResponse(
+            default_storage.open(name, "rb"),
+            content_type=content_type or "application/octet-stream",
+        )
+        response["Cache-Control"] = "private, max-age=31536000, immutable"
+        response["Content-Security-Policy"] = "default-src 'none'"
+        return response

@@ -1,0 +1,328 @@
+"""Importing a Multimodal RewardBench 2 task file with its images (issue 24).
+
+The file is read pair by pair (jsonscan, memory-mapped) in two passes: the
+first checks every pair and image (Pillow, in threads, each distinct image
+once) and nothing is written if anything is wrong; the second writes the
+items and their parts in one transaction, the images through the MRB
+import's content-addressed storage (deduplicated by SHA-256, thumbnails
+made by a task). The domain is the task (`mmrb2-t2i`, … created if
+missing); the pair's `chosen`, `human_annotations`, `prompt_source`,
+`prompt_metadata` (and any other key) are kept verbatim in
+`Item.meta["mmrb2"]`, image paths in each part's `source_path`, so the
+export writes the file back byte for byte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from annotate import signals
+from annotate.importing import mmrb2_format
+from annotate.importing.images import _inspect_image, pillow_limits
+from annotate.importing.jsonscan import DatasetFile, iter_json_array, open_dataset_file
+from annotate.importing.records import (
+    IMAGE_THREADS,
+    MAX_IMAGE_PATH_LENGTH,
+    MAX_RECORD_BYTES,
+    ImageInfo,
+    ImportFailed,
+    ImportProblem,
+    ProblemLog,
+)
+from annotate.importing.service import (
+    ImportResult,
+    _ImageCopies,
+    _remove_orphans,
+    _store_images,
+    image_limits,
+)
+from annotate.importing.sources import (
+    DirectoryImageSource,
+    ImageSource,
+    ZipImageSource,
+    safe_relative_path,
+)
+from annotate.models import (
+    Domain,
+    DomainKind,
+    Item,
+    ItemPart,
+    PartKind,
+    Project,
+    shuffle_key,
+)
+
+FORMAT = "mmrb2"
+_WRITE_BATCH = 500
+
+
+def task_domain(project: Project, task: str) -> Domain:
+    """The project's domain for an MMRB2 task, created if missing."""
+    domain, _ = Domain.objects.get_or_create(
+        project=project,
+        slug=f"mmrb2-{task}",
+        defaults={
+            "title": mmrb2_format.TASKS[task],
+            "export_category": f"mmrb2/{task}",
+            "kind": DomainKind.PREFERENCE,
+            "position": 100 + list(mmrb2_format.TASKS).index(task),
+        },
+    )
+    return domain
+
+
+def is_task_file(dataset: Path, fmt: str | None) -> bool:
+    """Whether the import service hands `dataset` to this module."""
+    if fmt is not None:
+        return fmt == FORMAT
+    if dataset.suffix.lower() != ".json" or not dataset.is_file():
+        return False
+    with dataset.open("rb") as fh:
+        return mmrb2_format.looks_like_task_file(fh.read(4096))
+
+
+def import_mmrb2_from_paths(
+    *, project: Project, dataset: Path, images: Path | None = None, task: str | None = None
+) -> ImportResult:
+    """Import a task file; its image paths resolve in `images` (a folder or a
+    zip; default: the task file's own folder, as the published layout has it)."""
+    task = task or mmrb2_format.task_of(dataset.name)
+    if task not in mmrb2_format.TASKS:
+        raise ImportFailed(
+            [
+                ImportProblem(
+                    dataset.name,
+                    f"unknown MMRB2 task; name the file {', '.join(mmrb2_format.TASKS)}.json "
+                    "or give the task",
+                )
+            ]
+        )
+    if not dataset.is_file():
+        raise ImportFailed([ImportProblem(str(dataset), "file not found")])
+    images = images if images is not None else dataset.parent
+    with ExitStack() as stack:
+        if images.is_dir():
+            source: ImageSource = DirectoryImageSource(images)
+        elif images.is_file():
+            source = ZipImageSource(images)
+            stack.callback(source.close)
+        else:
+            raise ImportFailed([ImportProblem(str(images), "image folder or zip not found")])
+        data = stack.enter_context(open_dataset_file(dataset))
+        return import_mmrb2(
+            project=project, data=data, filename=dataset.name, images=source, task=task
+        )
+
+
+def import_mmrb2(
+    *,
+    project: Project,
+    data: bytes | DatasetFile,
+    filename: str,
+    images: ImageSource,
+    task: str,
+) -> ImportResult:
+    """Validate the whole task file and its images, then write it in one
+    transaction (ImportFailed: nothing written). Re-importing the same file
+    is a no-op; a changed pair under an existing ID is refused."""
+    if project.archived_at is not None:
+        raise ImportFailed([ImportProblem(filename, "the project is archived (read-only)")])
+    log = ProblemLog(filename, settings.IMPORT_MAX_ERRORS)
+    limits = image_limits()
+    start = mmrb2_format.pairs_array_start(data)
+    if start is None:
+        raise ImportFailed([ImportProblem(filename, 'not an MMRB2 task file {"pairs": [...]}')])
+
+    def pairs() -> Iterator[tuple[int, int, mmrb2_format.Pair | None]]:
+        for line, index, value in iter_json_array(
+            data, log, max_record_bytes=MAX_RECORD_BYTES, start=start, trailer=b"}"
+        ):
+            pair, problems = mmrb2_format.parse_pair(value)
+            for where, message in problems:
+                log.add(message, line=line, index=index, field=where or None)
+            yield line, index, pair
+
+    # Pass 1: every pair's shape, IDs, image paths; then every image.
+    refs: dict[str, tuple[int, int]] = {}  # normalised path -> where first used
+    seen: set[str] = set()
+    for line, index, pair in pairs():
+        if pair is None:
+            continue
+        if pair.external_id in seen:
+            log.add(f"duplicate id {pair.external_id!r}", line=line, index=index, field="id")
+        seen.add(pair.external_id)
+        for path in pair.image_paths:
+            ref = safe_relative_path(path)
+            if len(path) > MAX_IMAGE_PATH_LENGTH:
+                log.add(
+                    f"image path is longer than {MAX_IMAGE_PATH_LENGTH}", line=line, index=index
+                )
+            elif ref is None:
+                log.add(f"image path {path!r} is absolute or contains '..'", line=line, index=index)
+            else:
+                refs.setdefault(ref, (line, index))
+        if log.full:
+            break
+    log.raise_if_any()
+    infos = _check_images(images, limits, refs, log)
+    log.raise_if_any()
+
+    existing = dict(Item.objects.filter(project=project).values_list("external_id", "content_hash"))
+    result = ImportResult(format=FORMAT)
+    # A pass comparing contents only when some ID is already there (re-imports).
+    for line, index, pair in pairs() if existing.keys() & seen else ():
+        digest = _content_hash(pair, infos)
+        if pair.external_id in existing and existing[pair.external_id] != digest:
+            log.add(
+                f"ID {pair.external_id!r} already exists with different content",
+                line=line,
+                index=index,
+                field="id",
+            )
+    log.raise_if_any()
+    needed = {info.sha256: info for info in infos.values()}
+    written: list[str] = []
+    try:
+        with transaction.atomic(), _ImageCopies(images, limits, written) as copies:
+            domain = task_domain(project, task)
+            image_ids, new_images = _store_images(needed, copies)
+            result.images_stored = len(new_images)
+            batch: list[tuple[Item, mmrb2_format.Pair]] = []
+            for _, _, pair in pairs():
+                if pair.external_id in existing:
+                    result.unchanged += 1
+                    continue
+                batch.append((_item(project, domain, task, pair, infos, image_ids), pair))
+                if len(batch) >= _WRITE_BATCH:
+                    result.item_ids += _create(batch, infos, image_ids)
+                    batch = []
+            if batch:
+                result.item_ids += _create(batch, infos, image_ids)
+            result.created = len(result.item_ids)
+            signals.items_imported.send(
+                sender=Item, project=project, item_ids=result.item_ids, updated_ids=[]
+            )
+            from annotate.importing.tasks import (
+                make_thumbnails,
+                render_item_html,
+                render_part_html,
+            )
+            from config.celery import enqueue_on_commit
+
+            if new_images:
+                enqueue_on_commit(make_thumbnails, new_images)
+            if result.item_ids:
+                # The page shows the parts; the item's own HTML serves the API's
+                # text and pages that read it (first view renders it otherwise).
+                enqueue_on_commit(render_part_html, result.item_ids)
+                enqueue_on_commit(render_item_html, result.item_ids)
+    except BaseException:
+        _remove_orphans(written)
+        raise
+    return result
+
+
+def _check_images(
+    source: ImageSource, limits, refs: dict[str, tuple[int, int]], log: ProblemLog
+) -> dict[str, ImageInfo]:
+    """Each distinct image read and checked once, in threads."""
+
+    def check(ref: str) -> ImageInfo | str:
+        try:
+            return _inspect_image(source.read(ref, limits.max_bytes), ref, limits)
+        except FileNotFoundError as exc:
+            return str(exc) or f"'{ref}' not found"
+        except (OSError, ValueError) as exc:
+            return str(exc)
+
+    infos: dict[str, ImageInfo] = {}
+    with (
+        pillow_limits(limits),
+        ThreadPoolExecutor(IMAGE_THREADS, thread_name_prefix="import-image") as pool,
+    ):
+        for ref, outcome in zip(refs, pool.map(check, refs), strict=True):
+            if isinstance(outcome, ImageInfo):
+                infos[ref] = outcome
+            else:
+                line, index = refs[ref]
+                log.add(f"image {ref!r}: {outcome}", line=line, index=index)
+    return infos
+
+
+def _content_hash(pair: mmrb2_format.Pair, infos: dict[str, ImageInfo]) -> str:
+    """A stable fingerprint of the pair and its images' bytes."""
+    shas = [infos[safe_relative_path(path) or ""].sha256 for path in pair.image_paths]
+    payload = [
+        FORMAT,
+        pair.external_id,
+        pair.model_1,
+        pair.model_2,
+        pair.parts,
+        pair.fields,
+        shas,
+    ]
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def _item(project, domain, task, pair, infos, image_ids) -> Item:
+    """The item of a pair: its text columns hold the text parts joined; its
+    image is the prompt's image only if the pair has the MRB shape."""
+    image_id, image_path = None, ""
+    if pair.mrb_shaped():
+        image_path = pair.parts["prompt"][0][1]
+        image_id = image_ids[infos[safe_relative_path(image_path)].sha256]
+    return Item(
+        project=project,
+        domain=domain,
+        external_id=pair.external_id,
+        prompt=pair.text("prompt"),
+        image_id=image_id,
+        image_path=image_path,
+        response_1=pair.text("response_1"),
+        response_2=pair.text("response_2"),
+        model_1=pair.model_1,
+        model_2=pair.model_2,
+        meta={"mmrb2": mmrb2_meta(task, pair)},
+        content_hash=_content_hash(pair, infos),
+        shuffle_key=shuffle_key(project.seed, pair.external_id),
+        votes_needed=project.votes_per_item,
+    )
+
+
+def mmrb2_meta(task: str, pair: mmrb2_format.Pair) -> dict:
+    """Item.meta["mmrb2"]: the pair's own fields as JSON text (`fields`, in
+    the file's key order: PostgreSQL's jsonb reorders an object's keys, and
+    the export must write them back as they were), and the few that queries
+    read (prompt_source for sub-buckets, chosen, human_annotations)."""
+    return {
+        "task": task,
+        "prompt_source": pair.fields["prompt_source"],
+        "chosen": pair.fields["chosen"],
+        "human_annotations": pair.fields["human_annotations"],
+        "fields": json.dumps(pair.fields),
+    }
+
+
+def _create(batch, infos, image_ids) -> list[int]:
+    items = Item.objects.bulk_create([item for item, _ in batch])
+    parts = []
+    for item, (_, pair) in zip(items, batch, strict=True):
+        for slot, entries in pair.parts.items():
+            for position, (kind, value) in enumerate(entries):
+                if kind == "image":
+                    sha = infos[safe_relative_path(value)].sha256
+                    part = ItemPart(kind=PartKind.IMAGE, image_id=image_ids[sha], source_path=value)
+                else:
+                    part = ItemPart(kind=PartKind.TEXT, text=value)
+                part.item_id, part.slot, part.position = item.pk, slot, position
+                parts.append(part)
+    ItemPart.objects.bulk_create(parts, batch_size=2000)
+    return [item.pk for item in items]
