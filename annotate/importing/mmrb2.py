@@ -27,6 +27,7 @@ from django.db import transaction
 from annotate import signals
 from annotate.importing import mmrb2_format
 from annotate.importing.images import _inspect_image, pillow_limits
+from annotate.importing.imagestore import ImageCopies, remove_orphans, store_images
 from annotate.importing.jsonscan import DatasetFile, iter_json_array, open_dataset_file
 from annotate.importing.records import (
     IMAGE_THREADS,
@@ -37,13 +38,7 @@ from annotate.importing.records import (
     ImportProblem,
     ProblemLog,
 )
-from annotate.importing.service import (
-    ImportResult,
-    _ImageCopies,
-    _remove_orphans,
-    _store_images,
-    image_limits,
-)
+from annotate.importing.service import ImportResult, image_limits
 from annotate.importing.sources import (
     DirectoryImageSource,
     ImageSource,
@@ -191,9 +186,9 @@ def import_mmrb2(
     needed = {info.sha256: info for info in infos.values()}
     written: list[str] = []
     try:
-        with transaction.atomic(), _ImageCopies(images, limits, written) as copies:
+        with transaction.atomic(), ImageCopies(images, limits, written) as copies:
             domain = task_domain(project, task)
-            image_ids, new_images = _store_images(needed, copies)
+            image_ids, new_images = store_images(needed, copies)
             result.images_stored = len(new_images)
             batch: list[tuple[Item, mmrb2_format.Pair]] = []
             for _, _, pair in pairs():
@@ -225,7 +220,7 @@ def import_mmrb2(
                 enqueue_on_commit(render_part_html, result.item_ids)
                 enqueue_on_commit(render_item_html, result.item_ids)
     except BaseException:
-        _remove_orphans(written)
+        remove_orphans(written)
         raise
     return result
 
