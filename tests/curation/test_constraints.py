@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from django.db import IntegrityError, transaction
 
-from curation.models import Verdict, VerdictStatus
+from curation.models import Mix, MixSource, Verdict, VerdictStatus
 from tests.constraints import named_constraints, rejected_by
-from tests.factories import make_item
+from tests.factories import make_item, make_project
 
 pytestmark = pytest.mark.django_db
 
@@ -338,3 +338,39 @@ def test_item_quality_scores_outside_zero_one_are_rejected(quality, ds):
             annotator_agreement=1.0,
             ds_p1=ds,
         )
+
+
+def test_a_mix_version_is_taken_once():
+    Mix.objects.create(name="mix", version="v1")
+    with rejected_by("curation_mix_version_once"):
+        Mix.objects.create(name="mix", version="v1")
+
+
+def test_unknown_mix_status_or_mode_is_rejected():
+    with rejected_by("curation_mix_status_valid"):
+        Mix.objects.create(name="a", version="v1", status="baking")
+    with rejected_by("curation_mix_mode_valid"):
+        Mix.objects.create(name="b", version="v1", mode="random")
+
+
+def test_a_ready_mix_is_published():
+    with rejected_by("curation_mix_ready_is_published"):
+        Mix.objects.create(
+            name="a", version="v1", status="ready", sha256="", folder="f", archive="z"
+        )
+    Mix.objects.create(name="b", version="v1", status="ready", sha256="s", folder="f", archive="z")
+
+
+def test_mix_progress_stays_within_its_total():
+    with rejected_by("curation_mix_progress_within_total"):
+        Mix.objects.create(name="a", version="v1", progress_done=3, progress_total=2)
+
+
+def test_mix_sources_take_a_position_once_with_a_positive_weight():
+    mix = Mix.objects.create(name="a", version="v1")
+    project = make_project()
+    MixSource.objects.create(mix=mix, position=0, project=project)
+    with rejected_by("curation_mixsource_position_once"):
+        MixSource.objects.create(mix=mix, position=0, project=project)
+    with rejected_by("curation_mixsource_weight_positive"):
+        MixSource.objects.create(mix=mix, position=1, project=project, weight=0)
