@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from curation.api import agreement, evaluation, releases, verdicts
+from curation.api import agreement, evaluation, exports, releases, verdicts
 from curation.quality import apis as quality_apis
 
 P = "projects/<slug:slug>/"
@@ -22,6 +22,8 @@ urlpatterns = [
         agreement.AgreementRefreshApi.as_view(),
         name="api_agreement_refresh",
     ),
+    path(P + "exports/votes/", exports.VoteExportApi.as_view(), name="api_export_votes"),
+    path(P + "exports/verdicts/", exports.VerdictExportApi.as_view(), name="api_export_verdicts"),
     path(P + "releases/", releases.ReleaseListApi.as_view(), name="api_releases"),
     path(R, releases.ReleaseDetailApi.as_view(), name="api_release"),
     path(R + "download/", releases.ReleaseDownloadApi.as_view(), name="api_release_download"),

@@ -17,6 +17,7 @@ from annotate.eligibility import eligible_counts
 from annotate.models import Judgement, Membership
 from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, project_for
 from curation.agreement import reports
+from curation.exports import formats as export_formats
 from curation.models import (
     AgreementCache,
     AuditEvent,
@@ -174,6 +175,8 @@ def curation_queue(request, slug):
             .order_by("pseudonym")
             .values_list("pseudonym", flat=True),
             "sorts": list(QUEUE_SORTS),
+            "export_domains": [(d.slug, d.title) for d in domains],
+            "parquet_available": export_formats.parquet_available(),
         },
     )
 

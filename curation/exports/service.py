@@ -1,0 +1,84 @@
+"""Raw exports of a project's votes and verdicts, any time (not only in a
+release): the rows, read in one streamed query each, and the file's name.
+
+`export_rows` reads the project's pseudonyms (one query) and then the rows
+through one query read in chunks (`.iterator(chunk_size=CHUNK)`: a
+server-side cursor on PostgreSQL, fetchmany on SQLite), so memory and the
+number of queries stay the same whatever the number of votes. Every
+revision of every vote is exported (votes are append-only); rows are in
+vote order (`vote_id`), verdicts in item order. Who may export is the
+caller's business: the views and the API let a project's curators and
+admins in, as on every curation page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+from django.utils import timezone
+
+from annotate.models import Domain, Judgement, Membership, Project
+from curation.exports import records
+from curation.models import Verdict
+
+KINDS = ("votes", "verdicts")
+# Rows fetched from the database at a time.
+CHUNK = 2000
+
+
+def pseudonyms(project: Project) -> dict[int, str]:
+    """Every member's pseudonym by user id (blank ones left out, so that
+    records.pseudonym_of falls back as releases do)."""
+    return dict(
+        Membership.objects.filter(project=project)
+        .exclude(pseudonym="")
+        .values_list("user_id", "pseudonym")
+    )
+
+
+def export_rows(*, project: Project, kind: str, domain: Domain | None = None) -> Iterator[tuple]:
+    """The rows of a `kind` export (records.COLUMNS[kind] order), of one
+    domain or the whole project. A generator: nothing is read until the
+    first row is asked for."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown export {kind!r}")
+    names = pseudonyms(project)
+    if kind == "votes":
+        judgements = Judgement.objects.filter(assignment__item__project=project)
+        if domain is not None:
+            judgements = judgements.filter(assignment__item__domain=domain)
+        rows = (
+            judgements.order_by("pk").values_list(*records.VOTE_FIELDS).iterator(chunk_size=CHUNK)
+        )
+        for row in rows:
+            yield records.vote_record(row, project=project.slug, names=names)
+    else:
+        verdicts = Verdict.objects.filter(project=project)
+        if domain is not None:
+            verdicts = verdicts.filter(item__domain=domain)
+        rows = (
+            verdicts.order_by("item_id")
+            .values_list(*records.VERDICT_FIELDS)
+            .iterator(chunk_size=CHUNK)
+        )
+        for row in rows:
+            yield records.verdict_record(row, project=project.slug, names=names)
+
+
+EXTENSIONS = {"csv": "csv", "jsonl": "jsonl", "parquet": "parquet"}
+
+
+def export_filename(
+    *,
+    project: Project,
+    kind: str,
+    file_format: str,
+    domain: Domain | None = None,
+    at: datetime | None = None,
+) -> str:
+    """``<project>-<domain or all>-<kind>-<UTC time>.<ext>``, e.g.
+    ``mrb-vqa-votes-20260301T120000Z.csv``: slugs only, so it needs no quoting."""
+    at = (at or timezone.now()).astimezone(UTC)
+    scope = domain.slug if domain is not None else "all"
+    return f"{project.slug}-{scope}-{kind}-{at:%Y%m%dT%H%M%SZ}.{EXTENSIONS[file_format]}"
