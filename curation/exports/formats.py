@@ -26,9 +26,8 @@ import importlib.util
 import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
 
-from curation.spreadsheet_cells import neutralised
+from curation.spreadsheet_cells import FORMULA_STARTS, neutralised
 
 PIECE_BYTES = 64 * 1024
 ROW_GROUP_ROWS = 10_000
@@ -64,24 +63,32 @@ def encode(file_format: str, columns: Columns, rows: Iterable[Sequence]) -> Iter
     raise ValueError(f"unknown format {file_format!r}")
 
 
-def _csv_cell(value):
-    if value is None:
-        return ""
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return neutralised(value)
+def _indexes(columns: Columns, kind: str) -> list[int]:
+    return [i for i, (_, k) in enumerate(columns) if k == kind]
+
+
+# (The row loops below convert only the columns that need it, in place,
+# without a call per cell: at 1M rows, a function per cell was half the
+# export's CPU time.)
 
 
 def csv_pieces(columns: Columns, rows: Iterable[Sequence]) -> Iterator[bytes]:
+    texts, flags, times = (_indexes(columns, k) for k in ("string", "bool", "timestamp"))
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer = csv.writer(buffer, lineterminator="\r\n")  # (None is written empty)
     writer.writerow([name for name, _ in columns])
     for row in rows:
-        writer.writerow([_csv_cell(value) for value in row])
+        cells = list(row)
+        for i in texts:
+            text = cells[i]
+            if text and text.startswith(FORMULA_STARTS):
+                cells[i] = neutralised(text)
+        for i in flags:
+            cells[i] = "true" if cells[i] else "false"
+        for i in times:
+            if cells[i] is not None:
+                cells[i] = cells[i].isoformat()
+        writer.writerow(cells)
         if buffer.tell() >= PIECE_BYTES:
             yield buffer.getvalue().encode()
             buffer.seek(0)
@@ -89,19 +96,18 @@ def csv_pieces(columns: Columns, rows: Iterable[Sequence]) -> Iterator[bytes]:
     yield buffer.getvalue().encode()
 
 
-def _json_default(value):
-    if isinstance(value, datetime):
-        return value.isoformat()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
-
-
 def jsonl_pieces(columns: Columns, rows: Iterable[Sequence]) -> Iterator[bytes]:
     names = [name for name, _ in columns]
-    encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_json_default)
+    times = _indexes(columns, "timestamp")
+    encode_line = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     lines: list[str] = []
     size = 0
     for row in rows:
-        line = encoder.encode(dict(zip(names, row, strict=True)))
+        cells = list(row)
+        for i in times:
+            if cells[i] is not None:
+                cells[i] = cells[i].isoformat()
+        line = encode_line(dict(zip(names, cells, strict=True)))
         lines.append(line)
         size += len(line) + 1
         if size >= PIECE_BYTES:

@@ -78,7 +78,7 @@ COLUMNS = {"votes": VOTE_COLUMNS, "verdicts": VERDICT_COLUMNS}
 VOTE_FIELDS = (
     "pk",
     "assignment_id",
-    "assignment__item__domain__slug",
+    "assignment__item__domain_id",
     "assignment__item__external_id",
     "assignment__annotator_id",
     "assignment__shown_swapped",
@@ -99,7 +99,7 @@ VOTE_FIELDS = (
 
 VERDICT_FIELDS = (
     "item_id",
-    "item__domain__slug",
+    "item__domain_id",
     "item__external_id",
     "status",
     "final_choice",
@@ -127,8 +127,11 @@ def pseudonym_of(names: Mapping[int, str], user_id: int | None) -> str:
     return names.get(user_id) or f"annotator-{user_id}"
 
 
-def vote_record(row: tuple, *, project: str, names: Mapping[int, str]) -> tuple:
-    """One vote row (VOTE_COLUMNS order) from a VOTE_FIELDS tuple."""
+def vote_record(
+    row: tuple, *, project: str, names: Mapping[int, str], domains: Mapping[int, str]
+) -> tuple:
+    """One vote row (VOTE_COLUMNS order) from a VOTE_FIELDS tuple; `names`
+    are pseudonyms by user id, `domains` slugs by domain id."""
     (
         pk,
         assignment_id,
@@ -155,7 +158,7 @@ def vote_record(row: tuple, *, project: str, names: Mapping[int, str]) -> tuple:
         pk,
         assignment_id,
         project,
-        domain,
+        domains[domain],
         item,
         pseudonym_of(names, annotator_id),
         revision,
@@ -178,14 +181,16 @@ def vote_record(row: tuple, *, project: str, names: Mapping[int, str]) -> tuple:
     )
 
 
-def verdict_record(row: tuple, *, project: str, names: Mapping[int, str]) -> tuple:
+def verdict_record(
+    row: tuple, *, project: str, names: Mapping[int, str], domains: Mapping[int, str]
+) -> tuple:
     """One verdict row (VERDICT_COLUMNS order) from a VERDICT_FIELDS tuple."""
     (*head, decided_by, version, updated_at) = row
     item_id, domain, item, *rest = head
     return (
         item_id,
         project,
-        domain,
+        domains[domain],
         item,
         *rest,
         pseudonym_of(names, decided_by),

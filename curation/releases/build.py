@@ -31,6 +31,7 @@ from annotate.models import Judgement, Membership
 from common.storage import local_path, open_stored
 from curation.agreement import reports
 from curation.agreement import stats as agreement
+from curation.exports.records import pseudonym_of
 from curation.models import (
     RELEASABLE,
     Release,
@@ -312,7 +313,7 @@ def _export_items(chunk, pseudonyms, members, slots):
     for item_id, annotator, choice, c1, c2, confidence in rows:
         votes[item_id].append(
             {
-                "annotator": pseudonyms.get(annotator) or f"annotator-{annotator}",
+                "annotator": pseudonym_of(pseudonyms, annotator),
                 "choice": choice,
                 "correct_1": c1,
                 "correct_2": c2,

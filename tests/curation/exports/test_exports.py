@@ -434,3 +434,27 @@ def test_queries_do_not_grow_with_the_rows(
             download(client, url)
         counts.append(len(captured))
     assert counts[0] == counts[1]
+
+
+def test_an_annotator_has_the_same_name_in_an_export_and_a_release(tmp_path):
+    from annotate.models import Item, Membership
+    from tests.curation.releases.test_releases import built, make_release_project, media
+
+    project = make_release_project(tmp_path, slug="same-names")
+    nameless = make_user()  # a voter without a pseudonym: annotator-<id> in both
+    Membership.objects.create(project=project, user=nameless, role="annotator")
+    item = Item.objects.get(project=project, external_id="vqa_1")
+    make_judgement(make_assignment(item, nameless))
+    release = built(project)
+    provenance = [
+        json.loads(line)
+        for line in (media(release.folder) / "provenance.jsonl").read_text().splitlines()
+    ]
+    released = {(p["ID"], v["annotator"]) for p in provenance for v in p["votes"]}
+    exported = {
+        (row[4], row[5])  # item, annotator
+        for row in service.export_rows(project=project, kind="votes")
+        if row[4] in {"pref_1", "vqa_1"}
+    }
+    assert released == exported
+    assert ("vqa_1", f"annotator-{nameless.pk}") in exported
