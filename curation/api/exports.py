@@ -5,6 +5,8 @@ Curators and admins only, as the pages."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers
@@ -47,7 +49,7 @@ def _columns_text(kind: str) -> str:
     return ", ".join(f"`{name}` ({kind_})" for name, kind_ in records.COLUMNS[kind])
 
 
-_FILE_RESPONSES = {
+_FILE_RESPONSES: dict[Any, Any] = {
     (200, "text/csv"): OpenApiResponse(OpenApiTypes.BINARY, description="CSV, header first."),
     (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.BINARY, description="JSON Lines."),
     (200, "application/vnd.apache.parquet"): OpenApiResponse(

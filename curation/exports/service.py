@@ -16,8 +16,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotate.models import Domain, Judgement, Membership, Project
@@ -54,7 +56,9 @@ def export_rows(*, project: Project, kind: str, domain: Domain | None = None) ->
         # Each vote's revisions together, votes in claim order: the order of
         # the (assignment, revision) unique index, so no sort before the
         # first row.
-        rows = judgements.order_by("assignment_id", "revision").values_list(*records.VOTE_FIELDS)
+        rows: QuerySet[Any, Any] = judgements.order_by("assignment_id", "revision").values_list(
+            *records.VOTE_FIELDS
+        )
         record = records.vote_record
     else:
         verdicts = Verdict.objects.filter(project=project)
