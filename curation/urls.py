@@ -4,6 +4,7 @@ from django.urls import path
 
 from curation.agreement import views as agreement_views
 from curation.evaluation import views as evaluation_views
+from curation.exports import views as export_views
 from curation.quality import views as quality_views
 from curation.releases import mix_views
 from curation.releases import views as release_views
@@ -34,6 +35,8 @@ urlpatterns = [
         name="accept_domain",
     ),
     path("p/<slug:slug>/audit/", verdict_views.audit_log, name="audit_log"),
+    path("p/<slug:slug>/exports/votes/", export_views.export_votes, name="export_votes"),
+    path("p/<slug:slug>/exports/verdicts/", export_views.export_verdicts, name="export_verdicts"),
     path("p/<slug:slug>/releases/", release_views.release_list, name="releases"),
     path("p/<slug:slug>/releases/new/", release_views.release_new, name="release_new"),
     path(

@@ -138,6 +138,8 @@ MATRIX: dict[str, Row] = {
         get=access("curator", 200), post=access("curator", 200), note="empty POST: unbound form"
     ),
     "audit_log": Row(get=access("curator", 200), post=None),
+    "export_votes": Row(get=access("curator", 200), post=None, note="streamed CSV"),
+    "export_verdicts": Row(get=access("curator", 200), post=None, note="streamed CSV"),
     "releases": Row(get=access("curator", 200), post=None),
     "release_new": Row(
         get=access("curator", 200), post=access("curator", 200), note="empty POST: unbound form"

@@ -10,6 +10,7 @@ from annotate.projects import CURATOR_ROLES, project_for
 from curation.agreement import reports
 from curation.agreement.diagnostics import MIN_SIDE_VOTES
 from curation.agreement.reports import request_agreement_refresh
+from curation.exports import formats as export_formats
 from curation.models import (
     AgreementCache,
 )
@@ -43,6 +44,8 @@ def agreement_dashboard(request, slug):
             "fmt": reports.fmt,
             "min_side_votes": MIN_SIDE_VOTES,
             "stuck_count": stuck_items(project).count(),
+            "export_domains": [(r.key, r.title) for r in report.domains if r.key != reports.ALL],
+            "parquet_available": export_formats.parquet_available(),
         },
     )
 

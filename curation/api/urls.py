@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from curation.api import agreement, evaluation, judges, mixes, releases, verdicts
+from curation.api import agreement, evaluation, exports, judges, mixes, releases, verdicts
 from curation.quality import apis as quality_apis
 
 P = "projects/<slug:slug>/"
@@ -40,6 +40,8 @@ urlpatterns = [
     path(J, judges.JudgeRunDetailApi.as_view(), name="api_judge_run"),
     path(J + "cancel/", judges.JudgeRunCancelApi.as_view(), name="api_judge_run_cancel"),
     path(J + "resume/", judges.JudgeRunResumeApi.as_view(), name="api_judge_run_resume"),
+    path(P + "exports/votes/", exports.VoteExportApi.as_view(), name="api_export_votes"),
+    path(P + "exports/verdicts/", exports.VerdictExportApi.as_view(), name="api_export_verdicts"),
     path(P + "releases/", releases.ReleaseListApi.as_view(), name="api_releases"),
     path(R, releases.ReleaseDetailApi.as_view(), name="api_release"),
     path(R + "download/", releases.ReleaseDownloadApi.as_view(), name="api_release_download"),

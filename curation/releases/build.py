@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from annotate.models import Judgement, Membership
 from common.storage import local_path, open_stored
+from curation.exports.records import pseudonym_of
 from curation.models import (
     Release,
     ReleaseItem,
@@ -325,7 +326,7 @@ def _export_items(chunk, pseudonyms, members, slots):
     for item_id, annotator, choice, c1, c2, confidence in rows:
         votes[item_id].append(
             {
-                "annotator": pseudonyms.get(annotator) or f"annotator-{annotator}",
+                "annotator": pseudonym_of(pseudonyms, annotator),
                 "choice": choice,
                 "correct_1": c1,
                 "correct_2": c2,

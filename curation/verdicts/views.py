@@ -18,6 +18,7 @@ from annotate.loop.scales import point_label
 from annotate.models import Judgement, Membership
 from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, project_for
 from curation.agreement import reports
+from curation.exports import formats as export_formats
 from curation.models import (
     AgreementCache,
     AuditEvent,
@@ -176,6 +177,8 @@ def curation_queue(request, slug):
             .order_by("pseudonym")
             .values_list("pseudonym", flat=True),
             "sorts": list(QUEUE_SORTS),
+            "export_domains": [(d.slug, d.title) for d in domains],
+            "parquet_available": export_formats.parquet_available(),
         },
     )
 

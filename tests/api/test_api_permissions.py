@@ -57,6 +57,8 @@ EXPECTED = {
     ("api_verdict_decision", "post"): CURATORS_POST,
     ("api_agreement", "get"): CURATORS,
     ("api_agreement_refresh", "post"): row(401, 404, 403, 202, 202),
+    ("api_export_votes", "get"): CURATORS,  # streamed CSV
+    ("api_export_verdicts", "get"): CURATORS,
     ("api_releases", "get"): CURATORS,
     ("api_releases", "post"): CURATORS_POST,
     ("api_release", "get"): CURATORS,

@@ -16,6 +16,8 @@ PURE_MODULES = [
     "curation.agreement.diagnostics",
     "curation.releases.exporter",
     "curation.releases.parquet",
+    "curation.exports.records",
+    "curation.exports.formats",
     "curation.evaluation.scoring",
     "curation.evaluation.scoring_input",
     "curation.evaluation.scoring_output",

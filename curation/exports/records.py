@@ -1,0 +1,199 @@
+"""What one exported vote or verdict row holds, pure Python (no Django import).
+
+A vote row is one Judgement row: every revision, not only the current one
+(`revision`, `is_current`), in canonical terms (`choice`, `correct_1`,
+`correct_2`: response 1 / response 2 as imported) and as the annotator saw
+it (`shown_left`: the response displayed on the left; `choice_displayed`
+left/right/tie; `correct_left`, `correct_right`), through the one mapping of
+annotate.loop.rules. Annotators are named by their pseudonym with the rule
+releases use (`pseudonym_of`), so an annotator is the same name in an export
+and in a release's provenance.jsonl. No model names, prompts, responses or
+gold answers: an export describes the votes, and the item's content is in
+the release or the verdict API.
+
+A verdict row is one item's Verdict with its current tallies.
+
+Each column has a type (COLUMN_TYPES) that the Parquet writer maps to Arrow
+types and the CSV writer spells as text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from annotate.loop import rules
+
+# Column types: "string", "int" (nullable 64-bit), "float", "bool", "timestamp" (UTC).
+VOTE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("vote_id", "int"),
+    ("assignment_id", "int"),
+    ("project", "string"),
+    ("domain", "string"),
+    ("item", "string"),
+    ("annotator", "string"),
+    ("revision", "int"),
+    ("is_current", "bool"),
+    ("choice", "string"),
+    ("correct_1", "string"),
+    ("correct_2", "string"),
+    ("shown_left", "string"),
+    ("choice_displayed", "string"),
+    ("correct_left", "string"),
+    ("correct_right", "string"),
+    ("confidence", "int"),
+    ("rationale", "string"),
+    ("flagged_problem", "bool"),
+    ("problem_reason", "string"),
+    ("claimed_at", "timestamp"),
+    ("voted_at", "timestamp"),
+    ("seconds_spent", "float"),
+    ("active_seconds", "float"),
+)
+
+VERDICT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("item_id", "int"),
+    ("project", "string"),
+    ("domain", "string"),
+    ("item", "string"),
+    ("status", "string"),
+    ("final_choice", "string"),
+    ("provenance", "string"),
+    ("reason", "string"),
+    ("exclusion_category", "string"),
+    ("contest_kind", "string"),
+    ("escalations", "int"),
+    ("votes_1", "int"),
+    ("votes_2", "int"),
+    ("votes_tie", "int"),
+    ("votes_needed", "int"),
+    ("decided_by", "string"),
+    ("version", "int"),
+    ("updated_at", "timestamp"),
+)
+
+COLUMNS = {"votes": VOTE_COLUMNS, "verdicts": VERDICT_COLUMNS}
+
+# What the service reads of each Judgement (values_list through its
+# assignment and item), in this order; vote_record turns it into a row.
+VOTE_FIELDS = (
+    "pk",
+    "assignment_id",
+    "assignment__item__domain_id",
+    "assignment__item__external_id",
+    "assignment__annotator_id",
+    "assignment__shown_swapped",
+    "revision",
+    "is_current",
+    "choice",
+    "correct_1",
+    "correct_2",
+    "confidence",
+    "rationale",
+    "flagged_problem",
+    "problem_reason",
+    "assignment__claimed_at",
+    "created_at",
+    "seconds_spent",
+    "active_seconds",
+)
+
+VERDICT_FIELDS = (
+    "item_id",
+    "item__domain_id",
+    "item__external_id",
+    "status",
+    "final_choice",
+    "provenance",
+    "reason",
+    "exclusion_category",
+    "contest_kind",
+    "escalations",
+    "item__votes_1",
+    "item__votes_2",
+    "item__votes_tie",
+    "item__votes_needed",
+    "decided_by_id",
+    "version",
+    "updated_at",
+)
+
+
+def pseudonym_of(names: Mapping[int, str], user_id: int | None) -> str:
+    """A user's name in exports and releases: their membership's pseudonym,
+    else ``annotator-<user id>`` (a member without one, or a superuser who
+    is no member); "" for nobody (a verdict the rule decided)."""
+    if user_id is None:
+        return ""
+    return names.get(user_id) or f"annotator-{user_id}"
+
+
+def vote_record(
+    row: tuple, *, project: str, names: Mapping[int, str], domains: Mapping[int, str]
+) -> tuple:
+    """One vote row (VOTE_COLUMNS order) from a VOTE_FIELDS tuple; `names`
+    are pseudonyms by user id, `domains` slugs by domain id."""
+    (
+        pk,
+        assignment_id,
+        domain,
+        item,
+        annotator_id,
+        swapped,
+        revision,
+        is_current,
+        choice,
+        correct_1,
+        correct_2,
+        confidence,
+        rationale,
+        flagged,
+        problem,
+        claimed_at,
+        voted_at,
+        seconds,
+        active,
+    ) = row
+    correct_left, correct_right = rules.displayed_pair(correct_1, correct_2, swapped=swapped)
+    return (
+        pk,
+        assignment_id,
+        project,
+        domains[domain],
+        item,
+        pseudonym_of(names, annotator_id),
+        revision,
+        is_current,
+        choice,
+        correct_1,
+        correct_2,
+        rules.response_on("left", swapped=swapped),
+        rules.displayed_choice(choice, swapped=swapped),
+        correct_left,
+        correct_right,
+        confidence,
+        rationale,
+        flagged,
+        problem,
+        claimed_at,
+        voted_at,
+        seconds,
+        active,
+    )
+
+
+def verdict_record(
+    row: tuple, *, project: str, names: Mapping[int, str], domains: Mapping[int, str]
+) -> tuple:
+    """One verdict row (VERDICT_COLUMNS order) from a VERDICT_FIELDS tuple."""
+    (*head, decided_by, version, updated_at) = row
+    item_id, domain, item, *rest = head
+    return (
+        item_id,
+        project,
+        domains[domain],
+        item,
+        *rest,
+        pseudonym_of(names, decided_by),
+        version,
+        updated_at,
+    )

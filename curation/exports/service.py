@@ -1,0 +1,104 @@
+"""Raw exports of a project's votes and verdicts, any time (not only in a
+release): the rows, read in one streamed query each, and the file's name.
+
+`export_rows` reads the project's pseudonyms and domains (a query each),
+then the rows through one query read in chunks (`.iterator(chunk_size=
+CHUNK)`: a server-side cursor on PostgreSQL, fetchmany on SQLite), so
+memory and the number of queries stay the same whatever the number of
+votes. Every revision of every vote is exported (votes are append-only);
+votes are in claim order with each vote's revisions together, verdicts in
+item order. Who may export is the caller's business: the views and the API
+let a project's curators and admins in, as on every curation page.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from annotate.models import Domain, Judgement, Membership, Project
+from curation.exports import records
+from curation.models import Verdict
+
+KINDS = ("votes", "verdicts")
+# Rows fetched from the database at a time.
+CHUNK = 2000
+
+
+def pseudonyms(project: Project) -> dict[int, str]:
+    """Every member's pseudonym by user id (blank ones left out, so that
+    records.pseudonym_of falls back as releases do)."""
+    return dict(
+        Membership.objects.filter(project=project)
+        .exclude(pseudonym="")
+        .values_list("user_id", "pseudonym")
+    )
+
+
+def export_rows(*, project: Project, kind: str, domain: Domain | None = None) -> Iterator[tuple]:
+    """The rows of a `kind` export (records.COLUMNS[kind] order), of one
+    domain or the whole project. A generator: nothing is read until the
+    first row is asked for."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown export {kind!r}")
+    names = pseudonyms(project)
+    domains = dict(Domain.objects.filter(project=project).values_list("pk", "slug"))
+    if kind == "votes":
+        judgements = Judgement.objects.filter(assignment__item__project=project)
+        if domain is not None:
+            judgements = judgements.filter(assignment__item__domain=domain)
+        # Each vote's revisions together, votes in claim order: the order of
+        # the (assignment, revision) unique index, so no sort before the
+        # first row.
+        rows: QuerySet[Any, Any] = judgements.order_by("assignment_id", "revision").values_list(
+            *records.VOTE_FIELDS
+        )
+        record = records.vote_record
+    else:
+        verdicts = Verdict.objects.filter(project=project)
+        if domain is not None:
+            verdicts = verdicts.filter(item__domain=domain)
+        rows = verdicts.order_by("item_id").values_list(*records.VERDICT_FIELDS)
+        record = records.verdict_record
+    with _read_transaction():
+        for row in rows.iterator(chunk_size=CHUNK):
+            yield record(row, project=project.slug, names=names, domains=domains)
+
+
+def _read_transaction():
+    """On PostgreSQL, a transaction around the export's cursor. Outside one,
+    Django declares the server-side cursor WITH HOLD, and PostgreSQL then
+    computes and stores the whole result before the first row is fetched
+    (8 s for 1M votes, bench/export_bench.py); inside one the rows flow as
+    they are found, from one snapshot. Not on SQLite, where the settings'
+    IMMEDIATE transactions would hold the write lock (every vote would wait
+    for the download); its cursor reads lazily without one. (A download
+    cut short closes the generator: the transaction is rolled back, having
+    written nothing.)"""
+    if connection.vendor == "postgresql":
+        return transaction.atomic()
+    return contextlib.nullcontext()
+
+
+EXTENSIONS = {"csv": "csv", "jsonl": "jsonl", "parquet": "parquet"}
+
+
+def export_filename(
+    *,
+    project: Project,
+    kind: str,
+    file_format: str,
+    domain: Domain | None = None,
+    at: datetime | None = None,
+) -> str:
+    """``<project>-<domain or all>-<kind>-<UTC time>.<ext>``, e.g.
+    ``mrb-vqa-votes-20260301T120000Z.csv``: slugs only, so it needs no quoting."""
+    at = (at or timezone.now()).astimezone(UTC)
+    scope = domain.slug if domain is not None else "all"
+    return f"{project.slug}-{scope}-{kind}-{at:%Y%m%dT%H%M%SZ}.{EXTENSIONS[file_format]}"
