@@ -77,7 +77,7 @@ def measure(version: str, slugs: list[str]) -> dict:
     from django.contrib.auth import get_user_model
 
     from curation.models import Mix
-    from curation.releases import exporter, mix_build, mix_files
+    from curation.releases import exporter, mix_build, mix_files, trl
     from curation.releases.mix_build import build_mix
     from curation.releases.mix_service import PROVENANCES, STATUSES, SourceChoice, create_mix
 
@@ -86,7 +86,7 @@ def measure(version: str, slugs: list[str]) -> dict:
     phases.wrap(mix_build, "select", "filters, limits, dedup (pure)")
     phases.wrap(mix_files, "write_mix", "write files (JSONL, parquet, images, card, sha256)")
     phases.wrap(exporter, "file_checksums", "  of which sha256 of every file")
-    phases.wrap(mix_files.TrlParquet, "write", "  of which parquet rows")
+    phases.wrap(trl.TrlWriter, "write_row", "  of which parquet rows")
     phases.wrap(mix_build, "_copy_image", "  of which image files (link)")
     phases.wrap(exporter, "write_zip", "zip")
     phases.wrap(mix_build, "_publish", "publish (rename, ready row)")

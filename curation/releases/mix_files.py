@@ -23,11 +23,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from curation.releases import exporter
+from curation.releases import exporter, trl
 from curation.releases.mix_rows import Candidate, Selection, trl_row
 
 SCHEMA_VERSION = "1.0"
-ROW_GROUP_ROWS = 100
 NORMALISATION = "Unicode NFKC, then casefold, then white space collapsed to one space and trimmed"
 
 
@@ -38,94 +37,6 @@ def image_name(c: Candidate) -> str:
 def ordered_rows(selection: Selection) -> list[tuple[int, Candidate]]:
     """Kept rows grouped by domain (sorted), then by source, then by ID."""
     return sorted(selection.kept, key=lambda r: (r[1].domain, r[0], r[1].external_id))
-
-
-# Fixed options (the same rows give the same bytes): text zstd-compressed,
-# image bytes stored as they are (already compressed; zstd on them cost ~15 %
-# of a build's CPU), a small encoding batch so a batch of images is not
-# buffered whole (as curation.releases.parquet does).
-_TEXT_COLUMNS = ("id", "prompt.list.element.role", "prompt.list.element.content",
-                 "chosen.list.element.role", "chosen.list.element.content",
-                 "rejected.list.element.role", "rejected.list.element.content",
-                 "images.list.element.path", "category", "source")  # fmt: skip
-WRITER_OPTIONS: dict[str, Any] = {
-    "version": "2.6",
-    "compression": {**dict.fromkeys(_TEXT_COLUMNS, "zstd"), "images.list.element.bytes": "none"},
-    "use_dictionary": ["category", "source"],
-    "write_statistics": ["id", "category", "source"],
-    "write_batch_size": 16,
-}
-
-
-class TrlParquet:
-    """trl/<domain>.parquet: one file per domain, rows in row groups of ROW_GROUP_ROWS."""
-
-    def __init__(self, folder: Path):
-        import pyarrow as pa
-
-        message = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
-        image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
-        text = {"dtype": "string", "_type": "Value"}
-        conversation = {"feature": {"role": text, "content": text}, "_type": "List"}
-        features = {
-            "id": text,
-            "prompt": conversation,
-            "chosen": conversation,
-            "rejected": conversation,
-            "images": {"feature": {"_type": "Image"}, "_type": "List"},
-            "category": text,
-            "source": text,
-        }
-        self.schema = pa.schema(
-            [
-                ("id", pa.string()),
-                ("prompt", message),
-                ("chosen", message),
-                ("rejected", message),
-                ("images", pa.list_(image)),
-                ("category", pa.string()),
-                ("source", pa.string()),
-            ],
-            metadata={
-                b"huggingface": json.dumps(
-                    {"info": {"features": features}}, separators=(",", ":")
-                ).encode()
-            },
-        )
-        self.folder = folder / "trl"
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.domain: str | None = None
-        self.writer = None
-        self.buffer: list[dict] = []
-
-    def write(self, domain: str, row: dict) -> None:
-        import pyarrow.parquet as pq
-
-        if domain != self.domain:
-            self._finish()
-            self.domain = domain
-            self.writer = pq.ParquetWriter(
-                str(self.folder / f"{domain}.parquet"), self.schema, **WRITER_OPTIONS
-            )
-        self.buffer.append(row)
-        if len(self.buffer) >= ROW_GROUP_ROWS:
-            self._flush()
-
-    def _flush(self) -> None:
-        import pyarrow as pa
-
-        if self.buffer and self.writer is not None:
-            self.writer.write_table(pa.Table.from_pylist(self.buffer, schema=self.schema))
-        self.buffer = []
-
-    def _finish(self) -> None:
-        self._flush()
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
-
-    def close(self) -> None:
-        self._finish()
 
 
 def write_mix(
@@ -142,7 +53,7 @@ def write_mix(
     `meta` carries name, version, seed, created_at, notes, sources, filters,
     dedup, mode, size (written to the card and the manifest as they are)."""
     jsonl: dict[str, exporter.JsonLinesWriter] = {}
-    writer = TrlParquet(folder) if parquet else None
+    writer = trl.TrlWriter(folder, extra=("source",)) if parquet else None
     counts: Counter[str] = Counter()
     by_source: dict[str, Counter[str]] = {label: Counter() for label in labels}
     try:
@@ -161,7 +72,7 @@ def write_mix(
             )
             if writer is not None:
                 embedded = {"bytes": destination.read_bytes(), "path": image.rsplit("/", 1)[1]}
-                writer.write(
+                writer.write_row(
                     c.domain, trl_row(row_id=row_id, source=label, candidate=c, images=[embedded])
                 )
             counts[c.domain] += 1

@@ -35,6 +35,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from curation.releases.trl import conversational_row
+
 # Reasons a row is left out, in the report and dropped.jsonl.
 FILTER_REASONS = ("status", "provenance", "min_share", "domain")
 DEDUP_REASONS = ("duplicate", "over_limit")
@@ -223,14 +225,10 @@ def trl_row(*, row_id: str, source: str, candidate: Candidate, images: list[Any]
     inserts the image placeholder itself), `images` as given by the caller (a
     path relative to the JSONL file, or an embedded {bytes, path})."""
     c = candidate
-    chosen = c.response_1 if c.chosen == "1" else c.response_2
-    rejected = c.response_2 if c.chosen == "1" else c.response_1
-    return {
-        "id": row_id,
-        "prompt": [{"role": "user", "content": c.prompt}],
-        "chosen": [{"role": "assistant", "content": chosen}],
-        "rejected": [{"role": "assistant", "content": rejected}],
-        "images": images,
-        "category": c.category,
-        "source": source,
-    }
+    chosen, rejected = (
+        (c.response_1, c.response_2) if c.chosen == "1" else (c.response_2, c.response_1)
+    )
+    row = conversational_row(
+        id=row_id, prompt=c.prompt, chosen=chosen, rejected=rejected, category=c.category
+    )
+    return {**row, "images": images, "source": source}

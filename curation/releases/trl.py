@@ -77,9 +77,10 @@ def _string() -> dict[str, str]:
     return {"dtype": "string", "_type": "Value"}
 
 
-def hf_features() -> dict[str, Any]:
+def hf_features(extra: Sequence[str] = ()) -> dict[str, Any]:
     """The `datasets` Features of the rows, as `Features.to_dict()` writes them
-    (datasets 4 and later: lists are `List` features)."""
+    (datasets 4 and later: lists are `List` features). `extra`: string columns
+    after `category` (a training mix adds `source`)."""
     message = {"feature": {"role": _string(), "content": _string()}, "_type": "List"}
     return {
         "id": _string(),
@@ -88,10 +89,11 @@ def hf_features() -> dict[str, Any]:
         "rejected": message,
         "images": {"feature": {"_type": "Image"}, "_type": "List"},
         "category": _string(),
+        **{name: _string() for name in extra},
     }
 
 
-def arrow_schema():
+def arrow_schema(extra: Sequence[str] = ()):
     import pyarrow as pa
 
     message = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
@@ -99,24 +101,35 @@ def arrow_schema():
     types = {"prompt": message, "chosen": message, "rejected": message, "images": pa.list_(image)}
     metadata = {
         b"huggingface": json.dumps(
-            {"info": {"features": hf_features()}}, separators=(",", ":")
+            {"info": {"features": hf_features(extra)}}, separators=(",", ":")
         ).encode()
     }
-    return pa.schema([(name, types.get(name, pa.string())) for name in COLUMNS], metadata=metadata)
+    columns = (*COLUMNS, *extra)
+    return pa.schema([(name, types.get(name, pa.string())) for name in columns], metadata=metadata)
 
 
-# Fixed options (the same rows give the same bytes); image bytes are already
-# compressed, so stored as they are.
-WRITER_OPTIONS: dict[str, Any] = {
-    "version": "2.6",
-    "compression": "zstd",
-    "compression_level": None,
-    "use_dictionary": ["category"],
-    "write_statistics": ["id", "category"],
-    "write_page_index": False,
-    "store_schema": True,
-    "write_batch_size": 16,
-}
+def writer_options(extra: Sequence[str] = ()) -> dict[str, Any]:
+    """Fixed options (the same rows give the same bytes): text zstd-compressed,
+    image bytes stored as they are (already compressed; zstd on them cost about
+    15 % of a mix build's CPU), a small encoding batch so a batch of images is
+    not buffered whole."""
+    text = [
+        "id",
+        *(f"{m}.list.element.{f}" for m in MESSAGE_COLUMNS for f in ("role", "content")),
+        "images.list.element.path",
+        "category",
+        *extra,
+    ]
+    return {
+        "version": "2.6",
+        "compression": {**dict.fromkeys(text, "zstd"), "images.list.element.bytes": "none"},
+        "compression_level": None,
+        "use_dictionary": ["category", *extra],
+        "write_statistics": ["id", "category", *extra],
+        "write_page_index": False,
+        "store_schema": True,
+        "write_batch_size": 16,
+    }
 
 
 def _row_bytes(row: dict[str, Any]) -> int:
@@ -133,12 +146,13 @@ class RowFile:
         *,
         row_group_rows: int = ROW_GROUP_ROWS,
         row_group_bytes: int = ROW_GROUP_BYTES,
+        extra: Sequence[str] = (),
     ):
         import pyarrow.parquet as pq
 
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.schema = arrow_schema()
-        self.writer = pq.ParquetWriter(str(path), self.schema, **WRITER_OPTIONS)
+        self.schema = arrow_schema(extra)
+        self.writer = pq.ParquetWriter(str(path), self.schema, **writer_options(extra))
         self.row_group_rows = row_group_rows
         self.row_group_bytes = row_group_bytes
         self.buffer: list[dict[str, Any]] = []
@@ -177,9 +191,17 @@ class TrlWriter:
     domain under `folder/trl/`, records grouped by domain (one file open at a
     time); `domains` without a record get an empty file."""
 
-    def __init__(self, folder: Path, *, domains: Iterable[str] = (), **row_group: int):
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        domains: Iterable[str] = (),
+        extra: Sequence[str] = (),
+        **row_group: int,
+    ):
         self.folder = Path(folder) / FOLDER
         self.domains = list(domains)
+        self.extra = tuple(extra)
         self.row_group = row_group
         self.rows: dict[str, int] = {}
         self.current: tuple[str, RowFile] | None = None
@@ -189,7 +211,7 @@ class TrlWriter:
         if domain in self.rows:
             raise ValueError(f"records of domain {domain!r} must be grouped by domain")
         self.rows[domain] = 0
-        return RowFile(self.folder / f"{domain}.parquet", **self.row_group)
+        return RowFile(self.folder / f"{domain}.parquet", extra=self.extra, **self.row_group)
 
     def _finish_current(self) -> None:
         if self.current is not None:
@@ -201,12 +223,16 @@ class TrlWriter:
     def write(self, item: Any, record: dict[str, str], image_path: Path) -> None:
         """`item` an exporter.ExportItem, `record` its benchmark record,
         `image_path` its image in the release folder."""
+        row = row_of_item(item, [(Path(image_path).read_bytes(), record["Image"])])
+        self.write_row(item.domain, row)
+
+    def write_row(self, domain: str, row: dict[str, Any]) -> None:
+        """Append one row (rows grouped by domain) to `trl/<domain>.parquet`."""
         if self.closed:
             raise RuntimeError("the TRL writer is closed")
-        if self.current is None or self.current[0] != item.domain:
+        if self.current is None or self.current[0] != domain:
             self._finish_current()
-            self.current = (item.domain, self._open(item.domain))
-        row = row_of_item(item, [(Path(image_path).read_bytes(), record["Image"])])
+            self.current = (domain, self._open(domain))
         self.current[1].append(row)
 
     def close(self) -> None:
