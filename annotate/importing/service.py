@@ -21,6 +21,7 @@ from django.db import transaction
 from PIL import Image
 
 from annotate import rendering, signals
+from annotate.importing.hfparquet import PARQUET_SUFFIX, import_parquet
 from annotate.importing.images import stored_image_bytes
 from annotate.importing.jsonscan import DatasetFile, open_dataset_file
 from annotate.importing.parse import PairsOptions, ParsedDataset, content_hash, parse_dataset
@@ -529,6 +530,8 @@ def import_items_from_paths(
                     raise ImportFailed(
                         [ImportProblem(str(images), "image folder or zip not found")]
                     )
+            if dataset.suffix.lower() == PARQUET_SUFFIX:
+                return import_parquet(project=project, path=dataset, images=source, **options)
             data = stack.enter_context(open_dataset_file(dataset))
             filename = dataset.name
         return import_items(project=project, data=data, filename=filename, images=source, **options)
