@@ -320,7 +320,9 @@ def open_parquet(
         spool = RowImages(label, images)
         stack.callback(spool.close)
         try:
-            parquet = stack.enter_context(pq.ParquetFile(path))
+            # No pre-buffering: by default pyarrow reads every row group's
+            # columns ahead (the whole file in memory); one group at a time here.
+            parquet = stack.enter_context(pq.ParquetFile(path, pre_buffer=False))
         except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
             problem = ImportProblem(label, f"not a readable parquet file ({exc})")
             raise ImportFailed([problem]) from None
@@ -331,7 +333,7 @@ def open_parquet(
         n = 0
         first = True
         try:
-            for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
+            for batch in _batches(parquet):
                 for row in batch.to_pylist():
                     record = rows.record(row, n)
                     n += 1
@@ -368,6 +370,12 @@ def open_parquet(
             origin=rows.origin,
             label=label,
         )
+
+
+def _batches(parquet) -> Iterator:
+    """Record batches of BATCH_ROWS rows, a row group at a time."""
+    for group in range(parquet.num_row_groups):
+        yield from parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=[group])
 
 
 def import_parquet(*, project, path: Path, images: ImageSource | None = None, **options):
