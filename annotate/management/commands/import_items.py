@@ -10,14 +10,19 @@ from annotate.models import Project
 
 class Command(BaseCommand):
     help = (
-        "Import items from a Multimodal RewardBench JSON array or a chosen/rejected JSONL "
-        "file (or a zip holding one with its images). Atomic: nothing is written unless "
+        "Import items from a Multimodal RewardBench JSON array, a chosen/rejected JSONL "
+        "file, a Hugging Face .parquet file (or a zip holding a JSON/JSONL file with its "
+        "images), or a studio release (zip or folder). Atomic: nothing is written unless "
         "the whole file is valid. Re-importing the same file is a no-op."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("project", help="project slug")
-        parser.add_argument("dataset", type=Path, help=".json, .jsonl, or .zip with one inside")
+        parser.add_argument(
+            "dataset",
+            type=Path,
+            help=".json, .jsonl, .parquet, a .zip with one inside, or a release zip/folder",
+        )
         parser.add_argument("--images", type=Path, help="folder or zip that image paths resolve in")
         parser.add_argument("--format", choices=["mrb", "pairs"], help="default: detect")
         parser.add_argument("--domain", help="domain slug for every record (pairs format)")

@@ -249,3 +249,34 @@ def test_not_a_parquet_file_is_a_clear_error(tmp_path):
     with pytest.raises(ImportFailed) as failure:
         import_items_from_paths(project=project, dataset=path, domain="vqa")
     assert "junk.parquet: not a readable parquet file" in str(failure.value)
+
+
+def test_the_command_imports_parquet(tmp_path):
+    from django.core.management import call_command
+
+    project = make_project(slug="cli-parquet")
+    call_command(
+        "import_items", "cli-parquet", str(vl_rewardbench(tmp_path)), "--domain", "vqa", verbosity=0
+    )
+    assert project.items.count() == 4
+
+
+def test_the_api_takes_a_parquet_upload(tmp_path):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    from tests.factories import make_member
+
+    project = make_project(slug="api-parquet")
+    api = APIClient()
+    token = Token.objects.create(user=make_member(project, role="admin"))
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    upload = SimpleUploadedFile("vl.parquet", vl_rewardbench(tmp_path).read_bytes())
+    r = api.post(
+        "/api/v1/projects/api-parquet/imports/",
+        {"dataset": upload, "domain": "vqa"},
+        format="multipart",
+    )
+    assert r.status_code == 200, r.content
+    assert r.json()["created"] == 4

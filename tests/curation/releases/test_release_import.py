@@ -147,3 +147,12 @@ def test_plain_dataset_options_are_refused_for_a_release(original):
     with pytest.raises(ImportFailed) as failure:
         import_items_from_paths(project=new_project(), dataset=media(release.archive), domain="vqa")
     assert "options do not apply to it: domain" in str(failure.value)
+
+
+def test_the_command_imports_a_release_zip(original):
+    from django.core.management import call_command
+
+    release = built(original, seed=SEED)
+    copy = new_project("cli-copy")
+    call_command("import_items", "cli-copy", str(media(release.archive)), verbosity=0)
+    assert copy.items.count() == len(INCLUDED)
