@@ -3,7 +3,8 @@ referenced by path instead of uploaded (as Label Studio's local-files storage
 does), so a 50 GB image folder need not be zipped and sent through a browser.
 
 An admin lists the folders in the ``IMPORT_ROOTS`` setting (environment,
-comma-separated absolute paths). A server path is an absolute path under one
+comma-separated absolute paths, or ``s3://bucket/prefix`` for a bucket: see
+annotate.importing.roots_s3). A server path is an absolute path under one
 of them, or a path relative to a root (the first root holding it is used).
 Every path is confined to its root: a path with a ``..`` part is refused
 outright, and the path is resolved (symlinks followed) before it is checked,
@@ -20,10 +21,17 @@ from pathlib import Path, PurePosixPath
 from django.conf import settings
 
 from annotate.importing.records import ImportFailed, ImportProblem, brief
+from annotate.importing.roots_s3 import SCHEME, import_bucket_items
 
 
 def import_roots() -> list[Path]:
-    return [Path(root) for root in settings.IMPORT_ROOTS]
+    """The local folders among the roots."""
+    return [Path(root) for root in settings.IMPORT_ROOTS if not root.startswith(SCHEME)]
+
+
+def bucket_roots() -> list[str]:
+    """The s3://bucket/prefix roots (annotate.importing.roots_s3)."""
+    return [root for root in settings.IMPORT_ROOTS if root.startswith(SCHEME)]
 
 
 def roots_enabled() -> bool:
@@ -68,6 +76,12 @@ def import_server_items(*, project, dataset: str, images: str | None = None, **o
     images from server paths confined to the import roots."""
     from annotate.importing.service import import_items_from_paths
 
+    if dataset.strip().startswith(SCHEME):
+        if not bucket_roots():
+            raise OutsideRoots(dataset, "no s3:// import root is configured")
+        return import_bucket_items(
+            project=project, dataset=dataset.strip(), images=images, roots=bucket_roots(), **options
+        )
     dataset_path = resolve_server_path(dataset)
     if images:
         images_path: Path | None = resolve_server_path(images)
