@@ -1,9 +1,11 @@
+from functools import partial
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotate.importing.records import ImportFailed
+from annotate.importing.roots import import_server_items
 from annotate.importing.service import import_items_from_paths
 from annotate.models import Project
 
@@ -20,10 +22,12 @@ class Command(BaseCommand):
         parser.add_argument("project", help="project slug")
         parser.add_argument(
             "dataset",
-            type=Path,
-            help=".json, .jsonl, .parquet, a .zip with one inside, or a release zip/folder",
+            help=".json, .jsonl, .parquet, a .zip with one inside, or a release zip/folder; "
+            "or s3://bucket/key under an s3:// import root (IMPORT_ROOTS)",
         )
-        parser.add_argument("--images", type=Path, help="folder or zip that image paths resolve in")
+        parser.add_argument(
+            "--images", help="folder or zip (or s3:// prefix) that image paths resolve in"
+        )
         parser.add_argument("--format", choices=["mrb", "pairs"], help="default: detect")
         parser.add_argument("--domain", help="domain slug for every record (pairs format)")
         parser.add_argument(
@@ -57,10 +61,14 @@ class Command(BaseCommand):
             field_map[ours.strip()] = theirs.strip()
         bar = tqdm(desc="validating", unit="item", disable=opts["verbosity"] == 0)
         try:
-            result = import_items_from_paths(
+            dataset, images = opts["dataset"], opts["images"]
+            if dataset.startswith("s3://"):
+                run = partial(import_server_items, dataset=dataset, images=images)
+            else:
+                images = Path(images) if images else None
+                run = partial(import_items_from_paths, dataset=Path(dataset), images=images)
+            result = run(
                 project=project,
-                dataset=opts["dataset"],
-                images=opts["images"],
                 fmt=opts["format"],
                 domain=opts["domain"],
                 field_map=field_map,
@@ -73,4 +81,4 @@ class Command(BaseCommand):
             bar.close()
             raise CommandError(f"import failed, nothing was written:\n{exc}") from None
         bar.close()
-        self.stdout.write(self.style.SUCCESS(f"{opts['dataset'].name}: {result.summary()}"))
+        self.stdout.write(self.style.SUCCESS(f"{Path(opts['dataset']).name}: {result.summary()}"))

@@ -58,3 +58,11 @@ def test_dot_dot_in_a_key_is_refused(root):
 def test_a_missing_object_says_so(root):
     with pytest.raises(ImportFailed, match="not found"):
         import_server_items(project=make_project(), dataset=f"{root}/vl/none.jsonl")
+
+
+def test_the_command_imports_from_the_bucket(root):
+    from django.core.management import call_command
+
+    project = make_project(slug="cli-s3")
+    call_command("import_items", "cli-s3", f"{root}/vl/data.jsonl", verbosity=0)
+    assert project.items.count() == 1
