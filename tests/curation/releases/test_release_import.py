@@ -156,3 +156,18 @@ def test_the_command_imports_a_release_zip(original):
     copy = new_project("cli-copy")
     call_command("import_items", "cli-copy", str(media(release.archive)), verbosity=0)
     assert copy.items.count() == len(INCLUDED)
+
+
+def test_the_upload_page_imports_a_release_zip(original, client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    from tests.factories import make_member
+
+    release = built(original, seed=SEED)
+    copy = new_project("page-copy")
+    client.force_login(make_member(copy, role="admin"))
+    upload = SimpleUploadedFile("release.zip", media(release.archive).read_bytes())
+    r = client.post(reverse("import", args=[copy.slug]), {"dataset": upload})
+    assert r.status_code == 302
+    assert copy.items.count() == len(INCLUDED)
