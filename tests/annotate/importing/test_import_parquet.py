@@ -280,3 +280,29 @@ def test_the_api_takes_a_parquet_upload(tmp_path):
     )
     assert r.status_code == 200, r.content
     assert r.json()["created"] == 4
+
+
+def test_record_level_options_apply_to_parquet_rows(tmp_path):
+    project = make_project()
+    path = write_parquet(
+        tmp_path / "mapped.parquet",
+        {
+            "id": ["a_1"],
+            "question": ["p"],
+            "chosen": ["c"],
+            "rejected": ["r"],
+            "picture": [{"bytes": png_bytes(), "path": "a.png"}],
+            "subset": ["vqa"],
+        },
+        {"picture": IMAGE},
+    )
+    result = import_items_from_paths(
+        project=project,
+        dataset=path,
+        field_map={"prompt": "question", "image": "picture", "category": "subset"},
+        gold_from_label=True,
+    )
+    assert result.created == 1
+    item = Item.objects.get()
+    assert (item.prompt, item.domain.slug, item.image_path) == ("p", "vqa", "a.png")
+    assert item.gold_choice == item.meta["original_label"]
