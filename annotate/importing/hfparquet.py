@@ -232,7 +232,7 @@ class _Rows:
         return self.images.add(data, path)
 
     def _split_responses(self, out: dict[str, Any], n: int) -> None:
-        column = self.responses
+        column = self.responses or ""
         responses = out.pop(column, None)
         if not isinstance(responses, list) or len(responses) != 2:
             count = "none" if responses is None else len(responses)
@@ -245,7 +245,7 @@ class _Rows:
             return
         chosen, rejected = (0, 1) if first_better else (1, 0)
         out["chosen"], out["rejected"] = responses[chosen], responses[rejected]
-        if isinstance(models, list) and len(models) == 2:
+        if self.models and isinstance(models, list) and len(models) == 2:
             out["chosen_model"], out["rejected_model"] = models[chosen], models[rejected]
             out.pop(self.models)
 
