@@ -101,21 +101,22 @@ class RowImages(ImageSource):
         # Closed by close() (the import's ExitStack), not by a with block.
         self._file = tempfile.TemporaryFile(prefix="import-parquet-images-")  # noqa: SIM115
         self._end = 0
-        self._at: dict[str, tuple[int, int]] = {}  # sha256 -> (offset, length)
-        self._refs: dict[str, str] = {}  # ref -> sha256
+        self._at: dict[bytes, tuple[int, int]] = {}  # sha256 -> (offset, length)
+        self._refs: dict[str, bytes] = {}  # ref -> sha256
 
     def add(self, data: bytes, path: str | None) -> str:
         """Spool one image; return the ref records name it by: its `path` if
         that is a safe relative path not already naming other bytes, else a
         name made of its SHA-256."""
-        sha = hashlib.sha256(data).hexdigest()
+        digest = hashlib.sha256(data)
+        sha = digest.digest()  # 32 bytes, not 64 characters: 100,000 keys are held
         if sha not in self._at:
             self._file.write(data)
             self._at[sha] = (self._end, len(data))
             self._end += len(data)
         ref = safe_relative_path(path) if path else None
         if ref is None or self._refs.get(ref, sha) != sha:
-            ref = f"by-sha256/{sha}.{_extension(data)}"
+            ref = f"by-sha256/{digest.hexdigest()}.{_extension(data)}"
         self._refs[ref] = sha
         return ref
 
@@ -314,6 +315,7 @@ def open_parquet(
     rows and columns if a row cannot be turned into a record."""
     if not available():
         raise ImportFailed([ImportProblem(label, INSTALL_HINT)])
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     with ExitStack() as stack:
@@ -359,6 +361,9 @@ def open_parquet(
             raise ImportFailed([RowProblem(label, f"cannot be read ({exc})", index=n)]) from None
         if rows.mrb:
             out.write(b"\n]\n")
+        # pyarrow's allocator keeps freed batches for reuse; the import that
+        # follows allocates through Python's, so give them back.
+        pa.default_memory_pool().release_unused()
         rows.log.raise_if_any()
         out.flush()
         spool.finish()
