@@ -15,6 +15,14 @@ judgement_recorded = Signal()
 # kwargs: project (Project), item_ids (list[int]), updated_ids (list[int])
 items_imported = Signal()
 
+# Sent by annotate.importing.release_import inside the import transaction,
+# after items_imported, for the items a studio release created: each item's
+# gold_choice holds the release's label. A receiver records the decision
+# (curation: the verdict, with the release in its audit trail).
+# kwargs: project (Project), item_ids (list[int]), release (dict: project,
+# version, seed, sha256 of the zip, all_data_sha256)
+release_imported = Signal()
+
 # Sent inside the transaction when annotators stopped being eligible for some
 # items without voting (annotate.eligibility): leases ran out
 # (expire_stale_leases) or an item was skipped (skip_item). Membership and

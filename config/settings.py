@@ -325,6 +325,15 @@ IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 40_000_000, minimum=1)
 IMAGE_MAX_BYTES = env_int("IMAGE_MAX_BYTES", 50 * 1024 * 1024, minimum=1)
 IMAGE_ALLOWED_FORMATS = env_list("IMAGE_ALLOWED_FORMATS", ["PNG", "JPEG", "WEBP", "GIF"])
 IMPORT_MAX_ERRORS = env_int("IMPORT_MAX_ERRORS", 50, minimum=1)
+# Folders on the server whose datasets and images admins may import by path
+# (annotate.importing.roots): comma-separated absolute paths or
+# s3://bucket/prefix; empty = off.
+IMPORT_ROOTS = env_list("IMPORT_ROOTS", [])
+for _root in IMPORT_ROOTS:
+    if not (os.path.isabs(_root) or (_root.startswith("s3://") and len(_root) > 5)):
+        raise ImproperlyConfigured(
+            f"IMPORT_ROOTS: {_root!r} is neither an absolute path nor s3://bucket/prefix"
+        )
 
 # --- Celery ---------------------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL", "")

@@ -17,6 +17,10 @@ class CurationConfig(AppConfig):
         annotate_signals.items_imported.connect(
             receivers.create_verdicts_for_imported_items, dispatch_uid="curation_items_imported"
         )
+        annotate_signals.release_imported.connect(
+            receivers.decide_items_imported_from_a_release,
+            dispatch_uid="curation_release_imported",
+        )
         annotate_signals.judgement_recorded.connect(
             receivers.update_verdict_on_vote, dispatch_uid="curation_judgement_recorded"
         )

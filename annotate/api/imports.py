@@ -16,6 +16,7 @@ from annotate.importing.options import (
     parse_mapping,
 )
 from annotate.importing.records import IMPORT_FORMATS, ImportFailed
+from annotate.importing.roots import import_server_items, roots_enabled
 from annotate.importing.service import import_uploaded_items
 from annotate.projects import ADMIN_ROLES
 from common.api.errors import Rejected, errors
@@ -28,9 +29,26 @@ class ImportApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         dataset = serializers.FileField(
+            required=False,
             help_text="Multimodal RewardBench .json (Better optional), a .jsonl of pairs "
-            "(id, prompt, image, chosen/rejected or unlabelled response_1/response_2), or a "
-            ".zip holding one of them together with its images."
+            "(id, prompt, image, chosen/rejected or unlabelled response_1/response_2), a "
+            "Hugging Face .parquet, an MMRB2 task file, a .zip holding one of them together "
+            "with its images, or a studio release .zip. Required unless `server_path` is given.",
+        )
+        server_path = serializers.CharField(
+            required=False,
+            default="",
+            max_length=4096,
+            help_text="Instead of `dataset`: the path of a dataset already on the server, "
+            "under one of the import roots the admin configured (IMPORT_ROOTS): a file, a "
+            "release zip or a release folder.",
+        )
+        server_images = serializers.CharField(
+            required=False,
+            default="",
+            max_length=4096,
+            help_text="With `server_path`: the folder of its images under an import root "
+            "(default: the dataset's folder).",
         )
         images = serializers.FileField(
             required=False, help_text="A .zip of the images (with a .json/.jsonl dataset)."
@@ -72,8 +90,8 @@ class ImportApi(APIView):
         )
 
         def validate_dataset(self, f):
-            if not f.name.lower().endswith((".json", ".jsonl", ".zip")):
-                raise serializers.ValidationError("Upload a .json, .jsonl or .zip file.")
+            if not f.name.lower().endswith((".json", ".jsonl", ".parquet", ".zip")):
+                raise serializers.ValidationError("Upload a .json, .jsonl, .parquet or .zip file.")
             return f
 
         def validate_images(self, f):
@@ -106,6 +124,18 @@ class ImportApi(APIView):
 
         def validate(self, data):
             images = data.get("images")
+            if data["server_path"] and not roots_enabled():
+                raise serializers.ValidationError(
+                    {"server_path": "Server paths are off: no import roots are configured."}
+                )
+            if bool(data.get("dataset")) == bool(data["server_path"]):
+                raise serializers.ValidationError(
+                    {"dataset": "Send a dataset file or a server_path (exactly one)."}
+                )
+            if data["server_path"] and images:
+                raise serializers.ValidationError(
+                    {"images": "With server_path, give server_images instead of uploading."}
+                )
             if images and data["dataset"].name.lower().endswith(".zip"):
                 raise serializers.ValidationError(
                     {
@@ -144,10 +174,15 @@ class ImportApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            result = import_uploaded_items(
+            if data["server_path"]:
+                do_import = import_server_items
+                source = {"dataset": data["server_path"], "images": data["server_images"]}
+            else:
+                do_import = import_uploaded_items
+                source = {"dataset": data["dataset"], "images": data.get("images")}
+            result = do_import(
                 project=project,
-                dataset=data["dataset"],
-                images=data.get("images"),
+                **source,
                 fmt=data["format"] or None,
                 domain=data["domain"] or None,
                 field_map=data["field_map"],

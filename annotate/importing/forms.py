@@ -9,12 +9,27 @@ from annotate.importing.options import (
     parse_mapping,
 )
 from annotate.importing.records import IMPORT_FORMATS
+from annotate.importing.roots import roots_enabled
 
 
 class ImportForm(forms.Form):
     dataset = forms.FileField(
+        required=False,
         help_text="Multimodal RewardBench .json, a .jsonl of pairs (chosen/rejected, or "
-        "unlabelled response_1/response_2), or a .zip holding one of them with its images."
+        "unlabelled response_1/response_2), a Hugging Face .parquet, an MMRB2 task file, a "
+        ".zip holding one of them with its images, or a studio release .zip.",
+    )
+    # Shown only when the admin configured import roots (IMPORT_ROOTS).
+    server_path = forms.CharField(
+        required=False,
+        max_length=4096,
+        help_text="Or a dataset already on the server: its path under an import root "
+        "(a file, a release zip or a release folder).",
+    )
+    server_images = forms.CharField(
+        required=False,
+        max_length=4096,
+        help_text="Folder of its images on the server (default: the dataset's folder).",
     )
     images = forms.FileField(
         required=False, help_text="A .zip of the images, if they are not inside the dataset zip."
@@ -66,11 +81,13 @@ class ImportForm(forms.Form):
         self.fields["domain"].choices = [("", "From the file")] + [
             (d.slug, d.title) for d in domains
         ]
+        if not roots_enabled():
+            del self.fields["server_path"], self.fields["server_images"]
 
     def clean_dataset(self):
         f = self.cleaned_data["dataset"]
-        if not f.name.lower().endswith((".json", ".jsonl", ".zip")):
-            raise forms.ValidationError("Upload a .json, .jsonl or .zip file.")
+        if f and not f.name.lower().endswith((".json", ".jsonl", ".parquet", ".zip")):
+            raise forms.ValidationError("Upload a .json, .jsonl, .parquet or .zip file.")
         return f
 
     def clean_images(self):
@@ -82,6 +99,13 @@ class ImportForm(forms.Form):
     def clean(self):
         data = super().clean()
         dataset, images = data.get("dataset"), data.get("images")
+        server_path = data.get("server_path")
+        if not dataset and not server_path and "dataset" not in self.errors:
+            self.add_error("dataset", "Upload a dataset file or give its server path.")
+        if dataset and server_path:
+            self.add_error("server_path", "Upload a file or give a server path, not both.")
+        if server_path and images:
+            self.add_error("images", "Give the images' server folder instead of uploading them.")
         if dataset and images and dataset.name.lower().endswith(".zip"):
             self.add_error(
                 "images",

@@ -20,6 +20,7 @@ from django.db import transaction
 from PIL import Image
 
 from annotate import rendering, signals
+from annotate.importing import hfparquet, release_import
 from annotate.importing.imagestore import (
     ImageCopies,
     image_storage_name,  # noqa: F401 (bench scripts import it from here)
@@ -433,11 +434,17 @@ def import_items_from_paths(
             archive = ZipImageSource(dataset)
             stack.callback(archive.close)
             source: ImageSource | None = archive
+            if release_import.release_folder_in_zip(archive) is not None:
+                return release_import.import_release(
+                    project=project, path=dataset, archive=archive, **options
+                )
             member, folder = find_dataset_in_zip(archive)
             archive.prefix = folder
             data = stack.enter_context(archive.open_dataset(member))
             filename = f"{dataset.name}:{member}"
         else:
+            if release_import.is_release_folder(dataset):
+                return release_import.import_release(project=project, path=dataset, **options)
             if not dataset.is_file():
                 raise ImportFailed([ImportProblem(str(dataset), "file not found")])
             source = None
@@ -451,6 +458,10 @@ def import_items_from_paths(
                     raise ImportFailed(
                         [ImportProblem(str(images), "image folder or zip not found")]
                     )
+            if dataset.suffix.lower() == hfparquet.PARQUET_SUFFIX:
+                return hfparquet.import_parquet(
+                    project=project, path=dataset, images=source, **options
+                )
             data = stack.enter_context(open_dataset_file(dataset))
             filename = dataset.name
         return import_items(project=project, data=data, filename=filename, images=source, **options)

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_http_methods
 
 from annotate.importing.forms import ImportForm
 from annotate.importing.records import ImportFailed
+from annotate.importing.roots import import_server_items
 from annotate.importing.service import import_uploaded_items
 from annotate.projects import ADMIN_ROLES, project_for
 
@@ -25,10 +26,15 @@ def import_upload(request, slug):
         if form.is_valid():
             data = form.cleaned_data
             try:
-                result = import_uploaded_items(
+                if data.get("server_path"):
+                    source = {"dataset": data["server_path"], "images": data["server_images"]}
+                    do_import, name = import_server_items, data["server_path"]
+                else:
+                    source = {"dataset": data["dataset"], "images": data["images"]}
+                    do_import, name = import_uploaded_items, data["dataset"].name
+                result = do_import(
                     project=project,
-                    dataset=data["dataset"],
-                    images=data["images"],
+                    **source,
                     fmt=data["format"] or None,
                     domain=data["domain"] or None,
                     field_map=data["field_map"],
@@ -40,8 +46,7 @@ def import_upload(request, slug):
                 problems = [str(p) for p in exc.problems]
                 truncated = exc.truncated
             else:
-                name = Path(data["dataset"].name).name
-                messages.success(request, f"{name}: {result.summary()}")
+                messages.success(request, f"{Path(name).name}: {result.summary()}")
                 return redirect("project", slug=project.slug)
     else:
         form = ImportForm(domains=domains)

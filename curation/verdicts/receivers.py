@@ -14,6 +14,13 @@ def create_verdicts_for_imported_items(sender, *, project, item_ids, **kwargs) -
     )
 
 
+def decide_items_imported_from_a_release(sender, *, project, item_ids, release, **kwargs) -> None:
+    """A studio release was imported: its labels decide the new items' verdicts."""
+    from curation.verdicts.imported import decide_imported_items
+
+    decide_imported_items(project=project, item_ids=item_ids, release=release)
+
+
 def update_verdict_on_vote(sender, *, item, **kwargs) -> None:
     """Move the item's verdict through the contested rule, atomically with the
     vote (update_verdict locks the verdict row first)."""

@@ -1,3 +1,4 @@
+from functools import partial
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -10,6 +11,7 @@ from annotate.importing.options import (
     parse_mapping,
 )
 from annotate.importing.records import IMPORT_FORMATS, ImportFailed
+from annotate.importing.roots import import_server_items
 from annotate.importing.service import import_items_from_paths
 from annotate.models import Project
 
@@ -17,18 +19,25 @@ from annotate.models import Project
 class Command(BaseCommand):
     help = (
         "Import items from a Multimodal RewardBench JSON array (ID, Text, Image, Output1, "
-        "Output2, Category; Better optional) or a JSONL/JSON file of pairs (id, prompt, image "
+        "Output2, Category; Better optional), a JSONL/JSON file of pairs (id, prompt, image "
         "or images: [one path], and chosen + rejected or, unlabelled, response_1 + response_2; "
         "optional category, chosen_reason, rejected_reason, chosen_model, rejected_model, "
-        "model_1, model_2, reference_answer), or a zip holding one with its images. Atomic: "
-        "nothing is written unless the whole file is valid. Re-importing the same file is a "
-        "no-op. Same content under two IDs makes two items."
+        "model_1, model_2, reference_answer), a Hugging Face .parquet file, an MMRB2 task "
+        "file, a zip holding one with its images, or a studio release (zip or folder). "
+        "Atomic: nothing is written unless the whole file is valid. Re-importing the same "
+        "file is a no-op. Same content under two IDs makes two items."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("project", help="project slug")
-        parser.add_argument("dataset", type=Path, help=".json, .jsonl, or .zip with one inside")
-        parser.add_argument("--images", type=Path, help="folder or zip that image paths resolve in")
+        parser.add_argument(
+            "dataset",
+            help=".json, .jsonl, .parquet, a .zip with one inside, or a release zip/folder; "
+            "or s3://bucket/key under an s3:// import root (IMPORT_ROOTS)",
+        )
+        parser.add_argument(
+            "--images", help="folder or zip (or s3:// prefix) that image paths resolve in"
+        )
         parser.add_argument("--format", choices=IMPORT_FORMATS, help="default: detect")
         parser.add_argument("--domain", help="domain slug for every record (pairs format)")
         parser.add_argument(
@@ -102,10 +111,14 @@ class Command(BaseCommand):
         )
         bar = tqdm(desc="validating", unit="item", disable=opts["verbosity"] == 0)
         try:
-            result = import_items_from_paths(
+            dataset, images = opts["dataset"], opts["images"]
+            if dataset.startswith("s3://"):
+                run = partial(import_server_items, dataset=dataset, images=images)
+            else:
+                images = Path(images) if images else None
+                run = partial(import_items_from_paths, dataset=Path(dataset), images=images)
+            result = run(
                 project=project,
-                dataset=opts["dataset"],
-                images=opts["images"],
                 fmt=opts["format"],
                 domain=opts["domain"],
                 field_map=field_map,
@@ -119,4 +132,4 @@ class Command(BaseCommand):
             bar.close()
             raise CommandError(f"import failed, nothing was written:\n{exc}") from None
         bar.close()
-        self.stdout.write(self.style.SUCCESS(f"{opts['dataset'].name}: {result.summary()}"))
+        self.stdout.write(self.style.SUCCESS(f"{Path(opts['dataset']).name}: {result.summary()}"))

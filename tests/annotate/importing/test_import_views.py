@@ -205,7 +205,9 @@ def test_wrong_file_type_is_a_form_error(admin_client, project):
     response = admin_client.post(
         import_url(project), {"dataset": SimpleUploadedFile("data.csv", b"a,b\n")}
     )
-    assert response.context["form"].errors == {"dataset": ["Upload a .json, .jsonl or .zip file."]}
+    assert response.context["form"].errors == {
+        "dataset": ["Upload a .json, .jsonl, .parquet or .zip file."]
+    }
     assert_nothing_written()
 
 

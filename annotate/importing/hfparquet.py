@@ -1,0 +1,404 @@
+"""Hugging Face parquet (the `datasets` layout) as an import source.
+
+A parquet file is turned, row by row, into the raw record a JSONL (or, for a
+studio release's parquet, a Multimodal RewardBench JSON) file would hold,
+then imported through the same parsing as those files: field maps, domain
+options and every check apply to parquet as they do to JSON.
+
+Layouts understood (one row = one pair):
+
+- **Image columns**: the `datasets` ``Image`` feature's storage, a
+  ``struct<bytes: binary, path: string>``, or a list of them (an ``images``
+  column). The bytes are the image; ``path`` names it (a row without bytes
+  refers to a file by its path, found in the images folder or zip given
+  with the dataset, as a JSON file's path is).
+- **Responses** as two columns (``chosen``/``rejected``, or
+  ``response_1``/``response_2`` without a label), or as a list column
+  (``response`` or ``responses``) of two strings with a ranking column
+  (``human_ranking`` or ``ranking``: the lower rank is preferred, ``[0, 1]``
+  = the first is better; equal ranks or no ranking = unlabelled pair). A
+  ``models`` list beside it names the responses' models.
+- The prompt in ``prompt``, or in ``query``/``question`` (VL-RewardBench's
+  published layout: ``id, query, response, image, human_ranking, models,
+  judge, rationale, query_source, ground_truth``) when there is no ``prompt``
+  column and no field map for it.
+- The studio's own release parquet (``parquet/<domain>.parquet``: the
+  official keys ``ID, Text, Image, Output1, Output2, Better, Category``) is
+  read as the release's JSON is.
+
+Rows are read in record batches (memory bounded by a batch, not the file).
+Image bytes are written once per SHA-256 to a temporary spool file and read
+back from it by the image checks (:mod:`annotate.importing.images`) and the
+storing threads. Every problem names the file, the row (0-based, as
+``datasets`` indexes rows) and the column.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import hashlib
+import importlib.util
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from annotate.importing.jsonscan import DatasetFile, open_dataset_file
+from annotate.importing.records import (
+    MRB_KEYS,
+    ImportFailed,
+    ImportProblem,
+    ProblemLog,
+    brief,
+)
+from annotate.importing.sources import ImageSource, NoImageSource, safe_relative_path
+
+PARQUET_SUFFIX = ".parquet"
+INSTALL_HINT = (
+    "reading parquet needs pyarrow, the optional `parquet` extra: "
+    "pip install 'triplet-studio[parquet]' (or pip install 'pyarrow>=18')"
+)
+RESPONSE_LISTS = ("response", "responses")
+RANKINGS = ("human_ranking", "ranking")
+PROMPT_ALIASES = ("query", "question")
+# Rows decoded to Python at a time: `datasets` writes image sets in row
+# groups of 100 rows, so a batch holds a few megabytes of images.
+BATCH_ROWS = 256
+MAX_CONVERSION_ERRORS = 50
+
+
+def available() -> bool:
+    """Whether pyarrow is installed (the `parquet` extra), without importing it."""
+    return importlib.util.find_spec("pyarrow") is not None
+
+
+@dataclass(frozen=True)
+class RowProblem(ImportProblem):
+    """A problem in a parquet file: its row (0-based) and column."""
+
+    def __str__(self) -> str:
+        parts = [self.file]
+        if self.index is not None:
+            parts.append(f"row {self.index}")
+        if self.field:
+            parts.append(f"column '{self.field}'")
+        return ": ".join(parts) + f": {self.message}"
+
+
+class RowImages(ImageSource):
+    """Images taken from the rows' bytes, each stored once (by SHA-256) in an
+    anonymous temporary file; a ref not found there is read from `fallback`
+    (the images folder or zip given with the dataset)."""
+
+    def __init__(self, label: str, fallback: ImageSource | None = None):
+        self.label = label
+        self.fallback = fallback or NoImageSource()
+        # Closed by close() (the import's ExitStack), not by a with block.
+        self._file = tempfile.TemporaryFile(prefix="import-parquet-images-")  # noqa: SIM115
+        self._end = 0
+        self._at: dict[bytes, tuple[int, int]] = {}  # sha256 -> (offset, length)
+        self._refs: dict[str, bytes] = {}  # ref -> sha256
+
+    def add(self, data: bytes, path: str | None) -> str:
+        """Spool one image; return the ref records name it by: its `path` if
+        that is a safe relative path not already naming other bytes, else a
+        name made of its SHA-256."""
+        digest = hashlib.sha256(data)
+        sha = digest.digest()  # 32 bytes, not 64 characters: 100,000 keys are held
+        if sha not in self._at:
+            self._file.write(data)
+            self._at[sha] = (self._end, len(data))
+            self._end += len(data)
+        ref = safe_relative_path(path) if path else None
+        if ref is None or self._refs.get(ref, sha) != sha:
+            ref = f"by-sha256/{digest.hexdigest()}.{_extension(data)}"
+        self._refs[ref] = sha
+        return ref
+
+    def finish(self) -> None:
+        self._file.flush()
+
+    def read(self, ref: str, max_bytes: int) -> bytes:
+        sha = self._refs.get(ref)
+        if sha is None:
+            return self.fallback.read(ref, max_bytes)
+        offset, length = self._at[sha]
+        if length > max_bytes:
+            raise ValueError(f"image is {length} bytes, more than the limit of {max_bytes}")
+        return os.pread(self._file.fileno(), length, offset)  # thread-safe: no shared position
+
+    def close(self) -> None:
+        self._file.close()  # (the fallback is its opener's to close)
+
+
+def _extension(data: bytes) -> str:
+    if data.startswith(b"\x89PNG"):
+        return "png"
+    if data.startswith(b"\xff\xd8"):
+        return "jpg"
+    if data.startswith(b"GIF8"):
+        return "gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "webp"
+    return "bin"
+
+
+def _is_image_struct(arrow_type) -> bool:
+    import pyarrow as pa
+
+    if not pa.types.is_struct(arrow_type):
+        return False
+    names = {arrow_type.field(i).name for i in range(arrow_type.num_fields)}
+    return names == {"bytes", "path"}
+
+
+def _is_image_list(arrow_type) -> bool:
+    import pyarrow as pa
+
+    return (
+        pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)
+    ) and _is_image_struct(arrow_type.value_type)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime.date | datetime.time | decimal.Decimal):
+        return str(value)
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    raise TypeError(f"holds {type(value).__name__} values, which a record cannot store")
+
+
+class _Rows:
+    """Turns the parquet rows into raw records (see the module's doc)."""
+
+    def __init__(self, schema, *, label: str, field_map: dict[str, str], images: RowImages):
+        self.label = label
+        self.images = images
+        self.log = ProblemLog(label, MAX_CONVERSION_ERRORS)
+        names = list(schema.names)
+        self.mrb = all(key in names for key in MRB_KEYS if key != "Better")
+        self.image_columns = {n for n in names if _is_image_struct(schema.field(n).type)}
+        self.image_lists = {n for n in names if _is_image_list(schema.field(n).type)}
+        chosen = field_map.get("chosen", "chosen")
+        self.responses = None
+        if not self.mrb and chosen not in names and "response_1" not in names:
+            self.responses = next((n for n in RESPONSE_LISTS if n in names), None)
+        self.ranking = next((n for n in RANKINGS if n in names), None)
+        self.models = "models" if "models" in names else None
+        self.prompt_alias = None
+        if not self.mrb and "prompt" not in names and "prompt" not in field_map:
+            self.prompt_alias = next((n for n in PROMPT_ALIASES if n in names), None)
+        # Which column a record field came from, for the parser's problems.
+        self.origin: dict[str, str] = {}
+        if self.responses:
+            for name in ("chosen", "rejected", "response_1", "response_2"):
+                self.origin[name] = self.responses
+            self.origin["chosen_model"] = self.origin["rejected_model"] = "models"
+        if self.prompt_alias:
+            self.origin["prompt"] = self.prompt_alias
+
+    def record(self, row: dict[str, Any], n: int) -> dict[str, Any] | None:
+        before = len(self.log.problems)
+        out: dict[str, Any] = {}
+        for name, value in row.items():
+            if name in self.image_columns:
+                out[name] = self._image(value, n, name)
+            elif name in self.image_lists:
+                out[name] = None if value is None else [self._image(v, n, name) for v in value]
+            elif isinstance(value, bytes):
+                self._problem("holds binary data that is not an image struct", n, name)
+            else:
+                out[name] = value
+        if self.prompt_alias and self.prompt_alias in out:
+            out["prompt"] = out.pop(self.prompt_alias)
+        if self.responses:
+            self._split_responses(out, n)
+        if len(self.log.problems) > before:
+            return None
+        return out
+
+    def _image(self, value: Any, n: int, column: str) -> str | None:
+        if value is None:
+            return None
+        data, path = value.get("bytes"), value.get("path")
+        if data is None:
+            if not path:
+                self._problem("image has neither bytes nor a path", n, column)
+            return path  # a file beside the dataset, read like a JSON file's path
+        return self.images.add(data, path)
+
+    def _split_responses(self, out: dict[str, Any], n: int) -> None:
+        column = self.responses or ""
+        responses = out.pop(column, None)
+        if not isinstance(responses, list) or len(responses) != 2:
+            count = "none" if responses is None else len(responses)
+            self._problem(f"has {count} responses; exactly two per row are supported", n, column)
+            return
+        models = out.get(self.models) if self.models else None
+        first_better = self._first_better(out.get(self.ranking) if self.ranking else None, n)
+        if first_better is None:  # an unlabelled pair: response_1, response_2 in file order
+            out["response_1"], out["response_2"] = responses
+            return
+        chosen, rejected = (0, 1) if first_better else (1, 0)
+        out["chosen"], out["rejected"] = responses[chosen], responses[rejected]
+        if self.models and isinstance(models, list) and len(models) == 2:
+            out["chosen_model"], out["rejected_model"] = models[chosen], models[rejected]
+            out.pop(self.models)
+
+    def _first_better(self, ranking: Any, n: int) -> bool | None:
+        if ranking is None:
+            return None
+        if (
+            not isinstance(ranking, list)
+            or len(ranking) != 2
+            or not all(isinstance(r, int | float) for r in ranking)
+        ):
+            self._problem(
+                f"must be two ranks such as [0, 1] (lower is better), not {brief(str(ranking))}",
+                n,
+                self.ranking,
+            )
+            return None
+        if ranking[0] == ranking[1]:
+            return None
+        return ranking[0] < ranking[1]
+
+    def _problem(self, message: str, n: int, column: str | None) -> None:
+        if len(self.log.problems) >= self.log.cap:
+            self.log.truncated = True
+            return
+        self.log.problems.append(RowProblem(self.label, message, index=n, field=column))
+
+
+@dataclass
+class ParquetDataset:
+    """A parquet file turned into a JSON dataset on disk: pass `data`,
+    `fmt` and `images` to the import; `row_problems` restates its problems."""
+
+    data: DatasetFile | bytes
+    fmt: str
+    images: RowImages
+    origin: dict[str, str]
+    label: str
+
+    def row_problems(self, failed: ImportFailed) -> ImportFailed:
+        """The parser's problems (record index = row) as parquet rows and columns."""
+        problems = [
+            RowProblem(
+                self.label,
+                p.message,
+                index=p.index,
+                field=self.origin.get(p.field or "", p.field),
+            )
+            if p.file == self.label
+            else p
+            for p in failed.problems
+        ]
+        return ImportFailed(problems, truncated=failed.truncated)
+
+
+@contextmanager
+def open_parquet(
+    path: Path,
+    *,
+    label: str,
+    field_map: dict[str, str] | None = None,
+    images: ImageSource | None = None,
+) -> Iterator[ParquetDataset]:
+    """Convert a parquet file (read in record batches) into a temporary JSON
+    dataset and an image spool, removed on exit. Raises ImportFailed naming
+    rows and columns if a row cannot be turned into a record."""
+    if not available():
+        raise ImportFailed([ImportProblem(label, INSTALL_HINT)])
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    with ExitStack() as stack:
+        spool = RowImages(label, images)
+        stack.callback(spool.close)
+        try:
+            # No pre-buffering: by default pyarrow reads every row group's
+            # columns ahead (the whole file in memory); one group at a time here.
+            parquet = stack.enter_context(pq.ParquetFile(path, pre_buffer=False))
+        except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
+            problem = ImportProblem(label, f"not a readable parquet file ({exc})")
+            raise ImportFailed([problem]) from None
+        rows = _Rows(parquet.schema_arrow, label=label, field_map=field_map or {}, images=spool)
+        out = stack.enter_context(tempfile.NamedTemporaryFile("wb", suffix=".json"))
+        if rows.mrb:
+            out.write(b"[\n")
+        n = 0
+        first = True
+        try:
+            for batch in _batches(parquet):
+                for row in batch.to_pylist():
+                    record = rows.record(row, n)
+                    n += 1
+                    if record is None:
+                        continue
+                    try:
+                        line = json.dumps(record, ensure_ascii=False, default=_jsonable)
+                    except (TypeError, ValueError) as exc:
+                        rows._problem(str(exc), n - 1, None)
+                        continue
+                    if rows.mrb and not first:
+                        out.write(b",\n")
+                    out.write(line.encode("utf-8", "surrogatepass"))
+                    if not rows.mrb:
+                        out.write(b"\n")
+                    first = False
+                    if rows.log.full:
+                        break
+                del batch
+                if rows.log.full:
+                    break
+        except (OSError, ValueError) as exc:
+            raise ImportFailed([RowProblem(label, f"cannot be read ({exc})", index=n)]) from None
+        if rows.mrb:
+            out.write(b"\n]\n")
+        # pyarrow's allocator keeps freed batches for reuse; the import that
+        # follows allocates through Python's, so give them back.
+        pa.default_memory_pool().release_unused()
+        rows.log.raise_if_any()
+        out.flush()
+        spool.finish()
+        data = stack.enter_context(open_dataset_file(Path(out.name)))
+        yield ParquetDataset(
+            data=data,
+            fmt="mrb" if rows.mrb else "pairs",
+            images=spool,
+            origin=rows.origin,
+            label=label,
+        )
+
+
+def _batches(parquet) -> Iterator:
+    """Record batches of BATCH_ROWS rows, a row group at a time."""
+    for group in range(parquet.num_row_groups):
+        yield from parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=[group])
+
+
+def import_parquet(*, project, path: Path, images: ImageSource | None = None, **options):
+    """Import a parquet file (see the module's doc) as `import_items` does."""
+    from annotate.importing.service import import_items
+
+    options.pop("fmt", None)  # the layout decides
+    with open_parquet(
+        path, label=path.name, field_map=options.get("field_map"), images=images
+    ) as parquet:
+        try:
+            return import_items(
+                project=project,
+                data=parquet.data,
+                filename=path.name,
+                images=parquet.images,
+                fmt=parquet.fmt,
+                **options,
+            )
+        except ImportFailed as exc:
+            raise parquet.row_problems(exc) from None

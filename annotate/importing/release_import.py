@@ -1,0 +1,318 @@
+"""Importing a studio release back (its zip, or its folder on the server).
+
+A release (curation/releases/exporter.py) is recognised by its
+``manifest.json`` (format ``multimodal-rewardbench``) beside ``all_data.json``.
+The import reads ``all_data.json`` and the images under ``images/``, the
+other files (per-domain copies, dpo/, parquet/, provenance.jsonl, the card)
+being derived from those. Each record becomes an item in canonical order
+``Output1``, ``Output2``; its released label (``Better``) becomes the item's
+gold answer, and curation (receiving :data:`annotate.signals.release_imported`)
+decides its verdict from it, with the release's version and SHA-256 in the
+audit trail. A release cut from the imported project with the release's seed
+then holds the same records, byte for byte (the chosen slot is a seeded
+shuffle over the same IDs per domain).
+
+Idempotent: a record whose ID is already in the project with the same text,
+responses (in either order), category and image is left alone, so importing
+the same release twice, or into the project it came from, changes nothing.
+The same ID with other content is refused, naming it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from annotate import signals
+from annotate.importing.jsonscan import DatasetFile, iter_json_array, open_dataset_file
+from annotate.importing.records import (
+    MAX_RECORD_BYTES,
+    ImportFailed,
+    ImportProblem,
+    ProblemLog,
+)
+from annotate.importing.sources import (
+    DirectoryImageSource,
+    ImageSource,
+    ZipImageSource,
+    safe_relative_path,
+)
+from annotate.models import Item, Project
+
+MANIFEST = "manifest.json"
+ALL_DATA = "all_data.json"
+RELEASE_FORMAT = "multimodal-rewardbench"
+MANIFEST_MAX_BYTES = 256 * 1024 * 1024  # 100,000 files' checksums are ~15 MB
+# Options of a plain dataset that a release, read as it is, cannot take.
+NOT_FOR_RELEASES = ("fmt", "domain", "field_map", "gold_from_label", "update")
+
+
+def release_folder_in_zip(archive: ZipImageSource) -> str | None:
+    """The folder of the zip holding a release (manifest.json beside
+    all_data.json), or None if the zip is not a release."""
+    for name in sorted(archive.members):
+        if posixpath.basename(name) != MANIFEST or "__MACOSX" in name:
+            continue
+        folder = posixpath.dirname(name)
+        if (posixpath.join(folder, ALL_DATA) if folder else ALL_DATA) in archive.members:
+            return folder
+    return None
+
+
+def is_release_folder(path: Path) -> bool:
+    return path.is_dir() and (path / MANIFEST).is_file() and (path / ALL_DATA).is_file()
+
+
+@dataclass
+class ReleaseInfo:
+    project: str
+    version: str
+    seed: int
+    sha256: str  # of the zip (or, for a folder, of its manifest.json)
+    all_data_sha256: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "project": self.project,
+            "version": self.version,
+            "seed": self.seed,
+            "sha256": self.sha256,
+            "all_data_sha256": self.all_data_sha256,
+        }
+
+
+def _release_result_class():
+    from annotate.importing.service import ImportResult
+
+    @dataclass
+    class ReleaseImportResult(ImportResult):
+        release: dict[str, Any] = field(default_factory=dict)
+
+        def summary(self) -> str:
+            return (
+                f"release {self.release['project']} {self.release['version']}: "
+                f"{super().summary()}; cut a release with seed {self.release['seed']} "
+                "to reproduce its records"
+            )
+
+    return ReleaseImportResult
+
+
+class _Release:
+    """Read access to one release, zipped or a folder."""
+
+    def __init__(self, stack: ExitStack, path: Path, archive: ZipImageSource | None):
+        self.label = path.name
+        self.archive = archive
+        self.folder = path
+        if archive is not None:
+            prefix = release_folder_in_zip(archive)
+            assert prefix is not None
+            archive.prefix = prefix
+            self.prefix = prefix
+            self.images: ImageSource = archive
+        else:
+            self.prefix = ""
+            self.images = DirectoryImageSource(path)
+        self.stack = stack
+
+    def member(self, name: str) -> str:
+        return posixpath.join(self.prefix, name) if self.prefix else name
+
+    def open(self, name: str) -> DatasetFile | bytes:
+        if self.archive is not None:
+            return self.stack.enter_context(self.archive.open_dataset(self.member(name)))
+        return self.stack.enter_context(open_dataset_file(self.folder / name))
+
+    def problem(self, message: str, name: str = "") -> ImportFailed:
+        where = f"{self.label}:{self.member(name)}" if name else self.label
+        return ImportFailed([ImportProblem(where, message)])
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _read_manifest(release: _Release) -> dict[str, Any]:
+    if release.archive is not None:
+        size = release.archive.members[release.member(MANIFEST)].file_size
+    else:
+        size = (release.folder / MANIFEST).stat().st_size
+    if size > MANIFEST_MAX_BYTES:
+        raise release.problem(f"is larger than {MANIFEST_MAX_BYTES} bytes", MANIFEST)
+    try:
+        manifest = json.loads(bytes(release.open(MANIFEST)))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise release.problem(f"is not valid JSON ({exc})", MANIFEST) from None
+    if not isinstance(manifest, dict) or manifest.get("format") != RELEASE_FORMAT:
+        raise release.problem(f"is not a {RELEASE_FORMAT} release manifest", MANIFEST)
+    for key, kind in (("project", str), ("release", str), ("seed", int)):
+        if not isinstance(manifest.get(key), kind):
+            raise release.problem(f"has no valid {key!r}", MANIFEST)
+    return manifest
+
+
+def import_release(
+    *, project: Project, path: Path, archive: ZipImageSource | None = None, **options
+):
+    """Import the release at `path` (a zip already opened as `archive`, or a
+    folder). Only `progress` (and `seed`, unused: the order is the release's)
+    of the plain import's options apply."""
+    from annotate.importing.service import import_items
+
+    given = [name for name in NOT_FOR_RELEASES if options.get(name)]
+    if given:
+        raise ImportFailed(
+            [
+                ImportProblem(
+                    path.name,
+                    "a studio release is imported as it is; these options do not apply to it: "
+                    + ", ".join(n.replace("fmt", "format").replace("_", " ") for n in given),
+                )
+            ]
+        )
+    with ExitStack() as stack:
+        release = _Release(stack, path, archive)
+        manifest = _read_manifest(release)
+        data = release.open(ALL_DATA)
+        digest = hashlib.sha256()
+        for start in range(0, len(data), 1 << 20):
+            digest.update(data[start : start + (1 << 20)])
+        all_data_sha = digest.hexdigest()
+        listed = (manifest.get("files") or {}).get(ALL_DATA, {}).get("sha256")
+        if listed is not None and listed != all_data_sha:
+            raise release.problem(
+                "does not match its SHA-256 in manifest.json: the release was altered", ALL_DATA
+            )
+        info = ReleaseInfo(
+            project=manifest["project"],
+            version=manifest["release"],
+            seed=manifest["seed"],
+            sha256=_file_sha256(path if archive is not None else path / MANIFEST),
+            all_data_sha256=all_data_sha,
+        )
+        label = f"{release.label}:{release.member(ALL_DATA)}"
+        data, skipped = _new_records(project, data, label, release.images, stack)
+        result_class = _release_result_class()
+        if data is None:
+            return result_class(format="mrb", unchanged=skipped, release=info.as_dict())
+        with transaction.atomic():
+            result = import_items(
+                project=project,
+                data=data,
+                filename=label,
+                images=release.images,
+                fmt="mrb",
+                progress=options.get("progress"),
+            )
+            _set_gold(result.item_ids)
+            signals.release_imported.send(
+                sender=Item, project=project, item_ids=result.item_ids, release=info.as_dict()
+            )
+    out = result_class(**vars(result), release=info.as_dict())
+    out.unchanged += skipped
+    return out
+
+
+def _set_gold(item_ids: list[int]) -> None:
+    """The released label (kept in meta as prior_better) becomes each new
+    item's gold answer."""
+    for start in range(0, len(item_ids), 5000):
+        chunk = Item.objects.filter(pk__in=item_ids[start : start + 5000])
+        chunk.filter(meta__prior_better="Output1").update(gold_choice="1")
+        chunk.filter(meta__prior_better="Output2").update(gold_choice="2")
+
+
+def _records(data, label: str) -> Iterator[tuple[int, int, Any]]:
+    log = ProblemLog(label, settings.IMPORT_MAX_ERRORS)
+    yield from iter_json_array(data, log, max_record_bytes=MAX_RECORD_BYTES)
+    log.raise_if_any()
+
+
+def _new_records(project: Project, data, label: str, images: ImageSource, stack: ExitStack):
+    """The records not yet in the project: `data` itself if none is, a
+    temporary JSON file of those that are not, or None if all are; and how
+    many were already there. Raises ImportFailed for an ID already there with
+    other content."""
+    existing = set(Item.objects.filter(project=project).values_list("external_id", flat=True))
+    if not existing:
+        return data, 0
+    present: dict[str, tuple[int, dict]] = {}
+    for _line, index, value in _records(data, label):
+        if isinstance(value, dict) and value.get("ID") in existing:
+            present[value["ID"]] = (index, value)
+    if not present:
+        return data, 0
+    problems = _compare(project, present, label, images)
+    if problems:
+        raise ImportFailed(problems[: settings.IMPORT_MAX_ERRORS])
+    if len(present) == sum(1 for _ in _records(data, label)):
+        return None, len(present)
+    # Only the new records, to a temporary JSON array removed with the stack.
+    temporary = tempfile.NamedTemporaryFile("w", suffix=".json", encoding="utf-8")  # noqa: SIM115
+    out = stack.enter_context(temporary)
+    out.write("[\n")
+    first = True
+    for _line, _index, value in _records(data, label):
+        if isinstance(value, dict) and value.get("ID") in present:
+            continue
+        out.write(("" if first else ",\n") + json.dumps(value, ensure_ascii=False))
+        first = False
+    out.write("\n]\n")
+    out.flush()
+    return stack.enter_context(open_dataset_file(Path(out.name))), len(present)
+
+
+def _compare(project, present: dict[str, tuple[int, dict]], label, images) -> list[ImportProblem]:
+    items = Item.objects.filter(project=project, external_id__in=list(present)).values_list(
+        "external_id",
+        "prompt",
+        "response_1",
+        "response_2",
+        "domain__export_category",
+        "domain__slug",
+        "image__sha256",
+    )
+    problems = []
+    for ext_id, prompt, r1, r2, category, slug, sha in items.iterator(chunk_size=2000):
+        index, record = present[ext_id]
+        same = (
+            record.get("Text") == prompt
+            and {record.get("Output1"), record.get("Output2")} == {r1, r2}
+            and record.get("Category") in (category, slug)
+            and _image_sha(images, record.get("Image")) == sha
+        )
+        if not same:
+            problems.append(
+                ImportProblem(
+                    label,
+                    f"ID {ext_id!r} is already in the project with different content",
+                    index=index,
+                    field="ID",
+                )
+            )
+    return problems
+
+
+def _image_sha(images: ImageSource, ref: Any) -> str | None:
+    normal = safe_relative_path(ref) if isinstance(ref, str) else None
+    if normal is None:
+        return None
+    try:
+        return hashlib.sha256(images.read(normal, settings.IMAGE_MAX_BYTES)).hexdigest()
+    except (OSError, ValueError):
+        return None
