@@ -306,3 +306,40 @@ def test_record_level_options_apply_to_parquet_rows(tmp_path):
     item = Item.objects.get()
     assert (item.prompt, item.domain.slug, item.image_path) == ("p", "vqa", "a.png")
     assert item.gold_choice == item.meta["original_label"]
+
+
+def test_issue_22_options_apply_to_a_parquet_file_with_repeated_ids(tmp_path):
+    """VL-RewardBench repeats IDs and names its sources by ID prefix: its parquet
+    imports as it is with duplicates=suffix and the domain from the ID's prefix."""
+    from annotate.importing.options import ImportOptions, parse_domain_from, parse_mapping
+
+    project = make_project()
+    path = write_parquet(
+        tmp_path / "vl.parquet",
+        {
+            "id": ["mathverse_1", "mathverse_1", "wildvision_2"],
+            "query": ["q1", "q1 again", "q2"],
+            "response": [["a", "b"], ["c", "d"], ["e", "f"]],
+            "image": [
+                {"bytes": png_bytes(color=(n * 60, 10, 10)), "path": f"i{n}.png"} for n in range(3)
+            ],
+            "human_ranking": [[0, 1], [1, 0], [0, 1]],
+        },
+        {"image": IMAGE},
+    )
+    with pytest.raises(ImportFailed) as refused:
+        import_items_from_paths(project=project, dataset=path, domain="reasoning")
+    assert "mathverse_1" in str(refused.value) and Item.objects.count() == 0
+    options = ImportOptions(
+        duplicates="suffix",
+        domain_from=parse_domain_from("id-prefix"),
+        domain_map=parse_mapping("mathverse=reasoning,wildvision=general_correctness"),
+    )
+    result = import_items_from_paths(project=project, dataset=path, options=options)
+    assert result.created == 3
+    items = {i.external_id: i for i in Item.objects.select_related("domain")}
+    assert set(items) == {"mathverse_1", "mathverse_1#2", "wildvision_2"}
+    assert items["mathverse_1#2"].meta["original_id"] == "mathverse_1"
+    assert items["mathverse_1#2"].prompt == "q1 again"
+    assert items["wildvision_2"].domain.slug == "general_correctness"
+    assert items["mathverse_1"].domain.slug == "reasoning"
