@@ -462,6 +462,8 @@ SPECTACULAR_SETTINGS = {
         "AssignmentStatusEnum": "annotate.models.AssignmentStatus.choices",
         "VerdictStatusEnum": "curation.models.VerdictStatus.choices",
         "ReleaseStatusEnum": "curation.models.ReleaseStatus.choices",
+        "KindEnum": "common.api.schema.DOMAIN_KINDS",
+        "PartKindEnum": "annotate.models.PartKind.choices",
     },
 }
 

@@ -13,8 +13,8 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from curation.models import Release
-from tests.factories import make_member, make_project, make_user
+from curation.models import Release, Verdict
+from tests.factories import make_item, make_member, make_project, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -164,16 +164,32 @@ def test_a_deeply_nested_json_body_is_a_400(client):
 
 def test_two_releases_racing_for_one_version_end_in_a_409(monkeypatch):
     project = make_project()
+    item = make_item(project=project)  # a release needs a decided item (issue 22)
+    Verdict.objects.update_or_create(
+        item=item,
+        defaults={
+            "project": project,
+            "status": "agreed",
+            "final_choice": "1",
+            "provenance": "unanimous",
+        },
+    )
     Release.objects.create(project=project, version="v1", domains=["vqa"])
     admin = make_user()
     make_member(project, admin, role="curator")
-    monkeypatch.setattr(QuerySet, "exists", lambda self: False)  # both passed the check
+    exists = QuerySet.exists
+    # Both passed the version check (only that one: the project has a decided item).
+    monkeypatch.setattr(
+        QuerySet, "exists", lambda self: False if self.model is Release else exists(self)
+    )
     api = APIClient()
     api.force_authenticate(admin)
     response = api.post(
         f"/api/v1/projects/{project.slug}/releases/", {"version": "v1"}, format="json"
     )
-    assert response.status_code == 409 and response.json()["error"]["code"] == "exists"
+    assert response.status_code == 409 and response.json()["error"]["code"] == "exists", (
+        response.json()
+    )
     assert Release.objects.filter(project=project, version="v1").count() == 1
     assert json.dumps(response.json())
 

@@ -29,3 +29,6 @@ CORRECTNESS_CHOICES = [("yes", "Correct"), ("no", "Incorrect"), ("unsure", "Unsu
 # holds them equal).
 PREFERENCE_SCALES = ["ab", "graded6", "graded7"]
 GRADES = ["A", "B", "C"]
+# A domain's kind (annotate.models.DomainKind). Named "KindEnum" in the schema,
+# as it was before content parts brought a second "kind" (PartKindEnum).
+DOMAIN_KINDS = ["correctness", "preference"]

@@ -98,3 +98,10 @@ def test_the_schema_and_docs_are_served(client):
     policy = page["Content-Security-Policy"]
     assert "script-src 'self'" in policy
     assert "unsafe" not in policy
+
+
+def test_the_schemas_domain_kinds_are_the_models():
+    from annotate.models import DomainKind
+    from common.api import schema
+
+    assert list(DomainKind.values) == schema.DOMAIN_KINDS

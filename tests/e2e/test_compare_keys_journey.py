@@ -69,7 +69,9 @@ def test_enter_on_a_focused_control_does_what_the_browser_does(live_server, brow
     page.go_back()
     page.wait_for_selector("#work")
     page.locator("#choice-left").focus()
-    page.keyboard.press("Enter")
+    # The next item is shown at once; the vote's POST answers in the background.
+    with page.expect_response(lambda r: r.url.endswith("/submit/")):
+        page.keyboard.press("Enter")
     page.wait_for_function("u => location.href !== u", arg=url)
     assert Judgement.objects.count() == 1
     page.evaluate("document.activeElement.blur()")
