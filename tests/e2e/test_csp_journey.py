@@ -107,7 +107,9 @@ def test_no_page_of_the_studio_violates_the_content_security_policy(live_server,
     with page.expect_response(lambda r: r.url.endswith("/submit/")):
         page.keyboard.press("Enter")  # submit (maybe in the background)
     page.wait_for_selector(".math-rendered .katex")
+    page.wait_for_load_state("networkidle")  # the look-ahead of the next item too
     found += watch.collect("compare page")
+    page.goto("about:blank")  # signed out next: the compare page must not fetch on
 
     # Curator: adjudication, agreement dashboard, a release page polling its progress.
     page.context.clear_cookies()
