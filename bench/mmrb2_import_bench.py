@@ -89,6 +89,10 @@ def main() -> int:
         env["MEDIA_ROOT"] = str(Path(tmp) / "media")
         env.setdefault("CELERY_TASK_ALWAYS_EAGER", "false")
         python = sys.executable
+        if env["DATABASE_URL"].startswith(("postgres://", "postgresql://")):
+            from harness import recreate_database  # refuses a name not starting "bench"
+
+            recreate_database(env["DATABASE_URL"])
         subprocess.run([python, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
         out = subprocess.run(
             [python, "-c", IMPORT, str(data / "t2i.json")],
