@@ -20,7 +20,9 @@ UNCOVERED = """el => {
 
 
 @pytest.mark.parametrize("size", [(1280, 800), (390, 844)])
-def test_no_field_is_hidden_behind_the_decision_bar(live_server, browser, tmp_path, size):
+def test_no_field_is_hidden_behind_the_decision_bar(
+    live_server, browser, tmp_path, size, artifacts
+):
     annotator_project(tmp_path, ["vqa", "vqa"], long_text=True)
     page = browser.new_page(viewport={"width": size[0], "height": size[1]})
     log_in(page, live_server.url, "ann", "/p/p19/")
@@ -36,10 +38,10 @@ def test_no_field_is_hidden_behind_the_decision_bar(live_server, browser, tmp_pa
             )
             covered = field.evaluate(UNCOVERED)
             assert not covered, (field.get_attribute("id"), block, covered)
-    page.screenshot(path=f"/work/notes/19-compare-long-{size[0]}x{size[1]}.png")
+    page.screenshot(path=str(artifacts / f"compare-long-{size[0]}x{size[1]}.png"))
 
 
-def test_a_phone_gets_one_top_bar_line_and_no_key_hints(live_server, browser, tmp_path):
+def test_a_phone_gets_one_top_bar_line_and_no_key_hints(live_server, browser, tmp_path, artifacts):
     annotator_project(tmp_path, ["vqa", "vqa"])
     context = browser.new_context(
         viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True
@@ -56,7 +58,7 @@ def test_a_phone_gets_one_top_bar_line_and_no_key_hints(live_server, browser, tm
     assert hints.count() > 10
     assert all(not h.is_visible() for h in hints.all())
     assert not page.locator(".head-actions [data-action=keys]").is_visible()
-    page.screenshot(path="/work/notes/19-compare-390x844-touch.png")
+    page.screenshot(path=str(artifacts / "compare-390x844-touch.png"))
     # A keyboard on the tablet: the hints come back.
     page.keyboard.press("1")
     assert page.locator("label:has(#choice-left) kbd").is_visible()
