@@ -195,10 +195,10 @@ def _check_images(
     source: ImageSource, limits: ImageLimits, refs: list[str]
 ) -> list[ImageInfo | str]:
     """Read and inspect images, in a worker thread: for each, its ImageInfo or why not."""
-    return [_check_image(source, limits, ref) for ref in refs]
+    return [check_image(source, limits, ref) for ref in refs]
 
 
-def _check_image(source: ImageSource, limits: ImageLimits, ref: str) -> ImageInfo | str:
+def check_image(source: ImageSource, limits: ImageLimits, ref: str) -> ImageInfo | str:
     """One image: its ImageInfo, or why not."""
     try:
         return _inspect_image(source.read(ref, limits.max_bytes), ref, limits)

@@ -19,6 +19,7 @@ import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 
 from django.conf import settings
@@ -26,7 +27,7 @@ from django.db import transaction
 
 from annotate import signals
 from annotate.importing import mmrb2_format
-from annotate.importing.images import _inspect_image, pillow_limits
+from annotate.importing.images import check_image, pillow_limits
 from annotate.importing.imagestore import ImageCopies, remove_orphans, store_images
 from annotate.importing.jsonscan import DatasetFile, iter_json_array, open_dataset_file
 from annotate.importing.records import (
@@ -230,14 +231,7 @@ def _check_images(
 ) -> dict[str, ImageInfo]:
     """Each distinct image read and checked once, in threads."""
 
-    def check(ref: str) -> ImageInfo | str:
-        try:
-            return _inspect_image(source.read(ref, limits.max_bytes), ref, limits)
-        except FileNotFoundError as exc:
-            return str(exc) or f"'{ref}' not found"
-        except (OSError, ValueError) as exc:
-            return str(exc)
-
+    check = partial(check_image, source, limits)
     infos: dict[str, ImageInfo] = {}
     with (
         pillow_limits(limits),

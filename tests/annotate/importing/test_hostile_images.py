@@ -27,7 +27,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from PIL import Image, PngImagePlugin
 
-from annotate.importing.images import _check_image, pillow_limits
+from annotate.importing.images import check_image, pillow_limits
 from annotate.importing.records import ImageLimits, ImportFailed
 from annotate.importing.service import import_items_from_paths
 from annotate.importing.sources import ImageSource
@@ -349,7 +349,7 @@ def test_damaged_images_are_accepted_whole_or_refused_with_a_reason(seed, edits)
             data = data[:at]
     limits = ImageLimits()
     with pillow_limits(limits):
-        outcome = _check_image(BytesSource(bytes(data)), limits, "images/x.png")
+        outcome = check_image(BytesSource(bytes(data)), limits, "images/x.png")
     if isinstance(outcome, str):
         assert outcome.startswith(KNOWN_REASONS), outcome
     else:
