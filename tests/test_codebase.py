@@ -18,15 +18,17 @@ PRIVATE_API = re.compile(
 MAX_LINES = 600
 
 
-def application_modules():
-    for package in APPLICATION:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            if "migrations" not in path.parts:
-                yield path
+def application_modules() -> list[Path]:
+    return [
+        path
+        for package in APPLICATION
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if "migrations" not in path.parts
+    ]
 
 
 def test_the_application_packages_exist():
-    modules = list(application_modules())
+    modules = application_modules()
     assert len(modules) > 50
     assert not (ROOT / "accounts").exists(), "accounts/ existed only for a session trick"
 
