@@ -41,11 +41,12 @@ SAME_MODEL_SHARE = 0.4  # MMRB2: about half the pairs have one model on both sid
 Part = tuple[str, Any]
 
 # The three annotators' strengths (1 slightly … 3 much better for the
-# better response; negative: they preferred the worse one), by how obvious
-# the defect is; one of each list is picked per pair.
+# better response; negative: they preferred the worse one, as annotators now
+# and then do), by how obvious the defect is; one of each list is picked per
+# pair. A dissent makes the pair contested in the demo's curation queue.
 STRENGTHS = {
     "obvious": ((3, 3, 3), (3, 3, 2), (3, 2, 3), (2, 3, 3)),
-    "clear": ((2, 3, 2), (3, 2, 2), (2, 2, 1), (2, 2, 3)),
+    "clear": ((2, 3, 2), (3, 2, 2), (2, 2, 1), (3, 2, -1)),
     "subtle": ((1, 2, 1), (2, 1, -1), (1, 1, -1), (2, 2, -1)),
 }
 # Letter grades (interleaved only) of the better and the worse response.
