@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from typing import Any
 
 from demo.drawing import COLOURS
 from demo.generation import GenDraft
@@ -120,7 +121,7 @@ T2I_PLAN = [(t2i_count, 5), (t2i_binding, 4), (t2i_sign, 3)]
 def _landscape(rng: random.Random, **fields) -> Landscape:
     sky = (rng.randint(135, 165), rng.randint(195, 215), rng.randint(232, 248))
     clouds = ((rng.randint(44, 80), rng.randint(40, 64)), (rng.randint(204, 228), 42))
-    base = {
+    base: dict[str, Any] = {
         "sky": sky,
         "house": rng.choice(("white", "yellow", "pink")),
         "roof": rng.choice(("red", "grey", "purple")),
@@ -134,6 +135,12 @@ def _landscape(rng: random.Random, **fields) -> Landscape:
     }
     base.update(fields)
     return Landscape(**base)
+
+
+def _with(scene: Landscape, part: str, value: Any) -> Landscape:
+    """The scene with one part changed (an edit)."""
+    changes: dict[str, Any] = {part: value}
+    return replace(scene, **changes)
 
 
 def _redrawn(scene: Landscape) -> Landscape:
@@ -176,13 +183,13 @@ def edit_recolour(rng: random.Random, variant: int) -> GenDraft:
     colour = rng.choice(
         [c for c in ("red", "green", "purple", "orange", "blue") if c != getattr(scene, part)]
     )
-    edited = replace(scene, **{part: colour})
+    edited = _with(scene, part, colour)
     if rng.random() < 0.5:
         bad, defect, clarity = _redrawn(scene), "the edit is missing", "obvious"
     else:
         other = rng.choice([p for p in ("house", "roof", "door", "car") if p != part])
         colour_other = colour if colour != getattr(scene, other) else "grey"
-        bad = replace(scene, **{other: colour_other})
+        bad = _with(scene, other, colour_other)
         defect, clarity = f"the {other} was recoloured instead of the {part}", "clear"
     return _edit_draft(
         "demo-recolour", f"Make the {part} {colour}.", scene, edited, bad, part, defect, clarity
@@ -205,12 +212,12 @@ def edit_add(rng: random.Random, variant: int) -> GenDraft:
 def edit_remove(rng: random.Random, variant: int) -> GenDraft:
     part = ("tree", "sun", "car", "tree")[variant % 4]
     scene = _landscape(rng, car=rng.choice(("yellow", "orange", "blue")))
-    edited = replace(scene, **{part: None if part == "car" else False})
+    edited = _with(scene, part, None if part == "car" else False)
     if variant < 2:
         bad, defect, clarity = _redrawn(scene), f"the {part} is still there", "obvious"
     else:
         other = "sun" if part != "sun" else "tree"
-        bad = replace(scene, **{other: False})
+        bad = _with(scene, other, False)
         defect, clarity = f"the {other} was removed instead of the {part}", "clear"
     return _edit_draft(
         "demo-remove", f"Remove the {part}.", scene, edited, bad, part, defect, clarity
