@@ -14,6 +14,7 @@ from annotate.importing.sources import safe_relative_path
 from annotate.models import (
     ImageAsset,
     Item,
+    ItemPart,
     Project,
 )
 from annotate.projects import CURATOR_ROLES, project_for
@@ -98,13 +99,17 @@ def _stored_image_content_type(name: str, user) -> str | None:
     Pillow validated at import, never from the name; None for anything that
     is not an image the importer stored, or whose items are all in projects
     the user is not a member of (images are shared across projects, so
-    membership of any project that uses it suffices). Names end in the
-    image's SHA-256."""
+    membership of any project that uses it suffices). An image is used as an
+    item's own image or as one of its parts (a response's picture, a
+    prompt's second image: issue 24). Names end in the image's SHA-256."""
     sha256 = Path(name).stem
     assets = ImageAsset.objects.filter(sha256=sha256)
     if not user.is_superuser:
         assets = assets.filter(
             Exists(Item.objects.filter(image=OuterRef("pk"), project__memberships__user=user))
+            | Exists(
+                ItemPart.objects.filter(image=OuterRef("pk"), item__project__memberships__user=user)
+            )
         )
     asset = assets.only("format", "file", "thumbnail").first()
     if asset is None:

@@ -17,9 +17,16 @@ makes and the MRB writer), `project` (the demo project's text), `drawing` and
 `subjects` (pictures and subjects the domains share), and one module per
 domain: `general_correctness`, `general_preference`, `knowledge`,
 `reasoning_math`, `reasoning_coding`, `safety`, `vqa`.
+
+The generation demo (issue 24): `generation` (Multimodal RewardBench 2-style
+pairs whose responses are pictures or text and pictures in turn, one of each
+pair visibly worse, written in the published MMRB2 layout), `t2i`
+(text-to-image and editing pairs), `interleaved` (step-by-step answers) and
+`pictures` (their drawings).
 """
 
 from demo.build import DEMO_SEED, ITEMS_PER_DOMAIN, build_demo_items
+from demo.generation import GENERATION_SEED, build_generation_pairs, write_mmrb2_tasks
 from demo.items import DemoItem, write_mrb_dataset
 from demo.project import (
     DOMAIN_GUIDELINES,
@@ -31,11 +38,14 @@ from demo.project import (
 __all__ = [
     "DEMO_SEED",
     "DOMAIN_GUIDELINES",
+    "GENERATION_SEED",
     "ITEMS_PER_DOMAIN",
     "PROJECT_DESCRIPTION",
     "PROJECT_GUIDELINES",
     "PROJECT_NAME",
     "DemoItem",
     "build_demo_items",
+    "build_generation_pairs",
+    "write_mmrb2_tasks",
     "write_mrb_dataset",
 ]

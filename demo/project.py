@@ -34,3 +34,44 @@ DOMAIN_GUIDELINES = {
     "constructive alternative, without lecturing.",
     "vqa": "Short answers: only the answer matters, not the wording.",
 }
+
+# --- The generation demo (issue 24): MMRB2-style pairs of pictures -----------------
+
+T2I_PROJECT_NAME = "Demo: MMRB2 text-to-image and editing"
+T2I_PROJECT_DESCRIPTION = (
+    "Multimodal RewardBench 2-style pairs made by `manage.py seed_demo`: 12 text-to-image "
+    "prompts and 12 image edits, each with two generated pictures drawn by the seeding script, "
+    "judged on MMRB2's six-point scale. Synthetic, not real data."
+)
+T2I_PROJECT_GUIDELINES = """\
+Compare the two pictures with the prompt and say how much better one is, on six points.
+
+1. **Text-to-image**: check what was asked, object by object: how many, what shape, what
+   colour, where, and any text in the picture, letter by letter.
+2. **Editing**: the input picture is shown with the instruction. The better result makes
+   the edit asked for and leaves everything else as it was. A result without the edit, or
+   with the wrong thing edited, is worse however nice it looks.
+3. Use **much better** when one picture gets something asked for wrong and the other gets
+   everything right; **slightly better** when both have flaws.
+"""
+INTERLEAVED_PROJECT_NAME = "Demo: MMRB2 interleaved text and images"
+INTERLEAVED_PROJECT_DESCRIPTION = (
+    "Multimodal RewardBench 2-style interleaved pairs made by `manage.py seed_demo`: 12 "
+    "step-by-step answers alternating text and pictures, judged on MMRB2's six-point scale "
+    "with a letter grade for each answer. Synthetic, not real data."
+)
+INTERLEAVED_PROJECT_GUIDELINES = """\
+Each answer is a sequence of steps, each with its picture. Read them in order.
+
+1. **Every step's picture must show that step.** A picture that repeats the previous one,
+   or contradicts its text, is a mistake even when the text is right.
+2. **All the steps asked for.** An answer that stops early is worse.
+3. Then say how much better one answer is, and grade each: **A** correct and complete,
+   **B** a small mistake, **C** wrong or incomplete.
+"""
+GENERATION_DOMAIN_GUIDELINES = {
+    "t2i": "Count the objects and check each colour, shape and word against the prompt.",
+    "edit": "Find what the instruction changes in the input picture, then check each result "
+    "made exactly that change.",
+    "interleaved": "Check each step's picture against its text, and that no step is missing.",
+}

@@ -1,4 +1,6 @@
-"""`manage.py seed_demo`: a demo project with 120 items and five demo accounts.
+"""`manage.py seed_demo`: a demo project with 120 items, two generation demo
+projects (MMRB2-style pictures and interleaved answers, graded votes:
+annotate.management.generation_demo) and five demo accounts.
 
 Runs at every `make run`, so it is idempotent and quick: when the demo project
 already has its items nothing is generated, and users, memberships and items
@@ -17,6 +19,7 @@ from django.db import transaction
 
 from annotate.importing.records import ImportFailed
 from annotate.importing.service import import_items_from_paths
+from annotate.management.generation_demo import Seeded, seed_generation_projects
 from annotate.models import MULTIMODAL_REWARDBENCH_DOMAINS, Item, Membership, Project, Role
 from demo import (
     DEMO_SEED,
@@ -47,7 +50,9 @@ DEMO_ITEM_COUNT = ITEMS_PER_DOMAIN * len(MULTIMODAL_REWARDBENCH_DOMAINS)
 class Command(BaseCommand):
     help = (
         f"Create the demo project '{DEMO_SLUG}' ({DEMO_ITEM_COUNT} generated items in six "
-        f"domains) and demo accounts with the password '{DEMO_PASSWORD}'. Idempotent."
+        "domains), the generation demo projects 'demo-t2i' and 'demo-interleaved' (MMRB2-style "
+        f"pictures, graded votes) and demo accounts with the password '{DEMO_PASSWORD}'. "
+        "Idempotent."
     )
 
     def add_arguments(self, parser):
@@ -74,17 +79,23 @@ class Command(BaseCommand):
             project = ensure_demo_project(created_by=users["admin"])
             ensure_memberships(project, users)
             created = import_demo_items(project, items, Path(tmp)) if items else 0
-        self.report(project, created)
+        with tempfile.TemporaryDirectory(prefix="seed-demo-") as tmp:
+            generation = seed_generation_projects(users, Path(tmp), ensure_memberships)
+        self.report([Seeded(project, created, 0), *generation])
 
-    def report(self, project: Project, created: int) -> None:
-        total = project.items.count()
-        news = f"{created} created" if created else "nothing new"
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"Demo project '{project.name}' (/{project.slug}): {total} items in "
-                f"{project.domains.count()} domains ({news})."
+    def report(self, seeded: list[Seeded]) -> None:
+        for done in seeded:
+            project = done.project
+            total, domains = project.items.count(), project.domains.count()
+            news = f"{done.created} created" if done.created else "nothing new"
+            if done.votes:
+                news += f", {done.votes} demo votes"
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"Demo project '{project.name}' (/p/{project.slug}/): {total} items in "
+                    f"{domains} domain{'s' if domains != 1 else ''} ({news})."
+                )
             )
-        )
         rows = [("username", "password", "role")] + [
             (username, DEMO_PASSWORD, f"{role.label.lower()} ({pseudonym})")
             for username, role, pseudonym in DEMO_ACCOUNTS

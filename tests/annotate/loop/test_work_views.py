@@ -316,6 +316,29 @@ def test_media_requires_login_and_serves_images_only(client, settings):
     assert client.get("/media/images/x.html").status_code == 404
 
 
+def test_media_serves_a_part_only_image_to_members_only(client, settings):
+    """A response's picture (an ItemPart image, not the item's own image:
+    issue 24's image responses) is served to members of a project that uses
+    it, and to nobody else."""
+    from annotate.models import ItemPart, PartKind, Slot
+    from tests.factories import make_image, make_user, png_bytes
+
+    project, items = setup_project(n_items=1)
+    picture = make_image()
+    ItemPart.objects.create(
+        item=items[0], slot=Slot.RESPONSE_1, position=1, kind=PartKind.IMAGE, image=picture
+    )
+    stored = settings.MEDIA_ROOT / picture.file
+    stored.parent.mkdir(parents=True, exist_ok=True)
+    stored.write_bytes(png_bytes())
+    url = "/media/" + picture.file
+    client.force_login(make_user())  # signed in, no project of theirs uses it
+    assert client.get(url).status_code == 404
+    login(client, project)
+    response = client.get(url)
+    assert response.status_code == 200 and response["Content-Type"] == "image/png"
+
+
 @pytest.mark.parametrize("path", ["orm", "postgres"])
 def test_the_reads_of_ones_own_assignment_load_what_the_orm_loads(path):
     """The compare page's read and the submit's locked read, on either
