@@ -29,9 +29,6 @@ class EvaluationForm(forms.Form):
         help_text="MMRB2 predictions are scored against the release's mmrb2/<task>.json "
         "files, as the benchmark's compute_accuracy.py does.",
     )
-
-    def clean_format(self):
-        return self.cleaned_data["format"] or "auto"
     swapped = forms.FileField(
         required=False,
         help_text="Optional: the same model with Output1/Output2 swapped, for position "
@@ -44,6 +41,9 @@ class EvaluationForm(forms.Form):
         "not scored; with this, a line that carries Label is scored against it, in its "
         "Meta.Category, as the official Multimodal RewardBench script does.",
     )
+
+    def clean_format(self):
+        return self.cleaned_data["format"] or "auto"
 
 
 class JudgeEndpointForm(forms.Form):
