@@ -56,6 +56,11 @@ HAND_OVERALL = (4, 7, "57.14")
 
 @pytest.fixture
 def release(tmp_path):
+    return mmrb2_release(tmp_path)
+
+
+def mmrb2_release(tmp_path):
+    """A ready release of the published fixture's four tasks, every pair agreed."""
     source = tmp_path / "mmrb2"
     published_fixture(source)
     project = Project.objects.create(slug="mm", name="MMRB2", seed=3)

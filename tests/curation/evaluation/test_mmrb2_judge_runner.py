@@ -20,10 +20,15 @@ from curation.evaluation.mmrb2_service import mmrb2_records, predictions_mmrb2
 from curation.models import JudgeOutput, JudgeRunStatus, ScoringFormat
 from tests.curation.evaluation.fake_openai import FakeJudge
 from tests.curation.evaluation.test_judge_runner import API_KEY, make_endpoint
-from tests.curation.evaluation.test_mmrb2_evaluation import folder_of, release  # noqa: F401
+from tests.curation.evaluation.test_mmrb2_evaluation import folder_of, mmrb2_release
 
 pytestmark = pytest.mark.django_db
 TASKS = ("t2i", "edit", "interleaved", "reasoning")
+
+
+@pytest.fixture
+def release(tmp_path):
+    return mmrb2_release(tmp_path)
 
 
 @pytest.fixture(autouse=True)
@@ -102,7 +107,7 @@ class FakeMmrb2Judge(FakeJudge):
 
 
 @pytest.fixture
-def fake(release):  # noqa: F811
+def fake(release):
     root = folder_of(release) / "mmrb2"
     with FakeMmrb2Judge(
         api_key=API_KEY, model="fake-judge-1", tasks=task_files(release), root=root
@@ -111,7 +116,7 @@ def fake(release):  # noqa: F811
     assert server.problems == []
 
 
-def start(release, endpoint, **kwargs):  # noqa: F811
+def start(release, endpoint, **kwargs):
     return start_judge_run(
         release=release,
         endpoint=endpoint,
@@ -124,7 +129,7 @@ def start(release, endpoint, **kwargs):  # noqa: F811
     )
 
 
-def test_a_run_sends_every_pair_in_both_orders_and_scores_mmrb2_style(release, fake):  # noqa: F811
+def test_a_run_sends_every_pair_in_both_orders_and_scores_mmrb2_style(release, fake):
     fake.decide = fake.always_a  # A every time: right forward iff chosen A, reverse iff B
     fake.plan["isg_3"] = ["bad_request"]  # its first request fails for good
     run = start(release, make_endpoint(release, fake))
@@ -182,7 +187,7 @@ def test_a_run_sends_every_pair_in_both_orders_and_scores_mmrb2_style(release, f
     assert again.overall.correct == right and again.overall.judged == 11
 
 
-def test_a_correct_judge_scores_every_pair_right(release, fake):  # noqa: F811
+def test_a_correct_judge_scores_every_pair_right(release, fake):
     run = run_judge(run_id=start(release, make_endpoint(release, fake)).pk)
     assert run.status == JudgeRunStatus.COMPLETE, run.error
     assert run.evaluation.report["mmrb2"]["overall"]["percent"] == "100.00"
@@ -190,7 +195,7 @@ def test_a_correct_judge_scores_every_pair_right(release, fake):  # noqa: F811
     assert predictions_mmrb2(run, mmrb2_records(release))  # every pair present
 
 
-def test_mrb_scoring_of_an_mmrb2_release_judges_its_mrb_records(release, fake):  # noqa: F811
+def test_mrb_scoring_of_an_mmrb2_release_judges_its_mrb_records(release, fake):
     run = start(release, make_endpoint(release, fake), scoring="mrb")
     assert run.scoring == ScoringFormat.MRB and not run.swapped and run.progress_total == 1
     with pytest.raises(JudgeRunError, match="Unknown scoring"):
@@ -214,7 +219,7 @@ def test_verdicts_are_read_into_a_or_b(text, verdict):
     assert mmrb2_judge.parse_verdict(text) == verdict
 
 
-def test_the_page_and_the_api_start_mmrb2_runs(client, release, fake):  # noqa: F811
+def test_the_page_and_the_api_start_mmrb2_runs(client, release, fake):
     from django.urls import reverse
     from rest_framework.test import APIClient
 
