@@ -111,7 +111,7 @@ class EvaluationListApi(APIView):
             'or chosen_score/rejected_score. MMRB2: one JSON object {"<pair id>": {"forward": '
             '[{"judgement": "A"}], "reverse": [{"judgement": "B"}]}}.'
         )
-        format = serializers.ChoiceField(
+        predictions_format = serializers.ChoiceField(
             choices=list(FORMATS),
             required=False,
             default="auto",
@@ -164,7 +164,7 @@ class EvaluationListApi(APIView):
                 name=data["name"],
                 predictions=data["predictions"],
                 filename=data["predictions"].name,
-                fmt=data["format"],
+                fmt=data["predictions_format"],
                 swapped=swapped or None,
                 swapped_filename=swapped.name if swapped else "",
                 user=request.user,

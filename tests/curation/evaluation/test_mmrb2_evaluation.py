@@ -171,12 +171,12 @@ def test_the_api_takes_mmrb2_predictions_with_an_explicit_format(release):
     url = reverse("api_evaluations", args=[release.project.slug, release.pk])
     compact = json.dumps(PREDICTIONS).encode()  # one line: the shape, not the layout, decides
     body = {"name": "api-judge", "predictions": SimpleUploadedFile("p.json", compact)}
-    response = api.post(url, {**body, "format": "mmrb2"}, format="multipart")
+    response = api.post(url, {**body, "predictions_format": "mmrb2"}, format="multipart")
     assert response.status_code == 201, response.content
     assert response.json()["mmrb2"]["overall"]["percent"] == "57.14"
     # The same file forced through the MRB rules is refused with the line and field.
     body = {"name": "as-mrb", "predictions": SimpleUploadedFile("p.json", compact)}
-    response = api.post(url, {**body, "format": "mrb"}, format="multipart")
+    response = api.post(url, {**body, "predictions_format": "mrb"}, format="multipart")
     assert response.status_code == 400
     assert "p.json, line 1" in json.dumps(response.json()), response.json()
 
