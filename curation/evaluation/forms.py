@@ -14,7 +14,7 @@ class EvaluationForm(forms.Form):
     name = forms.CharField(max_length=120, help_text="The model or judge evaluated.")
     predictions = forms.FileField(
         help_text="MRB: JSONL, ID with judge text (output), Label (A/B), score_1/score_2, or "
-        'chosen_score/rejected_score. MMRB2: one JSON object, {"<pair id>": {"forward": '
+        'chosen_score/rejected_score. MMRB2: one JSON object, {"pair ID": {"forward": '
         '[{"judgement": "A"}], "reverse": [{"judgement": "B"}]}}.'
     )
     format = forms.ChoiceField(
@@ -26,7 +26,7 @@ class EvaluationForm(forms.Form):
         ],
         initial="auto",
         label="Predictions format",
-        help_text="MMRB2 predictions are scored against the release's mmrb2/<task>.json "
+        help_text="MMRB2 predictions are scored against the release's mmrb2/TASK.json "
         "files, as the benchmark's compute_accuracy.py does.",
     )
     swapped = forms.FileField(
@@ -139,7 +139,7 @@ class JudgeRunForm(forms.Form):
         choices=[
             ("", "As the release suggests (MMRB2 if it has MMRB2 pairs)"),
             ("mrb", "Multimodal RewardBench: all_data.json records"),
-            ("mmrb2", "Multimodal RewardBench 2: every mmrb2/<task>.json pair, both orders"),
+            ("mmrb2", "Multimodal RewardBench 2: every mmrb2/TASK.json pair, both orders"),
         ],
         label="Benchmark rules",
         help_text="MMRB2 sends each pair forward (A first) and reverse (B first), builds "
