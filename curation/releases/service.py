@@ -4,6 +4,8 @@ curation.releases.build) and comparing two releases.
 
 from __future__ import annotations
 
+import secrets
+
 from django.db import IntegrityError, transaction
 
 from annotate.models import Project
@@ -54,9 +56,11 @@ def create_release(
     user,
     enqueue: bool = True,
     min_label_quality: float | None = None,
+    rekey: bool = False,
 ) -> Release:
     """Record a new release and (unless enqueue=False) queue its build once
-    the transaction commits."""
+    the transaction commits. `rekey`: its MMRB2 files get label-free IDs
+    (a salt drawn here, kept with the release, never published)."""
     from config.celery import enqueue_on_commit
     from curation.releases.tasks import build_release_task
 
@@ -97,6 +101,8 @@ def create_release(
                     seed=seed,
                     created_by=user,
                     min_label_quality=min_label_quality,
+                    rekey=rekey,
+                    rekey_salt=secrets.token_hex(16) if rekey else "",
                 )
         except IntegrityError:
             raise ReleaseVersionTaken(taken) from None
