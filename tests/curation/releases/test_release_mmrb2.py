@@ -154,3 +154,41 @@ def test_a_rekeyed_release_publishes_label_free_ids_and_keeps_the_map_for_curato
     old = next(iter(release.id_map))
     task = next(t for t, pairs in tasks.items() if any(p["id"] == old for p in pairs))
     assert release.id_map[old] == rekeyed_id(release.rekey_salt, task, old)
+
+
+def test_a_release_of_mmrb2_pairs_only_builds_and_scores(tmp_path):
+    """No item of the MRB shape (text-to-image only): the MRB files are empty,
+    mmrb2/t2i.json holds the pairs, and MMRB2 predictions score against it."""
+    from curation.evaluation.mmrb2_service import evaluate_mmrb2, resolve_format
+    from curation.evaluation.service import EvaluationError
+
+    source = tmp_path / "mmrb2"
+    tasks = published_fixture(source)
+    project = Project.objects.create(slug="t2i", name="T2I only", seed=3)
+    import_mmrb2_from_paths(project=project, dataset=source / "t2i.json")
+    Verdict.objects.filter(project=project).update(
+        status="agreed", final_choice="1", provenance="unanimous"
+    )
+    release = create_release(
+        project=project,
+        version="v1",
+        notes="",
+        domains=["mmrb2-t2i"],
+        seed=1,
+        user=None,
+        enqueue=False,
+    )
+    release = build_release(release_id=release.pk)
+    assert release.status == ReleaseStatus.READY, release.error
+    folder = Path(settings.MEDIA_ROOT) / release.folder
+    assert json.loads((folder / "all_data.json").read_text()) == []
+    assert (folder / "mmrb2" / "t2i.json").read_bytes() == (source / "t2i.json").read_bytes()
+    first = tasks["t2i"][0]["id"]  # chosen B; the second pair is missing
+    predictions = {first: {"forward": [{"judgement": "B"}], "reverse": [{"judgement": "B"}]}}
+    data = json.dumps(predictions).encode()
+    evaluation = evaluate_mmrb2(release=release, name="j", predictions=data, filename="p.json")
+    overall = evaluation.report["mmrb2"]["overall"]
+    assert (overall["correct"], overall["judged"], overall["missing_pairs"]) == (1, 2, 1)
+    assert overall["percent"] == "50.00"
+    with pytest.raises(EvaluationError, match="only MMRB2 pairs"):
+        resolve_format(release, b'{"ID": "x", "output": "[[A]]"}\n')
