@@ -55,11 +55,6 @@ urlpatterns = [
         name="release_download",
     ),
     path(
-        "p/<slug:slug>/releases/<int:release_id>/id-map.json",
-        release_views.release_id_map,
-        name="release_id_map",
-    ),
-    path(
         "p/<slug:slug>/releases/<int:release_id>/diff/",
         release_views.release_diff,
         name="release_diff",

@@ -147,7 +147,6 @@ MATRIX: dict[str, Row] = {
     "release_detail": Row(get=access("curator", 200), post=None),
     "release_progress": Row(get=access("curator", 204), post=None),
     "release_download": Row(get=access("curator", 200), post=None),
-    "release_id_map": Row(get=access("curator", 200), post=None, note="{} unless re-keyed"),
     "release_diff": Row(get=access("curator", 200), post=None),
     "leaderboard": Row(get=access("curator", 200), post=access("curator", 400)),
     # training mixes (issue 22): across projects, for anyone who curates one;

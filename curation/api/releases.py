@@ -45,9 +45,6 @@ class ReleaseSerializer(serializers.Serializer):
     min_label_quality = serializers.FloatField(
         allow_null=True, help_text="The consensus-quality filter used, if any."
     )
-    rekey = serializers.BooleanField(
-        help_text="The mmrb2/<task>.json IDs are re-keyed (the map: the id-map endpoint)."
-    )
     status = serializers.ChoiceField(choices=ReleaseStatus.choices)
     progress = ProgressSerializer(source="*")
     counts = serializers.JSONField(help_text="Records per domain and sub-bucket (when ready).")
@@ -103,12 +100,6 @@ class ReleaseListApi(APIView):
             help_text="Optional consensus-quality filter: leave out rule-agreed items whose "
             "CROWDLAB probability of their label is below this (needs a computed analysis).",
         )
-        rekey = serializers.BooleanField(
-            required=False,
-            default=False,
-            help_text="Give the mmrb2/<task>.json files label-free IDs (published MMRB2 IDs "
-            "can name the chosen model); the map stays on the server for curators.",
-        )
 
     @extend_schema(
         operation_id="releases_list",
@@ -153,7 +144,6 @@ class ReleaseListApi(APIView):
                 seed=project.seed if data.get("seed") is None else data["seed"],
                 user=request.user,
                 min_label_quality=data.get("min_label_quality"),
-                rekey=data["rekey"],
             )
         except ReleaseVersionTaken as exc:
             raise Conflict(str(exc), code="exists") from None
@@ -212,23 +202,3 @@ class ReleaseDownloadApi(APIView):
         response["Content-Length"] = str(release.size_bytes)
         response["X-Content-SHA256"] = release.sha256
         return response
-
-
-class ReleaseIdMapApi(APIView):
-    class OutputSerializer(serializers.Serializer):
-        rekeyed = serializers.BooleanField(source="rekey")
-        ids = serializers.DictField(
-            child=serializers.CharField(),
-            source="id_map",
-            help_text="Original pair ID -> the ID in the release's mmrb2/<task>.json "
-            "(empty unless re-keyed, or before the build).",
-        )
-
-    @extend_schema(
-        operation_id="releases_id_map",
-        summary="A re-keyed release's map from original to published MMRB2 IDs (curators)",
-        responses={200: OutputSerializer, **errors(401, 403, 404)},
-    )
-    def get(self, request, slug, release_id):
-        project = curated_project(request, slug)
-        return Response(self.OutputSerializer(release_for(project, release_id)).data)

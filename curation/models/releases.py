@@ -35,14 +35,6 @@ class Release(models.Model):
         help_text="Leave out rule-agreed items whose CROWDLAB probability of their label "
         "is below this (curation/quality/); None: no filter.",
     )
-    # MMRB2 files with label-free IDs (the published reasoning IDs name the
-    # chosen model first): new IDs are salted hashes; the salt and the
-    # old-to-new map stay here, shown only to the project's curators.
-    rekey = models.BooleanField(
-        default=False, help_text="Re-key the IDs of the mmrb2/<task>.json files."
-    )
-    rekey_salt = models.CharField(max_length=64, blank=True, editable=False)
-    id_map = models.JSONField(default=dict, blank=True, editable=False)
     status = models.CharField(
         max_length=10, choices=ReleaseStatus.choices, default=ReleaseStatus.PENDING
     )

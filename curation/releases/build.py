@@ -167,12 +167,8 @@ def _write(release: Release, folder: Path, bar=None):
             folder=folder / "mmrb2",
             item_ids=included.values("item_id"),
             domain_slugs=release.domains,
-            rekey=release.rekey,
-            salt=release.rekey_salt,
         )
         mmrb2_pairs = sum(summary["tasks"].values())
-        if release.rekey:  # the same map on a rebuild: the salt is the release's
-            Release.objects.filter(pk=release.pk).update(id_map=summary["ids"])
     ids_by_domain: dict[str, list[str]] = {d.slug: [] for d in domains}
     for slug, ext_id in verdicts.values_list("item__domain__slug", "item__external_id"):
         ids_by_domain[slug].append(ext_id)
@@ -204,11 +200,6 @@ def _write(release: Release, folder: Path, bar=None):
         annotation=_annotation(project, release.domains),
     )
     meta.manifest_extra = manifest_sections.extra(release, verdicts, meta.snapshot_at)
-    if release.rekey:
-        meta.manifest_extra["mmrb2_ids"] = (
-            "rekeyed: mmrb2/<task>.json IDs and response image names are label-free; "
-            "the map to the original IDs is kept by the studio for the project's curators"
-        )
     if release.min_label_quality is not None:
         from curation.quality.release_filter import filter_summary
 

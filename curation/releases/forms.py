@@ -22,14 +22,6 @@ class ReleaseForm(forms.Form):
         "decided or reviewed are kept). Recorded in the manifest and the card.",
     )
 
-    rekey = forms.BooleanField(
-        required=False,
-        label="Re-key MMRB2 IDs",
-        help_text="The mmrb2/TASK.json files get label-free IDs (and response image names): "
-        "published MMRB2 IDs can name the chosen model. The map to the original IDs stays "
-        "here, for this project's curators only.",
-    )
-
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["domains"].choices = [

@@ -4,8 +4,6 @@ curation.releases.build) and comparing two releases.
 
 from __future__ import annotations
 
-import secrets
-
 from django.db import IntegrityError, transaction
 
 from annotate.models import Project
@@ -56,11 +54,9 @@ def create_release(
     user,
     enqueue: bool = True,
     min_label_quality: float | None = None,
-    rekey: bool = False,
 ) -> Release:
     """Record a new release and (unless enqueue=False) queue its build once
-    the transaction commits. `rekey`: its MMRB2 files get label-free IDs
-    (a salt drawn here, kept with the release, never published)."""
+    the transaction commits."""
     from config.celery import enqueue_on_commit
     from curation.releases.tasks import build_release_task
 
@@ -101,8 +97,6 @@ def create_release(
                     seed=seed,
                     created_by=user,
                     min_label_quality=min_label_quality,
-                    rekey=rekey,
-                    rekey_salt=secrets.token_hex(16) if rekey else "",
                 )
         except IntegrityError:
             raise ReleaseVersionTaken(taken) from None

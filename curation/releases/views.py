@@ -2,7 +2,6 @@
 download and the diff against another release.
 """
 
-import json
 import re
 from pathlib import PurePosixPath
 
@@ -105,21 +104,6 @@ def release_progress(request, slug, release_id):
         response["HX-Refresh"] = "true"
         return response
     return render(request, "curation/_release_progress.html", {"release": release})
-
-
-@require_GET
-@login_required
-def release_id_map(request, slug, release_id):
-    """The original ID of each re-keyed MMRB2 pair ({} unless re-keyed):
-    never in the release folder, for the project's curators only."""
-    project, _ = project_for(request.user, slug, CURATOR_ROLES)
-    release = release_for(project, release_id)
-    response = HttpResponse(
-        json.dumps(release.id_map, indent=2), content_type="application/json; charset=utf-8"
-    )
-    name = attachment_name(f"{project.slug}-{release.version}-id-map.json")
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
 
 
 @require_GET

@@ -25,11 +25,6 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seed", type=int, help="default: the project's seed")
         parser.add_argument("--user", help="username recorded as the creator")
-        parser.add_argument(
-            "--rekey",
-            action="store_true",
-            help="label-free IDs in mmrb2/<task>.json (the map stays with the release)",
-        )
 
     def handle(self, *args, **opts):
         project = Project.objects.filter(slug=opts["project"]).first()
@@ -53,7 +48,6 @@ class Command(BaseCommand):
                         seed=project.seed if opts["seed"] is None else opts["seed"],
                         user=user,
                         enqueue=False,
-                        rekey=opts["rekey"],
                     )
             except ReleaseError as exc:
                 raise CommandError(str(exc)) from None
