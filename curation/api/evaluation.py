@@ -16,7 +16,8 @@ from common.api.errors import PayloadTooLarge, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from curation.api.access import curated_project
 from curation.api.releases import release_for
-from curation.evaluation.service import MAX_PREDICTIONS_BYTES, EvaluationError, evaluate_release
+from curation.evaluation.mmrb2_service import FORMATS, evaluate_upload
+from curation.evaluation.service import MAX_PREDICTIONS_BYTES, EvaluationError
 from curation.models import (
     Evaluation,
 )
@@ -25,7 +26,13 @@ from curation.models import (
 class EvaluationSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
-    accuracy = serializers.FloatField(allow_null=True, help_text="Official overall accuracy.")
+    accuracy = serializers.FloatField(
+        allow_null=True,
+        help_text="Official overall accuracy (MMRB2: all correct / all judgements evaluated).",
+    )
+    scoring = serializers.CharField(
+        help_text="mrb (Multimodal RewardBench rules) or mmrb2 (Multimodal RewardBench 2 rules)."
+    )
     created_by = serializers.CharField(source="created_by.username", allow_null=True)
     created_at = serializers.DateTimeField()
 
@@ -38,6 +45,35 @@ class GroupSerializer(serializers.Serializer):
     accuracy = serializers.FloatField(allow_null=True)
 
 
+class Mmrb2TallySerializer(serializers.Serializer):
+    total_pairs = serializers.IntegerField()
+    evaluated_pairs = serializers.IntegerField(help_text="Pairs with an entry in the file.")
+    missing_pairs = serializers.IntegerField(help_text="Pairs of the task file not predicted.")
+    correct = serializers.IntegerField()
+    judged = serializers.IntegerField(help_text="Judgements evaluated (forward + reverse).")
+    accuracy = serializers.FloatField(help_text="correct / judged (0.0 when none).")
+    percent = serializers.CharField(help_text="100 x accuracy to two decimals, as printed.")
+
+
+class Mmrb2SourceSerializer(Mmrb2TallySerializer):
+    source = serializers.CharField(help_text="The pairs' prompt_source.")
+
+
+class Mmrb2TaskSerializer(Mmrb2TallySerializer):
+    task = serializers.CharField(help_text="The task file's name (t2i, edit, ...).")
+    by_source = Mmrb2SourceSerializer(many=True)
+
+
+class Mmrb2ReportSerializer(serializers.Serializer):
+    tasks = Mmrb2TaskSerializer(many=True)
+    overall = Mmrb2TallySerializer(help_text="Pooled over the tasks' judgements.")
+    unknown_ids = serializers.IntegerField(help_text="Predicted IDs in no task file.")
+    repeated_ids = serializers.IntegerField(help_text="IDs given twice (the last counts).")
+    summary = serializers.ListField(
+        child=serializers.CharField(), help_text="The official summary table's lines."
+    )
+
+
 class EvaluationDetailSerializer(EvaluationSerializer):
     release = serializers.IntegerField(source="release_id")
     per_category = serializers.SerializerMethodField(
@@ -47,6 +83,14 @@ class EvaluationDetailSerializer(EvaluationSerializer):
         help_text="Not part of the official score: macro average, 95% CIs, coverage, "
         "position bias and consistency."
     )
+
+    mmrb2 = serializers.SerializerMethodField(
+        help_text="MMRB2 evaluations: per task, per prompt_source and overall; null otherwise."
+    )
+
+    @extend_schema_field(Mmrb2ReportSerializer(allow_null=True))
+    def get_mmrb2(self, evaluation) -> dict | None:
+        return evaluation.report.get("mmrb2")
 
     @extend_schema_field(GroupSerializer(many=True))
     def get_per_category(self, evaluation) -> list:
@@ -63,8 +107,16 @@ class EvaluationListApi(APIView):
     class InputSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=120, help_text="The model or judge evaluated.")
         predictions = serializers.FileField(
-            help_text="JSONL: ID with judge text (output), Label (A/B), score_1/score_2, or "
-            "chosen_score/rejected_score."
+            help_text="MRB: JSONL, ID with judge text (output), Label (A/B), score_1/score_2, "
+            'or chosen_score/rejected_score. MMRB2: one JSON object {"<pair id>": {"forward": '
+            '[{"judgement": "A"}], "reverse": [{"judgement": "B"}]}}.'
+        )
+        predictions_format = serializers.ChoiceField(
+            choices=list(FORMATS),
+            required=False,
+            default="auto",
+            help_text="auto: from the file's shape (a JSON object of pair IDs is MMRB2's); "
+            "mmrb2 scores against the release's mmrb2/<task>.json files.",
         )
         swapped = serializers.FileField(
             required=False, help_text="Optional: the same model with the order swapped."
@@ -107,11 +159,12 @@ class EvaluationListApi(APIView):
                 raise PayloadTooLarge(f"{upload.name}: larger than {MAX_PREDICTIONS_BYTES} bytes.")
         swapped = data.get("swapped")
         try:
-            evaluation = evaluate_release(
+            evaluation = evaluate_upload(
                 release=release,
                 name=data["name"],
                 predictions=data["predictions"],
                 filename=data["predictions"].name,
+                fmt=data["predictions_format"],
                 swapped=swapped or None,
                 swapped_filename=swapped.name if swapped else "",
                 user=request.user,

@@ -145,6 +145,7 @@ class JudgeRunSerializer(serializers.Serializer):
     max_tokens = serializers.IntegerField()
     timeout_seconds = serializers.FloatField()
     swapped = serializers.BooleanField(help_text="A second pass with Output1/Output2 swapped.")
+    scoring = serializers.CharField(help_text="mrb or mmrb2 (both orders, MMRB2 rules).")
     concurrency = serializers.IntegerField()
     status = serializers.ChoiceField(choices=JudgeRunStatus.choices)
     progress = ProgressSerializer(source="*")
@@ -183,6 +184,15 @@ class JudgeRunListApi(APIView):
         name = serializers.CharField(max_length=120, help_text="Its name on the leaderboard.")
         swapped = serializers.BooleanField(
             required=False, default=False, help_text="Also judge with Output1/Output2 swapped."
+        )
+        scoring = serializers.ChoiceField(
+            choices=["mrb", "mmrb2"],
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="mmrb2: judge the release's MMRB2 pairs in both orders (forward, "
+            "reverse); mrb: its all_data.json records. Default: mmrb2 when the release has "
+            "MMRB2 pairs.",
         )
         concurrency = serializers.IntegerField(
             required=False, default=4, min_value=1, help_text="Requests in flight at once."
@@ -225,6 +235,7 @@ class JudgeRunListApi(APIView):
                 name=data["name"],
                 swapped=data["swapped"],
                 concurrency=data["concurrency"],
+                scoring=data["scoring"],
                 user=request.user,
             )
         except JudgeRunError as exc:

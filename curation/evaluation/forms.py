@@ -13,8 +13,21 @@ from curation.evaluation import judge_client
 class EvaluationForm(forms.Form):
     name = forms.CharField(max_length=120, help_text="The model or judge evaluated.")
     predictions = forms.FileField(
-        help_text="JSONL: ID with judge text (output), Label (A/B), score_1/score_2, or "
-        "chosen_score/rejected_score."
+        help_text="MRB: JSONL, ID with judge text (output), Label (A/B), score_1/score_2, or "
+        'chosen_score/rejected_score. MMRB2: one JSON object, {"pair ID": {"forward": '
+        '[{"judgement": "A"}], "reverse": [{"judgement": "B"}]}}.'
+    )
+    format = forms.ChoiceField(
+        required=False,
+        choices=[
+            ("auto", "From the file's shape"),
+            ("mrb", "Multimodal RewardBench (JSONL)"),
+            ("mmrb2", "Multimodal RewardBench 2 (forward/reverse JSON)"),
+        ],
+        initial="auto",
+        label="Predictions format",
+        help_text="MMRB2 predictions are scored against the release's mmrb2/TASK.json "
+        "files, as the benchmark's compute_accuracy.py does.",
     )
     swapped = forms.FileField(
         required=False,
@@ -28,6 +41,9 @@ class EvaluationForm(forms.Form):
         "not scored; with this, a line that carries Label is scored against it, in its "
         "Meta.Category, as the official Multimodal RewardBench script does.",
     )
+
+    def clean_format(self):
+        return self.cleaned_data["format"] or "auto"
 
 
 class JudgeEndpointForm(forms.Form):
@@ -118,9 +134,23 @@ class JudgeRunForm(forms.Form):
         label="Second pass with Output1/Output2 swapped",
         help_text="Doubles the requests; gives the position-consistency extra.",
     )
+    scoring = forms.ChoiceField(
+        required=False,
+        choices=[
+            ("", "As the release suggests (MMRB2 if it has MMRB2 pairs)"),
+            ("mrb", "Multimodal RewardBench: all_data.json records"),
+            ("mmrb2", "Multimodal RewardBench 2: every mmrb2/TASK.json pair, both orders"),
+        ],
+        label="Benchmark rules",
+        help_text="MMRB2 sends each pair forward (A first) and reverse (B first), builds "
+        "the prompt from its text and image parts, and scores it as compute_accuracy.py.",
+    )
     concurrency = forms.IntegerField(
         min_value=1, initial=4, help_text="Requests in flight at once."
     )
+
+    def clean_scoring(self):
+        return self.cleaned_data["scoring"] or None
 
     def __init__(self, *args, project, max_concurrency: int, **kwargs):
         super().__init__(*args, **kwargs)

@@ -35,8 +35,17 @@ from django.utils import timezone
 
 from annotate.models import Project
 from common.storage import read_stored
-from curation.evaluation import judge_client, scoring_input
+from curation.evaluation import judge_client, mmrb2_judge, scoring_input
 from curation.evaluation.key_encryption import UndecryptableKey, origin_of
+from curation.evaluation.mmrb2_service import (
+    evaluate_mmrb2,
+    has_mrb_records,
+    is_mmrb2_release,
+    mmrb2_records,
+    predictions_mmrb2,
+    release_tasks,
+    task_pairs,
+)
 from curation.evaluation.service import EvaluationError, evaluate_release
 from curation.models import (
     AuditEvent,
@@ -48,6 +57,7 @@ from curation.models import (
     JudgeRunStatus,
     Release,
     ReleaseStatus,
+    ScoringFormat,
 )
 from curation.releases import publishing
 
@@ -194,9 +204,12 @@ def start_judge_run(
     concurrency: int,
     user,
     enqueue: bool = True,
+    scoring: str | None = None,
 ) -> JudgeRun:
     """Record a run of `endpoint` over a ready release and queue it once the
-    transaction commits."""
+    transaction commits. `scoring` "mmrb2" judges the release's MMRB2 pairs
+    in both orders (the default for a release that has them), "mrb" its
+    all_data.json records."""
     from config.celery import enqueue_on_commit
     from curation.evaluation.tasks import judge_release_task
 
@@ -214,6 +227,19 @@ def start_judge_run(
         raise JudgeRunError(f"{name!r} is already on this release's leaderboard.")
     if JudgeRun.objects.filter(release=release, name=name).exists():
         raise JudgeRunError(f"A judge run named {name!r} already exists for this release.")
+    if scoring is None:
+        scoring = ScoringFormat.MMRB2 if is_mmrb2_release(release) else ScoringFormat.MRB
+    if scoring not in ScoringFormat.values:
+        raise JudgeRunError(f"Unknown scoring {scoring!r}.")
+    if scoring == ScoringFormat.MMRB2:
+        if not is_mmrb2_release(release):
+            raise JudgeRunError("This release has no MMRB2 pairs (mmrb2/<task>.json).")
+        swapped = True  # MMRB2 scores a forward and a reverse judgement of every pair
+        items = sum(len(task_pairs(release, name)) for _, name in release_tasks(release))
+    else:
+        if not has_mrb_records(release):
+            raise JudgeRunError("This release holds only MMRB2 pairs: judge them MMRB2-style.")
+        items = int(release.manifest.get("total", 0))
     passes = 2 if swapped else 1
     with transaction.atomic():
         try:
@@ -227,8 +253,9 @@ def start_judge_run(
                 max_tokens=endpoint.max_tokens,
                 timeout_seconds=endpoint.timeout_seconds,
                 swapped=swapped,
+                scoring=scoring,
                 concurrency=concurrency,
-                progress_total=int(release.manifest.get("total", 0)) * passes,
+                progress_total=items * passes,
                 created_by=user,
             )
         except IntegrityError:  # the same name submitted twice at once
@@ -313,6 +340,11 @@ def run_judge(
         endpoint = _client_endpoint(run)
         key = endpoint.api_key
         records, read_image = release_files(run.release)
+        if run.scoring == ScoringFormat.MMRB2:
+            try:
+                records = mmrb2_records(run.release)
+            except EvaluationError as exc:
+                raise JudgeRunError(str(exc)) from None
         if _send_missing(run, records, read_image, endpoint, policy or retry_policy()):
             _finish(run, records)
     except JudgeRunError as exc:  # a problem the page explains; nothing to trace
@@ -370,16 +402,30 @@ def release_files(release: Release) -> tuple[list[dict], Callable[[str], bytes]]
     return records, read_image
 
 
+def _body(record: dict, read_image, endpoint, order: str) -> dict:
+    if "pair" in record:  # MMRB2: forward = original order, reverse = swapped
+        direction = "reverse" if order == JudgeOrder.SWAPPED else "forward"
+        content = mmrb2_judge.content_list(
+            record["pair"],
+            record["task"],
+            lambda path: read_image(f"{record['folder']}/{path}"),
+            direction=direction,
+        )
+        return mmrb2_judge.request_body(content, endpoint)
+    return judge_client.request_body(
+        record, read_image(record["Image"]), endpoint, swapped=order == JudgeOrder.SWAPPED
+    )
+
+
 def _ask(record: dict, read_image, endpoint, policy, order: str, stop) -> judge_client.JudgeResult:
     """One item, in a pool thread: no database access here."""
     try:
-        body = judge_client.request_body(
-            record, read_image(record["Image"]), endpoint, swapped=order == JudgeOrder.SWAPPED
-        )
+        body = _body(record, read_image, endpoint, order)
     except OSError as exc:
+        name = record.get("Image") or exc.filename or "of the pair"
         return judge_client.JudgeResult(
             output=judge_client.OFFICIAL_FAILURE_OUTPUT,
-            error=f"image {record['Image']!r} unreadable: {type(exc).__name__}",
+            error=f"image {name!r} unreadable: {type(exc).__name__}",
             attempts=0,
             seconds=0.0,
         )
@@ -501,19 +547,31 @@ class _Overtaken(Exception):
     pass
 
 
-def _finish(run: JudgeRun, records: list[dict]) -> None:
+def _evaluate(run: JudgeRun, records: list[dict]) -> Evaluation:
+    if run.scoring == ScoringFormat.MMRB2:
+        return evaluate_mmrb2(
+            release=run.release,
+            name=run.name,
+            predictions=predictions_mmrb2(run, records),
+            filename=f"judge-run-{run.pk}.json",
+            user=run.created_by,
+        )
     original, swapped = predictions_jsonl(run, records)
+    return evaluate_release(
+        release=run.release,
+        name=run.name,
+        predictions=original,
+        filename=f"judge-run-{run.pk}.jsonl",
+        swapped=swapped,
+        swapped_filename=f"judge-run-{run.pk}-swapped.jsonl",
+        user=run.created_by,
+    )
+
+
+def _finish(run: JudgeRun, records: list[dict]) -> None:
     try:
         with transaction.atomic():
-            evaluation = evaluate_release(
-                release=run.release,
-                name=run.name,
-                predictions=original,
-                filename=f"judge-run-{run.pk}.jsonl",
-                swapped=swapped,
-                swapped_filename=f"judge-run-{run.pk}-swapped.jsonl",
-                user=run.created_by,
-            )
+            evaluation = _evaluate(run, records)
             done = JudgeRun.objects.filter(pk=run.pk, status=JudgeRunStatus.RUNNING).update(
                 status=JudgeRunStatus.COMPLETE,
                 evaluation=evaluation,

@@ -32,6 +32,7 @@ would crash on it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -162,3 +163,143 @@ def summary_lines(scores: Scores) -> list[str]:
     lines.append("-" * 50)
     lines.append(f"{'Overall':<25} {scores.overall.percent:>6}%")
     return lines
+
+
+# --------------------------------------------------------------------------- reading a file
+
+
+def looks_like_predictions(head: str) -> bool:
+    """Whether a file starting with `head` is in this format rather than MRB's
+    JSONL: its first non-blank line is not one JSON object with an ``ID``
+    (``json.dump(indent=2)`` writes a lone ``{`` first; a one-line file is
+    ``{"<id>": {"forward": ...}}``)."""
+    for line in head.splitlines():
+        if not line.strip():
+            continue
+        try:
+            first = json.loads(line)
+        except ValueError:
+            return line.lstrip().startswith("{")
+        return isinstance(first, dict) and "ID" not in first
+    return False
+
+
+def _located(filename: str, text: str, pos: int) -> str:
+    return f"{filename}, line {text.count(chr(10), 0, pos) + 1}"
+
+
+def read_predictions(text: str, filename: str) -> tuple[dict[str, dict], int]:
+    """The predictions of one file's text, entry by entry: only the first
+    judgement of each direction is kept (nothing else counts), so memory
+    holds the text and one entry at a time. Returns (a predictions mapping
+    score_task takes, number of IDs given more than once: as ``json.load``
+    does, the last one wins). Raises PredictionsError naming the file, the
+    line, the pair ID and the field."""
+    decoder = json.JSONDecoder()
+    text = text.removeprefix("\ufeff")
+    pos = _skip(text, 0)
+    if pos >= len(text) or text[pos] != "{":
+        raise PredictionsError(
+            f"{filename}: expected a JSON object mapping pair IDs to "
+            '{"forward": [...], "reverse": [...]}'
+        )
+    kept: dict[str, dict] = {}
+    repeated = 0
+    pos = _skip(text, pos + 1)
+    if pos < len(text) and text[pos] == "}":
+        pos += 1
+    else:
+        while True:
+            if pos >= len(text) or text[pos] != '"':
+                raise PredictionsError(f"{_located(filename, text, pos)}: expected a pair ID")
+            try:
+                pair_id, pos = decoder.raw_decode(text, pos)
+            except json.JSONDecodeError as exc:
+                raise PredictionsError(
+                    f"{_located(filename, text, exc.pos)}: a pair ID is not valid JSON: {exc.msg}"
+                ) from None
+            pos = _skip(text, pos)
+            if pos >= len(text) or text[pos] != ":":
+                raise PredictionsError(
+                    f"{_located(filename, text, pos)}: expected ':' after {pair_id!r}"
+                )
+            value_at = _skip(text, pos + 1)
+            try:
+                entry, pos = decoder.raw_decode(text, value_at)
+            except json.JSONDecodeError as exc:
+                raise PredictionsError(
+                    f"{_located(filename, text, exc.pos)}: prediction {pair_id!r}: "
+                    f"not valid JSON: {exc.msg}"
+                ) from None
+            except RecursionError:
+                raise PredictionsError(
+                    f"{_located(filename, text, value_at)}: prediction {pair_id!r}: "
+                    "values are nested too deeply"
+                ) from None
+            compact: dict[str, list] = {}
+            try:
+                for direction in DIRECTIONS:
+                    judgement = first_judgement(entry, pair_id, direction)
+                    if isinstance(entry.get(direction), list) and entry[direction]:
+                        compact[direction] = [{"judgement": judgement}]
+            except PredictionsError as exc:
+                raise PredictionsError(f"{_located(filename, text, value_at)}: {exc}") from None
+            repeated += pair_id in kept
+            kept[pair_id] = compact
+            pos = _skip(text, pos)
+            if pos < len(text) and text[pos] == ",":
+                pos = _skip(text, pos + 1)
+                continue
+            if pos < len(text) and text[pos] == "}":
+                pos += 1
+                break
+            raise PredictionsError(
+                f"{_located(filename, text, pos)}: expected ',' or '}}' after {pair_id!r}"
+            )
+    if _skip(text, pos) != len(text):
+        raise PredictionsError(
+            f"{_located(filename, text, pos)}: extra data after the predictions object"
+        )
+    return kept, repeated
+
+
+def _skip(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def _tally_dict(tally: Tally) -> dict[str, Any]:
+    return {
+        "total_pairs": tally.total_pairs,
+        "evaluated_pairs": tally.evaluated_pairs,
+        "missing_pairs": tally.missing_pairs,
+        "correct": tally.correct,
+        "judged": tally.judged,
+        "accuracy": tally.accuracy,
+        "percent": tally.percent,
+    }
+
+
+def report_as_dict(scores: Scores, *, unknown_ids: int = 0, repeated_ids: int = 0) -> dict:
+    """JSON-ready: per task (and per prompt_source in it), overall pooled."""
+    return {
+        "tasks": [
+            {
+                "task": t.task,
+                **_tally_dict(t.tally),
+                "by_source": [
+                    {"source": source, **_tally_dict(tally)}
+                    for source, tally in sorted(t.by_source.items())
+                ],
+            }
+            for t in scores.tasks
+        ],
+        "overall": _tally_dict(scores.overall),
+        "unknown_ids": unknown_ids,
+        "repeated_ids": repeated_ids,
+        "summary": summary_lines(scores),
+    }

@@ -14,7 +14,7 @@ from django.db import transaction
 
 from common.storage import read_stored
 from curation.evaluation import scoring, scoring_input, scoring_output
-from curation.models import Evaluation, Release, ReleaseStatus
+from curation.models import Evaluation, Release, ReleaseStatus, ScoringFormat
 from curation.quality.predictions import store_item_predictions
 from curation.releases import publishing
 
@@ -99,9 +99,11 @@ def evaluate_release(
     result = scoring_output.report_as_dict(report)
     base = f"evaluations/{release.project.slug}/{release.version}/{uuid.uuid4().hex}"
     with transaction.atomic():
-        stored = default_storage.save(f"{base}.jsonl", _content(predictions))
+        stored = default_storage.save(f"{base}.jsonl", stored_content(predictions))
         stored_swapped = (
-            default_storage.save(f"{base}-swapped.jsonl", _content(swapped)) if swapped else ""
+            default_storage.save(f"{base}-swapped.jsonl", stored_content(swapped))
+            if swapped
+            else ""
         )
         evaluation = Evaluation.objects.create(
             release=release,
@@ -119,7 +121,7 @@ def evaluate_release(
         return evaluation
 
 
-def _content(predictions: Predictions) -> File:
+def stored_content(predictions: Predictions) -> File:
     if isinstance(predictions, bytes):
         return ContentFile(predictions)
     predictions.seek(0)
@@ -129,7 +131,10 @@ def _content(predictions: Predictions) -> File:
 def leaderboard(release: Release) -> tuple[list[str], list[dict]]:
     """Column names (overall, categories, sub-buckets in release order) and one
     row per evaluation with its accuracy per column and extras."""
-    evaluations = list(release.evaluations.select_related("created_by"))
+    # MMRB2 evaluations have their own table (mmrb2_service.mmrb2_leaderboard).
+    evaluations = list(
+        release.evaluations.filter(scoring=ScoringFormat.MRB).select_related("created_by")
+    )
     columns: list[str] = []
     rows = []
     for e in evaluations:

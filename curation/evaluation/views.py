@@ -28,7 +28,8 @@ from curation.evaluation.judge_runs import (
     save_endpoint,
     start_judge_run,
 )
-from curation.evaluation.service import EvaluationError, evaluate_release, leaderboard
+from curation.evaluation.mmrb2_service import evaluate_upload, is_mmrb2_release, mmrb2_leaderboard
+from curation.evaluation.service import EvaluationError, leaderboard
 from curation.models import (
     JudgeEndpoint,
     JudgeOutput,
@@ -262,11 +263,12 @@ def leaderboard_view(request, slug, release_id):
         if form.is_valid():
             data = form.cleaned_data
             try:
-                evaluate_release(
+                evaluate_upload(
                     release=release,
                     name=data["name"],
                     predictions=data["predictions"],
                     filename=data["predictions"].name,
+                    fmt=data["format"],
                     swapped=data["swapped"] or None,
                     swapped_filename=data["swapped"].name if data["swapped"] else "",
                     user=request.user,
@@ -289,9 +291,17 @@ def leaderboard_view(request, slug, release_id):
             return (value is None, -(value or 0))
 
         rows.sort(key=key)
+    mmrb2_tasks, mmrb2_rows = mmrb2_leaderboard(release) if is_mmrb2_release(release) else ([], [])
     download = request.GET.get("download")
     if download == "json":
-        payload = [{"name": r["evaluation"].name, "report": r["evaluation"].report} for r in rows]
+        payload = [
+            {
+                "name": r["evaluation"].name,
+                "scoring": r["evaluation"].scoring,
+                "report": r["evaluation"].report,
+            }
+            for r in [*rows, *mmrb2_rows]
+        ]
         response = HttpResponse(
             json.dumps(payload, indent=2), content_type="application/json; charset=utf-8"
         )
@@ -331,6 +341,8 @@ def leaderboard_view(request, slug, release_id):
             "rows": rows,
             "sort": sort,
             "chart": _leaderboard_chart(columns, rows),
+            "mmrb2_tasks": mmrb2_tasks,
+            "mmrb2_rows": mmrb2_rows,
             "judge_runs": JudgeRun.objects.filter(release=release).select_related("evaluation"),
             "judge_form": run_form(project, release=release)
             if release.status == ReleaseStatus.READY

@@ -29,6 +29,7 @@ from curation.models.evaluation import (
     JudgeRun,
     JudgeRunQuerySet,
     JudgeRunStatus,
+    ScoringFormat,
 )
 from curation.models.mixes import Mix, MixQuerySet, MixSource
 from curation.quality.models import (
@@ -68,6 +69,7 @@ __all__ = [
     "ReleaseItem",
     "ReleaseQuerySet",
     "ReleaseStatus",
+    "ScoringFormat",
     "Side",
     "Verdict",
     "VerdictQuerySet",

@@ -12,11 +12,23 @@ from annotate.models import Project
 from curation.models.releases import Release
 
 
+class ScoringFormat(models.TextChoices):
+    """Which benchmark's rules scored an evaluation (or a judge run will be scored by)."""
+
+    MRB = "mrb", "Multimodal RewardBench (JSONL lines, all_data.json)"
+    MMRB2 = "mmrb2", "Multimodal RewardBench 2 (forward/reverse judgements, mmrb2/<task>.json)"
+
+
 class Evaluation(models.Model):
     """A judge's or reward model's predictions scored against a release."""
 
     release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="evaluations")
     name = models.CharField(max_length=120, help_text="The model or judge evaluated.")
+    # The report's shape follows it: MRB's {"official", "extras"}, or MMRB2's
+    # {"mmrb2": ...} (curation.evaluation.mmrb2_service). One leaderboard table each.
+    scoring = models.CharField(
+        max_length=8, choices=ScoringFormat.choices, default=ScoringFormat.MRB
+    )
     predictions = models.CharField(max_length=300, help_text="Stored predictions file.")
     swapped_predictions = models.CharField(max_length=300, blank=True)
     report = models.JSONField(default=dict)
@@ -35,6 +47,10 @@ class Evaluation(models.Model):
             models.CheckConstraint(
                 condition=Q(accuracy__isnull=True) | Q(accuracy__gte=0, accuracy__lte=1),
                 name="curation_evaluation_accuracy_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(scoring__in=ScoringFormat.values),
+                name="curation_evaluation_scoring_valid",
             ),
         ]
 
@@ -148,6 +164,11 @@ class JudgeRun(models.Model):
     max_tokens = models.PositiveIntegerField()
     timeout_seconds = models.FloatField()
     swapped = models.BooleanField(default=False, help_text="Also judge with the order swapped.")
+    # MMRB2: the release's mmrb2/<task>.json pairs, always in both orders
+    # (forward = original, reverse = swapped), scored by the MMRB2 rules.
+    scoring = models.CharField(
+        max_length=8, choices=ScoringFormat.choices, default=ScoringFormat.MRB
+    )
     concurrency = models.PositiveSmallIntegerField(default=4)
     status = models.CharField(
         max_length=10, choices=JudgeRunStatus.choices, default=JudgeRunStatus.PENDING
@@ -177,6 +198,10 @@ class JudgeRun(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(status__in=JudgeRunStatus.values), name="curation_judgerun_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(scoring__in=ScoringFormat.values),
+                name="curation_judgerun_scoring_valid",
             ),
             models.CheckConstraint(
                 condition=Q(progress_done__lte=F("progress_total")),

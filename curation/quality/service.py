@@ -15,7 +15,14 @@ from django.utils import timezone
 from annotate.models import Judgement, Project
 from curation.agreement.reports import STALE_REQUEST
 
-from ..models import Evaluation, ItemPrediction, ItemQuality, LabelQualityRun, Verdict
+from ..models import (
+    Evaluation,
+    ItemPrediction,
+    ItemQuality,
+    LabelQualityRun,
+    ScoringFormat,
+    Verdict,
+)
 from .label_quality import QualityUnavailable, analyse, label_quality, libraries_available
 from .models import LabelQualityStatus
 
@@ -32,7 +39,8 @@ class LabelQualityError(Exception):
 def project_entries(project: Project):
     """The project's leaderboard entries (every release), newest release first."""
     return (
-        Evaluation.objects.filter(release__project=project)
+        # MMRB2 entries have no per-item results (mmrb2_service): not an ensemble member.
+        Evaluation.objects.filter(release__project=project, scoring=ScoringFormat.MRB)
         .select_related("release")
         .order_by("-release__created_at", "name")
     )

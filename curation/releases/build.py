@@ -158,20 +158,23 @@ def _write(release: Release, folder: Path, bar=None):
     # responses: those with Item.image); MMRB2 domains' items also go to
     # mmrb2/<task>.json in the published layout (issue 24).
     verdicts = included.filter(item__image__isnull=False)
+    mmrb2_pairs = 0
     if any(d.export_category.startswith("mmrb2/") for d in domains):
         from curation.releases.mmrb2 import export_mmrb2
 
-        export_mmrb2(
+        summary = export_mmrb2(
             project=project,
             folder=folder / "mmrb2",
             item_ids=included.values("item_id"),
             domain_slugs=release.domains,
         )
+        mmrb2_pairs = sum(summary["tasks"].values())
     ids_by_domain: dict[str, list[str]] = {d.slug: [] for d in domains}
     for slug, ext_id in verdicts.values_list("item__domain__slug", "item__external_id"):
         ids_by_domain[slug].append(ext_id)
     total = sum(len(v) for v in ids_by_domain.values())
-    if not total:  # emptied since it was cut (create_release refuses an empty one)
+    # An MMRB2-only release (no item of the MRB shape) has empty MRB files.
+    if not total and not mmrb2_pairs:  # emptied since it was cut (create_release refuses it)
         raise ReleaseError(
             "Nothing to release: no included item is agreed or resolved any more "
             "(reopened since the release was cut); nothing was published."

@@ -216,6 +216,8 @@ def test_evaluation_name_is_unique_per_release_and_accuracy_is_a_share():
         Evaluation.objects.create(release=release, name="m", predictions="p", accuracy=0.5)
     with rejected_by("curation_evaluation_accuracy_range"):
         Evaluation.objects.create(release=release, name="n", predictions="p", accuracy=1.5)
+    with rejected_by("curation_evaluation_scoring_valid"):
+        Evaluation.objects.create(release=release, name="q", predictions="p", scoring="mmrb3")
     assert Evaluation.objects.create(release=release, name="o", predictions="p").accuracy is None
 
 
@@ -263,6 +265,8 @@ def test_judge_run_rules():
         make_judge_run(release, name="p", progress_done=3, progress_total=2)
     with rejected_by("curation_judgerun_concurrency_range"):
         make_judge_run(release, name="c", concurrency=0)
+    with rejected_by("curation_judgerun_scoring_valid"):
+        make_judge_run(release, name="x", scoring="")
     with rejected_by("curation_judgerun_complete_has_evaluation"):
         make_judge_run(release, name="e", status="complete")
     evaluation = Evaluation.objects.create(release=release, name="e", predictions="p")

@@ -22,6 +22,7 @@ PURE_MODULES = [
     "curation.evaluation.scoring_input",
     "curation.evaluation.scoring_output",
     "curation.evaluation.mmrb2_scoring",
+    "curation.evaluation.mmrb2_judge",
     "curation.evaluation.judge_client",
     "curation.evaluation.key_encryption",
     "curation.quality.label_quality",

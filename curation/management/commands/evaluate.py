@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from curation.evaluation import scoring, scoring_input, scoring_output
+from curation.evaluation import mmrb2_scoring, scoring, scoring_input, scoring_output
 
 
 def read_predictions(path: str, order: str | None = None) -> list[scoring_input.Prediction]:
@@ -25,11 +25,24 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("release", help="a release folder or its all_data.json")
+        parser.add_argument(
+            "release",
+            help="a release folder or its all_data.json; MMRB2: a release folder (its "
+            "mmrb2/<task>.json), a folder of task files, or one task file",
+        )
         parser.add_argument(
             "predictions",
-            help="JSONL, one line per prediction: ID and output (judge text) or Label "
-            '("A"/"B"), or score_1 and score_2, or chosen_score and rejected_score',
+            nargs="+",
+            help="MRB: one JSONL file, one line per prediction: ID and output (judge text) or "
+            'Label ("A"/"B"), or score_1 and score_2, or chosen_score and rejected_score. '
+            'MMRB2: one or more JSON files {"<pair id>": {"forward": [{"judgement": ...}], '
+            '"reverse": [...]}} (e.g. one per task, as compute_accuracy.py takes them)',
+        )
+        parser.add_argument(
+            "--format",
+            choices=["auto", "mrb", "mmrb2"],
+            default="auto",
+            help="the predictions' format; auto: from the first file's shape",
         )
         parser.add_argument(
             "--swapped",
@@ -51,9 +64,16 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         started = time.perf_counter()
+        fmt = opts["format"]
+        if fmt == "auto":
+            fmt = "mmrb2" if _looks_like_mmrb2(opts["predictions"][0]) else "mrb"
+        if fmt == "mmrb2":
+            return self.handle_mmrb2(opts)
+        if len(opts["predictions"]) > 1:
+            raise CommandError("MRB predictions are one JSONL file (and --swapped).")
         try:
             records = scoring_input.load_release_records(opts["release"])
-            predictions = read_predictions(opts["predictions"])
+            predictions = read_predictions(opts["predictions"][0])
             if opts["swapped"]:
                 predictions += read_predictions(opts["swapped"], order="swapped")
         except scoring_input.ScoringInputError as exc:
@@ -68,3 +88,97 @@ class Command(BaseCommand):
         )
         if opts["verbosity"] > 1:
             self.stdout.write(f"({len(predictions)} lines scored in {elapsed:.2f} s)")
+
+    def handle_mmrb2(self, opts) -> None:
+        if opts["swapped"] or opts["official_compat"]:
+            raise CommandError(
+                "--swapped and --official-compat are MRB options: MMRB2 predictions carry "
+                "both orders (forward, reverse) in one file."
+            )
+        tasks = mmrb2_task_files(Path(opts["release"]))
+        predictions: dict = {}
+        origin: dict[str, str] = {}
+        repeated = 0
+        for name in opts["predictions"]:
+            try:
+                text = Path(name).read_text(encoding="utf-8-sig")
+                parsed, again = mmrb2_scoring.read_predictions(text, name)
+            except OSError as exc:
+                raise CommandError(f"{name}: cannot read: {exc.strerror or exc}") from None
+            except UnicodeDecodeError as exc:
+                raise CommandError(f"{name}: not UTF-8 text ({exc.reason})") from None
+            except mmrb2_scoring.PredictionsError as exc:
+                raise CommandError(str(exc)) from None
+            for pair_id in parsed:
+                if pair_id in origin:
+                    raise CommandError(
+                        f"{name}: prediction {pair_id!r} is also in {origin[pair_id]}"
+                    )
+                origin[pair_id] = name
+            predictions.update(parsed)
+            repeated += again
+        scored = []
+        known: set[str] = set()
+        for task, path in tasks:
+            try:
+                pairs = json.loads(path.read_text(encoding="utf-8"))["pairs"]
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise CommandError(f"{path}: not an MMRB2 task file ({exc})") from None
+            known.update(pair["id"] for pair in pairs)
+            scored.append((task, pairs, predictions))
+        scores = mmrb2_scoring.score_tasks(scored)
+        unknown = sum(1 for pair_id in predictions if pair_id not in known)
+        report = mmrb2_scoring.report_as_dict(scores, unknown_ids=unknown, repeated_ids=repeated)
+        if opts["json"]:
+            self.stdout.write(json.dumps(report, indent=2))
+            return
+        lines = [
+            "MMRB2 scorer (facebookresearch/MMRB2 evaluate/compute_scores/compute_accuracy.py)",
+            "",
+            *report["summary"],
+            "",
+            f"{'Task / prompt_source':<40} {'Accuracy':>8} {'Correct':>8} {'Judged':>7} "
+            f"{'Missing':>8}",
+        ]
+        for task in report["tasks"]:
+            for row in [{"source": "", **task}, *task["by_source"]]:
+                label = f"  {row['source']}" if row["source"] else task["task"]
+                lines.append(
+                    f"{label:<40} {row['percent']:>7}% {row['correct']:>8} {row['judged']:>7} "
+                    f"{row['missing_pairs']:>8}"
+                )
+        overall = report["overall"]
+        lines += [
+            "",
+            f"Judgements evaluated: {overall['judged']}; pairs missing: "
+            f"{overall['missing_pairs']} of {overall['total_pairs']}; predicted IDs in no "
+            f"task file: {unknown}; IDs given twice (the last counts): {repeated}.",
+        ]
+        self.stdout.write("\n".join(lines))
+
+
+def _looks_like_mmrb2(path: str) -> bool:
+    try:
+        with Path(path).open("rb") as fh:
+            head = fh.read(1024 * 1024 + 1)
+    except OSError as exc:
+        raise CommandError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return mmrb2_scoring.looks_like_predictions(head.decode("utf-8-sig", errors="replace"))
+
+
+def mmrb2_task_files(release: Path) -> list[tuple[str, Path]]:
+    """(task, path) of the task files: one file, a release folder's mmrb2/,
+    or a folder of task files (the published benchmark/ folder)."""
+    if release.is_file():
+        return [(release.stem, release)]
+    folder = release / "mmrb2" if (release / "mmrb2").is_dir() else release
+    if folder == release and (release / "all_data.json").exists():
+        raise CommandError(f"{release}: this release has no mmrb2/ folder (no MMRB2 domain)")
+    order = ["t2i", "edit", "interleaved", "reasoning"]
+    files = sorted(
+        (p for p in folder.glob("*.json") if p.stem != "all_data"),
+        key=lambda p: (order.index(p.stem) if p.stem in order else len(order), p.stem),
+    )
+    if not files:
+        raise CommandError(f"{release}: no MMRB2 task file (<task>.json or mmrb2/<task>.json)")
+    return [(p.stem, p) for p in files]

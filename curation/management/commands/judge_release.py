@@ -24,6 +24,11 @@ class Command(BaseCommand):
         parser.add_argument("--name", help="leaderboard name (default: the endpoint's model)")
         parser.add_argument("--swapped", action="store_true", help="also judge swapped order")
         parser.add_argument("--concurrency", type=int, default=4)
+        parser.add_argument(
+            "--scoring",
+            choices=["mrb", "mmrb2"],
+            help="mmrb2: the release's MMRB2 pairs in both orders (default when it has them)",
+        )
 
     def handle(self, *args, **opts):
         project = Project.objects.filter(slug=opts["project"]).first()
@@ -47,6 +52,7 @@ class Command(BaseCommand):
                     name=name,
                     swapped=opts["swapped"],
                     concurrency=opts["concurrency"],
+                    scoring=opts["scoring"],
                     user=None,
                     enqueue=False,
                 )

@@ -81,3 +81,55 @@ def test_malformed_predictions_name_the_pair_and_field(entry, message):
 def test_predictions_must_be_an_object():
     with pytest.raises(PredictionsError, match="expected an object mapping"):
         score_task("t", [], [])
+
+
+def test_a_file_is_read_entry_by_entry_keeping_what_counts():
+    import json
+
+    from curation.evaluation.mmrb2_scoring import read_predictions
+
+    text = json.dumps(
+        {
+            "p1": {"forward": [{"judgement": "A", "metadata": {"x": 1}}, {"judgement": "B"}]},
+            "p2": {"forward": [], "reverse": [{"judgement": None}]},
+            "p1 ": {},
+        },
+        indent=2,
+    )
+    kept, repeated = read_predictions("\ufeff" + text, "f.json")
+    assert kept == {
+        "p1": {"forward": [{"judgement": "A"}]},
+        "p2": {"reverse": [{"judgement": None}]},
+        "p1 ": {},
+    }
+    assert repeated == 0
+    # As json.load: a repeated ID's last entry wins; the repeat is counted.
+    kept, repeated = read_predictions('{"a": {"forward": [{"judgement": "A"}]}, "a": {}}', "f")
+    assert kept == {"a": {}} and repeated == 1
+    # Scoring what was kept equals scoring the whole file.
+    pairs = [{"id": "p1", "chosen": "A"}, {"id": "p2", "chosen": "B"}]
+    whole = score_task("t", pairs, json.loads(text)).tally
+    again = score_task("t", pairs, read_predictions(text, "f")[0]).tally
+    assert (whole.correct, whole.judged, whole.missing_pairs) == (
+        again.correct,
+        again.judged,
+        again.missing_pairs,
+    )
+    assert read_predictions("{}", "f") == ({}, 0)
+
+
+@pytest.mark.parametrize(
+    "head, mmrb2",
+    [
+        ('{\n  "p1": {\n', True),  # json.dump(indent=2)
+        ('{"p1": {"forward": [{"judgement": "A"}]}}', True),  # one line
+        ('{"ID": "x", "output": "[[A]]"}\n{"ID": "y"', False),  # MRB JSONL
+        ('\n\n{"ID": "x", "Label": "A"}', False),
+        ("", False),
+        ("ID,output", False),
+    ],
+)
+def test_the_format_is_seen_from_the_first_line(head, mmrb2):
+    from curation.evaluation.mmrb2_scoring import looks_like_predictions
+
+    assert looks_like_predictions(head) is mmrb2

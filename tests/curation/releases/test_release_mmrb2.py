@@ -71,3 +71,41 @@ def test_curation_pages_show_the_parts_of_an_item_without_a_prompt_image(client,
     assert page.count('class="part-img"') == 3
     assert 'alt="Response 1, image 1 of 2"' in page and "Step 1: mix &lt;image1&gt;" in page
     assert 'src=""' not in page
+
+
+def test_a_release_of_mmrb2_pairs_only_builds_and_scores(tmp_path):
+    """No item of the MRB shape (text-to-image only): the MRB files are empty,
+    mmrb2/t2i.json holds the pairs, and MMRB2 predictions score against it."""
+    from curation.evaluation.mmrb2_service import evaluate_mmrb2, resolve_format
+    from curation.evaluation.service import EvaluationError
+
+    source = tmp_path / "mmrb2"
+    tasks = published_fixture(source)
+    project = Project.objects.create(slug="t2i", name="T2I only", seed=3)
+    import_mmrb2_from_paths(project=project, dataset=source / "t2i.json")
+    Verdict.objects.filter(project=project).update(
+        status="agreed", final_choice="1", provenance="unanimous"
+    )
+    release = create_release(
+        project=project,
+        version="v1",
+        notes="",
+        domains=["mmrb2-t2i"],
+        seed=1,
+        user=None,
+        enqueue=False,
+    )
+    release = build_release(release_id=release.pk)
+    assert release.status == ReleaseStatus.READY, release.error
+    folder = Path(settings.MEDIA_ROOT) / release.folder
+    assert json.loads((folder / "all_data.json").read_text()) == []
+    assert (folder / "mmrb2" / "t2i.json").read_bytes() == (source / "t2i.json").read_bytes()
+    first = tasks["t2i"][0]["id"]  # chosen B; the second pair is missing
+    predictions = {first: {"forward": [{"judgement": "B"}], "reverse": [{"judgement": "B"}]}}
+    data = json.dumps(predictions).encode()
+    evaluation = evaluate_mmrb2(release=release, name="j", predictions=data, filename="p.json")
+    overall = evaluation.report["mmrb2"]["overall"]
+    assert (overall["correct"], overall["judged"], overall["missing_pairs"]) == (1, 2, 1)
+    assert overall["percent"] == "50.00"
+    with pytest.raises(EvaluationError, match="only MMRB2 pairs"):
+        resolve_format(release, b'{"ID": "x", "output": "[[A]]"}\n')
