@@ -350,3 +350,21 @@ def test_rekey_is_an_option_of_the_page_the_api_and_the_command(client, tmp_path
     rekeyed = dict(project.releases.values_list("version", "rekey_salt"))
     assert rekeyed["p1"] and rekeyed["p1"] == rekeyed["a1"] == rekeyed["c1"]
     assert rekeyed["c2"] == ""
+
+
+@pytest.mark.django_db
+def test_the_export_reads_votes_and_verdicts_in_a_fixed_number_of_queries(tmp_path):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from curation.releases.mmrb2 import export_mmrb2
+
+    project = graded_project(tmp_path)
+    with CaptureQueriesContext(connection) as few:
+        export_mmrb2(project=project, folder=tmp_path / "a")
+    cast_votes(project)  # more votes, same number of queries
+    with CaptureQueriesContext(connection) as more:
+        export_mmrb2(project=project, folder=tmp_path / "b")
+    assert len(more) == len(few)
+    # Per task: the ids, then parts, votes, verdicts and items of the batch.
+    assert len(few) <= 2 + 3 * 5
