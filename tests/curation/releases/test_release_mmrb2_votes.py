@@ -235,7 +235,9 @@ def test_provenance_carries_canonical_strengths_and_grades_of_every_member(tmp_p
 @pytest.mark.django_db
 def test_pairs_only_in_task_files_are_members_and_counted(client, tmp_path):
     project = graded_project(tmp_path)
-    release, _ = release_of(project)
+    release, folder = release_of(project)
+    card = (folder / "README.md").read_text()
+    assert "| `mmrb2/t2i.json` | 2 | 2 |" in card
     members = dict(ReleaseItem.objects.filter(release=release).values_list("external_id", "better"))
     assert members[T2I_1] == "A" and members[T2I_2] == "A" and members["isg_3"] == "A"
     assert members[VSTAR] == "B"
