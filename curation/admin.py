@@ -43,7 +43,7 @@ class AuditEventAdmin(admin.ModelAdmin):
 
 from django import forms  # noqa: E402
 
-from annotate.admin import ItemAdmin  # noqa: E402
+from annotate.admin import ItemAdmin, ItemAdminForm  # noqa: E402
 from annotate.models import Item  # noqa: E402
 
 AUDITED_ITEM_FIELDS = [
@@ -52,7 +52,7 @@ AUDITED_ITEM_FIELDS = [
 ]  # fmt: skip
 
 
-class AuditedItemForm(forms.ModelForm):
+class AuditedItemForm(ItemAdminForm):
     audit_reason = forms.CharField(
         label="Reason for this change",
         widget=forms.Textarea(attrs={"rows": 2}),
@@ -89,6 +89,27 @@ class AuditedItemAdmin(ItemAdmin):
                 after={f: after[f] for f in changed},
                 reason=form.cleaned_data["audit_reason"],
             )
+
+    def save_formset(self, request, form, formset, change):
+        # Edited parts rewrite the text columns (ItemAdmin): audited as well.
+        item = form.instance
+        before = dict(Item.objects.filter(pk=item.pk).values(*PART_COLUMNS).first() or {})
+        super().save_formset(request, form, formset, change)
+        after = {f: getattr(item, f) for f in PART_COLUMNS}
+        changed = [f for f in PART_COLUMNS if before.get(f) != after[f]]
+        if change and changed:
+            AuditEvent.objects.create(
+                project=item.project,
+                item=item,
+                actor=request.user,
+                action="item_changed",
+                before={f: before.get(f) for f in changed},
+                after={f: after[f] for f in changed},
+                reason=form.cleaned_data["audit_reason"],
+            )
+
+
+PART_COLUMNS = ("prompt", "response_1", "response_2")
 
 
 def _plain(value):

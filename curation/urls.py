@@ -55,6 +55,11 @@ urlpatterns = [
         name="release_download",
     ),
     path(
+        "p/<slug:slug>/releases/<int:release_id>/ids/",
+        release_views.release_id_map,
+        name="release_id_map",
+    ),
+    path(
         "p/<slug:slug>/releases/<int:release_id>/diff/",
         release_views.release_diff,
         name="release_diff",

@@ -148,6 +148,9 @@ MATRIX: dict[str, Row] = {
     "release_progress": Row(get=access("curator", 204), post=None),
     "release_download": Row(get=access("curator", 200), post=None),
     "release_diff": Row(get=access("curator", 200), post=None),
+    "release_id_map": Row(
+        get=access("curator", 200), post=None, note="re-keyed release: old-to-new IDs"
+    ),
     "leaderboard": Row(get=access("curator", 200), post=access("curator", 400)),
     # training mixes (issue 22): across projects, for anyone who curates one;
     # a mix with a source they do not curate is a 404 (tests/curation/releases/test_mixes.py)
@@ -292,6 +295,7 @@ def world() -> World:
         archive=archive,
         size_bytes=22,
         sha256="0" * 64,
+        rekey_salt="secret",
     )
     endpoint = JudgeEndpoint.objects.create(
         project=project, name="judge", base_url="http://127.0.0.1:9/v1", model="m"

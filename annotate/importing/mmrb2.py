@@ -10,6 +10,17 @@ missing); the pair's `chosen`, `human_annotations`, `prompt_source`,
 `prompt_metadata` (and any other key) are kept verbatim in
 `Item.meta["mmrb2"]`, image paths in each part's `source_path`, so the
 export writes the file back byte for byte.
+
+`update` follows the MRB import's `--update`: a changed pair under an
+existing ID replaces its item (columns, parts, meta) if nobody has claimed
+or judged it; one with votes or claims is replaced only when what the
+annotators saw (each part's kind, text and image bytes) is the same, i.e.
+only its metadata changed (model names, chosen, human_annotations,
+prompt_source, prompt_metadata, image file names). Without `update` a
+changed pair is refused.
+
+The task file may also come inside a zip with its images
+(`import_items_from_paths` finds it; image paths resolve against its folder).
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ from annotate.importing import mmrb2_format
 from annotate.importing.images import check_image, pillow_limits
 from annotate.importing.imagestore import ImageCopies, remove_orphans, store_images
 from annotate.importing.jsonscan import DatasetFile, iter_json_array, open_dataset_file
+from annotate.importing.options import Wording
 from annotate.importing.records import (
     IMAGE_THREADS,
     MAX_IMAGE_PATH_LENGTH,
@@ -41,6 +53,7 @@ from annotate.importing.records import (
 )
 from annotate.importing.service import ImportResult, image_limits
 from annotate.importing.sources import (
+    ZIP_ERRORS,
     DirectoryImageSource,
     ImageSource,
     ZipImageSource,
@@ -85,22 +98,65 @@ def is_task_file(dataset: Path, fmt: str | None) -> bool:
         return mmrb2_format.looks_like_task_file(fh.read(4096))
 
 
+def is_task_member(archive: ZipImageSource, member: str, fmt: str | None) -> bool:
+    """Whether the dataset member of a zip is an MMRB2 task file."""
+    if fmt is not None:
+        return fmt == FORMAT
+    if not member.lower().endswith(".json"):
+        return False
+    try:
+        with archive.zip.open(archive.members[member]) as fh:
+            head = fh.read(4096)
+    except ZIP_ERRORS:  # encrypted, corrupt: the dataset reader says so clearly
+        return False
+    return mmrb2_format.looks_like_task_file(head)
+
+
+def import_mmrb2_from_zip(
+    *,
+    project: Project,
+    archive: ZipImageSource,
+    member: str,
+    update: bool = False,
+    wording: Wording | None = None,
+) -> ImportResult:
+    """Import the task file `member` of a zip with the images beside it in
+    the zip (the caller set `archive.prefix` to the member's folder)."""
+    filename = f"{archive.label}:{member}"
+    task = mmrb2_format.task_of(member)
+    if task is None:
+        raise ImportFailed([ImportProblem(filename, _UNKNOWN_TASK)])
+    with archive.open_dataset(member) as data:
+        return import_mmrb2(
+            project=project,
+            data=data,
+            filename=filename,
+            images=archive,
+            task=task,
+            update=update,
+            wording=wording,
+        )
+
+
+_UNKNOWN_TASK = (
+    f"unknown MMRB2 task; name the file {', '.join(mmrb2_format.TASKS)}.json or give the task"
+)
+
+
 def import_mmrb2_from_paths(
-    *, project: Project, dataset: Path, images: Path | None = None, task: str | None = None
+    *,
+    project: Project,
+    dataset: Path,
+    images: Path | None = None,
+    task: str | None = None,
+    update: bool = False,
+    wording: Wording | None = None,
 ) -> ImportResult:
     """Import a task file; its image paths resolve in `images` (a folder or a
     zip; default: the task file's own folder, as the published layout has it)."""
     task = task or mmrb2_format.task_of(dataset.name)
     if task not in mmrb2_format.TASKS:
-        raise ImportFailed(
-            [
-                ImportProblem(
-                    dataset.name,
-                    f"unknown MMRB2 task; name the file {', '.join(mmrb2_format.TASKS)}.json "
-                    "or give the task",
-                )
-            ]
-        )
+        raise ImportFailed([ImportProblem(dataset.name, _UNKNOWN_TASK)])
     if not dataset.is_file():
         raise ImportFailed([ImportProblem(str(dataset), "file not found")])
     images = images if images is not None else dataset.parent
@@ -114,7 +170,13 @@ def import_mmrb2_from_paths(
             raise ImportFailed([ImportProblem(str(images), "image folder or zip not found")])
         data = stack.enter_context(open_dataset_file(dataset))
         return import_mmrb2(
-            project=project, data=data, filename=dataset.name, images=source, task=task
+            project=project,
+            data=data,
+            filename=dataset.name,
+            images=source,
+            task=task,
+            update=update,
+            wording=wording,
         )
 
 
@@ -125,13 +187,17 @@ def import_mmrb2(
     filename: str,
     images: ImageSource,
     task: str,
+    update: bool = False,
+    wording: Wording | None = None,
 ) -> ImportResult:
     """Validate the whole task file and its images, then write it in one
     transaction (ImportFailed: nothing written). Re-importing the same file
-    is a no-op; a changed pair under an existing ID is refused."""
+    is a no-op; a changed pair under an existing ID is refused, or with
+    `update` replaces its item (see the module's docstring)."""
     if project.archived_at is not None:
         raise ImportFailed([ImportProblem(filename, "the project is archived (read-only)")])
-    log = ProblemLog(filename, settings.IMPORT_MAX_ERRORS)
+    wording = wording or Wording()
+    log = ProblemLog(filename, settings.IMPORT_MAX_ERRORS, wording)
     limits = image_limits()
     start = mmrb2_format.pairs_array_start(data)
     if start is None:
@@ -171,14 +237,42 @@ def import_mmrb2(
     infos = _check_images(images, limits, refs, log)
     log.raise_if_any()
 
-    existing = dict(Item.objects.filter(project=project).values_list("external_id", "content_hash"))
+    existing = {
+        ext_id: (pk, digest, live > 0)
+        for ext_id, pk, digest, live in Item.objects.filter(project=project).values_list(
+            "external_id", "pk", "content_hash", "live_assignments"
+        )
+    }
     result = ImportResult(format=FORMAT)
     # A pass comparing contents only when some ID is already there (re-imports).
+    replace: dict[str, int] = {}  # external ID -> pk of the item an update replaces
+    busy: dict[int, tuple] = {}  # pk -> (line, index, what annotators saw in the file)
     for line, index, pair in pairs() if existing.keys() & seen else ():
-        digest = _content_hash(pair, infos)
-        if pair.external_id in existing and existing[pair.external_id] != digest:
+        if pair.external_id not in existing:
+            continue
+        pk, digest, claimed = existing[pair.external_id]
+        if digest == _content_hash(pair, infos):
+            continue
+        if not update:
             log.add(
-                f"ID {pair.external_id!r} already exists with different content",
+                f"ID {pair.external_id!r} already exists with different content "
+                f"(import again with {wording.setting('update')} to replace it)",
+                line=line,
+                index=index,
+                field="id",
+            )
+            continue
+        replace[pair.external_id] = pk
+        if claimed:
+            busy[pk] = (line, index, pair.external_id, _seen_content(pair, infos))
+    # Claimed or judged items: only their metadata may change.
+    for pk, seen_before in _stored_content(list(busy)).items():
+        line, index, ext_id, seen_now = busy[pk]
+        if seen_now != seen_before:
+            log.add(
+                f"ID {ext_id!r} already has votes or claims: only its metadata (model "
+                "names, chosen, human_annotations, prompt fields, image file names) can "
+                "be updated, not its text or images",
                 line=line,
                 index=index,
                 field="id",
@@ -192,7 +286,14 @@ def import_mmrb2(
             image_ids, new_images = store_images(needed, copies)
             result.images_stored = len(new_images)
             batch: list[tuple[Item, mmrb2_format.Pair]] = []
+            updated_ids: list[int] = []
             for _, _, pair in pairs():
+                if pair.external_id in replace:
+                    pk = replace[pair.external_id]
+                    _replace(pk, _item(project, domain, task, pair, infos, image_ids), pair)
+                    _create_parts([(pk, pair)], infos, image_ids)
+                    updated_ids.append(pk)
+                    continue
                 if pair.external_id in existing:
                     result.unchanged += 1
                     continue
@@ -203,8 +304,9 @@ def import_mmrb2(
             if batch:
                 result.item_ids += _create(batch, infos, image_ids)
             result.created = len(result.item_ids)
+            result.updated = len(updated_ids)
             signals.items_imported.send(
-                sender=Item, project=project, item_ids=result.item_ids, updated_ids=[]
+                sender=Item, project=project, item_ids=result.item_ids, updated_ids=updated_ids
             )
             from annotate.importing.tasks import (
                 make_thumbnails,
@@ -215,11 +317,11 @@ def import_mmrb2(
 
             if new_images:
                 enqueue_on_commit(make_thumbnails, new_images)
-            if result.item_ids:
+            if result.item_ids or updated_ids:
                 # The page shows the parts; the item's own HTML serves the API's
                 # text and pages that read it (first view renders it otherwise).
-                enqueue_on_commit(render_part_html, result.item_ids)
-                enqueue_on_commit(render_item_html, result.item_ids)
+                enqueue_on_commit(render_part_html, [*result.item_ids, *updated_ids])
+                enqueue_on_commit(render_item_html, [*result.item_ids, *updated_ids])
     except BaseException:
         remove_orphans(written)
         raise
@@ -300,10 +402,71 @@ def mmrb2_meta(task: str, pair: mmrb2_format.Pair) -> dict:
     }
 
 
+def _seen_content(pair: mmrb2_format.Pair, infos: dict[str, ImageInfo]) -> list[tuple]:
+    """What annotators see of a pair: (slot, position, kind, text or image
+    SHA-256), in order; not image file names or model names."""
+    return sorted(
+        (
+            slot,
+            position,
+            kind,
+            infos[safe_relative_path(value)].sha256 if kind == "image" else value,
+        )
+        for slot, entries in pair.parts.items()
+        for position, (kind, value) in enumerate(entries)
+    )
+
+
+def _stored_content(pks: list[int]) -> dict[int, list[tuple]]:
+    """_seen_content of stored items, by pk (one query)."""
+    out: dict[int, list[tuple]] = {pk: [] for pk in pks}
+    rows = ItemPart.objects.filter(item_id__in=pks).values_list(
+        "item_id", "slot", "position", "kind", "text", "image__sha256"
+    )
+    for pk, slot, position, kind, text, sha in rows:
+        out[pk].append((slot, position, kind, sha if kind == PartKind.IMAGE else text))
+    return {pk: sorted(content) for pk, content in out.items()}
+
+
+# Columns an update rewrites; the stored HTML is made again by the task.
+_REPLACED = (
+    "prompt",
+    "image_id",
+    "image_path",
+    "response_1",
+    "response_2",
+    "model_1",
+    "model_2",
+    "meta",
+    "content_hash",
+)
+
+
+def _replace(pk: int, item: Item, pair: mmrb2_format.Pair) -> None:
+    """Rewrite an existing item from a changed pair (its parts go; the
+    caller writes them again)."""
+    Item.objects.filter(pk=pk).update(
+        **{name: getattr(item, name) for name in _REPLACED},
+        prompt_html="",
+        response_1_html="",
+        response_2_html="",
+        rendered_version=0,
+    )
+    ItemPart.objects.filter(item_id=pk).delete()
+
+
 def _create(batch, infos, image_ids) -> list[int]:
     items = Item.objects.bulk_create([item for item, _ in batch])
+    _create_parts(
+        [(item.pk, pair) for item, (_, pair) in zip(items, batch, strict=True)], infos, image_ids
+    )
+    return [item.pk for item in items]
+
+
+def _create_parts(pairs, infos, image_ids) -> None:
+    """The parts of (item pk, pair)s."""
     parts = []
-    for item, (_, pair) in zip(items, batch, strict=True):
+    for pk, pair in pairs:
         for slot, entries in pair.parts.items():
             for position, (kind, value) in enumerate(entries):
                 if kind == "image":
@@ -311,7 +474,6 @@ def _create(batch, infos, image_ids) -> list[int]:
                     part = ItemPart(kind=PartKind.IMAGE, image_id=image_ids[sha], source_path=value)
                 else:
                     part = ItemPart(kind=PartKind.TEXT, text=value)
-                part.item_id, part.slot, part.position = item.pk, slot, position
+                part.item_id, part.slot, part.position = pk, slot, position
                 parts.append(part)
     ItemPart.objects.bulk_create(parts, batch_size=2000)
-    return [item.pk for item in items]

@@ -427,8 +427,14 @@ def import_items_from_paths(
     annotate.importing.mmrb2 (its images: `images`, else its own folder)."""
     from annotate.importing import mmrb2
 
+    mmrb2_options = {
+        "update": options.get("update", False),
+        "wording": (options.get("options") or ImportOptions()).wording,
+    }
     if mmrb2.is_task_file(dataset, options.get("fmt")):
-        return mmrb2.import_mmrb2_from_paths(project=project, dataset=dataset, images=images)
+        return mmrb2.import_mmrb2_from_paths(
+            project=project, dataset=dataset, images=images, **mmrb2_options
+        )
     with ExitStack() as stack:
         if dataset.suffix.lower() == ".zip":
             archive = ZipImageSource(dataset)
@@ -440,6 +446,10 @@ def import_items_from_paths(
                 )
             member, folder = find_dataset_in_zip(archive)
             archive.prefix = folder
+            if mmrb2.is_task_member(archive, member, options.get("fmt")):
+                return mmrb2.import_mmrb2_from_zip(
+                    project=project, archive=archive, member=member, **mmrb2_options
+                )
             data = stack.enter_context(archive.open_dataset(member))
             filename = f"{dataset.name}:{member}"
         else:

@@ -137,6 +137,68 @@ def write_mrb_parts(items: Iterable[Item], *, replace: bool = False) -> None:
     )
 
 
+# An item's text column per slot (the slot's text parts, joined).
+SLOT_COLUMNS = {Slot.PROMPT: "prompt", Slot.RESPONSE_1: "response_1", Slot.RESPONSE_2: "response_2"}
+
+
+def text_parts_by_slot(item: Item) -> dict[str, list[ItemPart]]:
+    """The item's text parts per slot, in order (one query)."""
+    grouped: dict[str, list[ItemPart]] = {slot: [] for slot in SLOT_COLUMNS}
+    for part in item.content_parts.filter(kind=PartKind.TEXT).order_by("slot", "position"):
+        grouped[part.slot].append(part)
+    return grouped
+
+
+def write_text_to_parts(item: Item, slots: Iterable[str]) -> None:
+    """After an edit of the item's text columns (Django admin): each edited
+    slot's one text part takes the column's text, its HTML rendered again
+    by the sanitised renderer; a slot without text gets one text part at
+    its end. A slot of several text parts is edited part by part
+    (text_parts_by_slot tells; the admin form refuses the column edit).
+    The MRB prompt image follows the item's image."""
+    grouped = text_parts_by_slot(item)
+    for slot in slots:
+        text = getattr(item, SLOT_COLUMNS[slot])
+        parts = grouped[slot]
+        if len(parts) > 1:
+            raise ValueError(f"{slot} has {len(parts)} text parts: edit them one by one")
+        if parts:
+            part = parts[0]
+            part.text = text
+        else:
+            last = item.content_parts.filter(slot=slot).order_by("-position").first()
+            part = ItemPart(
+                item=item,
+                slot=slot,
+                position=0 if last is None else last.position + 1,
+                kind=PartKind.TEXT,
+                text=text,
+            )
+        part.render_html()
+        part.save()
+    if item.image_id is not None:
+        item.content_parts.filter(slot=Slot.PROMPT, kind=PartKind.IMAGE, position=0).update(
+            image_id=item.image_id, source_path=item.image_path
+        )
+
+
+def write_parts_to_text(item: Item) -> None:
+    """After an edit of the item's parts (Django admin): text parts get their
+    HTML again and the item's text columns hold each slot's text parts
+    joined (its own HTML rendered by Item.save)."""
+    stale = list(
+        item.content_parts.filter(kind=PartKind.TEXT).exclude(
+            rendered_version=rendering.RENDERER_VERSION
+        )
+    )
+    for part in stale:
+        part.render_html()
+    ItemPart.objects.bulk_update(stale, ["html", "rendered_version"])
+    for slot, parts in text_parts_by_slot(item).items():
+        setattr(item, SLOT_COLUMNS[slot], TEXT_JOINER.join(part.text for part in parts))
+    item.save(update_fields=list(SLOT_COLUMNS.values()))
+
+
 def shown_parts(parts: list[ItemPart], label: str) -> list[dict]:
     """Parts as annotate/_parts.html shows them: text as its sanitised HTML
     (whitespace-only text left out), images with their alternative text

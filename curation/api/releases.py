@@ -45,6 +45,9 @@ class ReleaseSerializer(serializers.Serializer):
     min_label_quality = serializers.FloatField(
         allow_null=True, help_text="The consensus-quality filter used, if any."
     )
+    rekeyed = serializers.BooleanField(
+        help_text="Whether the release's files use label-free IDs (map: the ids endpoint)."
+    )
     status = serializers.ChoiceField(choices=ReleaseStatus.choices)
     progress = ProgressSerializer(source="*")
     counts = serializers.JSONField(help_text="Records per domain and sub-bucket (when ready).")
@@ -100,6 +103,12 @@ class ReleaseListApi(APIView):
             help_text="Optional consensus-quality filter: leave out rule-agreed items whose "
             "CROWDLAB probability of their label is below this (needs a computed analysis).",
         )
+        rekey = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="Give every record and pair a label-free ID, stable across the "
+            "project's re-keyed releases; the map is at the release's ids endpoint.",
+        )
 
     @extend_schema(
         operation_id="releases_list",
@@ -144,6 +153,7 @@ class ReleaseListApi(APIView):
                 seed=project.seed if data.get("seed") is None else data["seed"],
                 user=request.user,
                 min_label_quality=data.get("min_label_quality"),
+                rekey=data["rekey"],
             )
         except ReleaseVersionTaken as exc:
             raise Conflict(str(exc), code="exists") from None
@@ -165,6 +175,34 @@ class ReleaseDetailApi(APIView):
     def get(self, request, slug, release_id):
         project = curated_project(request, slug)
         return Response(ReleaseSerializer(release_for(project, release_id)).data)
+
+
+class ReleaseIdMapApi(APIView):
+    class OutputSerializer(serializers.Serializer):
+        external_id = serializers.CharField(help_text="The item's ID in the studio.")
+        released_id = serializers.CharField(help_text="Its ID in the release's files.")
+
+    @extend_schema(
+        operation_id="releases_id_map",
+        summary="A re-keyed release's old and new IDs (curators and admins only)",
+        description="409 `not_rekeyed` for a release that kept its IDs, `not_ready` for one "
+        "not built yet.",
+        responses={200: paginated(OutputSerializer), **errors(401, 403, 404, 409)},
+        parameters=PAGE_PARAMETERS,
+    )
+    def get(self, request, slug, release_id):
+        project = curated_project(request, slug)
+        release = release_for(project, release_id)
+        if release.status != ReleaseStatus.READY:
+            raise Conflict(f"This release is {release.status}, not ready.", code="not_ready")
+        if not release.rekeyed:
+            raise Conflict("This release kept its IDs.", code="not_rekeyed")
+        rows = (
+            release.release_items.exclude(released_id="")
+            .order_by("external_id")
+            .values("external_id", "released_id")
+        )
+        return paginate(self, rows, self.OutputSerializer)
 
 
 def _release_storage():

@@ -45,6 +45,7 @@ urlpatterns = [
     path(P + "releases/", releases.ReleaseListApi.as_view(), name="api_releases"),
     path(R, releases.ReleaseDetailApi.as_view(), name="api_release"),
     path(R + "download/", releases.ReleaseDownloadApi.as_view(), name="api_release_download"),
+    path(R + "ids/", releases.ReleaseIdMapApi.as_view(), name="api_release_id_map"),
     path(R + "evaluations/", evaluation.EvaluationListApi.as_view(), name="api_evaluations"),
     path(
         R + "evaluations/<int:evaluation_id>/",

@@ -35,6 +35,10 @@ class Release(models.Model):
         help_text="Leave out rule-agreed items whose CROWDLAB probability of their label "
         "is below this (curation/quality/); None: no filter.",
     )
+    # Non-empty: the release's IDs are re-keyed (curation.releases.rekey)
+    # with this secret salt, taken over from the project's previous
+    # re-keyed release so an item keeps its new ID. Never published.
+    rekey_salt = models.CharField(max_length=64, blank=True, default="", editable=False)
     status = models.CharField(
         max_length=10, choices=ReleaseStatus.choices, default=ReleaseStatus.PENDING
     )
@@ -81,20 +85,43 @@ class Release(models.Model):
         return f"{self.project.slug} {self.version} ({self.status})"
 
     @property
+    def rekeyed(self) -> bool:
+        return bool(self.rekey_salt)
+
+    @property
     def percent(self) -> int:
         return round(100 * self.progress_done / self.progress_total) if self.progress_total else 0
 
 
+class ReleaseItemQuerySet(models.QuerySet["ReleaseItem"]):
+    def mrb_records(self) -> ReleaseItemQuerySet:
+        """Members that are MRB records (all_data.json); the others are
+        MMRB2 pairs only (mmrb2/<task>.json, `better` "A"/"B")."""
+        return self.filter(better__in=MRB_SLOTS)
+
+
+MRB_SLOTS = ("Output1", "Output2")
+
+
 class ReleaseItem(models.Model):
-    """Frozen membership of a release: which item, and which side was chosen."""
+    """Frozen membership of a release: which item, and which side was chosen.
+
+    `better` is the label as the release writes it: the MRB record's slot
+    (Output1/Output2), or for a pair only in an MMRB2 task file (image or
+    interleaved responses) that file's `chosen` (A/B)."""
 
     release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="release_items")
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="+")
     external_id = models.CharField(max_length=200)
+    # The ID the release's files use when it re-keyed them, else "" (the
+    # external ID): the mapping, shown to the project's curators only.
+    released_id = models.CharField(max_length=200, blank=True, default="")
     domain = models.CharField(max_length=80)
     chosen = models.CharField(max_length=1)
     better = models.CharField(max_length=7)
     provenance = models.CharField(max_length=16, blank=True)
+
+    objects = ReleaseItemQuerySet.as_manager()
 
     class Meta:
         constraints = [
@@ -103,7 +130,7 @@ class ReleaseItem(models.Model):
                 condition=Q(chosen__in=["1", "2"]), name="curation_releaseitem_chosen_valid"
             ),
             models.CheckConstraint(
-                condition=Q(better__in=["Output1", "Output2"]),
+                condition=Q(better__in=["Output1", "Output2", "A", "B"]),
                 name="curation_releaseitem_better_valid",
             ),
         ]
@@ -114,3 +141,8 @@ class ReleaseItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.release_id}: {self.external_id} → {self.better}"
+
+    @property
+    def public_id(self) -> str:
+        """The ID the release's files use."""
+        return self.released_id or self.external_id

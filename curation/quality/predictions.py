@@ -36,10 +36,12 @@ def build_item_predictions(*, evaluation, records: Sequence[dict], predictions, 
     """Unsaved ItemPrediction rows, one per release item the entry predicted
     (first line per ID and order). `correct` is the official verdict of the
     original order's first line, drawn the same way the scorer drew it."""
+    # Keyed by the ID the release's records use (re-keyed or not); MRB
+    # records only, the ones a prediction line can name.
     members = {
-        ri.external_id: ri
-        for ri in evaluation.release.release_items.only(
-            "external_id", "item_id", "chosen", "better"
+        ri.public_id: ri
+        for ri in evaluation.release.release_items.mrb_records().only(
+            "external_id", "released_id", "item_id", "chosen", "better"
         )
     }
     first: dict[str, dict[str, Prediction]] = {}

@@ -16,7 +16,6 @@ import shutil
 import socket
 import time
 import uuid
-from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
@@ -29,7 +28,6 @@ from django.utils import timezone
 
 from annotate.models import Judgement, Membership
 from common.storage import local_path, open_stored
-from curation.exports.records import pseudonym_of
 from curation.models import (
     Release,
     ReleaseItem,
@@ -38,6 +36,13 @@ from curation.models import (
     VerdictStatus,
 )
 from curation.releases import exporter, manifest_sections, parquet, publishing, trl
+from curation.releases.members import (
+    ROW_FIELDS,
+    VoteExtras,
+    export_items,
+    mmrb2_provenance,
+)
+from curation.releases.rekey import mrb_prefix, rekeyed_id
 from curation.releases.service import ReleaseError, included_verdicts
 
 log = logging.getLogger(__name__)
@@ -156,25 +161,38 @@ def _write(release: Release, folder: Path, bar=None):
     included = _included(release)
     # The MRB files hold the items of the MRB shape (one prompt image, text
     # responses: those with Item.image); MMRB2 domains' items also go to
-    # mmrb2/<task>.json in the published layout (issue 24).
+    # mmrb2/<task>.json in the published layout (issue 24). Pairs only there
+    # (image or interleaved responses) are members and counted too.
     verdicts = included.filter(item__image__isnull=False)
-    mmrb2_pairs = 0
+    salt = release.rekey_salt
+    mmrb2_pairs: list = []
     if any(d.export_category.startswith("mmrb2/") for d in domains):
         from curation.releases.mmrb2 import export_mmrb2
 
-        summary = export_mmrb2(
+        mmrb2_pairs = export_mmrb2(
             project=project,
             folder=folder / "mmrb2",
             item_ids=included.values("item_id"),
             domain_slugs=release.domains,
-        )
-        mmrb2_pairs = sum(summary["tasks"].values())
+            rekey=bool(salt),
+            salt=salt,
+        )["pairs"]
+    mmrb2_only = [pair for pair in mmrb2_pairs if not pair.mrb_shaped]
+    # Released IDs: the external IDs, or label-free ones (Release.rekey_salt).
+    released: dict[str, str] = {p.external_id: p.released_id for p in mmrb2_pairs}
     ids_by_domain: dict[str, list[str]] = {d.slug: [] for d in domains}
-    for slug, ext_id in verdicts.values_list("item__domain__slug", "item__external_id"):
-        ids_by_domain[slug].append(ext_id)
+    old_by_domain: dict[str, list[str]] = {d.slug: [] for d in domains}
+    rows = verdicts.values_list(
+        "item__domain__slug", "item__domain__export_category", "item__external_id"
+    )
+    for slug, category, ext_id in rows:
+        new_id = rekeyed_id(salt, mrb_prefix(category, ext_id), ext_id) if salt else ext_id
+        released[ext_id] = new_id
+        ids_by_domain[slug].append(new_id)
+        old_by_domain[slug].append(ext_id)
     total = sum(len(v) for v in ids_by_domain.values())
-    # An MMRB2-only release (no item of the MRB shape) has empty MRB files.
-    if not total and not mmrb2_pairs:  # emptied since it was cut (create_release refuses it)
+    # Emptied since it was cut (create_release refuses an empty one).
+    if not total and not mmrb2_only:
         raise ReleaseError(
             "Nothing to release: no included item is agreed or resolved any more "
             "(reopened since the release was cut); nothing was published."
@@ -186,6 +204,9 @@ def _write(release: Release, folder: Path, bar=None):
     pseudonyms = dict(
         Membership.objects.filter(project=project).values_list("user_id", "pseudonym")
     )
+    # Graded strengths and letter grades join each vote in provenance.jsonl
+    # where the project collects them (other releases' bytes are unchanged).
+    vote_extras = VoteExtras(strength=project.is_graded, grades=any(d.asks_grade for d in domains))
     snapshot = included.aggregate(at=Max("updated_at"))["at"]
     meta = exporter.ReleaseMeta(
         project=project.slug,
@@ -199,13 +220,29 @@ def _write(release: Release, folder: Path, bar=None):
         agreement=manifest_sections.agreement(project, domains),
         annotation=_annotation(project, release.domains),
     )
-    meta.manifest_extra = manifest_sections.extra(release, verdicts, meta.snapshot_at)
+    # Every member: the MRB records and the pairs written to task files.
+    written = verdicts | included.filter(
+        item__domain__export_category__startswith="mmrb2/", item__meta__has_key="mmrb2"
+    )
+    meta.manifest_extra = manifest_sections.extra(
+        release, written, meta.snapshot_at, released=released if salt else None
+    )
+    if mmrb2_pairs or salt:
+        meta.manifest_extra.update(
+            manifest_sections.members(
+                domains=domains,
+                ids_by_domain=ids_by_domain,
+                mmrb2_pairs=mmrb2_pairs,
+                scale=project.preference_scale,
+                rekeyed=bool(salt),
+            )
+        )
     if release.min_label_quality is not None:
         from curation.quality.release_filter import filter_summary
 
         meta.annotation["label_quality_filter"] = filter_summary(release)
     slots = exporter.chosen_first_slots(ids_by_domain, release.seed)
-    members: list[tuple] = []  # see _export_items
+    members: list[tuple] = []  # see members.export_items
     done = 0
     step = max(1, total // 100)
 
@@ -230,24 +267,35 @@ def _write(release: Release, folder: Path, bar=None):
                 progress_done=done
             )
 
-    def items():
+    def ordered_rows():
         # Plain rows, not model instances: building four instances per item
         # (verdict, item, domain, image) was a third of the build's CPU time.
-        rows = (
-            verdicts.order_by("item__domain__position", "item__domain__slug", "item__external_id")
-            .values_list(*_ROW_FIELDS, named=True)
-            .iterator(chunk_size=CHUNK)
-        )
+        rows = verdicts.order_by(
+            "item__domain__position", "item__domain__slug", "item__external_id"
+        ).values_list(*ROW_FIELDS, named=True)
+        if not salt:
+            yield from rows.iterator(chunk_size=CHUNK)
+            return
+        # Re-keyed: in the order of the new IDs (the old order would show
+        # what the old IDs sort by), CHUNK IDs per query.
+        for d in domains:
+            old = sorted(old_by_domain[d.slug], key=released.__getitem__)
+            for start in range(0, len(old), CHUNK):
+                part = old[start : start + CHUNK]
+                got = {r.item__external_id: r for r in rows.filter(item__external_id__in=part)}
+                yield from (got[ext_id] for ext_id in part)
+
+    def items():
         chunk: list = []
-        for verdict in rows:
+        for verdict in ordered_rows():
             chunk.append(verdict)
             if len(chunk) == CHUNK:
                 fetched.update(_fetch_images(chunk, folder.parent / ".images", fetched))
-                yield from _export_items(chunk, pseudonyms, members, slots)
+                yield from export_items(chunk, pseudonyms, members, slots, released, vote_extras)
                 chunk = []
         if chunk:
             fetched.update(_fetch_images(chunk, folder.parent / ".images", fetched))
-            yield from _export_items(chunk, pseudonyms, members, slots)
+            yield from export_items(chunk, pseudonyms, members, slots, released, vote_extras)
 
     # Images already downloaded from a storage without local paths, by SHA-256.
     fetched: dict[str, Path] = {}
@@ -279,95 +327,13 @@ def _write(release: Release, folder: Path, bar=None):
             copy_image=copy_image,
             progress=progress,
             extra_writers=writers,  # closed by write_release
+            extra_provenance=mmrb2_provenance(mmrb2_only, pseudonyms, members, vote_extras),
         )
     except BaseException:
         for writer in writers:
             writer.abort()  # release the open file; the folder is discarded
         raise
     return manifest, members, warnings
-
-
-# What the build reads of each included verdict (as named rows, see _write).
-_ROW_FIELDS = (
-    "item_id",
-    "final_choice",
-    "provenance",
-    "reason",
-    "item__external_id",
-    "item__domain__slug",
-    "item__domain__export_category",
-    "item__prompt",
-    "item__image_path",
-    "item__image__sha256",
-    "item__image__file",
-    "item__response_1",
-    "item__response_2",
-    "item__model_1",
-    "item__model_2",
-)
-
-
-def _export_items(chunk, pseudonyms, members, slots):
-    """ExportItems of a chunk of rows (_ROW_FIELDS), with their current votes
-    (one query per chunk). Appends each item's membership to `members` as a
-    tuple: (item_id, external_id, domain, chosen, better, provenance)."""
-    votes: dict[int, list[dict]] = defaultdict(list)
-    rows = (
-        Judgement.objects.filter(
-            assignment__item_id__in=[v.item_id for v in chunk], is_current=True
-        )
-        .order_by("assignment__item_id", "assignment__annotator_id")
-        .values_list(
-            "assignment__item_id",
-            "assignment__annotator_id",
-            "choice",
-            "correct_1",
-            "correct_2",
-            "confidence",
-        )
-    )
-    for item_id, annotator, choice, c1, c2, confidence in rows:
-        votes[item_id].append(
-            {
-                "annotator": pseudonym_of(pseudonyms, annotator),
-                "choice": choice,
-                "correct_1": c1,
-                "correct_2": c2,
-                "confidence": confidence,
-            }
-        )
-    for v in chunk:
-        export = exporter.ExportItem(
-            external_id=v.item__external_id,
-            domain=v.item__domain__slug,
-            category=v.item__domain__export_category,
-            prompt=v.item__prompt,
-            image_path=v.item__image_path,
-            image_sha256=v.item__image__sha256,
-            image_ext=v.item__image__file.rsplit(".", 1)[-1],
-            response_1=v.item__response_1,
-            response_2=v.item__response_2,
-            chosen=v.final_choice,
-            provenance=v.provenance,
-            reason=v.reason if v.provenance == "adjudicated" else "",
-            votes=tuple(votes.get(v.item_id, ())),
-            model_1=v.item__model_1,
-            model_2=v.item__model_2,
-            image_source=v.item__image__file,
-        )
-        # A tuple, not a ReleaseItem: at 100,000 items the instances alone
-        # were ~100 MB. _publish makes the rows in batches.
-        members.append(
-            (
-                v.item_id,
-                v.item__external_id,
-                v.item__domain__slug,
-                v.final_choice,
-                "Output1" if slots[v.item__external_id] else "Output2",
-                v.provenance,
-            )
-        )
-        yield export
 
 
 def _fetch_images(chunk, cache: Path, fetched: dict[str, Path]) -> dict[str, Path]:
@@ -522,14 +488,21 @@ def _record_and_publish(release, target, archive, sha, manifest, members, warnin
                         release_id=release.pk,
                         item_id=item_id,
                         external_id=external_id,
+                        released_id=released_id,
                         domain=domain,
                         chosen=chosen,
                         better=better,
                         provenance=provenance,
                     )
-                    for item_id, external_id, domain, chosen, better, provenance in members[
-                        start : start + 2000
-                    ]
+                    for (
+                        item_id,
+                        external_id,
+                        released_id,
+                        domain,
+                        chosen,
+                        better,
+                        provenance,
+                    ) in members[start : start + 2000]
                 ]
             )
         updated = Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).update(

@@ -125,6 +125,7 @@ def dataset_card(meta: Any, summary: dict, *, parquet: bool = False, trl: bool =
         lines.append(
             f"| {titles.get(key, key)} | {row.get('alpha', 'n/a')} | {row.get('ci', 'n/a')} |"
         )
+    lines += _mmrb2_lines(meta.manifest_extra)
     counts = ", ".join(f"{k}: {v}" for k, v in summary["provenance"].items())
     lines += [
         "",
@@ -146,6 +147,30 @@ def dataset_card(meta: Any, summary: dict, *, parquet: bool = False, trl: bool =
     ]
     lines += _loading_lines(with_records, parquet=parquet, trl=trl)
     return "\n".join(lines)
+
+
+def _mmrb2_lines(extra: dict) -> list[str]:
+    """The MMRB2 task files of the release, when it has any (issue 24)."""
+    mmrb2 = extra.get("mmrb2")
+    lines = []
+    if mmrb2:
+        lines += [
+            "",
+            "## MMRB2 task files",
+            "",
+            'In the Multimodal RewardBench 2 layout (`{"pairs": [...]}`, images beside them). '
+            "Pairs with image or interleaved responses are in these files only. "
+            f"`human_annotations`: {mmrb2['human_annotations_rule']}",
+            "",
+            "| file | pairs | only in this file |",
+            "|---|---:|---:|",
+        ]
+        lines += [
+            f"| `{t['file']}` | {t['pairs']} | {t['mmrb2_only']} |" for t in mmrb2["tasks"].values()
+        ]
+    if extra.get("id_rekey"):
+        lines += ["", "IDs are re-keyed: label-free, stable across this project's releases."]
+    return lines
 
 
 def _loading_lines(domains: Sequence[str], *, parquet: bool, trl: bool) -> list[str]:

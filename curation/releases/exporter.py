@@ -232,11 +232,13 @@ def write_release(
     copy_image: Callable[[ExportItem, Path], None],
     progress: Callable[[int], None] | None = None,
     extra_writers: Sequence[Any] = (),
+    extra_provenance: Iterable[dict] = (),
 ) -> dict[str, Any]:
     """Write every file of a release into `folder` (which must be empty) from
     `items`, which must arrive sorted by (domain order, external_id). Returns
     the manifest (also written). `copy_image(item, destination)` puts the
-    item's image bytes at destination."""
+    item's image bytes at destination. `extra_provenance` records follow the
+    records' provenance (members written elsewhere: MMRB2 task files)."""
     slots = chosen_first_slots(ids_by_domain, meta.seed)
     domain_order = [slug for slug, _, _ in meta.domains]
     all_writer = JsonArrayWriter(folder / "all_data.json")
@@ -271,6 +273,8 @@ def write_release(
         if progress is not None:
             progress(1)
     all_writer.close()
+    for extra in extra_provenance:
+        provenance.write(extra)
     provenance.close()
     for slug in domain_order:
         if slug in ids_by_domain and slug not in per_domain:

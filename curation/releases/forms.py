@@ -22,6 +22,14 @@ class ReleaseForm(forms.Form):
         "decided or reviewed are kept). Recorded in the manifest and the card.",
     )
 
+    rekey = forms.BooleanField(
+        required=False,
+        label="Re-key IDs",
+        help_text="Give every record and pair a label-free ID (the published MMRB2 reasoning "
+        "IDs name the chosen model first). Stable from release to release; the old-to-new "
+        "map is shown to curators on the release page, never put in the files.",
+    )
+
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["domains"].choices = [

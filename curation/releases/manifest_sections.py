@@ -35,7 +35,7 @@ def agreement(project, domains) -> dict:
     return out
 
 
-def extra(release, verdicts, snapshot_at: str) -> dict:
+def extra(release, verdicts, snapshot_at: str, *, released: dict[str, str] | None = None) -> dict:
     """created_at: when the release was created (cut by its curator), a real
     time that stays the same when the same release is built again (so a
     rebuild is still byte-identical); snapshot_at: the newest decision it
@@ -50,5 +50,57 @@ def extra(release, verdicts, snapshot_at: str) -> dict:
             "level": 0.95,
             "method": "item bootstrap of Krippendorff's alpha (nominal), percentile interval",
         },
-        "decision_rules": decision_rules(release.project, verdicts),
+        "decision_rules": _released_ids(decision_rules(release.project, verdicts), released),
     }
+
+
+def _released_ids(rules: dict, released: dict[str, str] | None) -> dict:
+    """decision_rules with the release's re-keyed IDs (sorted), if any."""
+    if released is None:
+        return rules
+    for version in rules["versions"]:
+        for key in ("decided_by_rule", "decided_by_curator"):
+            version[key] = sorted(released[ext_id] for ext_id in version[key])
+    return rules
+
+
+def members(*, domains, ids_by_domain, mmrb2_pairs, scale: str, rekeyed: bool) -> dict:
+    """Manifest counts of every member, not just MRB records (`counts`):
+    `members` per domain (MRB records plus pairs only in an MMRB2 task file:
+    image or interleaved responses) and `members_total`; `mmrb2` per task
+    (its file, pairs written, how many of them are only there, and the
+    scale of the human_annotations written from votes); `id_rekey` when the
+    release re-keyed its IDs (the salt stays secret; curators see the map)."""
+    only: dict[str, int] = {}
+    tasks: dict[str, dict] = {}
+    for pair in mmrb2_pairs:
+        entry = tasks.setdefault(
+            pair.task,
+            {"file": f"mmrb2/{pair.task}.json", "domain": pair.domain, "pairs": 0, "mmrb2_only": 0},
+        )
+        entry["pairs"] += 1
+        if not pair.mrb_shaped:
+            entry["mmrb2_only"] += 1
+            only[pair.domain] = only.get(pair.domain, 0) + 1
+    per_domain = {d.slug: len(ids_by_domain[d.slug]) + only.get(d.slug, 0) for d in domains}
+    out: dict = {"members": per_domain, "members_total": sum(per_domain.values())}
+    if tasks:
+        out["mmrb2"] = {
+            "tasks": tasks,
+            "human_annotations_scale": scale,
+            "human_annotations_rule": (
+                "written from each annotator's latest vote, in the order they first "
+                "submitted, where the studio collected graded votes (reasoning: letter "
+                "grades); else as imported. chosen follows the verdict."
+            ),
+        }
+    if rekeyed:
+        out["id_rekey"] = {
+            "method": "<prefix>_<first 16 hex digits of sha256(salt:prefix:old id)>",
+            "prefix": "MRB records: math/pairs where the official sub-bucket needs it, "
+            "else the category's name; MMRB2 pairs: the task",
+            "salt": "secret (kept by the studio; the same for every re-keyed release of "
+            "the project, so an item keeps its ID)",
+            "mapping": "curators and admins of the project only (release page, API)",
+        }
+    return out

@@ -4,27 +4,31 @@
 paths the pairs name, so a task file imported and exported again is the same
 bytes.
 
-`human_annotations` and `chosen` are the imported ones for now (graded votes
-will write them). With `rekey`, IDs are replaced by label-free ones (the
-published reasoning IDs name the chosen model first) and response images
-renamed `images/{new id}_{k}{ext}` to match; the old-to-new map is returned
-to the caller, never written into the release.
+`human_annotations` and `chosen` come from the studio's votes and verdict
+where it has them (curation.releases.mmrb2_annotations), else they are the
+imported ones. With `rekey`, IDs are replaced by label-free ones
+(curation.releases.rekey: the published reasoning IDs name the chosen model
+first) and response images renamed `images/{new id}_{k}{ext}` to match; the
+old-to-new map is returned to the caller, never written into the release.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import posixpath
 import shutil
+from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.core.files.storage import default_storage
 
 from annotate.importing.mmrb2_format import pair_record, write_task_file
 from annotate.importing.sources import safe_relative_path
-from annotate.models import Domain, Item, ItemPart, PartKind, Project
+from annotate.models import Domain, Item, ItemPart, Judgement, PartKind, Project
+from curation.models import RELEASABLE, Verdict
+from curation.releases.mmrb2_annotations import Vote, published_fields
+from curation.releases.rekey import rekeyed_id
 
 _BATCH = 500
 
@@ -41,9 +45,16 @@ def mmrb2_domains(project: Project) -> list[tuple[str, Domain]]:
     ]
 
 
-def rekeyed_id(salt: str, task: str, external_id: str) -> str:
-    """A label-free, stable ID: nothing of the old one shows."""
-    return f"{task}_{hashlib.sha256(f'{salt}:{task}:{external_id}'.encode()).hexdigest()[:16]}"
+class PairWritten(NamedTuple):
+    """A pair written to a task file (what a release records of it)."""
+
+    item_id: int
+    external_id: str
+    released_id: str
+    domain: str  # slug
+    task: str
+    chosen: str  # the file's "A" / "B"
+    mrb_shaped: bool  # also an MRB record (the item has the MRB columns)
 
 
 def export_mmrb2(
@@ -58,10 +69,11 @@ def export_mmrb2(
     """Write every MMRB2 task of the project into `folder` (only the items in
     `item_ids` and the domains in `domain_slugs` if given: a release's).
     Returns {"tasks": {task: pairs written}, "images": files written,
-    "ids": {old: new}}."""
+    "ids": {old: new}, "pairs": [PairWritten, ...]}."""
     folder.mkdir(parents=True, exist_ok=True)
     written_images: dict[str, str] = {}  # release path -> sha256
-    summary: dict[str, Any] = {"tasks": {}, "images": 0, "ids": {}}
+    summary: dict[str, Any] = {"tasks": {}, "images": 0, "ids": {}, "pairs": []}
+    scale = project.preference_scale
     for task, domain in mmrb2_domains(project):
         if domain_slugs is not None and domain.slug not in domain_slugs:
             continue
@@ -70,9 +82,9 @@ def export_mmrb2(
             items = items.filter(pk__in=item_ids)
         count = 0
 
-        def pairs(items=items, task=task):
+        def pairs(items=items, task=task, domain=domain):
             nonlocal count
-            for item, parts in _items_with_parts(items):
+            for item, parts, votes, final_choice in _items_with_parts(items):
                 new_id = rekeyed_id(salt, task, item.external_id) if rekey else item.external_id
                 if rekey:
                     summary["ids"][item.external_id] = new_id
@@ -92,7 +104,24 @@ def export_mmrb2(
                         _copy_image(part.image, path, folder, written_images)
                         content[slot].append(("image", path))
                 # The pair's fields in their own key order (see mmrb2_meta).
-                fields = json.loads(item.meta["mmrb2"]["fields"])
+                fields = published_fields(
+                    json.loads(item.meta["mmrb2"]["fields"]),
+                    task=task,
+                    votes=votes,
+                    scale=scale,
+                    final_choice=final_choice,
+                )
+                summary["pairs"].append(
+                    PairWritten(
+                        item.pk,
+                        item.external_id,
+                        new_id,
+                        domain.slug,
+                        task,
+                        fields["chosen"],
+                        item.image_id is not None,
+                    )
+                )
                 count += 1
                 yield pair_record(
                     external_id=new_id,
@@ -110,7 +139,8 @@ def export_mmrb2(
 
 
 def _items_with_parts(items) -> Any:
-    """(item, {slot: [parts]}) in batches: two queries per _BATCH items."""
+    """(item, {slot: [parts]}, [Vote], decided side or None) in batches:
+    four queries per _BATCH items."""
     ids = list(items.values_list("pk", flat=True))
     for start in range(0, len(ids), _BATCH):
         chunk = ids[start : start + _BATCH]
@@ -122,8 +152,29 @@ def _items_with_parts(items) -> Any:
         )
         for part in parts:
             by_item[part.item_id].setdefault(part.slot, []).append(part)
+        votes = current_votes(chunk)
+        decided = dict(
+            Verdict.objects.filter(RELEASABLE, item_id__in=chunk).values_list(
+                "item_id", "final_choice"
+            )
+        )
         for item in Item.objects.filter(pk__in=chunk).order_by("pk"):
-            yield item, by_item[item.pk]
+            yield item, by_item[item.pk], votes.get(item.pk, []), decided.get(item.pk)
+
+
+def current_votes(item_ids: list[int]) -> dict[int, list[Vote]]:
+    """Each annotator's latest revision of their vote on the items, in the
+    order the annotators first submitted (Assignment.submitted_at is set by
+    the first submission; a revision keeps its place), by item id."""
+    rows = (
+        Judgement.objects.filter(assignment__item_id__in=item_ids, is_current=True)
+        .order_by("assignment__item_id", "assignment__submitted_at", "assignment_id")
+        .values_list("assignment__item_id", "strength", "grade_1", "grade_2")
+    )
+    votes: dict[int, list[Vote]] = defaultdict(list)
+    for item_id, strength, grade_1, grade_2 in rows:
+        votes[item_id].append(Vote(strength, grade_1, grade_2))
+    return votes
 
 
 def _copy_image(image, path: str, folder: Path, written: dict[str, str]) -> None:

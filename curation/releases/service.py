@@ -4,6 +4,8 @@ curation.releases.build) and comparing two releases.
 
 from __future__ import annotations
 
+import json
+
 from django.db import IntegrityError, transaction
 
 from annotate.models import Project
@@ -13,6 +15,7 @@ from curation.models import (
     ReleaseItem,
     Verdict,
 )
+from curation.releases.rekey import new_salt
 
 NOTHING_TO_RELEASE = (
     "Nothing to release: no item of the chosen domains is agreed or resolved"
@@ -54,9 +57,11 @@ def create_release(
     user,
     enqueue: bool = True,
     min_label_quality: float | None = None,
+    rekey: bool = False,
 ) -> Release:
     """Record a new release and (unless enqueue=False) queue its build once
-    the transaction commits."""
+    the transaction commits. `rekey` gives its files label-free IDs
+    (curation.releases.rekey) under the project's re-keying salt."""
     from config.celery import enqueue_on_commit
     from curation.releases.tasks import build_release_task
 
@@ -97,12 +102,43 @@ def create_release(
                     seed=seed,
                     created_by=user,
                     min_label_quality=min_label_quality,
+                    rekey_salt=rekey_salt(project) if rekey else "",
                 )
         except IntegrityError:
             raise ReleaseVersionTaken(taken) from None
         if enqueue:
             enqueue_on_commit(build_release_task, release.pk)
     return release
+
+
+def rekey_salt(project: Project) -> str:
+    """The salt of the project's re-keyed releases: the one its earlier
+    re-keyed releases used (so an item keeps its new ID from release to
+    release), else a new secret one."""
+    earlier = (
+        Release.objects.filter(project=project)
+        .exclude(rekey_salt="")
+        .order_by("created_at", "pk")
+        .values_list("rekey_salt", flat=True)
+        .first()
+    )
+    return earlier or new_salt()
+
+
+def released_id_map(release: Release):
+    """A re-keyed release's {old ID: new ID} as JSON text, in pieces (one
+    query, streamed), sorted by old ID."""
+    rows = (
+        ReleaseItem.objects.filter(release=release)
+        .exclude(released_id="")
+        .order_by("external_id")
+        .values_list("external_id", "released_id")
+        .iterator(chunk_size=2000)
+    )
+    yield "{"
+    for n, (old, new) in enumerate(rows):
+        yield ("\n  " if n == 0 else ",\n  ") + f"{json.dumps(old)}: {json.dumps(new)}"
+    yield "\n}\n"
 
 
 def diff_releases(old: Release, new: Release) -> dict:

@@ -6,7 +6,7 @@ import re
 from pathlib import PurePosixPath
 
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -19,7 +19,12 @@ from curation.models import (
 )
 from curation.releases import publishing
 from curation.releases.forms import ReleaseForm
-from curation.releases.service import ReleaseError, create_release, diff_releases
+from curation.releases.service import (
+    ReleaseError,
+    create_release,
+    diff_releases,
+    released_id_map,
+)
 
 # A download's file name keeps letters, digits, dot, dash and underscore; a
 # release version typed into the shell could hold quotes, slashes or control
@@ -126,6 +131,23 @@ def release_download(request, slug, release_id):
     )
     response["Content-Length"] = str(release.size_bytes)
     response["X-Content-SHA256"] = release.sha256
+    return response
+
+
+@require_GET
+@login_required
+def release_id_map(request, slug, release_id):
+    """A re-keyed release's old-to-new IDs as JSON (curators and admins of
+    the project only; the map is never in the release's files)."""
+    project, _ = project_for(request.user, slug, CURATOR_ROLES)
+    release = release_for(project, release_id)
+    if release.status != ReleaseStatus.READY or not release.rekeyed:
+        raise Http404("This release did not re-key its IDs")
+    response = StreamingHttpResponse(
+        released_id_map(release), content_type="application/json; charset=utf-8"
+    )
+    name = attachment_name(f"{project.slug}-{release.version}-id-map.json")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
 
 

@@ -79,6 +79,18 @@ def site(tmp_path):
     )
     fresh = claim_next_item(project=work, annotator=annotator)
     p, w = project.slug, work.slug
+    # An MMRB2 release, re-keyed: its task-file table and ID map link (issue 24).
+    from tests.curation.releases.test_release_mmrb2_votes import graded_project
+
+    mm = graded_project(tmp_path / "mmrb2")
+    Membership.objects.create(project=mm, user=curator, role="curator")
+    mm_release = build_release(
+        release_id=create_release(
+            project=mm, version="v1", notes="", domains=list(
+                mm.domains.filter(slug__startswith="mmrb2-").values_list("slug", flat=True)
+            ), seed=1, user=curator, enqueue=False, rekey=True,
+        ).pk
+    )  # fmt: skip
     invitation = create_invitation(actor=admin, project=project)
     make_user("site", is_superuser=True, is_staff=True)  # "site admin" below
     domain = project.domains.order_by("position").first()
@@ -112,6 +124,7 @@ def site(tmp_path):
             reverse("releases", args=[p]),
             reverse("release_new", args=[p]),
             reverse("release_detail", args=[p, v2.pk]),
+            reverse("release_detail", args=[mm.slug, mm_release.pk]),
             reverse("release_diff", args=[p, v2.pk]) + f"?against={v1.pk}",
             reverse("leaderboard", args=[p, v2.pk]),
             reverse("judge_run", args=[p, run.pk]),

@@ -25,6 +25,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seed", type=int, help="default: the project's seed")
         parser.add_argument("--user", help="username recorded as the creator")
+        parser.add_argument(
+            "--rekey",
+            action="store_true",
+            help="label-free IDs in the files (a new release only); the map is on the "
+            "release page and in the API, never in the files",
+        )
 
     def handle(self, *args, **opts):
         project = Project.objects.filter(slug=opts["project"]).first()
@@ -48,9 +54,14 @@ class Command(BaseCommand):
                         seed=project.seed if opts["seed"] is None else opts["seed"],
                         user=user,
                         enqueue=False,
+                        rekey=opts["rekey"],
                     )
             except ReleaseError as exc:
                 raise CommandError(str(exc)) from None
+        elif opts["rekey"] and not release.rekeyed:
+            raise CommandError(
+                f"{release.version} exists without re-keyed IDs; releases are immutable"
+            )
         if release.status == ReleaseStatus.READY:
             self.stdout.write(f"{release.version} is already ready: {release.sha256}")
             return

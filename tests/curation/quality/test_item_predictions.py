@@ -166,3 +166,22 @@ def test_drill_down_permissions(client, release, role, status):
         == status
     )
     assert client.get(reverse("item_models", args=[slug, item.pk])).status_code == status
+
+
+def test_a_rekeyed_release_scores_predictions_by_its_new_ids(client, tmp_path):
+    """Judges see only the release's (re-keyed) IDs; their lines map back to
+    the items through ReleaseItem.released_id."""
+    project = make_release_project(tmp_path, slug="rekeyed")
+    release = built(project, rekey=True)
+    client.force_login(make_member(project, role="curator"))
+    records = records_of(release)
+    olds = set(Item.objects.filter(project=project).values_list("external_id", flat=True))
+    assert records and not olds & {r["ID"] for r in records}
+    wrong = {records[0]["ID"]}
+    assert upload(client, release, "judge-r", judge_lines(records, wrong)).status_code == 302
+    evaluation = Evaluation.objects.get(name="judge-r")
+    rows = list(ItemPrediction.objects.filter(evaluation=evaluation))
+    assert len(rows) == len(records)
+    new_to_item = dict(release.release_items.values_list("released_id", "item_id"))
+    assert all(new_to_item[row.external_id] == row.item_id for row in rows)
+    assert {row.external_id for row in rows if not row.correct} == wrong

@@ -26,9 +26,12 @@ def test_release_writes_mmrb2_files_beside_the_mrb_files(tmp_path):
     project = Project.objects.create(slug="mm", name="MMRB2", seed=3)
     for task in ("t2i", "reasoning"):
         import_mmrb2_from_paths(project=project, dataset=source / f"{task}.json")
-    Verdict.objects.filter(project=project).update(
-        status="agreed", final_choice="1", provenance="unanimous"
-    )
+    # Verdicts that agree with the published `chosen` (the release writes
+    # the verdict's side; no studio votes: human_annotations as imported).
+    for side, chosen in (("1", "A"), ("2", "B")):
+        Verdict.objects.filter(project=project, item__meta__mmrb2__chosen=chosen).update(
+            status="agreed", final_choice=side, provenance="unanimous"
+        )
     release = create_release(
         project=project,
         version="v1",

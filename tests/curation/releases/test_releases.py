@@ -131,7 +131,9 @@ def curator(project):
     return make_member(project, role="curator")
 
 
-def new_release(project, version="v1.0", *, seed=11, domains=None, user=None) -> Release:
+def new_release(
+    project, version="v1.0", *, seed=11, domains=None, user=None, rekey=False
+) -> Release:
     return create_release(
         project=project,
         version=version,
@@ -140,6 +142,7 @@ def new_release(project, version="v1.0", *, seed=11, domains=None, user=None) ->
         seed=seed,
         user=user,
         enqueue=False,
+        rekey=rekey,
     )
 
 

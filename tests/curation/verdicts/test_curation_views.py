@@ -223,6 +223,8 @@ def test_admin_change_to_an_item_is_audited_with_a_reason(client):
         meta="{}",
         response_2="Edited second response",
         gold_choice="",
+        # The item's parts inline (issue 24), left as it is.
+        **{"content_parts-TOTAL_FORMS": "0", "content_parts-INITIAL_FORMS": "0"},
     )
     missing_reason = client.post(url, data)
     assert missing_reason.status_code == 200  # form error: reason required

@@ -1,0 +1,162 @@
+"""The rows a release build writes and the membership it records (used by
+curation.releases.build): MRB records from the included verdicts' rows, the
+provenance of pairs only in MMRB2 task files, and each vote as
+provenance.jsonl holds it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import NamedTuple
+
+from annotate.models import Judgement
+from curation.exports.records import pseudonym_of
+from curation.models import Verdict
+from curation.releases import exporter
+
+CHUNK = 2000
+
+
+# What the build reads of each included verdict (as named rows, see _write).
+ROW_FIELDS = (
+    "item_id",
+    "final_choice",
+    "provenance",
+    "reason",
+    "item__external_id",
+    "item__domain__slug",
+    "item__domain__export_category",
+    "item__prompt",
+    "item__image_path",
+    "item__image__sha256",
+    "item__image__file",
+    "item__response_1",
+    "item__response_2",
+    "item__model_1",
+    "item__model_2",
+)
+
+
+class VoteExtras(NamedTuple):
+    """Which vote fields beyond the A/B ones provenance.jsonl carries."""
+
+    strength: bool  # the canonical signed strength (graded projects)
+    grades: bool  # the letter grades of response 1 and 2 (domains asking them)
+
+
+def _vote_dicts(item_ids, pseudonyms, extras: VoteExtras) -> dict[int, list[dict]]:
+    """The current votes of items as provenance.jsonl writes them, by item
+    id (one query)."""
+    votes: dict[int, list[dict]] = defaultdict(list)
+    rows = (
+        Judgement.objects.filter(assignment__item_id__in=item_ids, is_current=True)
+        .order_by("assignment__item_id", "assignment__annotator_id")
+        .values_list(
+            "assignment__item_id",
+            "assignment__annotator_id",
+            "choice",
+            "correct_1",
+            "correct_2",
+            "confidence",
+            "strength",
+            "grade_1",
+            "grade_2",
+        )
+    )
+    for item_id, annotator, choice, c1, c2, confidence, strength, g1, g2 in rows:
+        vote = {
+            "annotator": pseudonym_of(pseudonyms, annotator),
+            "choice": choice,
+            "correct_1": c1,
+            "correct_2": c2,
+            "confidence": confidence,
+        }
+        if extras.strength:
+            vote["strength"] = strength
+        if extras.grades:
+            vote["grade_1"], vote["grade_2"] = g1, g2
+        votes[item_id].append(vote)
+    return votes
+
+
+def export_items(chunk, pseudonyms, members, slots, released, extras):
+    """ExportItems of a chunk of rows (ROW_FIELDS), with their current votes
+    (one query per chunk). Appends each item's membership to `members` as a
+    tuple: (item_id, external_id, released_id, domain, chosen, better,
+    provenance); released_id is "" unless the release re-keys IDs."""
+    votes = _vote_dicts([v.item_id for v in chunk], pseudonyms, extras)
+    for v in chunk:
+        released_id = released[v.item__external_id]
+        export = exporter.ExportItem(
+            external_id=released_id,
+            domain=v.item__domain__slug,
+            category=v.item__domain__export_category,
+            prompt=v.item__prompt,
+            image_path=v.item__image_path,
+            image_sha256=v.item__image__sha256,
+            image_ext=v.item__image__file.rsplit(".", 1)[-1],
+            response_1=v.item__response_1,
+            response_2=v.item__response_2,
+            chosen=v.final_choice,
+            provenance=v.provenance,
+            reason=v.reason if v.provenance == "adjudicated" else "",
+            votes=tuple(votes.get(v.item_id, ())),
+            model_1=v.item__model_1,
+            model_2=v.item__model_2,
+            image_source=v.item__image__file,
+        )
+        # A tuple, not a ReleaseItem: at 100,000 items the instances alone
+        # were ~100 MB. _publish makes the rows in batches.
+        members.append(
+            (
+                v.item_id,
+                v.item__external_id,
+                "" if released_id == v.item__external_id else released_id,
+                v.item__domain__slug,
+                v.final_choice,
+                "Output1" if slots[released_id] else "Output2",
+                v.provenance,
+            )
+        )
+        yield export
+
+
+def mmrb2_provenance(pairs, pseudonyms, members, extras):
+    """provenance.jsonl records of the pairs only in MMRB2 task files (after
+    the MRB records; `Better` null, the file and its `chosen` under
+    "mmrb2"), appending their membership to `members` (export_items)."""
+    for start in range(0, len(pairs), CHUNK):
+        chunk = pairs[start : start + CHUNK]
+        ids = [pair.item_id for pair in chunk]
+        votes = _vote_dicts(ids, pseudonyms, extras)
+        verdicts = {
+            row[0]: row[1:]
+            for row in Verdict.objects.filter(item_id__in=ids).values_list(
+                "item_id", "final_choice", "provenance", "reason", "item__model_1", "item__model_2"
+            )
+        }
+        for pair in chunk:
+            final_choice, provenance, reason, model_1, model_2 = verdicts[pair.item_id]
+            released_id = "" if pair.released_id == pair.external_id else pair.released_id
+            members.append(
+                (
+                    pair.item_id,
+                    pair.external_id,
+                    released_id,
+                    pair.domain,
+                    final_choice,
+                    pair.chosen,
+                    provenance,
+                )
+            )
+            yield {
+                "ID": pair.released_id,
+                "Better": None,
+                "chosen_canonical": final_choice,
+                "provenance": provenance,
+                "curator_reason": reason if provenance == "adjudicated" else "",
+                "votes": votes.get(pair.item_id, []),
+                "model_1": model_1,
+                "model_2": model_2,
+                "mmrb2": {"file": f"mmrb2/{pair.task}.json", "chosen": pair.chosen},
+            }
