@@ -7,7 +7,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotate', '0015_item_parts'),
-        ('curation', '0013_judge_temperature_optional'),
+        ('curation', '0014_evaluation_scoring_format'),
     ]
 
     operations = [

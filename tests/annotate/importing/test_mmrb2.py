@@ -17,6 +17,7 @@ from annotate.importing.mmrb2_format import write_task_file
 from annotate.importing.records import ImportFailed
 from annotate.loop.service import claim_next_item
 from annotate.models import ImageAsset, Item, ItemPart
+from curation.models import Verdict
 from curation.releases.mmrb2 import export_mmrb2
 from tests.factories import make_member, make_project, png_bytes
 
@@ -38,6 +39,16 @@ def _pair(pid, a, b, chosen, annotations, source, metadata, prompt):
         "prompt_metadata": metadata,
         "prompt_content": prompt,
     }
+
+
+def agree_as_published(project, **fields) -> None:
+    """Every verdict agreed on the side the imported pair's `chosen` names
+    (a release writes the verdict's side as `chosen`)."""
+    fields = {"status": "agreed", "provenance": "unanimous", **fields}
+    for side, chosen in (("1", "A"), ("2", "B")):
+        Verdict.objects.filter(project=project, item__meta__mmrb2__chosen=chosen).update(
+            final_choice=side, **fields
+        )
 
 
 def published_fixture(root: Path) -> dict[str, list[dict]]:

@@ -19,10 +19,10 @@ from rest_framework.test import APIClient
 from annotate.importing.mmrb2 import import_mmrb2_from_paths
 from annotate.models import Project
 from curation.evaluation import mmrb2_scoring, service
-from curation.models import Evaluation, ReleaseStatus, ScoringFormat, Verdict
+from curation.models import Evaluation, ReleaseStatus, ScoringFormat
 from curation.releases.build import build_release
 from curation.releases.service import create_release
-from tests.annotate.importing.test_mmrb2 import published_fixture
+from tests.annotate.importing.test_mmrb2 import agree_as_published, published_fixture
 from tests.factories import make_member
 
 pytestmark = pytest.mark.django_db
@@ -66,9 +66,7 @@ def mmrb2_release(tmp_path):
     project = Project.objects.create(slug="mm", name="MMRB2", seed=3)
     for task in ("t2i", "edit", "interleaved", "reasoning"):
         import_mmrb2_from_paths(project=project, dataset=source / f"{task}.json")
-    Verdict.objects.filter(project=project).update(
-        status="agreed", final_choice="1", provenance="unanimous"
-    )
+    agree_as_published(project)
     release = create_release(
         project=project,
         version="v1",

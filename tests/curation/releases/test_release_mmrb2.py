@@ -12,10 +12,10 @@ from django.conf import settings
 
 from annotate.importing.mmrb2 import import_mmrb2_from_paths
 from annotate.models import Project
-from curation.models import ReleaseStatus, Verdict
+from curation.models import ReleaseStatus
 from curation.releases.build import build_release
 from curation.releases.service import create_release
-from tests.annotate.importing.test_mmrb2 import published_fixture
+from tests.annotate.importing.test_mmrb2 import agree_as_published, published_fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -26,12 +26,7 @@ def test_release_writes_mmrb2_files_beside_the_mrb_files(tmp_path):
     project = Project.objects.create(slug="mm", name="MMRB2", seed=3)
     for task in ("t2i", "reasoning"):
         import_mmrb2_from_paths(project=project, dataset=source / f"{task}.json")
-    # Verdicts that agree with the published `chosen` (the release writes
-    # the verdict's side; no studio votes: human_annotations as imported).
-    for side, chosen in (("1", "A"), ("2", "B")):
-        Verdict.objects.filter(project=project, item__meta__mmrb2__chosen=chosen).update(
-            status="agreed", final_choice=side, provenance="unanimous"
-        )
+    agree_as_published(project)
     release = create_release(
         project=project,
         version="v1",
@@ -86,9 +81,7 @@ def test_a_release_of_mmrb2_pairs_only_builds_and_scores(tmp_path):
     tasks = published_fixture(source)
     project = Project.objects.create(slug="t2i", name="T2I only", seed=3)
     import_mmrb2_from_paths(project=project, dataset=source / "t2i.json")
-    Verdict.objects.filter(project=project).update(
-        status="agreed", final_choice="1", provenance="unanimous"
-    )
+    agree_as_published(project)
     release = create_release(
         project=project,
         version="v1",

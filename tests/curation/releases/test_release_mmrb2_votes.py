@@ -25,7 +25,7 @@ from curation.releases.build import build_release
 from curation.releases.mmrb2_annotations import Vote, human_annotations, published_fields
 from curation.releases.rekey import mrb_prefix, rekeyed_id
 from curation.releases.service import create_release
-from tests.annotate.importing.test_mmrb2 import published_fixture
+from tests.annotate.importing.test_mmrb2 import agree_as_published, published_fixture
 from tests.factories import make_assignment, make_judgement, make_member, make_user
 
 T2I_1 = "oneigbench_124_-8004320511907750318_imagen4_4116_imagen4_116"
@@ -114,10 +114,7 @@ def graded_project(tmp_path: Path, tasks=("t2i", "interleaved", "reasoning")) ->
         import_mmrb2_from_paths(project=project, dataset=source / f"{task}.json")
     Domain.objects.filter(project=project, slug="mmrb2-reasoning").update(asks_grade=True)
     # Every pair decided as published, except T2I_1 (curator: response 1, "A").
-    for side, chosen in (("1", "A"), ("2", "B")):
-        Verdict.objects.filter(project=project, item__meta__mmrb2__chosen=chosen).update(
-            status="agreed", final_choice=side, provenance="unanimous"
-        )
+    agree_as_published(project)
     Verdict.objects.filter(project=project, item__external_id=T2I_1).update(
         status="resolved", final_choice="1", provenance="adjudicated", reason="clearer sign"
     )
