@@ -27,6 +27,11 @@ half correctness items, 1024x768 JPEG images):
     .venv/bin/python bench/compare_bench.py --judgements 200 \\
         --database-url postgres://postgres@127.0.0.1:5432/wt19
 
+``--pictures`` (issue 24): the items are MMRB2-shaped pairs whose two
+responses are 1024x1024 JPEGs (about 185 kB each), every other one an edit
+with a 1024x1024 input image beside them; the next item is painted when all
+its pictures are decoded. Target: p95 <= 100 ms.
+
 Chromium: CHROMIUM_PATH or /usr/bin/chromium. Prints one table row per
 server: p50/p95/max of paint latency, and p50/p95 of server time.
 """
@@ -61,8 +66,11 @@ document.addEventListener("work:shown", function (e) {
   if (t0 == null) return;
   window.__t0 = null;
   window.__ready.push(e.detail.ready);
-  var img = document.getElementById("viewer-img");
-  var decoded = img && img.decode ? img.decode().catch(function () {}) : Promise.resolve();
+  // Every picture of the new item: the prompt's (MRB) or each part's (--pictures).
+  var imgs = e.detail.work.querySelectorAll("#viewer-img, img.part-img");
+  var decoded = Promise.all(Array.prototype.map.call(imgs, function (img) {
+    return img.decode ? img.decode().catch(function () {}) : Promise.resolve();
+  }));
   decoded.then(function () {
     requestAnimationFrame(function () {
       var ch = new MessageChannel();
@@ -110,6 +118,60 @@ make_thumbnails(image_ids=sorted({image for _, image in items}))
 user = get_user_model().objects.create_user("bencher", password="bench-pass-19")
 Membership.objects.create(project=project, user=user, role="annotator")
 print("seeded", len(items))
+"""
+
+
+# --pictures: MMRB2-shaped pairs whose two responses are 1024x1024 JPEGs of
+# about 185 kB (noise, blurred, with a shape), through the MMRB2 importer;
+# every other item an edit (a 1024x1024 input image beside both results).
+SEED_PICTURES = r"""
+import json, sys
+from pathlib import Path
+import django
+django.setup()
+from django.contrib.auth import get_user_model
+from PIL import Image, ImageDraw, ImageFilter
+from annotate.importing.mmrb2 import import_mmrb2_from_paths
+from annotate.models import Item, Membership, Project
+
+n, folder = int(sys.argv[1]), Path(sys.argv[2])
+project = Project.objects.create(slug="compare-bench", name="Compare bench", votes_per_item=1)
+project.create_default_domains()
+for sub in ("images", "input_images"):
+    (folder / sub).mkdir(parents=True, exist_ok=True)
+
+def picture(path, k):
+    img = Image.merge("RGB", [Image.effect_noise((1024, 1024), 50 + c * 5) for c in range(3)])
+    img = img.filter(ImageFilter.GaussianBlur(1.2))
+    ImageDraw.Draw(img).ellipse([150 + k % 300, 200, 700, 650 + k % 200], fill=(200, 60, 40))
+    img.save(folder / path, "JPEG", quality=85)
+    return ["image", path]
+
+tasks = {"t2i": [], "edit": []}
+for i in range(n):
+    task = "edit" if i % 2 else "t2i"
+    pid = f"bench_{i}"
+    prompt = [["text", f"A red circle on a textured ground, picture {i}"]]
+    if task == "edit":
+        prompt = [picture(f"input_images/{pid}.jpg", i), ["text", f"Make the circle larger {i}"]]
+    tasks[task].append({
+        "id": pid,
+        "response_a": {"model_name": "m1",
+                       "response_content": [picture(f"images/{pid}_0.jpg", i)]},
+        "response_b": {"model_name": "m2",
+                       "response_content": [picture(f"images/{pid}_1.jpg", i + 7)]},
+        "chosen": "A",
+        "human_annotations": [5, 4, 6],
+        "prompt_source": "bench",
+        "prompt_metadata": {},
+        "prompt_content": prompt,
+    })
+for task, pairs in tasks.items():
+    (folder / f"{task}.json").write_text(json.dumps({"pairs": pairs}, indent=2))
+    import_mmrb2_from_paths(project=project, dataset=folder / f"{task}.json")
+user = get_user_model().objects.create_user("bencher", password="bench-pass-19")
+Membership.objects.create(project=project, user=user, role="annotator")
+print("seeded", Item.objects.filter(project=project).count())
 """
 
 
@@ -185,7 +247,9 @@ def access_log_ms(log: Path) -> list[float]:
     return times
 
 
-def bench(kind: str, judgements: int, database_url: str, tmp: Path, think_ms: int) -> dict:
+def bench(
+    kind: str, judgements: int, database_url: str, tmp: Path, think_ms: int, pictures: bool
+) -> dict:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings",
@@ -203,7 +267,8 @@ def bench(kind: str, judgements: int, database_url: str, tmp: Path, think_ms: in
         env["DEBUG"] = "false"  # as `make run` (issue 20: gunicorn, DEBUG off)
         run([PY, "manage.py", "migrate", "--verbosity", "0"], env)
         run([PY, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"], env)
-    run([PY, "-c", SEED, str(judgements + 20), str(tmp / f"{kind}-data")], env)
+    seed = SEED_PICTURES if pictures else SEED
+    run([PY, "-c", seed, str(judgements + 20), str(tmp / f"{kind}-data")], env)
     log = tmp / f"{kind}.log"
     port = 8190 if kind == "embedded" else 8191
     # The embedded default as `make run` serves it: one gunicorn worker with
@@ -246,6 +311,11 @@ def main() -> None:
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
     parser.add_argument("--think-ms", type=int, default=500, help="pause before each item")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--pictures",
+        action="store_true",
+        help="MMRB2 pairs of two 1024x1024 response images (every other one an edit)",
+    )
     args = parser.parse_args()
     kinds = [args.only] if args.only else ["embedded", "gunicorn"]
     if "gunicorn" in kinds:
@@ -255,7 +325,16 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="compare-bench-") as tmp:
         for kind in kinds:
-            rows.append(bench(kind, args.judgements, args.database_url, Path(tmp), args.think_ms))
+            rows.append(
+                bench(
+                    kind,
+                    args.judgements,
+                    args.database_url,
+                    Path(tmp),
+                    args.think_ms,
+                    args.pictures,
+                )
+            )
     if args.json:
         print(json.dumps(rows, indent=2))
         return
