@@ -58,6 +58,7 @@ PY = sys.executable
 TIMING_JS = """
 window.__lat = [];
 window.__ready = [];
+window.__split = [];
 document.addEventListener("keydown", function (e) {
   if (e.key === "Enter") window.__t0 = performance.now();
 }, true);
@@ -66,15 +67,20 @@ document.addEventListener("work:shown", function (e) {
   if (t0 == null) return;
   window.__t0 = null;
   window.__ready.push(e.detail.ready);
+  var shownAt = performance.now() - t0, decodedAt = null;
   // Every picture of the new item: the prompt's (MRB) or each part's (--pictures).
   var imgs = e.detail.work.querySelectorAll("#viewer-img, img.part-img");
   var decoded = Promise.all(Array.prototype.map.call(imgs, function (img) {
     return img.decode ? img.decode().catch(function () {}) : Promise.resolve();
   }));
   decoded.then(function () {
+    decodedAt = performance.now() - t0;
     requestAnimationFrame(function () {
       var ch = new MessageChannel();
-      ch.port1.onmessage = function () { window.__lat.push(performance.now() - t0); };
+      ch.port1.onmessage = function () {
+        window.__lat.push(performance.now() - t0);
+        window.__split.push([shownAt, decodedAt]);
+      };
       ch.port2.postMessage(0);
     });
   });
@@ -196,9 +202,10 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def drive(base: str, judgements: int, think_ms: int) -> tuple[list[float], list[float], int]:
-    """(paint latencies, server times to first byte) in ms, and how many next
-    items were shown from the one kept ready."""
+def drive(base: str, judgements: int, think_ms: int) -> tuple:
+    """(paint latencies, server times to first byte) in ms, how many next
+    items were shown from the one kept ready, and per judgement the ms from
+    the keypress to the item in the page and to its pictures decoded."""
     from playwright.sync_api import sync_playwright
 
     path = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
@@ -228,6 +235,7 @@ def drive(base: str, judgements: int, think_ms: int) -> tuple[list[float], list[
             page.wait_for_function("n => window.__lat.length > n", arg=n, timeout=30_000)
             assert page.url != url, "no next item"
         latencies = page.evaluate("window.__lat")
+        split = page.evaluate("window.__split")
         ready = page.evaluate("window.__ready.filter(Boolean).length")
         server = page.evaluate(
             """performance.getEntriesByType("resource")
@@ -235,7 +243,7 @@ def drive(base: str, judgements: int, think_ms: int) -> tuple[list[float], list[
                 .map(e => e.responseStart - e.requestStart)"""
         )
         browser.close()
-    return latencies, server, ready
+    return latencies, server, ready, split
 
 
 def access_log_ms(log: Path) -> list[float]:
@@ -285,7 +293,7 @@ def bench(
     try:
         base = f"http://127.0.0.1:{port}"
         wait_up(base, proc, log)
-        latencies, ttfb, ready = drive(base, judgements, think_ms)
+        latencies, ttfb, ready, split = drive(base, judgements, think_ms)
     finally:
         proc.terminate()
         proc.wait(10)
@@ -297,6 +305,10 @@ def bench(
         "paint_p50": statistics.median(latencies),
         "paint_p95": percentile(latencies, 95),
         "paint_max": max(latencies),
+        "shown_p50": statistics.median(a for a, _ in split),
+        "shown_p95": percentile([a for a, _ in split], 95),
+        "decoded_p50": statistics.median(b for _, b in split),
+        "decoded_p95": percentile([b for _, b in split], 95),
         "ttfb_p50": statistics.median(ttfb) if ttfb else None,
         "ttfb_p95": percentile(ttfb, 95) if ttfb else None,
         "log_p50": statistics.median(logged) if logged else None,

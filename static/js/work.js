@@ -475,6 +475,7 @@
     var w = work();
     if (!w || !e.detail.target || e.detail.target.id !== "work") return;
     if (!w.dataset.errors && document.activeElement && w.contains(document.activeElement)) document.activeElement.blur();
+    pictures("reset");  // at one scale before the first paint, not after the settle
     shown(w);
   });
   // Back and Forward: the address must name what is on screen. When the
