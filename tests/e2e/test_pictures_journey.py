@@ -122,7 +122,12 @@ def check_flicker(page, artifacts, name: str) -> None:
     assert page.locator(".response .parts").first.is_hidden()
     page.keyboard.press("+")  # zooming works in flicker too
     assert scale_of(same_everywhere(page, at_least=1)) == 1.25
+    frame = page.locator("#flicker").bounding_box()
     page.keyboard.press("t")
+    after = page.locator("#flicker").bounding_box()
+    # Switching moves nothing below (the caption's width may differ by a hair).
+    assert (after["y"], after["height"]) == (frame["y"], frame["height"])
+    assert abs(after["x"] - frame["x"]) < 1
     assert page.locator("#flicker-side").inner_text() == "Showing Response B"
     shown = page.locator("#flicker .flicker-pane:visible img")
     assert shown.first.get_attribute("src") == right_src

@@ -38,7 +38,7 @@ def actions(page: str) -> set[str]:
 
 
 def test_an_edit_puts_its_input_image_beside_both_results(client, tmp_path):
-    page, assignment = page_of(client, tmp_path, "edit")
+    page, _ = page_of(client, tmp_path, "edit")
     assert 'data-layout="edit"' in page
     assert '<section class="responses pictures edit">' in page
     prompt = page.split('<div class="prompt">')[1].split("</section>")[0]
