@@ -27,6 +27,11 @@ half correctness items, 1024x768 JPEG images):
     .venv/bin/python bench/compare_bench.py --judgements 200 \\
         --database-url postgres://postgres@127.0.0.1:5432/wt19
 
+``--pictures`` (issue 24): the items are MMRB2-shaped pairs whose two
+responses are 1024x1024 JPEGs (about 185 kB each), every other one an edit
+with a 1024x1024 input image beside them; the next item is painted when all
+its pictures are decoded. Target: p95 <= 100 ms.
+
 Chromium: CHROMIUM_PATH or /usr/bin/chromium. Prints one table row per
 server: p50/p95/max of paint latency, and p50/p95 of server time.
 """
@@ -53,6 +58,7 @@ PY = sys.executable
 TIMING_JS = """
 window.__lat = [];
 window.__ready = [];
+window.__split = [];
 document.addEventListener("keydown", function (e) {
   if (e.key === "Enter") window.__t0 = performance.now();
 }, true);
@@ -61,12 +67,20 @@ document.addEventListener("work:shown", function (e) {
   if (t0 == null) return;
   window.__t0 = null;
   window.__ready.push(e.detail.ready);
-  var img = document.getElementById("viewer-img");
-  var decoded = img && img.decode ? img.decode().catch(function () {}) : Promise.resolve();
+  var shownAt = performance.now() - t0, decodedAt = null;
+  // Every picture of the new item: the prompt's (MRB) or each part's (--pictures).
+  var imgs = e.detail.work.querySelectorAll("#viewer-img, img.part-img");
+  var decoded = Promise.all(Array.prototype.map.call(imgs, function (img) {
+    return img.decode ? img.decode().catch(function () {}) : Promise.resolve();
+  }));
   decoded.then(function () {
+    decodedAt = performance.now() - t0;
     requestAnimationFrame(function () {
       var ch = new MessageChannel();
-      ch.port1.onmessage = function () { window.__lat.push(performance.now() - t0); };
+      ch.port1.onmessage = function () {
+        window.__lat.push(performance.now() - t0);
+        window.__split.push([shownAt, decodedAt]);
+      };
       ch.port2.postMessage(0);
     });
   });
@@ -113,6 +127,60 @@ print("seeded", len(items))
 """
 
 
+# --pictures: MMRB2-shaped pairs whose two responses are 1024x1024 JPEGs of
+# about 185 kB (noise, blurred, with a shape), through the MMRB2 importer;
+# every other item an edit (a 1024x1024 input image beside both results).
+SEED_PICTURES = r"""
+import json, sys
+from pathlib import Path
+import django
+django.setup()
+from django.contrib.auth import get_user_model
+from PIL import Image, ImageDraw, ImageFilter
+from annotate.importing.mmrb2 import import_mmrb2_from_paths
+from annotate.models import Item, Membership, Project
+
+n, folder = int(sys.argv[1]), Path(sys.argv[2])
+project = Project.objects.create(slug="compare-bench", name="Compare bench", votes_per_item=1)
+project.create_default_domains()
+for sub in ("images", "input_images"):
+    (folder / sub).mkdir(parents=True, exist_ok=True)
+
+def picture(path, k):
+    img = Image.merge("RGB", [Image.effect_noise((1024, 1024), 50 + c * 5) for c in range(3)])
+    img = img.filter(ImageFilter.GaussianBlur(1.2))
+    ImageDraw.Draw(img).ellipse([150 + k % 300, 200, 700, 650 + k % 200], fill=(200, 60, 40))
+    img.save(folder / path, "JPEG", quality=85)
+    return ["image", path]
+
+tasks = {"t2i": [], "edit": []}
+for i in range(n):
+    task = "edit" if i % 2 else "t2i"
+    pid = f"bench_{i}"
+    prompt = [["text", f"A red circle on a textured ground, picture {i}"]]
+    if task == "edit":
+        prompt = [picture(f"input_images/{pid}.jpg", i), ["text", f"Make the circle larger {i}"]]
+    tasks[task].append({
+        "id": pid,
+        "response_a": {"model_name": "m1",
+                       "response_content": [picture(f"images/{pid}_0.jpg", i)]},
+        "response_b": {"model_name": "m2",
+                       "response_content": [picture(f"images/{pid}_1.jpg", i + 7)]},
+        "chosen": "A",
+        "human_annotations": [5, 4, 6],
+        "prompt_source": "bench",
+        "prompt_metadata": {},
+        "prompt_content": prompt,
+    })
+for task, pairs in tasks.items():
+    (folder / f"{task}.json").write_text(json.dumps({"pairs": pairs}, indent=2))
+    import_mmrb2_from_paths(project=project, dataset=folder / f"{task}.json")
+user = get_user_model().objects.create_user("bencher", password="bench-pass-19")
+Membership.objects.create(project=project, user=user, role="annotator")
+print("seeded", Item.objects.filter(project=project).count())
+"""
+
+
 def run(cmd, env, **kw):
     subprocess.run(cmd, env=env, cwd=ROOT, check=True, **kw)
 
@@ -134,9 +202,10 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def drive(base: str, judgements: int, think_ms: int) -> tuple[list[float], list[float], int]:
-    """(paint latencies, server times to first byte) in ms, and how many next
-    items were shown from the one kept ready."""
+def drive(base: str, judgements: int, think_ms: int) -> tuple:
+    """(paint latencies, server times to first byte) in ms, how many next
+    items were shown from the one kept ready, and per judgement the ms from
+    the keypress to the item in the page and to its pictures decoded."""
     from playwright.sync_api import sync_playwright
 
     path = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
@@ -166,6 +235,7 @@ def drive(base: str, judgements: int, think_ms: int) -> tuple[list[float], list[
             page.wait_for_function("n => window.__lat.length > n", arg=n, timeout=30_000)
             assert page.url != url, "no next item"
         latencies = page.evaluate("window.__lat")
+        split = page.evaluate("window.__split")
         ready = page.evaluate("window.__ready.filter(Boolean).length")
         server = page.evaluate(
             """performance.getEntriesByType("resource")
@@ -173,7 +243,7 @@ def drive(base: str, judgements: int, think_ms: int) -> tuple[list[float], list[
                 .map(e => e.responseStart - e.requestStart)"""
         )
         browser.close()
-    return latencies, server, ready
+    return latencies, server, ready, split
 
 
 def access_log_ms(log: Path) -> list[float]:
@@ -185,7 +255,9 @@ def access_log_ms(log: Path) -> list[float]:
     return times
 
 
-def bench(kind: str, judgements: int, database_url: str, tmp: Path, think_ms: int) -> dict:
+def bench(
+    kind: str, judgements: int, database_url: str, tmp: Path, think_ms: int, pictures: bool
+) -> dict:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings",
@@ -203,7 +275,8 @@ def bench(kind: str, judgements: int, database_url: str, tmp: Path, think_ms: in
         env["DEBUG"] = "false"  # as `make run` (issue 20: gunicorn, DEBUG off)
         run([PY, "manage.py", "migrate", "--verbosity", "0"], env)
         run([PY, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"], env)
-    run([PY, "-c", SEED, str(judgements + 20), str(tmp / f"{kind}-data")], env)
+    seed = SEED_PICTURES if pictures else SEED
+    run([PY, "-c", seed, str(judgements + 20), str(tmp / f"{kind}-data")], env)
     log = tmp / f"{kind}.log"
     port = 8190 if kind == "embedded" else 8191
     # The embedded default as `make run` serves it: one gunicorn worker with
@@ -220,7 +293,7 @@ def bench(kind: str, judgements: int, database_url: str, tmp: Path, think_ms: in
     try:
         base = f"http://127.0.0.1:{port}"
         wait_up(base, proc, log)
-        latencies, ttfb, ready = drive(base, judgements, think_ms)
+        latencies, ttfb, ready, split = drive(base, judgements, think_ms)
     finally:
         proc.terminate()
         proc.wait(10)
@@ -232,6 +305,10 @@ def bench(kind: str, judgements: int, database_url: str, tmp: Path, think_ms: in
         "paint_p50": statistics.median(latencies),
         "paint_p95": percentile(latencies, 95),
         "paint_max": max(latencies),
+        "shown_p50": statistics.median(a for a, _ in split),
+        "shown_p95": percentile([a for a, _ in split], 95),
+        "decoded_p50": statistics.median(b for _, b in split),
+        "decoded_p95": percentile([b for _, b in split], 95),
         "ttfb_p50": statistics.median(ttfb) if ttfb else None,
         "ttfb_p95": percentile(ttfb, 95) if ttfb else None,
         "log_p50": statistics.median(logged) if logged else None,
@@ -246,6 +323,11 @@ def main() -> None:
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
     parser.add_argument("--think-ms", type=int, default=500, help="pause before each item")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--pictures",
+        action="store_true",
+        help="MMRB2 pairs of two 1024x1024 response images (every other one an edit)",
+    )
     args = parser.parse_args()
     kinds = [args.only] if args.only else ["embedded", "gunicorn"]
     if "gunicorn" in kinds:
@@ -255,7 +337,16 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="compare-bench-") as tmp:
         for kind in kinds:
-            rows.append(bench(kind, args.judgements, args.database_url, Path(tmp), args.think_ms))
+            rows.append(
+                bench(
+                    kind,
+                    args.judgements,
+                    args.database_url,
+                    Path(tmp),
+                    args.think_ms,
+                    args.pictures,
+                )
+            )
     if args.json:
         print(json.dumps(rows, indent=2))
         return

@@ -154,6 +154,41 @@ def _error_summary(errors: dict[str, list[str]]) -> list[tuple[str | None, str]]
 GRADE_KEYS = {"left": "zcv", "right": "nm,"}
 
 
+# The picture keys of each layout (_layout): MRB's one prompt image; parts
+# with pictures among text (every picture zooms and pans together); two
+# responses of pictures alone, and an edit (the input beside them), which
+# also flicker between A and B in one place (static/js/pictures.js).
+_ZOOM_PARTS = ("zoom", "+,-,.", "Zoom in / out / fit, every picture together")
+_PAN = (
+    "pan",
+    "Shift+←,Shift+→,Shift+↑,Shift+↓",
+    "Pan the zoomed pictures together (or drag one)",
+)
+_FLICKER = (
+    "flicker",
+    "t",
+    "Flicker: response A and B in turn in one place (t again switches; Esc: side by side)",
+)
+PICTURE_KEYS = {
+    "mrb": [
+        ("zoom", "+,-,.", "Zoom in / out / fit; drag to pan, wheel to zoom"),
+        ("fullsize", "f", "Image at full size"),
+    ],
+    "text": [],
+    "parts": [_ZOOM_PARTS, _PAN],
+    "pictures": [
+        ("zoom", "+,-,.", "Zoom in / out / fit, both responses together; wheel zooms too"),
+        _PAN,
+        _FLICKER,
+    ],
+}
+PICTURE_KEYS["edit"] = [
+    ("zoom", "+,-,.", "Zoom in / out / fit, input and both responses together; wheel zooms too"),
+    _PAN,
+    _FLICKER,
+]
+
+
 @functools.cache
 def _keymap(
     *,
@@ -163,10 +198,12 @@ def _keymap(
     can_revise: bool,
     scale: str = scales.AB,
     grade_question: str | None = None,
+    layout: str = "mrb",
 ) -> tuple[tuple[str, tuple[str, ...], str], ...]:
     """(action, keys, meaning) of every key the compare page acts on for an
-    item like this one, `keys` a tuple of key names: the `?` panel lists
-    exactly these, and work.js acts only on the actions listed (data-actions)."""
+    item like this one (`layout`: see _layout), `keys` a tuple of key names:
+    the `?` panel lists exactly these, and work.js acts only on the actions
+    listed (data-actions)."""
     points = scales.POINTS.get(scale)
     if points is None:
         keys = [
@@ -214,13 +251,12 @@ def _keymap(
         )
     elif can_revise:
         keys.append(("submit", "Enter", "Save the revised judgement"))
+    keys.append(("flag", "x", "Flag a problem with the item"))
+    keys += PICTURE_KEYS[layout]
     keys += [
-        ("flag", "x", "Flag a problem with the item"),
-        ("zoom", "+,-,.", "Zoom in / out / fit; drag to pan, wheel to zoom"),
-        ("fullsize", "f", "Image at full size"),
         ("guidelines", "g", "Guidelines"),
         ("keys", "?", "This list"),
-        ("close", "Esc", "Close panels and full size"),
+        ("close", "Esc", "Close panels, full size and flicker"),
     ]
     return tuple((action, tuple(k.split(",")), meaning) for action, k, meaning in keys)
 
@@ -249,6 +285,12 @@ def render_work(
     )
     # An item of another shape than MRB's (no Item.image) is shown part by part.
     shown_parts = _shown_parts(item, assignment.shown_swapped) if item.image_id is None else None
+    layout = _layout(shown_parts)
+    input_parts = ()
+    if layout == "edit":
+        # The input image goes beside both results; the prompt's text stays on top.
+        input_parts = [p for p in shown_parts["prompt"] if "image" in p]
+        shown_parts["prompt"] = [p for p in shown_parts["prompt"] if "image" not in p]
     if form is None and judgement is not None:
         form = JudgementForm(initial=_displayed_initial(judgement, assignment))
     # A fresh item (the common case, after every submit) gets no form objects:
@@ -271,6 +313,7 @@ def render_work(
         can_revise=revisable,
         scale=project.preference_scale,
         grade_question=domain.grade_question if domain.asks_grade else None,
+        layout=layout,
     )
     graded = scales.is_graded(project.preference_scale)
     responses = [
@@ -302,6 +345,8 @@ def render_work(
         "item": item,
         "prompt_html": html["prompt"],
         "prompt_parts": shown_parts["prompt"] if shown_parts else None,
+        "layout": layout,
+        "input_parts": input_parts,
         "domain": domain,
         "responses": responses,
         "judgement": judgement,
@@ -347,6 +392,26 @@ def _shown_parts(item, swapped: bool) -> dict[str, list[dict]]:
         "left": shown_parts(left, "Response A"),
         "right": shown_parts(right, "Response B"),
     }
+
+
+def _layout(shown: dict[str, list[dict]] | None) -> str:
+    """How the page lays an item out: "mrb" (one prompt image in the viewer,
+    text responses); "pictures" (both responses pictures alone: side by side
+    at one scale, zoomed together, flickered); "edit" (the same, and the
+    prompt holds an image: the input beside both results); "parts" (text
+    and pictures in order, the pictures zoomed together); "text" (parts
+    without a picture)."""
+    if shown is None:
+        return "mrb"
+
+    def pictures_alone(parts):
+        return bool(parts) and all("image" in p for p in parts)
+
+    if pictures_alone(shown["left"]) and pictures_alone(shown["right"]):
+        return "edit" if any("image" in p for p in shown["prompt"]) else "pictures"
+    if any("image" in p for slot in ("prompt", "left", "right") for p in shown[slot]):
+        return "parts"
+    return "text"
 
 
 @functools.cache

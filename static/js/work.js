@@ -271,7 +271,16 @@
     "zoom-out": function () { zoom(0.8); },
     "zoom-reset": resetZoom,
     "fullsize": fullSize,
+    "pic-zoom-in": function () { pictures("zoomIn"); },
+    "pic-zoom-out": function () { pictures("zoomOut"); },
+    "pic-zoom-reset": function () { pictures("fit"); },
+    "flicker": function () { pictures("flicker"); },
+    "side-by-side": function () { pictures("sideBySide"); },
   };
+  // Items shown part by part: their pictures (static/js/pictures.js).
+  function pictures(name, arg) {
+    return window.studioPictures ? window.studioPictures[name](arg) : undefined;
+  }
   document.addEventListener("click", function (e) {
     var button = e.target.closest && e.target.closest("[data-action]");
     if (button && ACTIONS[button.dataset.action]) { e.preventDefault(); ACTIONS[button.dataset.action](); }
@@ -285,13 +294,15 @@
     "q": "a-yes", "w": "a-no", "e": "a-unsure", "o": "b-yes", "p": "b-no", "u": "b-unsure",
     "[": "confidence", "]": "confidence", "r": "rationale", "Enter": "submit", "s": "skip",
     "Backspace": "undo", "x": "flag", "+": "zoom", "=": "zoom", "-": "zoom", ".": "zoom",
-    "f": "fullsize", "g": "guidelines", "?": "keys", "Escape": "close"
+    "f": "fullsize", "g": "guidelines", "?": "keys", "Escape": "close", "t": "flicker"
   };
   var LABEL = { "a": "correct_left", "b": "correct_right" };
   // Graded projects: digits pick the scale's points in displayed order,
   // arrows move one point; letter grades of each response (annotate.loop.page).
   var GRADE_KEYS = { "z": "left-A", "c": "left-B", "v": "left-C", "n": "right-A", "m": "right-B", ",": "right-C" };
-  function actionFor(key, w) {
+  function actionFor(key, w, shift) {
+    // Shift+arrows pan the pictures where the item has them (else as arrows).
+    if (shift && /^Arrow/.test(key) && (" " + w.dataset.actions + " ").indexOf(" pan ") >= 0) return "pan";
     if (w.dataset.scale && w.dataset.scale !== "ab") {
       if (/^[1-9]$/.test(key)) return "point-" + key;
       if (key === "ArrowLeft" || key === "ArrowRight") return "point-step";
@@ -338,7 +349,7 @@
       return;
     }
     if (e.ctrlKey) return;
-    var action = actionFor(e.key, w);
+    var action = actionFor(e.key, w, e.shiftKey);
     var active = (" " + (w.dataset.actions || "") + " ");
     if (!action || active.indexOf(" " + action + " ") < 0) return;
     if (e.key === "Enter" && !enterSubmits(e.target)) return;
@@ -355,11 +366,17 @@
       case "flag": flagProblem(); break;
       case "guidelines": toggle("guidelines"); break;
       case "keys": toggle("keys"); break;
-      case "zoom": if (e.key === ".") resetZoom(); else zoom(e.key === "-" ? 0.8 : 1.25); break;
+      case "zoom":
+        if (!q("#viewer")) pictures(e.key === "." ? "fit" : e.key === "-" ? "zoomOut" : "zoomIn");
+        else if (e.key === ".") resetZoom(); else zoom(e.key === "-" ? 0.8 : 1.25);
+        break;
+      case "pan": pictures("pan", e.key); break;
+      case "flicker": pictures("flicker"); break;
       case "fullsize": fullSize(); break;
       case "close":
         ["guidelines", "keys"].forEach(function (id) { var p = document.getElementById(id); if (p) p.hidden = true; });
         var v = q("#viewer.fullsize"); if (v) fullSize();
+        pictures("sideBySide");
         break;
       default:
         if (action.indexOf("point-") === 0) {
@@ -445,6 +462,7 @@
     if (state.timer) clearInterval(state.timer);
     state.timer = setInterval(tick, 1000);
     applyTransform();
+    pictures("reset");
   }
   document.addEventListener("DOMContentLoaded", function () {
     init();
@@ -457,6 +475,7 @@
     var w = work();
     if (!w || !e.detail.target || e.detail.target.id !== "work") return;
     if (!w.dataset.errors && document.activeElement && w.contains(document.activeElement)) document.activeElement.blur();
+    pictures("reset");  // at one scale before the first paint, not after the settle
     shown(w);
   });
   // Back and Forward: the address must name what is on screen. When the
