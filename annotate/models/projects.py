@@ -140,6 +140,14 @@ class Project(models.Model):
     def is_graded(self) -> bool:
         return scales.is_graded(self.preference_scale)
 
+    @property
+    def offers_tie(self) -> bool:
+        """Whether a vote can be a tie: the 7-point scale's midpoint, or A/B
+        with ties allowed (the 6-point scale has none)."""
+        if self.is_graded:
+            return 0 in scales.POINTS[self.preference_scale]
+        return self.allow_tie
+
     def create_default_domains(self) -> list[Domain]:
         """Give the project the six Multimodal RewardBench domains (idempotent)."""
         existing = set(self.domains.values_list("slug", flat=True))

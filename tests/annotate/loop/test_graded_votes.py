@@ -144,3 +144,23 @@ def test_the_database_refuses_a_strength_that_is_not_its_choices_side(choice, st
         Judgement.objects.create(assignment=assignment, choice=choice, strength=strength)
     with pytest.raises(IntegrityError), transaction.atomic():
         Judgement.objects.create(assignment=assignment, choice="1", grade_1="D")
+
+
+@pytest.mark.parametrize(
+    ("scale", "allow_tie", "words"),
+    [
+        ("graded6", True, "(optional)"),  # no tie on MMRB2's scale
+        ("graded7", True, "(required for ties)"),
+        ("ab", True, "(required for ties)"),
+        ("ab", False, "(optional)"),
+    ],
+)
+def test_the_rationale_label_mentions_ties_only_where_a_tie_can_be_given(
+    client, scale, allow_tie, words
+):
+    project, user, assignment = graded_item(scale)
+    project.allow_tie = allow_tie
+    project.save(update_fields=["allow_tie"])
+    client.force_login(user)
+    html = client.get(reverse("work_item", args=[assignment.pk])).content.decode()
+    assert f'<label for="rationale">Rationale {words} <kbd' in html
