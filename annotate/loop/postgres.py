@@ -16,9 +16,10 @@ per connection.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from functools import cache
 
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Model
 
 from annotate.loop.rules import Vote, tally_columns
@@ -177,19 +178,32 @@ def claim(
     because stale leases wait to be returned.) The assignment comes with its
     item (its live_assignments with this claim counted), the item's project,
     domain and image."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            CLAIM_SQL,
-            claim_parameters(
-                project=project,
-                annotator=annotator,
-                swapped=swapped,
-                now=now,
-                lease_expires_at=lease_expires_at,
-                check_stale=check_stale,
-            ),
-        )
-        row = cursor.fetchone()
+    parameters = claim_parameters(
+        project=project,
+        annotator=annotator,
+        swapped=swapped,
+        now=now,
+        lease_expires_at=lease_expires_at,
+        check_stale=check_stale,
+    )
+    # One statement. Inside a transaction (a submit's claim of the next
+    # item) it runs in a savepoint, so that the retry below can follow a
+    # failed attempt; alone, a failed statement leaves nothing to undo.
+    guard = transaction.atomic if connection.in_atomic_block else nullcontext
+    try:
+        with guard(), connection.cursor() as cursor:
+            cursor.execute(CLAIM_SQL, parameters)
+            row = cursor.fetchone()
+    except IntegrityError:
+        # The same person's other claim (another tab, the page's claim
+        # ahead) leased this item and committed after this statement's
+        # snapshot: the row lock re-checked the item's counts but not the
+        # snapshot's list of their items, so the insert met the one-per-
+        # annotator-and-item rule. Claim again: the new statement sees that
+        # lease and hands it back (it is theirs and open).
+        with connection.cursor() as cursor:
+            cursor.execute(CLAIM_SQL, parameters)
+            row = cursor.fetchone()
     stale, assignment_id, shown_swapped, claimed_at, lease_until, live = row[:6]
     if assignment_id is None:
         return None, stale

@@ -20,7 +20,7 @@ from datetime import timedelta
 from functools import partial
 from types import ModuleType
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
@@ -263,11 +263,12 @@ def claim_ahead(*, project: Project, annotator, holding: int, now=None) -> Assig
         return None  # an archived project is read-only
     if not Project.objects.visible_to(annotator).filter(pk=project.pk).exists():
         return None
-    held = list(
+    open_leases = (
         Assignment.objects.own(annotator)
         .filter(item__project=project, status=AssignmentStatus.OPEN, lease_expires_at__gt=now)
         .order_by("claimed_at", "pk")
     )
+    held = list(open_leases)
     if holding not in {a.pk for a in held}:
         return None
     ahead = [a for a in held if a.pk != holding]
@@ -279,6 +280,16 @@ def claim_ahead(*, project: Project, annotator, holding: int, now=None) -> Assig
         item__project=project, status=AssignmentStatus.OPEN, lease_expires_at__lte=now
     ).exists():
         expire_stale_leases(project=project, now=now)
+    try:
+        return _lease_ahead(project=project, annotator=annotator, now=now)
+    except IntegrityError:
+        # Their other request (another tab, a submit's claim) leased the same
+        # item and committed after this one read the candidates: that lease
+        # is the one kept ready.
+        return open_leases.exclude(pk=holding).first()
+
+
+def _lease_ahead(*, project: Project, annotator, now) -> Assignment | None:
     with transaction.atomic():
         item = (
             Item.objects.needing_votes()

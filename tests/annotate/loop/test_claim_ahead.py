@@ -3,6 +3,7 @@ a lease like any other, at most one ahead of the item on screen."""
 
 import threading
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from django.db import close_old_connections
@@ -15,8 +16,10 @@ from annotate.loop.service import (
     claim_next_item,
     expire_stale_leases,
     submit_and_claim_next,
+    submit_judgement,
 )
 from annotate.models import Assignment, AssignmentStatus, Item
+from tests.annotate.loop.test_claim import run_together
 from tests.conftest import requires_postgres
 from tests.factories import make_item, make_member, make_project
 
@@ -124,3 +127,23 @@ def test_concurrent_claims_ahead_never_share_an_item():
     leased = [a.item_id for a in held.values()] + got
     assert len(got) == 6 and len(set(leased)) == len(leased) == 12
     assert all(i.live_assignments == 1 for i in Item.objects.filter(project=project))
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_one_annotators_claims_ahead_racing_never_fail():
+    """The page asks for the item to keep ready from two tabs at once (or
+    beside a submit's claim): a claim ahead whose read predates the other's
+    committed lease on the same item must not fail on the one-assignment-
+    per-annotator-and-item rule (it did: an IntegrityError, a 500)."""
+    project, _, _ = setup(n_items=80, votes_per_item=3)
+    user = make_member(project)
+    vote = Vote(choice="1", correct_1="yes", correct_2="no")
+    for _ in range(15):
+        holding = claim_next_item(project=project, annotator=user)
+        _, errors = run_together(
+            3, partial(claim_ahead, project=project, annotator=user, holding=holding.pk)
+        )
+        assert not errors, errors
+        for a in Assignment.objects.filter(annotator=user, status=AssignmentStatus.OPEN):
+            submit_judgement(assignment_id=a.pk, annotator=user, vote=vote)

@@ -291,9 +291,10 @@ def test_htmx_submit_and_next_item_run_a_constant_number_of_queries(
     a = Assignment.objects.get(annotator=user)
     # the session, its user; the submit, which reads the assignment itself
     # (see test_submit: 3 on PostgreSQL, 7 on SQLite, and its SAVEPOINT pair);
-    # the claim (see test_claim: 1, or 5 and a pair), the progress line with
-    # the annotator's own count. The fresh claim brings the next item along.
-    with django_assert_max_num_queries(9 if on_postgres() else 19):
+    # the claim (see test_claim: 1 and, inside the submit's transaction, its
+    # SAVEPOINT pair; or 5 and a pair), the progress line with the
+    # annotator's own count. The fresh claim brings the next item along.
+    with django_assert_max_num_queries(11 if on_postgres() else 19):
         response = client.post(
             reverse("work_submit", args=[a.pk]), {"choice": "left"}, HTTP_HX_REQUEST="true"
         )
