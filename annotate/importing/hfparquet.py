@@ -43,14 +43,20 @@ import json
 import os
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from annotate.importing.images import _inspect_image, pillow_limits
 from annotate.importing.jsonscan import DatasetFile, open_dataset_file
 from annotate.importing.records import (
+    IMAGE_BATCH,
+    IMAGE_THREADS,
     MRB_KEYS,
+    ImageInfo,
+    ImageLimits,
     ImportFailed,
     ImportProblem,
     ProblemLog,
@@ -93,9 +99,18 @@ class RowProblem(ImportProblem):
 class RowImages(ImageSource):
     """Images taken from the rows' bytes, each stored once (by SHA-256) in an
     anonymous temporary file; a ref not found there is read from `fallback`
-    (the images folder or zip given with the dataset)."""
+    (the images folder or zip given with the dataset).
 
-    def __init__(self, label: str, fallback: ImageSource | None = None):
+    With `limits`, each new image is also checked (annotate.importing.images)
+    in threads, read back from the spool, from when it is added: while the
+    rows are still being read and the records parsed, not after them. The
+    import's image check then takes the results (:meth:`checked`). The
+    caller keeps Pillow's limits set (images.pillow_limits) until close().
+    """
+
+    def __init__(
+        self, label: str, fallback: ImageSource | None = None, limits: ImageLimits | None = None
+    ):
         self.label = label
         self.fallback = fallback or NoImageSource()
         # Closed by close() (the import's ExitStack), not by a with block.
@@ -103,6 +118,15 @@ class RowImages(ImageSource):
         self._end = 0
         self._at: dict[bytes, tuple[int, int]] = {}  # sha256 -> (offset, length)
         self._refs: dict[str, bytes] = {}  # ref -> sha256
+        self._limits = limits
+        self._checked: dict[bytes, ImageInfo | str] = {}  # sha256 -> check result
+        self._batch: list[tuple[bytes, str, int, int]] = []  # (sha256, ref, offset, length)
+        self._pending: list[Future] = []
+        self._pool = (
+            ThreadPoolExecutor(IMAGE_THREADS, thread_name_prefix="import-image")
+            if limits is not None
+            else None
+        )
 
     def add(self, data: bytes, path: str | None) -> str:
         """Spool one image; return the ref records name it by: its `path` if
@@ -110,7 +134,8 @@ class RowImages(ImageSource):
         name made of its SHA-256."""
         digest = hashlib.sha256(data)
         sha = digest.digest()  # 32 bytes, not 64 characters: 100,000 keys are held
-        if sha not in self._at:
+        new = sha not in self._at
+        if new:
             self._file.write(data)
             self._at[sha] = (self._end, len(data))
             self._end += len(data)
@@ -118,10 +143,35 @@ class RowImages(ImageSource):
         if ref is None or self._refs.get(ref, sha) != sha:
             ref = f"by-sha256/{digest.hexdigest()}.{_extension(data)}"
         self._refs[ref] = sha
+        if new and self._pool is not None:
+            self._batch.append((sha, ref, *self._at[sha]))
+            if len(self._batch) >= IMAGE_BATCH:
+                self._submit()
         return ref
 
+    def _submit(self) -> None:
+        assert self._pool is not None and self._limits is not None
+        self._file.flush()  # the threads read the batch back from the file
+        fd = self._file.fileno()
+        self._pending.append(self._pool.submit(_check_batch, fd, self._batch, self._limits))
+        self._batch = []
+
     def finish(self) -> None:
+        """Every image added: flush the spool (the checks go on)."""
+        if self._batch:
+            self._submit()
         self._file.flush()
+
+    def checked(self, ref: str) -> ImageInfo | str | None:
+        if self._pending:  # the first question waits for every check
+            for future in self._pending:
+                self._checked.update(future.result())
+            self._pending = []
+        sha = self._refs.get(ref)
+        result = self._checked.get(sha) if sha is not None else None
+        if isinstance(result, ImageInfo) and result.ref != ref:
+            return replace(result, ref=ref)
+        return result
 
     def read(self, ref: str, max_bytes: int) -> bytes:
         sha = self._refs.get(ref)
@@ -129,11 +179,35 @@ class RowImages(ImageSource):
             return self.fallback.read(ref, max_bytes)
         offset, length = self._at[sha]
         if length > max_bytes:
-            raise ValueError(f"image is {length} bytes, more than the limit of {max_bytes}")
+            raise ValueError(_too_large(length, max_bytes))
         return os.pread(self._file.fileno(), length, offset)  # thread-safe: no shared position
 
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)  # waits for the running ones
         self._file.close()  # (the fallback is its opener's to close)
+
+
+def _too_large(length: int, max_bytes: int) -> str:
+    return f"image is {length} bytes, more than the limit of {max_bytes}"
+
+
+def _check_batch(
+    fd: int, batch: list[tuple[bytes, str, int, int]], limits: ImageLimits
+) -> list[tuple[bytes, ImageInfo | str]]:
+    """Check spooled images in a worker thread as check_image does with what
+    RowImages.read returns: (sha256, ImageInfo or why not) each."""
+    out: list[tuple[bytes, ImageInfo | str]] = []
+    for sha, ref, offset, length in batch:
+        if length > limits.max_bytes:
+            out.append((sha, _too_large(length, limits.max_bytes)))
+            continue
+        try:
+            data = os.pread(fd, length, offset)
+            out.append((sha, _inspect_image(data, ref, limits, sha.hex())))
+        except (OSError, ValueError) as exc:
+            out.append((sha, str(exc)))
+    return out
 
 
 def _extension(data: bytes) -> str:
@@ -309,17 +383,21 @@ def open_parquet(
     label: str,
     field_map: dict[str, str] | None = None,
     images: ImageSource | None = None,
+    limits: ImageLimits | None = None,
 ) -> Iterator[ParquetDataset]:
     """Convert a parquet file (read in record batches) into a temporary JSON
-    dataset and an image spool, removed on exit. Raises ImportFailed naming
-    rows and columns if a row cannot be turned into a record."""
+    dataset and an image spool, removed on exit; with `limits` the spool
+    checks its images (RowImages). Raises ImportFailed naming rows and
+    columns if a row cannot be turned into a record."""
     if not available():
         raise ImportFailed([ImportProblem(label, INSTALL_HINT)])
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     with ExitStack() as stack:
-        spool = RowImages(label, images)
+        if limits is not None:
+            stack.enter_context(pillow_limits(limits))  # the spool's checks run until close
+        spool = RowImages(label, images, limits)
         stack.callback(spool.close)
         try:
             # No pre-buffering: by default pyarrow reads every row group's
@@ -385,11 +463,15 @@ def _batches(parquet) -> Iterator:
 
 def import_parquet(*, project, path: Path, images: ImageSource | None = None, **options):
     """Import a parquet file (see the module's doc) as `import_items` does."""
-    from annotate.importing.service import import_items
+    from annotate.importing.service import image_limits, import_items
 
     options.pop("fmt", None)  # the layout decides
     with open_parquet(
-        path, label=path.name, field_map=options.get("field_map"), images=images
+        path,
+        label=path.name,
+        field_map=options.get("field_map"),
+        images=images,
+        limits=image_limits(),
     ) as parquet:
         try:
             return import_items(

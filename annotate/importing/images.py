@@ -53,8 +53,11 @@ def inspect_image(data: bytes, ref: str, limits: ImageLimits) -> ImageInfo:
         return _inspect_image(data, ref, limits)
 
 
-def _inspect_image(data: bytes, ref: str, limits: ImageLimits) -> ImageInfo:
-    """inspect_image, for callers already inside pillow_limits()."""
+def _inspect_image(
+    data: bytes, ref: str, limits: ImageLimits, sha256: str | None = None
+) -> ImageInfo:
+    """inspect_image, for callers already inside pillow_limits(); `sha256`:
+    the data's, if the caller has it (hashed once, not twice)."""
     if not data:
         raise ValueError("file is empty")
     try:
@@ -106,7 +109,7 @@ def _inspect_image(data: bytes, ref: str, limits: ImageLimits) -> ImageInfo:
         width, height = (height, width) if orientation in (5, 6, 7, 8) else (width, height)
     return ImageInfo(
         ref=ref,
-        sha256=hashlib.sha256(data).hexdigest(),
+        sha256=hashlib.sha256(data).hexdigest() if transpose or sha256 is None else sha256,
         format=fmt,
         width=width,
         height=height,
@@ -200,6 +203,9 @@ def _check_images(
 
 def check_image(source: ImageSource, limits: ImageLimits, ref: str) -> ImageInfo | str:
     """One image: its ImageInfo, or why not."""
+    known = source.checked(ref)
+    if known is not None:
+        return known
     try:
         return _inspect_image(source.read(ref, limits.max_bytes), ref, limits)
     except FileNotFoundError as exc:

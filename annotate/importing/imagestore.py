@@ -15,6 +15,7 @@ from annotate.importing.images import stored_image_bytes
 from annotate.importing.records import IMAGE_BATCH, IMAGE_THREADS, ImageInfo, ImageLimits
 from annotate.importing.sources import ImageSource
 from annotate.models import ImageAsset
+from common.bulk import insert_or_keep
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +24,9 @@ IMAGE_EXTENSIONS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp", "GIF": "gif"}
 
 def image_storage_name(sha256: str, fmt: str) -> str:
     return f"images/{sha256[:2]}/{sha256}.{IMAGE_EXTENSIONS.get(fmt, 'bin')}"
+
+
+_ASSET_FIELDS = ("sha256", "file", "format", "width", "height", "size_bytes")
 
 
 def store_images(needed, copies: ImageCopies) -> tuple[dict[str, int], list[int]]:
@@ -36,41 +40,25 @@ def store_images(needed, copies: ImageCopies) -> tuple[dict[str, int], list[int]
                 "sha256", "pk"
             )
         )
-    new_assets = []
+    new_rows = []
     for sha, info in needed.items():
         if sha in known:
             continue
         name = image_storage_name(sha, info.format)
         copies.start(name, info)
-        new_assets.append(
-            ImageAsset(
-                sha256=sha,
-                file=name,
-                format=info.format,
-                width=info.width,
-                height=info.height,
-                size_bytes=info.size_bytes,
-            )
-        )
-    # The insert returns the rows' ids (PostgreSQL and SQLite 3.35+ return
-    # them for ON CONFLICT ... DO UPDATE, not for DO NOTHING): querying them
-    # back by sha256 was a statement with 5,000 parameters per 5,000 images,
-    # which psycopg prepares after 5 runs; the plan PostgreSQL then keeps was
-    # made when the table looked empty (its rows are not committed yet), a
-    # sequential scan comparing every row with 5,000 strings: ~75 s for
-    # 100,000 images. A conflict (the same image stored meanwhile by a
-    # concurrent import) rewrites the row's sha256 with itself: no change.
-    ImageAsset.objects.bulk_create(
-        new_assets,
-        batch_size=1000,
-        update_conflicts=True,
-        unique_fields=["sha256"],
-        update_fields=["sha256"],
-    )
-    new_ids: list[int] = []
-    for asset in new_assets:
-        known[asset.sha256] = asset.pk
-        new_ids.append(asset.pk)
+        new_rows.append((sha, name, info.format, info.width, info.height, info.size_bytes))
+    # The insert returns the rows' ids (common.bulk.insert_or_keep: COPY on
+    # PostgreSQL, else bulk_create with ON CONFLICT ... DO UPDATE, which
+    # PostgreSQL and SQLite 3.35+ return them for, not DO NOTHING): querying
+    # them back by sha256 was a statement with 5,000 parameters per 5,000
+    # images, which psycopg prepares after 5 runs; the plan PostgreSQL then
+    # keeps was made when the table looked empty (its rows are not committed
+    # yet), a sequential scan comparing every row with 5,000 strings: ~75 s
+    # for 100,000 images. A conflict (the same image stored meanwhile by a
+    # concurrent import) keeps the row there: its id is returned.
+    new_ids = insert_or_keep(ImageAsset, _ASSET_FIELDS, new_rows, "sha256")
+    for row, pk in zip(new_rows, new_ids, strict=True):
+        known[row[0]] = pk
     return known, new_ids
 
 

@@ -53,6 +53,8 @@ from annotate.models import (
     shuffle_key,
     write_mrb_parts,
 )
+from annotate.models.parts import MRB_PART_FIELDS, ItemPart, mrb_part_rows
+from common.bulk import insert_rows
 
 log = logging.getLogger(__name__)
 
@@ -236,7 +238,7 @@ def _write_dataset(
             del needed
             created_ids: list[int] = []
             updated_ids: list[int] = []
-            batch: list[Item] = []
+            batch: list[tuple] = []
             # The file is decoded a third time, and written _WRITE_BATCH
             # records at a time: no list of every record is ever held.
             for record, action in zip(parsed.iter_records(), actions, strict=True):
@@ -246,13 +248,23 @@ def _write_dataset(
                 digest = content_hash(record, info.sha256)
                 if action == _CREATE:
                     batch.append(
-                        Item(
-                            project=project,
-                            votes_needed=project.votes_per_item,
-                            content_hash=digest,
-                            shuffle_key=shuffle_key(project.seed, record.external_id),
-                            image_id=image_ids[info.sha256],
-                            **_item_fields(record, domains),
+                        (
+                            project.pk,
+                            project.votes_per_item,
+                            digest,
+                            shuffle_key(project.seed, record.external_id),
+                            image_ids[info.sha256],
+                            domains[record.category].pk,
+                            record.external_id,
+                            record.prompt,
+                            record.image_ref,
+                            record.response_1,
+                            record.response_2,
+                            record.model_1,
+                            record.model_2,
+                            record.gold_choice,
+                            record.reference_answer,
+                            record.meta,
                         )
                     )
                     if len(batch) >= _WRITE_BATCH:
@@ -290,11 +302,41 @@ def _write_dataset(
     return result
 
 
-def _create_items(batch: list[Item]) -> list[int]:
-    """Insert items and their parts (issue 24); their pks."""
-    created = Item.objects.bulk_create(batch)
-    write_mrb_parts(created)
-    return [item.pk for item in created]
+# The fields of a new item's row (_write_dataset builds the tuples), in order.
+_ITEM_FIELDS = (
+    "project_id",
+    "votes_needed",
+    "content_hash",
+    "shuffle_key",
+    "image_id",
+    "domain_id",
+    "external_id",
+    "prompt",
+    "image_path",
+    "response_1",
+    "response_2",
+    "model_1",
+    "model_2",
+    "gold_choice",
+    "reference_answer",
+    "meta",
+)
+
+
+def _create_items(batch: list[tuple]) -> list[int]:
+    """Insert items (rows of _ITEM_FIELDS) and their parts (issue 24); their pks.
+    Plain rows, no Item instances: COPY on PostgreSQL (common.bulk)."""
+    ids = insert_rows(Item, _ITEM_FIELDS, batch, return_ids=True)
+    insert_rows(
+        ItemPart,
+        MRB_PART_FIELDS,
+        [
+            part
+            for pk, row in zip(ids, batch, strict=True)
+            for part in mrb_part_rows(pk, row[4], row[8], row[7], row[9], row[10])
+        ],
+    )
+    return ids
 
 
 # The action of a record that creates an item (an int would be the pk of the

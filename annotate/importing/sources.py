@@ -51,6 +51,12 @@ class ImageSource:
     def read(self, ref: str, max_bytes: int) -> bytes:
         raise NotImplementedError
 
+    def checked(self, ref: str):
+        """The image check's result (ImageInfo or why not) if the source
+        already made it (annotate.importing.hfparquet checks images as it
+        reads them), else None: the check reads and inspects the image."""
+        return None
+
     def close(self) -> None:
         pass
 

@@ -1,17 +1,14 @@
 """Receivers of annotate's signals. They run inside the sender's transaction."""
 
 from annotate.models import Project, Role
+from common.bulk import insert_per_key
 from curation.models import Verdict
 from curation.verdicts.service import recheck_waiting_items, update_verdict
 
 
 def create_verdicts_for_imported_items(sender, *, project, item_ids, **kwargs) -> None:
     """Every item gets a Verdict (needs_votes) in the import's transaction."""
-    Verdict.objects.bulk_create(
-        [Verdict(item_id=item_id, project=project) for item_id in item_ids],
-        batch_size=1000,
-        ignore_conflicts=True,
-    )
+    insert_per_key(Verdict, "item_id", item_ids, {"project_id": project.pk})
 
 
 def decide_items_imported_from_a_release(sender, *, project, item_ids, release, **kwargs) -> None:
