@@ -208,17 +208,14 @@ def vote_record(
     ) = row
     correct_left, correct_right = rules.displayed_pair(correct_1, correct_2, swapped=swapped)
     grade_left, grade_right = rules.displayed_pair(grade_1, grade_2, swapped=swapped)
-    if strength is None:
-        scale_value = shown = point = None
-    else:
-        # A strength read under a scale it is not a point of (a project whose
-        # scale changed, which setup refuses once votes exist) has no number.
-        graded = strength in scales.POINTS.get(scale, ())
-        scale_value = scales.scale_value(strength, scale) if graded else None
-        # Displayed terms are the canonical ones with the sign changed when
-        # response 2 was on the left (the mapping is its own inverse).
-        shown = rules.canonical_strength(strength, swapped=swapped)
-        point = scales.point_label(shown)
+    # Displayed terms are the canonical ones with the sign changed when
+    # response 2 was on the left (the mapping is its own inverse); None on A/B.
+    shown = rules.canonical_strength(strength, swapped=swapped)
+    point = None if shown is None else scales.point_label(shown)
+    # A strength that is no point of the scale (a project whose scale changed,
+    # which setup refuses once votes exist) has no number on it.
+    on_scale = strength is not None and strength in scales.POINTS.get(scale, ())
+    scale_value = scales.scale_value(strength, scale) if on_scale else None
     return (
         pk,
         assignment_id,
