@@ -102,14 +102,17 @@ class TallyPatterns:
         response 1 row, then its response 2 row."""
         return _expand(self.labels)
 
-    def summary(self) -> agreement.Summary:
+    def summary(self, *, offers_tie: bool = True) -> agreement.Summary:
         """The point estimates of choice and correctness (as summary_from_counts
-        on the two matrices gives them)."""
+        on the two matrices gives them); `offers_tie`: Project.offers_tie."""
         choice, choice_units = _arrays(self.choice, len(CHOICE_TALLIES))
         labels, label_units = _arrays(self.labels, len(LABEL_TALLIES))
+        producible = agreement.choice_categories(offers_tie=offers_tie)
         # An item's label pattern holds two units: its response 1 and response 2 rows.
         return agreement.Summary(
-            choice=agreement.reliability_of_patterns(choice, choice_units, agreement.CHOICES),
+            choice=agreement.reliability_of_patterns(
+                choice, choice_units, agreement.CHOICES, producible=producible
+            ),
             correctness=agreement.reliability_of_patterns(
                 np.concatenate([labels[:, :3], labels[:, 3:]]),
                 np.concatenate([label_units, label_units]),
@@ -163,11 +166,11 @@ def tally_patterns(project: Project) -> dict[int, TallyPatterns]:
 def domain_summaries(project: Project) -> dict[int | str, agreement.Summary]:
     """The point estimates of every domain with items, and of all domains
     together (key ALL): what the dashboard's domain table shows. One query."""
-    patterns = tally_patterns(project)
+    patterns, tie = tally_patterns(project), project.offers_tie
     summaries: dict[int | str, agreement.Summary] = {
-        domain_id: p.summary() for domain_id, p in patterns.items()
+        domain_id: p.summary(offers_tie=tie) for domain_id, p in patterns.items()
     }
-    summaries[ALL] = TallyPatterns.merged(list(patterns.values())).summary()
+    summaries[ALL] = TallyPatterns.merged(list(patterns.values())).summary(offers_tie=tie)
     return summaries
 
 
@@ -186,9 +189,10 @@ def choice_count_matrices(project: Project) -> dict[int, np.ndarray]:
     return {domain_id: p.choice_matrix() for domain_id, p in tally_patterns(project).items()}
 
 
-def summary_from_counts(choice: np.ndarray, labels: np.ndarray) -> agreement.Summary:
+def summary_from_counts(choice, labels, *, offers_tie: bool = True) -> agreement.Summary:
+    producible = agreement.choice_categories(offers_tie=offers_tie)
     return agreement.Summary(
-        choice=agreement.reliability(choice, agreement.CHOICES),
+        choice=agreement.reliability(choice, agreement.CHOICES, producible=producible),
         correctness=agreement.reliability(labels, agreement.LABELS),
     )
 
@@ -384,7 +388,7 @@ def build_report(project: Project) -> Report:
     grouped = by_domain(votes, domain_of)
     # Point estimates from the items' tallies (one query), never from the votes.
     summaries = domain_summaries(project)
-    no_items = TallyPatterns().summary()
+    no_items = TallyPatterns().summary(offers_tie=project.offers_tie)
     domains = list(Domain.objects.filter(project=project).order_by("position", "slug"))
     progress = {
         row["domain_id"]: row

@@ -26,7 +26,11 @@ Definitions (each is also stated where it is computed):
   mean over pairable units of the share of agreeing ordered pairs; category
   prevalence pi_k is the mean over units with at least one value of
   n_uk / n_u; chance agreement is sum pi_k (1 - pi_k) / (q - 1), q = number of
-  categories (3, fixed, used or not).
+  categories the scale can produce (``producible``, used or not), plus any
+  other column that holds a value: choices 3 with ties (A/B allowing them,
+  graded7), 2 without (A/B without ties, graded6: ``choice_categories``);
+  correctness labels 3. The other chance-corrected figures (alpha here,
+  Cohen's kappa in diagnostics) do not depend on categories nobody used.
 * Pairwise agreement: of all pairs of values on the same unit, pooled over
   units, the fraction that agree (a fraction in [0, 1], not a percentage).
 
@@ -270,8 +274,30 @@ def _alpha_from_sums(disagreement: np.ndarray, n_c: np.ndarray) -> np.ndarray:
         return np.where(expected > 0, 1.0 - (n - 1) * disagreement / expected, np.nan)
 
 
-def _ac1(counts: np.ndarray, n_u: np.ndarray) -> Stat:
-    n_categories = counts.shape[1]
+def choice_categories(*, offers_tie: bool) -> tuple[str, ...]:
+    """The choices a project's scale can produce (``Project.offers_tie``:
+    A/B allowing ties and graded7 have a tie, A/B without ties and graded6
+    have none): the categories AC1's chance agreement counts."""
+    return CHOICES if offers_tie else ("1", "2")
+
+
+def _n_categories(
+    counts: np.ndarray, categories: Sequence[str], producible: Sequence[str] | None
+) -> int:
+    """AC1's q: the categories the scale can produce, and any other column of
+    the matrix that holds a value (a tie voted before the project stopped
+    allowing ties was possible then); every column when ``producible`` is None."""
+    if producible is None:
+        return counts.shape[1]
+    unknown = set(producible) - set(categories)
+    if unknown:
+        raise ValueError(f"{sorted(unknown)!r} are not among the columns {tuple(categories)}")
+    used = counts.sum(axis=0) > 0
+    return sum(1 for c, u in zip(categories, used, strict=True) if c in producible or u)
+
+
+def _ac1(counts: np.ndarray, n_u: np.ndarray, n_categories: int | None = None) -> Stat:
+    n_categories = counts.shape[1] if n_categories is None else n_categories
     if n_categories < 2:
         return Undefined("fewer than two categories")
     pairable = n_u >= 2
@@ -287,17 +313,27 @@ def _ac1(counts: np.ndarray, n_u: np.ndarray) -> Stat:
     return (observed - chance) / (1 - chance)  # chance <= 1/q < 1
 
 
-def gwet_ac1(counts: np.ndarray) -> Stat:
+def gwet_ac1(
+    counts: np.ndarray,
+    categories: Sequence[str] | None = None,
+    *,
+    producible: Sequence[str] | None = None,
+) -> Stat:
     """Gwet's AC1 for any number of raters per unit (see module docstring).
 
     Observed agreement p_a is averaged over units with two or more values;
     prevalence pi_k over units with at least one; chance agreement
     p_e = sum_k pi_k (1 - pi_k) / (q - 1); AC1 = (p_a - p_e) / (1 - p_e).
-    Defined whenever some unit has two values (p_e <= 1/q < 1), and 1.0 when
-    every value is the same.
+    q is every column, or with ``producible`` (names among ``categories``,
+    the matrix's column names) the categories the scale can produce plus
+    any other column that holds a value. Defined whenever some unit has two
+    values (p_e <= 1/q < 1), and 1.0 when every value is the same.
     """
     counts = _as_counts(counts)
-    return _ac1(counts, counts.sum(axis=1))
+    if producible is not None and categories is None:
+        raise ValueError("name the columns (categories) to say which are producible")
+    q = _n_categories(counts, categories or (), producible) if producible is not None else None
+    return _ac1(counts, counts.sum(axis=1), q)
 
 
 def _pairwise(counts: np.ndarray, n_u: np.ndarray) -> Stat:
@@ -313,8 +349,12 @@ def pairwise_agreement(counts: np.ndarray) -> Stat:
     return _pairwise(counts, counts.sum(axis=1))
 
 
-def reliability(counts: np.ndarray, categories: Sequence[str]) -> Reliability:
-    """All point estimates for one count matrix whose columns are ``categories``."""
+def reliability(
+    counts: np.ndarray, categories: Sequence[str], *, producible: Sequence[str] | None = None
+) -> Reliability:
+    """All point estimates for one count matrix whose columns are
+    ``categories``; ``producible``: the categories the scale can produce
+    (AC1's q, see gwet_ac1), all of them when None."""
     counts = _as_counts(counts)
     if counts.shape[1] != len(categories):
         raise ValueError("one column per category")
@@ -324,7 +364,7 @@ def reliability(counts: np.ndarray, categories: Sequence[str]) -> Reliability:
     no_values = Undefined("no values")
     return Reliability(
         alpha=_alpha(counts, n_u),
-        ac1=_ac1(counts, n_u),
+        ac1=_ac1(counts, n_u, _n_categories(counts, categories, producible)),
         pairwise_agreement=_pairwise(counts, n_u),
         n_units=int(np.count_nonzero(n_u)),
         n_values=n_values,
@@ -337,7 +377,11 @@ def reliability(counts: np.ndarray, categories: Sequence[str]) -> Reliability:
 
 
 def reliability_of_patterns(
-    patterns: np.ndarray, units: np.ndarray, categories: Sequence[str]
+    patterns: np.ndarray,
+    units: np.ndarray,
+    categories: Sequence[str],
+    *,
+    producible: Sequence[str] | None = None,
 ) -> Reliability:
     """``reliability`` of the count matrix holding ``units[i]`` copies of row
     ``patterns[i]``, without building it.
@@ -365,7 +409,9 @@ def reliability_of_patterns(
     pairable = (n_u >= 2) & (units > 0)
     return Reliability(
         alpha=_weighted_alpha(patterns[pairable], units[pairable]),
-        ac1=_weighted_ac1(patterns, n_u, units),
+        ac1=_weighted_ac1(
+            patterns, n_u, units, _n_categories(patterns[units > 0], categories, producible)
+        ),
         pairwise_agreement=_weighted_pairwise(patterns, n_u, units),
         n_units=int(units[n_u > 0].sum()),
         n_values=n_values,
@@ -393,9 +439,10 @@ def _weighted_alpha(patterns: np.ndarray, units: np.ndarray) -> Stat:
     return value
 
 
-def _weighted_ac1(patterns: np.ndarray, n_u: np.ndarray, units: np.ndarray) -> Stat:
+def _weighted_ac1(
+    patterns: np.ndarray, n_u: np.ndarray, units: np.ndarray, n_categories: int
+) -> Stat:
     """``_ac1`` with each pattern standing for ``units`` units."""
-    n_categories = patterns.shape[1]
     if n_categories < 2:
         return Undefined("fewer than two categories")
     pairable = (n_u >= 2) & (units > 0)
@@ -418,11 +465,14 @@ def _weighted_pairwise(patterns: np.ndarray, n_u: np.ndarray, units: np.ndarray)
     return int((units * (patterns * (patterns - 1)).sum(axis=1)).sum()) / pairs
 
 
-def summarise(votes: Sequence[Vote]) -> Summary:
-    """Project/domain agreement on canonical choice and on correctness labels."""
+def summarise(votes: Sequence[Vote], *, offers_tie: bool = True) -> Summary:
+    """Project/domain agreement on canonical choice and on correctness labels;
+    ``offers_tie``: whether the project's scale has a tie (choice_categories)."""
     table = _Table.of(votes)
     return Summary(
-        choice=reliability(table.choice_counts(), CHOICES),
+        choice=reliability(
+            table.choice_counts(), CHOICES, producible=choice_categories(offers_tie=offers_tie)
+        ),
         correctness=reliability(table.label_counts(), LABELS),
     )
 

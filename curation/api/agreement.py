@@ -53,7 +53,11 @@ class ReliabilitySerializer(serializers.Serializer):
     alpha_ci95 = IntervalSerializer(
         allow_null=True, help_text="Item-bootstrap 95% interval; null until computed."
     )
-    ac1 = StatSerializer(help_text="Gwet's AC1.")
+    ac1 = StatSerializer(
+        help_text="Gwet's AC1 over the categories the project's scale can produce: choices "
+        "1 / 2 / tie with a tie (A/B allowing ties, graded7), 1 / 2 without (graded6, A/B "
+        "without ties); correctness yes / no / unsure."
+    )
     pairwise_agreement = StatSerializer()
     n_units = serializers.IntegerField()
     n_values = serializers.IntegerField()

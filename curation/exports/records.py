@@ -1,11 +1,17 @@
 """What one exported vote or verdict row holds, pure Python (no Django import).
 
-A vote row is one Judgement row: every revision, not only the current one
-(`revision`, `is_current`), in canonical terms (`choice`, `correct_1`,
+A vote row is one Judgement row, every field of it (JUDGEMENT_COLUMNS names
+the column of each; a test holds it equal to the model's fields): every
+revision, not only the current one (`revision`, `is_current`), in canonical
+terms (`choice`, `strength`, `grade_1`, `grade_2`, `correct_1`,
 `correct_2`: response 1 / response 2 as imported) and as the annotator saw
 it (`shown_left`: the response displayed on the left; `choice_displayed`
-left/right/tie; `correct_left`, `correct_right`), through the one mapping of
-annotate.loop.rules. Annotators are named by their pseudonym with the rule
+left/right/tie; `strength_displayed`, `point_displayed`, `grade_left`,
+`grade_right`, `correct_left`, `correct_right`), through the one mapping of
+annotate.loop.rules. A graded vote's strength is also written on the
+project's scale (`scale`, `scale_value`: annotate.loop.scales.scale_value,
+MMRB2's 1-6 with 6 = response 1 much better, or 1-7 with 4 = tie), the
+number a release writes. Annotators are named by their pseudonym with the rule
 releases use (`pseudonym_of`), so an annotator is the same name in an export
 and in a release's provenance.jsonl. No model names, prompts, responses or
 gold answers: an export describes the votes, and the item's content is in
@@ -21,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from annotate.loop import rules
+from annotate.loop import rules, scales
 
 # Column types: "string", "int" (nullable 64-bit), "float", "bool", "timestamp" (UTC).
 VOTE_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -34,10 +40,19 @@ VOTE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("revision", "int"),
     ("is_current", "bool"),
     ("choice", "string"),
+    ("scale", "string"),
+    ("strength", "int"),
+    ("scale_value", "int"),
+    ("grade_1", "string"),
+    ("grade_2", "string"),
     ("correct_1", "string"),
     ("correct_2", "string"),
     ("shown_left", "string"),
     ("choice_displayed", "string"),
+    ("strength_displayed", "int"),
+    ("point_displayed", "string"),
+    ("grade_left", "string"),
+    ("grade_right", "string"),
     ("correct_left", "string"),
     ("correct_right", "string"),
     ("confidence", "int"),
@@ -45,10 +60,34 @@ VOTE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("flagged_problem", "bool"),
     ("problem_reason", "string"),
     ("claimed_at", "timestamp"),
+    ("submitted_at", "timestamp"),
     ("voted_at", "timestamp"),
     ("seconds_spent", "float"),
     ("active_seconds", "float"),
 )
+
+# Every field of annotate's Judgement and the vote column that carries it
+# (tests/curation/exports holds the keys equal to Judgement._meta's fields:
+# a field added to the model fails the suite until it is exported).
+JUDGEMENT_COLUMNS = {
+    "id": "vote_id",
+    "assignment": "assignment_id",
+    "revision": "revision",
+    "is_current": "is_current",
+    "choice": "choice",
+    "strength": "strength",
+    "grade_1": "grade_1",
+    "grade_2": "grade_2",
+    "correct_1": "correct_1",
+    "correct_2": "correct_2",
+    "confidence": "confidence",
+    "rationale": "rationale",
+    "seconds_spent": "seconds_spent",
+    "active_seconds": "active_seconds",
+    "flagged_problem": "flagged_problem",
+    "problem_reason": "problem_reason",
+    "created_at": "voted_at",
+}
 
 VERDICT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("item_id", "int"),
@@ -85,6 +124,9 @@ VOTE_FIELDS = (
     "revision",
     "is_current",
     "choice",
+    "strength",
+    "grade_1",
+    "grade_2",
     "correct_1",
     "correct_2",
     "confidence",
@@ -92,6 +134,7 @@ VOTE_FIELDS = (
     "flagged_problem",
     "problem_reason",
     "assignment__claimed_at",
+    "assignment__submitted_at",
     "created_at",
     "seconds_spent",
     "active_seconds",
@@ -128,10 +171,16 @@ def pseudonym_of(names: Mapping[int, str], user_id: int | None) -> str:
 
 
 def vote_record(
-    row: tuple, *, project: str, names: Mapping[int, str], domains: Mapping[int, str]
+    row: tuple,
+    *,
+    project: str,
+    names: Mapping[int, str],
+    domains: Mapping[int, str],
+    scale: str = scales.AB,
 ) -> tuple:
     """One vote row (VOTE_COLUMNS order) from a VOTE_FIELDS tuple; `names`
-    are pseudonyms by user id, `domains` slugs by domain id."""
+    are pseudonyms by user id, `domains` slugs by domain id, `scale` the
+    project's preference scale (annotate.loop.scales)."""
     (
         pk,
         assignment_id,
@@ -142,6 +191,9 @@ def vote_record(
         revision,
         is_current,
         choice,
+        strength,
+        grade_1,
+        grade_2,
         correct_1,
         correct_2,
         confidence,
@@ -149,11 +201,21 @@ def vote_record(
         flagged,
         problem,
         claimed_at,
+        submitted_at,
         voted_at,
         seconds,
         active,
     ) = row
     correct_left, correct_right = rules.displayed_pair(correct_1, correct_2, swapped=swapped)
+    grade_left, grade_right = rules.displayed_pair(grade_1, grade_2, swapped=swapped)
+    # Displayed terms are the canonical ones with the sign changed when
+    # response 2 was on the left (the mapping is its own inverse); None on A/B.
+    shown = rules.canonical_strength(strength, swapped=swapped)
+    point = None if shown is None else scales.point_label(shown)
+    # A strength that is no point of the scale (a project whose scale changed,
+    # which setup refuses once votes exist) has no number on it.
+    on_scale = strength is not None and strength in scales.POINTS.get(scale, ())
+    scale_value = scales.scale_value(strength, scale) if on_scale else None
     return (
         pk,
         assignment_id,
@@ -164,10 +226,19 @@ def vote_record(
         revision,
         is_current,
         choice,
+        scale,
+        strength,
+        scale_value,
+        grade_1,
+        grade_2,
         correct_1,
         correct_2,
         rules.response_on("left", swapped=swapped),
         rules.displayed_choice(choice, swapped=swapped),
+        shown,
+        point,
+        grade_left,
+        grade_right,
         correct_left,
         correct_right,
         confidence,
@@ -175,6 +246,7 @@ def vote_record(
         flagged,
         problem,
         claimed_at,
+        submitted_at,
         voted_at,
         seconds,
         active,

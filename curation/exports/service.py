@@ -14,7 +14,8 @@ let a project's curators and admins in, as on every curation page.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -49,6 +50,7 @@ def export_rows(*, project: Project, kind: str, domain: Domain | None = None) ->
         raise ValueError(f"unknown export {kind!r}")
     names = pseudonyms(project)
     domains = dict(Domain.objects.filter(project=project).values_list("pk", "slug"))
+    record: Callable[..., tuple]
     if kind == "votes":
         judgements = Judgement.objects.filter(assignment__item__project=project)
         if domain is not None:
@@ -59,7 +61,7 @@ def export_rows(*, project: Project, kind: str, domain: Domain | None = None) ->
         rows: QuerySet[Any, Any] = judgements.order_by("assignment_id", "revision").values_list(
             *records.VOTE_FIELDS
         )
-        record = records.vote_record
+        record = functools.partial(records.vote_record, scale=project.preference_scale)
     else:
         verdicts = Verdict.objects.filter(project=project)
         if domain is not None:

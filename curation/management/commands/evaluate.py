@@ -4,6 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotate.importing import mmrb2_format
 from curation.evaluation import mmrb2_scoring, scoring, scoring_input, scoring_output
 
 
@@ -28,7 +29,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "release",
             help="a release folder or its all_data.json; MMRB2: a release folder (its "
-            "mmrb2/<task>.json), a folder of task files, or one task file",
+            "mmrb2/<task>.json), a folder of task files (only t2i.json, edit.json, "
+            "interleaved.json and reasoning.json are read; other .json files there are "
+            "skipped and named), or one task file",
         )
         parser.add_argument(
             "predictions",
@@ -95,7 +98,13 @@ class Command(BaseCommand):
                 "--swapped and --official-compat are MRB options: MMRB2 predictions carry "
                 "both orders (forward, reverse) in one file."
             )
-        tasks = mmrb2_task_files(Path(opts["release"]))
+        tasks, skipped = mmrb2_task_files(Path(opts["release"]))
+        if skipped:
+            self.stderr.write(
+                f"Skipped {len(skipped)} file(s) of {skipped[0].parent} that are not MMRB2 "
+                f"task files (only {', '.join(f'{t}.json' for t in mmrb2_format.TASKS)} are "
+                f"read): {_names(skipped)}"
+            )
         predictions: dict = {}
         origin: dict[str, str] = {}
         repeated = 0
@@ -129,6 +138,7 @@ class Command(BaseCommand):
         scores = mmrb2_scoring.score_tasks(scored)
         unknown = sum(1 for pair_id in predictions if pair_id not in known)
         report = mmrb2_scoring.report_as_dict(scores, unknown_ids=unknown, repeated_ids=repeated)
+        report["skipped_files"] = [str(p) for p in skipped]
         if opts["json"]:
             self.stdout.write(json.dumps(report, indent=2))
             return
@@ -166,19 +176,30 @@ def _looks_like_mmrb2(path: str) -> bool:
     return mmrb2_scoring.looks_like_predictions(head.decode("utf-8-sig", errors="replace"))
 
 
-def mmrb2_task_files(release: Path) -> list[tuple[str, Path]]:
-    """(task, path) of the task files: one file, a release folder's mmrb2/,
-    or a folder of task files (the published benchmark/ folder)."""
+def mmrb2_task_files(release: Path) -> tuple[list[tuple[str, Path]], list[Path]]:
+    """(task, path) of the task files to score, and the other .json files of
+    the folder, left unread. One file is read whatever its name. A folder
+    (a release folder's mmrb2/, or the published benchmark/ folder) is read
+    only for the task files the official compute_accuracy.py reads, by name:
+    t2i.json, edit.json, interleaved.json, reasoning.json; any other .json
+    there (a predictions or results file kept beside them) is skipped."""
     if release.is_file():
-        return [(release.stem, release)]
+        return [(release.stem, release)], []
     folder = release / "mmrb2" if (release / "mmrb2").is_dir() else release
     if folder == release and (release / "all_data.json").exists():
         raise CommandError(f"{release}: this release has no mmrb2/ folder (no MMRB2 domain)")
-    order = ["t2i", "edit", "interleaved", "reasoning"]
-    files = sorted(
-        (p for p in folder.glob("*.json") if p.stem != "all_data"),
-        key=lambda p: (order.index(p.stem) if p.stem in order else len(order), p.stem),
-    )
-    if not files:
-        raise CommandError(f"{release}: no MMRB2 task file (<task>.json or mmrb2/<task>.json)")
-    return [(p.stem, p) for p in files]
+    tasks = [
+        (task, folder / f"{task}.json")
+        for task in mmrb2_format.TASKS
+        if (folder / f"{task}.json").is_file()
+    ]
+    skipped = sorted(p for p in folder.glob("*.json") if mmrb2_format.task_of(p.name) is None)
+    if not tasks:
+        names = ", ".join(f"{t}.json" for t in mmrb2_format.TASKS)
+        others = f"; other files there are not read: {_names(skipped)}" if skipped else ""
+        raise CommandError(f"{release}: no MMRB2 task file ({names} or mmrb2/<task>.json){others}")
+    return tasks, skipped
+
+
+def _names(paths: list[Path]) -> str:
+    return ", ".join(p.name for p in paths)
