@@ -61,6 +61,8 @@ def _filter_parameters() -> list[OpenApiParameter]:
     types = {"IntegerField": int, "FloatField": float, "TypedChoiceField": int}
     params = []
     for name, field in GridFilterForm.base_fields.items():
+        if name == "page_size":
+            continue  # (PAGE_PARAMETERS's)
         choices = [str(c[0]) for c in getattr(field, "choices", []) if c[0] != ""] or None
         if name == "domain":
             choices = None  # (the project's own domain slugs)

@@ -85,12 +85,16 @@ class GridFilterForm(forms.Form):
         required=False,
         coerce=int,
         empty_value=DEFAULT_PAGE_SIZE,
+        initial=DEFAULT_PAGE_SIZE,
         choices=[(n, str(n)) for n in PAGE_SIZES],
         label="Rows",
     )
 
-    def __init__(self, *args, project: Project, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, data=None, *args, project: Project, **kwargs):
+        if data is not None and not data.get("page_size"):
+            data = data.copy()  # (shown as chosen, not as the list's first size)
+            data["page_size"] = str(DEFAULT_PAGE_SIZE)
+        super().__init__(data, *args, **kwargs)
         self.fields["domain"].choices = [
             ("", "Any domain"),
             *project.domains.order_by("position").values_list("slug", "title"),
