@@ -18,7 +18,6 @@ from tests.factories import (
     make_item,
     make_judgement,
     make_member,
-    make_project,
     make_user,
 )
 
@@ -89,7 +88,7 @@ def test_every_filter_selects_exactly_its_items():
 )
 def test_sorts(sort, first):
     project, it, _ = world()
-    assert list(grid_rows(project, {"sort": sort}))[0].item_id == it[first].pk
+    assert next(iter(grid_rows(project, {"sort": sort}))).item_id == it[first].pk
 
 
 @pytest.mark.parametrize("role", ["anonymous", "outsider", "annotator", "curator", "admin"])
@@ -150,7 +149,7 @@ def test_invalid_filters_are_errors_beside_their_field_and_a_400_in_the_api(clie
 
 
 def test_api_lists_with_the_same_filters_and_pages(client):
-    project, it, _ = world()
+    project, _it, _ = world()
     client.force_login(make_member(project, role="curator"))
     url = reverse("api_items", args=[project.slug])
     body = client.get(url, {"domain": "vqa", "sort": "external_id", "page_size": 2}).json()
@@ -220,7 +219,7 @@ def test_bulk_reopen_more_votes_and_move_domain(client):
 
 
 def test_bulk_on_every_matching_item_uses_the_pages_filter(client):
-    project, it, _ = world()
+    project, _it, _ = world()
     client.force_login(make_member(project, role="admin"))
     back = reverse("item_grid", args=[project.slug]) + "?domain=vqa&status=needs_votes"
     r = client.post(
