@@ -14,7 +14,7 @@ from common.api.errors import Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, Pagination, paginated
 from curation.api.access import curated_project
 from curation.grid.bulk import ACTIONS, MAX_BULK_ITEMS, apply_bulk
-from curation.grid.filters import SORT_LABELS, GridFilterForm, grid_rows, page_extras
+from curation.grid.filters import SORT_LABELS, GridFilterForm, decorate, grid_rows
 from curation.models import ContestKind, ExclusionCategory, VerdictStatus
 from curation.verdicts.decisions import CurationError
 
@@ -98,13 +98,12 @@ class ItemGridApi(APIView):
             )
         paginator = Pagination()
         rows = paginator.paginate_queryset(grid_rows(project, form.cleaned_data), request, self)
-        extras = page_extras(rows)
+        decorate(rows)
         for v in rows:
-            thumb = extras.thumbnails.get(v.item_id)
             v.thumbnail = (
-                request.build_absolute_uri(reverse("media", args=[thumb])) if thumb else None
+                request.build_absolute_uri(reverse("media", args=[v.thumb])) if v.thumb else None
             )
-            v.flagged_problem = v.item_id in extras.flagged
+            v.flagged_problem = v.flagged
         return paginator.get_paginated_response(ItemRowSerializer(rows, many=True).data)
 
 

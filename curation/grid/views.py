@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotate.projects import CURATOR_ROLES, project_for
 from curation.grid.bulk import ACTIONS, MAX_BULK_ITEMS, apply_bulk
-from curation.grid.filters import DEFAULT_PAGE_SIZE, GridFilterForm, grid_rows, page_extras
+from curation.grid.filters import DEFAULT_PAGE_SIZE, GridFilterForm, decorate, grid_rows
 from curation.models import ExclusionCategory
 from curation.verdicts.decisions import CurationError
 
@@ -73,10 +73,7 @@ def item_grid(request, slug):
     size = filters.get("page_size") or DEFAULT_PAGE_SIZE
     page = Paginator(grid_rows(project, filters), size).get_page(request.GET.get("page"))
     rows = list(page.object_list)
-    extras = page_extras(rows)
-    for v in rows:
-        v.thumb = extras.thumbnails.get(v.item_id, "")
-        v.flagged = v.item_id in extras.flagged
+    decorate(rows)
     query = request.GET.copy()
     query.pop("page", None)
     bulk = BulkForm(project=project, initial={"back": request.get_full_path()})
