@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -69,6 +68,7 @@ from harness import (
     bench_database,
     copy_rows,
     database_url,
+    finish,
     next_ids,
     print_table,
     recreate_database,
@@ -937,17 +937,7 @@ def main() -> int:
         )
         print_table(rows)
     finally:
-        try:
-            from django.db import connections
-
-            connections.close_all()
-        except Exception:  # Django may not be set up yet
-            pass
-        shutil.rmtree(tmp, ignore_errors=True)
-        if args.keep:
-            print(f"\nkept database {name}", file=sys.stderr)
-        else:
-            recreate_database(url, create=False)
+        finish(url, tmp, keep=args.keep)
     return 1 if results.failed else 0
 
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -52,6 +51,7 @@ from harness import (
     Results,
     bench_database,
     database_url,
+    finish,
     print_table,
     recreate_database,
     setup_django,
@@ -270,17 +270,7 @@ def main() -> int:
         )
         print_table(rows)
     finally:
-        try:
-            from django.db import connections
-
-            connections.close_all()
-        except Exception:  # Django may not be set up yet
-            pass
-        shutil.rmtree(tmp, ignore_errors=True)
-        if args.keep:
-            print(f"\nkept database {name}", file=sys.stderr)
-        else:
-            recreate_database(url, create=False)
+        finish(url, tmp, keep=args.keep)
     return 1 if table.failed else 0
 
 

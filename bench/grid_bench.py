@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -48,6 +47,7 @@ from harness import (
     Results,
     bench_database,
     database_url,
+    finish,
     print_table,
     recreate_database,
     setup_django,
@@ -171,17 +171,7 @@ def main() -> int:
         )
         print_table(rows)
     finally:
-        try:
-            from django.db import connections
-
-            connections.close_all()
-        except Exception:  # Django may not be set up yet
-            pass
-        shutil.rmtree(tmp, ignore_errors=True)
-        if args.keep:
-            print(f"\nkept database {name}", file=sys.stderr)
-        else:
-            recreate_database(url, create=False)
+        finish(url, tmp, keep=args.keep)
     return 1 if table.failed else 0
 
 

@@ -63,6 +63,24 @@ def recreate_database(url: str, *, create: bool = True) -> None:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(ident))
 
 
+def finish(url: str, tmp: Path, *, keep: bool) -> None:
+    """A bench's teardown: close Django's connections (if it was set up),
+    remove its temporary folder, drop its database unless `keep`."""
+    import shutil
+
+    try:
+        from django.db import connections
+
+        connections.close_all()
+    except Exception:  # Django may not be set up yet
+        pass
+    shutil.rmtree(tmp, ignore_errors=True)
+    if keep:
+        print(f"\nkept database {bench_database(url)[0]}", file=sys.stderr)
+    else:
+        recreate_database(url, create=False)
+
+
 # --- Django against the bench database ------------------------------------------------------
 
 

@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from common.api.errors import Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, Pagination, paginated
 from curation.api.access import curated_project
+from curation.api.verdicts import VerdictSerializer
 from curation.grid.bulk import ACTIONS, MAX_BULK_ITEMS, apply_bulk
 from curation.grid.filters import SORT_LABELS, GridFilterForm, decorate, grid_rows
 from curation.models import ContestKind, ExclusionCategory, VerdictStatus
@@ -20,11 +21,6 @@ from curation.verdicts.decisions import CurationError
 
 
 class ItemRowSerializer(serializers.Serializer):
-    class VotesSerializer(serializers.Serializer):
-        response_1 = serializers.IntegerField(source="votes_1")
-        response_2 = serializers.IntegerField(source="votes_2")
-        tie = serializers.IntegerField(source="votes_tie")
-
     item_id = serializers.IntegerField()
     external_id = serializers.CharField(source="item.external_id")
     prompt_snippet = serializers.SerializerMethodField(
@@ -35,7 +31,7 @@ class ItemRowSerializer(serializers.Serializer):
     final_choice = serializers.CharField()
     contest_kind = serializers.ChoiceField(choices=ContestKind.choices)
     exclusion_category = serializers.ChoiceField(choices=ExclusionCategory.choices)
-    votes = VotesSerializer(source="item", help_text="Current votes, canonical.")
+    votes = VerdictSerializer.VotesSerializer(source="item", help_text="Current votes, canonical.")
     votes_needed = serializers.IntegerField(source="item.votes_needed")
     winner_share = serializers.FloatField(
         help_text="Share of the votes given to the most voted answer (0 without votes)."
