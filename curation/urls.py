@@ -5,6 +5,7 @@ from django.urls import path
 from curation.agreement import views as agreement_views
 from curation.evaluation import views as evaluation_views
 from curation.exports import views as export_views
+from curation.grid import views as grid_views
 from curation.quality import views as quality_views
 from curation.releases import mix_views
 from curation.releases import views as release_views
@@ -26,6 +27,8 @@ urlpatterns = [
     path(
         "p/<slug:slug>/agreement/status/", agreement_views.agreement_status, name="agreement_status"
     ),
+    path("p/<slug:slug>/items/", grid_views.item_grid, name="item_grid"),
+    path("p/<slug:slug>/items/bulk/", grid_views.item_grid_bulk, name="item_grid_bulk"),
     path("p/<slug:slug>/curation/", verdict_views.curation_queue, name="curation_queue"),
     path("p/<slug:slug>/curation/<int:item_id>/", verdict_views.adjudicate, name="adjudicate"),
     path("p/<slug:slug>/curation/<int:item_id>/decide/", verdict_views.decide, name="decide"),

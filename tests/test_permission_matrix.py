@@ -132,6 +132,8 @@ MATRIX: dict[str, Row] = {
     "agreement_refresh": Row(get=None, post=access("curator", 302)),
     "agreement_status": Row(get=access("curator", 204), post=None, note="nothing computing"),
     "curation_queue": Row(get=access("curator", 200), post=None),
+    "item_grid": Row(get=access("curator", 200), post=None),
+    "item_grid_bulk": Row(get=None, post=access("curator", 302), note="errors as messages"),
     "adjudicate": Row(get=access("curator", 200), post=None),
     "decide": Row(get=None, post=access("curator", 400)),
     "accept_domain": Row(

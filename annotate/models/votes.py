@@ -186,6 +186,16 @@ class Judgement(models.Model):
                 name="annotate_judgement_grade_valid",
             ),
         ]
+        indexes = [
+            # curation.grid.filters (the data grid's "problem flagged" filter
+            # and column): the few current votes that flag a problem, found
+            # without reading every judgement of the project.
+            models.Index(
+                fields=["assignment"],
+                condition=Q(flagged_problem=True, is_current=True),
+                name="annotate_judgement_flagged_idx",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.assignment_id} r{self.revision}: {self.choice}"

@@ -2,7 +2,16 @@
 
 from django.urls import path
 
-from curation.api import agreement, evaluation, exports, judges, mixes, releases, verdicts
+from curation.api import (
+    agreement,
+    evaluation,
+    exports,
+    items,
+    judges,
+    mixes,
+    releases,
+    verdicts,
+)
 from curation.quality import apis as quality_apis
 
 P = "projects/<slug:slug>/"
@@ -13,6 +22,8 @@ urlpatterns = [
     path("mixes/", mixes.MixListApi.as_view(), name="api_mixes"),
     path("mixes/<int:mix_id>/", mixes.MixDetailApi.as_view(), name="api_mix"),
     path("mixes/<int:mix_id>/download/", mixes.MixDownloadApi.as_view(), name="api_mix_download"),
+    path(P + "items/", items.ItemGridApi.as_view(), name="api_items"),
+    path(P + "items/bulk/", items.ItemBulkApi.as_view(), name="api_items_bulk"),
     path(P + "verdicts/", verdicts.VerdictListApi.as_view(), name="api_verdicts"),
     path(P + "verdicts/<int:item_id>/", verdicts.VerdictDetailApi.as_view(), name="api_verdict"),
     path(

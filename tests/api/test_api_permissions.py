@@ -53,6 +53,8 @@ EXPECTED = {
     ("api_submit_judgement", "post"): OWN_ASSIGNMENT_POST,
     ("api_skip_assignment", "post"): OWN_ASSIGNMENT_POST,
     ("api_verdicts", "get"): CURATORS,
+    ("api_items", "get"): CURATORS,
+    ("api_items_bulk", "post"): CURATORS_POST,
     ("api_verdict", "get"): CURATORS,
     ("api_verdict_decision", "post"): CURATORS_POST,
     ("api_agreement", "get"): CURATORS,

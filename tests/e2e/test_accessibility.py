@@ -118,6 +118,8 @@ def site(tmp_path):
         "curator": [
             reverse("project", args=[p]),
             reverse("curation_queue", args=[p]),
+            reverse("item_grid", args=[p]),
+            reverse("item_grid", args=[p]) + "?status=agreed&votes_min=x",
             reverse("adjudicate", args=[p, item_id]),
             reverse("agreement", args=[p]),
             reverse("audit_log", args=[p]),
@@ -186,7 +188,7 @@ def test_every_page_has_no_axe_violations(live_server, browser, site, role, size
     found = []
     for url in site[role]:
         response = page.goto(live_server.url + url.partition("#")[0])
-        assert response.status == 200, url
+        assert response.status == (400 if "=x" in url else 200), url
         prepare(page, url)
         results = axe.run(page, options=AXE_OPTIONS)
         if results.violations_count:
