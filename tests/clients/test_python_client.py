@@ -169,6 +169,22 @@ def test_a_notebook_runs_the_readme_steps_through_the_client(live_server, tmp_pa
             curator.decide("cli", detail, "resolve", "changed my mind", choice="1")
         assert stale.value.code == "stale"
 
+    # The data grid's rows with its filters.
+    rows = list(curator.items("cli", sort="-external_id"))
+    assert [r.external_id for r in rows] == sorted((i for i, _ in ITEMS), reverse=True)
+    assert all(r.thumbnail and r.votes_needed == 3 for r in rows)
+    split = list(curator.items("cli", agreement_max=0.7, sort="external_id"))
+    assert [r.external_id for r in split] == sorted(SPLIT)
+    assert {(r.status, r.votes.response_1, r.votes.response_2) for r in split} == {
+        ("resolved", 2, 1)
+    }
+    assert [r.external_id for r in curator.items("cli", domain="charts", flagged=False)] == [
+        "chart_10"
+    ]
+    with pytest.raises(BadRequest) as bad_filter:
+        list(curator.items("cli", status="bogus"))
+    assert "status" in bad_filter.value.fields
+
     # Votes and verdicts as DataFrames (and as a datasets.Dataset).
     votes = curator.export_votes("cli").to_pandas()
     assert len(votes) == 3 * len(ITEMS)
