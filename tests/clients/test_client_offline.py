@@ -4,6 +4,7 @@ corrupted download, a hostile zip, a missing extra) come out in Python."""
 
 import hashlib
 import io
+import json
 import sys
 import zipfile
 
@@ -217,3 +218,30 @@ def test_no_url_or_token_says_where_to_get_one(monkeypatch):
     monkeypatch.setenv("TRIPLET_STUDIO_TOKEN", "env-token")
     monkeypatch.setenv("TRIPLET_STUDIO_URL", URL)
     assert repr(Client()) == f"Client('{URL}')"
+
+
+def test_a_skip_sends_its_reason_and_a_vote_leaves_out_what_was_not_given():
+    sent = []
+
+    def handler(request):
+        sent.append((request.url.path, json.loads(request.content)))
+        if request.url.path.endswith("/skip/"):
+            return httpx.Response(200, json={"assignment": 5, "status": "skipped"})
+        body = {
+            "assignment": 5,
+            "status": "submitted",
+            "choice": "tie",
+            "revision": 1,
+            "already_submitted": False,
+        }
+        return httpx.Response(201, json=body)
+
+    studio = client(handler)
+    studio.skip(5, "the image does not load")
+    judged = studio.judge(5, "tie", confidence=2)
+    assert judged.next is None and judged.strength is None
+    assert sent[0] == ("/api/v1/assignments/5/skip/", {"reason": "the image does not load"})
+    path, vote = sent[1]
+    assert path == "/api/v1/assignments/5/judgement/"
+    assert vote["choice"] == "tie" and vote["confidence"] == 2
+    assert "strength" not in vote and "active_seconds" not in vote

@@ -70,23 +70,44 @@ def client_for(live_server, user) -> Client:
     return Client(live_server.url, token=Token.objects.get_or_create(user=user)[0].key)
 
 
+def vote_for(a, by_prompt: dict, *, dissent: bool) -> dict:
+    """The script knows the dataset: it finds Output1 among the displayed sides."""
+    record = by_prompt[a.prompt]
+    output1 = "left" if a.left == record["Output1"] else "right"
+    other = "right" if output1 == "left" else "left"
+    pick = other if dissent and record["ID"] in SPLIT else output1
+    vote = {"choice": pick, "rationale": "compared both"}
+    if a.asks_correctness:
+        vote.update(
+            {f"correct_{pick}": "yes", f"correct_{'left' if pick == 'right' else 'right'}": "no"}
+        )
+    return vote
+
+
 def annotate_everything(studio: Client, slug: str, by_prompt: dict, *, dissent: bool) -> int:
     """One annotator's notebook loop: judge until nothing is left."""
     judged = 0
     for a in studio.assignments(slug):
-        record = by_prompt[a.prompt]
-        output1 = "left" if a.left == record["Output1"] else "right"
-        other = "right" if output1 == "left" else "left"
-        pick = other if dissent and record["ID"] in SPLIT else output1
-        marks = {}
-        if a.asks_correctness:
-            marks = {
-                f"correct_{pick}": "yes",
-                f"correct_{other if pick == output1 else output1}": "no",
-            }
-        result = studio.judge(a, pick, rationale="compared both", **marks)
-        assert (result.assignment, result.choice, result.already_submitted) == (a.id, pick, False)
+        vote = vote_for(a, by_prompt, dissent=dissent)
+        result = studio.judge(a, **vote)
+        assert (result.assignment, result.choice, result.already_submitted) == (
+            a.id,
+            vote["choice"],
+            False,
+        )
+        assert studio.judge(a, **vote).already_submitted  # idempotent
         judged += 1
+    return judged
+
+
+def annotate_in_one_round_trip_each(studio: Client, slug: str, by_prompt: dict) -> int:
+    """The same with judge(next=True): each vote brings the next item."""
+    judged, a = 0, studio.claim_next(slug).assignment
+    while a is not None:
+        result = studio.judge(a, next=True, **vote_for(a, by_prompt, dissent=False))
+        judged += 1
+        a = result.next
+    assert result.more_may_come is False
     return judged
 
 
@@ -150,7 +171,9 @@ def test_a_notebook_runs_the_readme_steps_through_the_client(live_server, tmp_pa
     }
 
     # 7. Three annotators judge everything; the third dissents on SPLIT.
-    for n, user in enumerate(annotators):
+    first_annotator = client_for(live_server, annotators[0])
+    assert annotate_in_one_round_trip_each(first_annotator, "cli", by_prompt) == len(ITEMS)
+    for n, user in enumerate(annotators[1:], start=1):
         annotator = client_for(live_server, user)
         assert annotate_everything(annotator, "cli", by_prompt, dissent=n == 2) == len(ITEMS)
         assert annotator.claim_next("cli").done
