@@ -287,7 +287,29 @@ def test_refusals_are_typed_exceptions_and_lists_come_whole(live_server, monkeyp
         studio.create_release("err", "v1")
     assert empty.value.code == "nothing_to_release"
 
+    # Settings, domains, members and invitations change through the client.
+    assert studio.update_project("err", guidelines="Look closely.").guidelines == "Look closely."
+    assert studio.update_project("err", archived=True).archived is True
+    assert studio.update_project("err", archived=False).archived is False
+    assert studio.update_domain("err", "vqa", title="Visual QA").title == "Visual QA"
+    changed = studio.update_member("err", annotator.pk, role="curator")
+    assert (changed.username, changed.role, changed.is_active) == (
+        annotator.username,
+        "curator",
+        True,
+    )
+    assert studio.update_member("err", annotator.pk, is_active=False).is_active is False
+    studio.remove_member("err", annotator.pk)
+    assert [m.username for m in studio.members("err")] == ["owner"]
+    link = studio.invite("err", "curator", max_uses=None, expires_in_days=2)
+    assert link.token and link.url.endswith(f"/join/{link.token}/")
+    studio.revoke_invitation("err", link.id)
+    assert [i.state for i in studio.invitations("err")] == ["revoked"]
+    with pytest.raises(BadRequest) as revoked:
+        as_annotator.accept_invitation(link.token)
+    assert revoked.value.code == "invitation_invalid"
+
     # Pages are followed to the end (six MRB domains, three a page).
     monkeypatch.setattr("triplet_client.transport.PAGE_SIZE", 3)
     assert len(studio.domains("err")) == 6
-    assert [p.slug for p in as_annotator.projects()] == ["err"]
+    assert [p.slug for p in studio.projects()] == ["err"]
