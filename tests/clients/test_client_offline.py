@@ -245,3 +245,22 @@ def test_a_skip_sends_its_reason_and_a_vote_leaves_out_what_was_not_given():
     assert path == "/api/v1/assignments/5/judgement/"
     assert vote["choice"] == "tie" and vote["confidence"] == 2
     assert "strength" not in vote and "active_seconds" not in vote
+
+
+def test_an_upload_reports_its_bytes_and_leaves_a_given_file_open(tmp_path):
+    received = {}
+
+    def handler(request):
+        received["body"] = request.read()
+        body = {"format": "mrb", "created": 1, "updated": 0, "unchanged": 0, "images_stored": 0}
+        return httpx.Response(200, json=body)
+
+    given = io.BytesIO(b"[" + b" " * 300_000 + b"]")
+    seen = []
+    result = client(handler).import_items(
+        "demo", ("big.json", given), gold_from_label=True, on_progress=lambda d, t: seen.append(d)
+    )
+    assert result.created == 1 and not given.closed
+    assert seen[-1] == 300_002 and len(seen) > 1  # read in chunks as it was sent
+    assert b'name="gold_from_label"\r\n\r\ntrue' in received["body"]
+    assert b'filename="big.json"' in received["body"]

@@ -91,10 +91,12 @@ class Transport:
                 if upload is None:
                     continue
                 filename, stream = open_upload(upload)
-                opened.append(stream)
+                given = upload[1] if isinstance(upload, tuple) else None
+                if stream is not given:  # (an open file the caller gave stays open)
+                    opened.append(stream)
                 parts[name] = (filename, stream)
             if on_progress is not None:
-                counter = _Counter(on_progress, sum(_size(s) for s in opened))
+                counter = _Counter(on_progress, sum(_size(s) for _, s in parts.values()))
                 parts = {
                     k: (n, cast(IO[bytes], _Counted(s, counter))) for k, (n, s) in parts.items()
                 }
@@ -139,7 +141,8 @@ def raise_for_error(response: httpx.Response) -> None:
 
 
 def open_upload(upload: Upload) -> tuple[str, IO[bytes]]:
-    """(file name, an open binary stream) of an Upload; the caller closes it."""
+    """(file name, an open binary stream) of an Upload: the file given, or
+    one opened on a path or bytes (which the caller closes)."""
     if isinstance(upload, tuple):
         name, content = upload
         if isinstance(content, bytes):
