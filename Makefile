@@ -31,8 +31,11 @@ $(RUNTIME_STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e .
 	touch $(RUNTIME_STAMP)
 
-$(STAMP): $(RUNTIME_STAMP)
+$(STAMP): $(RUNTIME_STAMP) clients/python/pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev]"
+# The Python client (its own package), with both extras its tests use
+# (tests/clients: DataFrames and datasets.Dataset from the exports).
+	$(PY) -m pip install --quiet -e "clients/python[pandas,datasets]"
 # irrCAC, the independent AC1 of tests/curation/agreement/test_ac1_categories.py: its
 # metadata pins scipy==1.12.0 (numpy 1 only), which no install of this project can
 # satisfy, while its code runs on the scipy and pandas the dev extra brings; so it
@@ -100,6 +103,7 @@ format: install
 
 typecheck: install
 	$(VENV)/bin/mypy annotate curation common config demo
+	cd clients/python && $(abspath $(VENV))/bin/mypy --config-file pyproject.toml
 
 # The whole suite. With DATABASE_URL / REDIS_URL set it runs against those
 # servers (as .ci/run does); without them on SQLite, skipping only what needs a server.

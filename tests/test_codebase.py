@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-APPLICATION = ("annotate", "curation", "config", "common", "demo")
+APPLICATION = ("annotate", "curation", "config", "common", "demo", "clients")
 
 # Private Django / psycopg API the hot path once used (issue 18 took it out).
 PRIVATE_API = re.compile(
