@@ -42,7 +42,7 @@ from curation.releases.members import (
     export_items,
     mmrb2_provenance,
 )
-from curation.releases.rekey import mrb_prefix, rekeyed_id
+from curation.releases.rekey import in_new_id_order, mrb_prefix, rekeyed_id
 from curation.releases.service import ReleaseError, included_verdicts
 
 log = logging.getLogger(__name__)
@@ -279,7 +279,7 @@ def _write(release: Release, folder: Path, bar=None):
         # Re-keyed: in the order of the new IDs (the old order would show
         # what the old IDs sort by), CHUNK IDs per query.
         for d in domains:
-            old = sorted(old_by_domain[d.slug], key=released.__getitem__)
+            old = in_new_id_order(old_by_domain[d.slug], released.__getitem__)
             for start in range(0, len(old), CHUNK):
                 part = old[start : start + CHUNK]
                 got = {r.item__external_id: r for r in rows.filter(item__external_id__in=part)}
