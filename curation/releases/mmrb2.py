@@ -27,7 +27,7 @@ from annotate.importing.mmrb2_format import pair_record, write_task_file
 from annotate.importing.sources import safe_relative_path
 from annotate.models import Domain, Item, ItemPart, Judgement, PartKind, Project
 from curation.models import RELEASABLE, Verdict
-from curation.releases.mmrb2_annotations import Vote, published_fields
+from curation.releases.mmrb2_annotations import Vote, published_fields, written_from_votes
 from curation.releases.rekey import in_new_id_order, rekeyed_id
 
 _BATCH = 500
@@ -55,6 +55,9 @@ class PairWritten(NamedTuple):
     task: str
     chosen: str  # the file's "A" / "B"
     mrb_shaped: bool  # also an MRB record (the item has the MRB columns)
+    prompt_source: str = ""  # the pair's `prompt_source`
+    provenance: str = ""  # the verdict's (unanimous, majority, adjudicated, …)
+    from_votes: bool = False  # human_annotations written from the studio's votes
 
 
 def export_mmrb2(
@@ -90,7 +93,7 @@ def export_mmrb2(
 
         def pairs(ids=ids, task=task, domain=domain):
             nonlocal count
-            for item, parts, votes, final_choice in _items_with_parts(ids):
+            for item, parts, votes, (final_choice, provenance) in _items_with_parts(ids):
                 new_id = rekeyed_id(salt, task, item.external_id) if rekey else item.external_id
                 if rekey:
                     summary["ids"][item.external_id] = new_id
@@ -126,6 +129,9 @@ def export_mmrb2(
                         task,
                         fields["chosen"],
                         item.image_id is not None,
+                        str(fields.get("prompt_source") or ""),
+                        provenance,
+                        written_from_votes(task=task, votes=votes, scale=scale),
                     )
                 )
                 count += 1
@@ -145,7 +151,7 @@ def export_mmrb2(
 
 
 def _items_with_parts(ids: list[int]) -> Any:
-    """(item, {slot: [parts]}, [Vote], decided side or None) in the order of
+    """(item, {slot: [parts]}, [Vote], (decided side or None, provenance)) in the order of
     `ids`, in batches: four queries per _BATCH items."""
     for start in range(0, len(ids), _BATCH):
         chunk = ids[start : start + _BATCH]
@@ -158,15 +164,16 @@ def _items_with_parts(ids: list[int]) -> Any:
         for part in parts:
             by_item[part.item_id].setdefault(part.slot, []).append(part)
         votes = current_votes(chunk)
-        decided = dict(
-            Verdict.objects.filter(RELEASABLE, item_id__in=chunk).values_list(
-                "item_id", "final_choice"
-            )
-        )
+        decided = {
+            item_id: (final_choice, provenance)
+            for item_id, final_choice, provenance in Verdict.objects.filter(
+                RELEASABLE, item_id__in=chunk
+            ).values_list("item_id", "final_choice", "provenance")
+        }
         items = Item.objects.order_by().in_bulk(chunk)
         for pk in chunk:
             item = items[pk]
-            yield item, by_item[pk], votes.get(pk, []), decided.get(pk)
+            yield item, by_item[pk], votes.get(pk, []), decided.get(pk, (None, ""))
 
 
 def current_votes(item_ids: list[int]) -> dict[int, list[Vote]]:
