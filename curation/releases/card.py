@@ -79,12 +79,20 @@ def dataset_card(meta: Any, summary: dict, *, parquet: bool = False, trl: bool =
     mrb = bool(summary["total"]) or not mmrb2
     lines = card_configs(with_records, parquet=parquet, trl=trl) if with_records else []
     lines += [f"# {meta.project_name} — release {meta.version}", ""]
-    if mrb:
+    if mrb and mmrb2:
+        total, pairs = summary["total"], mmrb2["pairs"]
+        lines += [
+            "Expert-annotated preference data for multimodal reward models and judges, in "
+            f"two formats: {total} record{'' if total == 1 else 's'} in the Multimodal "
+            "RewardBench format (`ID, Text, Image, Output1, Output2, Better, Category`) and "
+            f"{pairs} pair{'' if pairs == 1 else 's'} in Multimodal RewardBench 2 task files.",
+            "",
+        ]
+    elif mrb:
         lines += [
             "A benchmark of expert-annotated (prompt, chosen, rejected) triplets for "
             "vision-language reward models, in the Multimodal RewardBench format "
-            "(`ID, Text, Image, Output1, Output2, Better, Category`)"
-            + (", and Multimodal RewardBench 2 task files." if mmrb2 else "."),
+            "(`ID, Text, Image, Output1, Output2, Better, Category`).",
             "",
         ]
     else:

@@ -107,6 +107,7 @@ def test_an_mmrb2_release_describes_itself_in_mmrb2_terms(client, tmp_path):
     # The release page says the same.
     client.force_login(make_member(project, role="curator"))
     page = client.get(reverse("release_detail", args=[project.slug, release.pk])).content.decode()
+    # (sorted: PostgreSQL's jsonb keeps the manifest's keys in its own order)
     assert "genai: 1, oneigbench: 1" in page and "adjudicated: 1, unanimous: 1" in page
     assert "Sub-buckets" not in page
 
@@ -165,7 +166,11 @@ def test_a_mixed_release_has_one_section_per_format(tmp_path):
     release, folder = release_of(project)
     card = (folder / "README.md").read_text()
     assert release.manifest["formats"] == ["multimodal-rewardbench", "mmrb2"]
-    assert "in the Multimodal RewardBench format" in card
+    assert (
+        "in two formats: 1 record in the Multimodal RewardBench format (`ID, Text, Image, "
+        "Output1, Output2, Better, Category`) and 6 pairs in Multimodal RewardBench 2 task "
+        "files." in card
+    )
     assert "## Multimodal RewardBench records\n\n1 record. Which slot" in card
     assert "## Multimodal RewardBench 2 task files" in card
     assert "1 of them, with text responses to one prompt image, is also a Multimodal " in card
