@@ -26,7 +26,7 @@ import krippendorff
 import numpy as np
 
 from annotate.loop import scales
-from curation.agreement.stats import Stat, Undefined
+from curation.agreement.stats import Interval, Stat, Undefined
 
 LEVELS = ("ordinal", "interval")
 
@@ -108,3 +108,101 @@ def graded_reliability(votes: Iterable[tuple[Hashable, int]], scale: str) -> Gra
         n_pairable=int((n_u >= 2).sum()),
         mean_strength=mean,
     )
+
+
+# --- bootstrap intervals -----------------------------------------------------------
+
+_BOOTSTRAP_CELLS = 4_000_000  # resample weights held in memory at once
+
+
+def _distances(n_v: np.ndarray, level: str) -> np.ndarray:
+    """krippendorff's distance matrix of points 1..q, for every row of
+    pairable value totals `n_v` (b x q): (b x q x q). Interval: (c - k)^2.
+    Ordinal: (sum of n_g for g between c and k - (n_c + n_k) / 2)^2."""
+    q = n_v.shape[-1]
+    i, k = np.meshgrid(np.arange(q), np.arange(q), indexing="ij")
+    if level == "interval":
+        return np.broadcast_to(((i - k) ** 2).astype(float), (*n_v.shape[:-1], q, q))
+    lo, hi = np.minimum(i, k), np.maximum(i, k)
+    cum = np.concatenate([np.zeros((*n_v.shape[:-1], 1)), np.cumsum(n_v, axis=-1)], axis=-1)
+    between = cum[..., hi + 1] - cum[..., lo]
+    return (between - (n_v[..., i] + n_v[..., k]) / 2) ** 2
+
+
+def bootstrap_graded_alphas(
+    counts: np.ndarray, level: str, *, n_resamples: int = 1000, seed: int = 0
+) -> np.ndarray:
+    """Alpha at `level` of `n_resamples` item-bootstrap resamples of a unit x
+    point count matrix; NaN where a resample has none.
+
+    Pairable units (two or more values) only, in sorted row order, so the
+    database's row order cannot change a draw; resample b takes P of them
+    with replacement, row b of ``Generator(PCG64(seed)).integers(0, P,
+    size=(n_resamples, P))`` (the nominal bootstrap's draw, stats.
+    bootstrap_alphas). Each resample's alpha is krippendorff.alpha's formula
+    1 - (n - 1) * sum(o * d) / sum(n_c n_k d) on the summed per-unit
+    coincidence matrices o_u = (n_u n_u^T - diag n_u) / (n_u - 1); the ordinal
+    distances depend on the resample's own value totals and are recomputed
+    for each. Tests hold resamples equal to krippendorff.alpha on the
+    resampled matrix."""
+    if level not in LEVELS:
+        raise ValueError(f"level is one of {LEVELS}")
+    counts = np.asarray(counts, dtype=np.int64)
+    counts = counts[counts.sum(axis=1) >= 2] if counts.size else counts.reshape(0, 0)
+    n_units = len(counts)
+    if n_units == 0 or n_resamples <= 0:
+        return np.full(max(n_resamples, 0), np.nan)
+    counts = counts[np.lexsort(counts.T[::-1])]
+    q = counts.shape[1]
+    n_u = counts.sum(axis=1)
+    per_unit = (
+        counts[:, :, np.newaxis] * counts[:, np.newaxis, :]
+        - counts[:, :, np.newaxis] * np.eye(q, dtype=np.int64)
+    ) / (n_u - 1)[:, np.newaxis, np.newaxis]
+    per_unit = per_unit.reshape(n_units, q * q)
+    rng = np.random.Generator(np.random.PCG64(seed))
+    block = max(1, _BOOTSTRAP_CELLS // n_units)
+    alphas = np.empty(n_resamples)
+    for start in range(0, n_resamples, block):
+        stop = min(start + block, n_resamples)
+        b = stop - start
+        rows = rng.integers(0, n_units, size=(b, n_units))
+        # How often each unit is drawn in each resample (b x P).
+        weights = np.bincount(
+            (rows + np.arange(b)[:, np.newaxis] * n_units).ravel(), minlength=b * n_units
+        ).reshape(b, n_units)
+        o = (weights @ per_unit).reshape(b, q, q)
+        n_v = o.sum(axis=1)
+        d = _distances(n_v, level)
+        n = n_v.sum(axis=1)
+        observed = (o * d).sum(axis=(1, 2))
+        expected = np.einsum("bi,bij,bj->b", n_v, d, n_v)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            alphas[start:stop] = np.where(expected > 0, 1 - (n - 1) * observed / expected, np.nan)
+    return alphas
+
+
+def bootstrap_graded_ci(
+    counts: np.ndarray,
+    scale: str,
+    level: str,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Interval | Undefined:
+    """Percentile interval of alpha at `level` over item-bootstrap resamples
+    (as stats.bootstrap_alpha_ci for nominal alpha): Undefined when alpha
+    itself is, or when some resample has no variation."""
+    if not 0 < confidence < 1:
+        raise ValueError("confidence is a probability strictly between 0 and 1")
+    point = graded_alpha(counts, scale, level)
+    if isinstance(point, Undefined):
+        return point
+    alphas = bootstrap_graded_alphas(counts, level, n_resamples=n_resamples, seed=seed)
+    undefined = int(np.isnan(alphas).sum())
+    if undefined:
+        return Undefined(f"{undefined} of {n_resamples} resamples have no variation")
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(alphas, [tail, 100 - tail])
+    return Interval(float(low), float(high))

@@ -25,7 +25,8 @@ from django.utils import timezone
 from annotate.models import Domain, Item, Judgement, Membership, Project
 from curation.agreement import diagnostics
 from curation.agreement import stats as agreement
-from curation.agreement.graded_report import graded_rows
+from curation.agreement.chart import alpha_chart
+from curation.agreement.graded_report import graded_intervals, graded_rows
 from curation.models import AgreementCache, Verdict, VerdictStatus
 from curation.spreadsheet_cells import SafeWriter
 
@@ -251,9 +252,9 @@ def alpha_intervals(
 
 
 def compute_expensive(project: Project, *, seed: int | None = None) -> dict:
-    """Bootstrap 95% CIs of alpha (overall and per domain, choice and
-    correctness: alpha_intervals) and each annotator's change in alpha.
-    Plain JSON."""
+    """Bootstrap 95% CIs of alpha (overall and per domain: choice and
+    correctness, alpha_intervals; graded projects' ordinal and interval
+    alpha, graded_intervals) and each annotator's change in alpha. JSON."""
     seed = bootstrap_seed(project) if seed is None else seed
     votes, _ = project_votes(project)
     # Annotators in a fixed order whatever order the database returns the
@@ -268,6 +269,12 @@ def compute_expensive(project: Project, *, seed: int | None = None) -> dict:
             for key, cis in alpha_intervals(project, seed=seed).items()
         },
         "alpha_delta": {},
+        "graded_ci": {  # ordinal and interval alpha of graded votes (graded_report)
+            key: {level: _jsonable(ci) for level, ci in cis.items()}
+            for key, cis in graded_intervals(
+                project, seed=seed, n_resamples=BOOTSTRAP_RESAMPLES, all_key=ALL
+            ).items()
+        },
     }
     payload["annotators"] = {}
     for annotator, stats in diagnostics.annotator_stats(votes).items():
@@ -467,64 +474,14 @@ def build_report(project: Project) -> Report:
         stale=bool(cache and cache.computed_at and cache.n_votes != len(votes)),
     )
     report.chart = alpha_chart(rows)
-    report.graded = graded_rows(project, rows, all_key=ALL)
+    report.graded = graded_rows(
+        project, rows, all_key=ALL, intervals=payload.get("graded_ci"), from_json=from_json
+    )
     return report
 
 
 def _percent(part, whole) -> float:
     return round(100 * (part or 0) / whole, 1) if whole else 0.0
-
-
-# --- chart (server-rendered SVG) ---------------------------------------------------------
-
-CHART_WIDTH, CHART_HEIGHT = 640, 240
-CHART_LEFT, CHART_RIGHT, CHART_TOP, CHART_BOTTOM = 48, 16, 16, 56
-
-
-def alpha_chart(rows: Sequence[DomainRow]) -> dict:
-    """Coordinates for a dot-and-whisker chart of alpha (with its CI) per domain."""
-    lows = [0.0]
-    for r in rows:
-        if isinstance(r.summary.choice.alpha, float):
-            lows.append(r.summary.choice.alpha)
-        if isinstance(r.alpha_ci, agreement.Interval):
-            lows.append(r.alpha_ci.low)
-    y_min = max(-1.0, min(-0.2, (min(lows) // 0.2) * 0.2))
-    y_max = 1.0
-    plot_h = CHART_HEIGHT - CHART_TOP - CHART_BOTTOM
-    plot_w = CHART_WIDTH - CHART_LEFT - CHART_RIGHT
-
-    def y(value: float) -> float:
-        return round(CHART_TOP + (y_max - value) / (y_max - y_min) * plot_h, 1)
-
-    step = plot_w / max(1, len(rows))
-    points = []
-    for i, r in enumerate(rows):
-        x = round(CHART_LEFT + step * (i + 0.5), 1)
-        alpha = r.summary.choice.alpha
-        words = r.title.split(" ", 1)
-        point = {"x": x, "label": r.title, "lines": words, "defined": isinstance(alpha, float)}
-        if isinstance(alpha, float):
-            point.update(y=y(alpha), value=f"{alpha:.3f}")
-        if isinstance(r.alpha_ci, agreement.Interval):
-            point.update(y_low=y(r.alpha_ci.low), y_high=y(r.alpha_ci.high))
-        points.append(point)
-    ticks = []
-    value = y_max
-    while value >= y_min - 1e-9:
-        ticks.append({"y": y(value), "label": f"{value:.1f}"})
-        value = round(value - 0.2, 10)
-    return {
-        "width": CHART_WIDTH,
-        "height": CHART_HEIGHT,
-        "left": CHART_LEFT,
-        "right": CHART_WIDTH - CHART_RIGHT,
-        "bottom": CHART_HEIGHT - CHART_BOTTOM,
-        "label_y": CHART_HEIGHT - CHART_BOTTOM + 18,
-        "zero": y(0.0),
-        "points": points,
-        "ticks": ticks,
-    }
 
 
 # --- CSV -----------------------------------------------------------------------------------

@@ -91,6 +91,18 @@ class GradedSerializer(serializers.Serializer):
     alpha_binary = StatSerializer(
         help_text="The binary collapse: nominal alpha of the choices 1 / 2 / tie (as `choice`)."
     )
+    alpha_ordinal_ci95 = IntervalSerializer(
+        allow_null=True,
+        help_text="Item-bootstrap 95% interval of alpha_ordinal; null until computed.",
+    )
+    alpha_interval_ci95 = IntervalSerializer(
+        allow_null=True,
+        help_text="Item-bootstrap 95% interval of alpha_interval; null until computed.",
+    )
+    alpha_binary_ci95 = IntervalSerializer(
+        allow_null=True,
+        help_text="Item-bootstrap 95% interval of alpha_binary (choice.alpha_ci95).",
+    )
     mean_strength = StatSerializer(help_text="Mean |strength|: 1 slightly … 3 much better.")
     n_values = serializers.IntegerField()
     n_pairable = serializers.IntegerField()
@@ -103,6 +115,9 @@ def _graded(row, scale: str) -> dict:
         "alpha_ordinal": _stat(r.ordinal),
         "alpha_interval": _stat(r.interval),
         "alpha_binary": _stat(row.binary_alpha),
+        "alpha_ordinal_ci95": _interval(row.ordinal_ci),
+        "alpha_interval_ci95": _interval(row.interval_ci),
+        "alpha_binary_ci95": _interval(row.binary_ci),
         "mean_strength": _stat(r.mean_strength),
         "n_values": r.n_values,
         "n_pairable": r.n_pairable,

@@ -23,17 +23,15 @@ from pathlib import Path
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Max
 from django.utils import timezone
 
-from annotate.models import Judgement, Membership
+from annotate.models import Membership
 from common.storage import local_path, open_stored
 from curation.models import (
     Release,
     ReleaseItem,
     ReleaseStatus,
-    Verdict,
-    VerdictStatus,
 )
 from curation.releases import exporter, manifest_sections, parquet, publishing, trl
 from curation.releases.members import (
@@ -42,7 +40,7 @@ from curation.releases.members import (
     export_items,
     mmrb2_provenance,
 )
-from curation.releases.rekey import mrb_prefix, rekeyed_id
+from curation.releases.rekey import in_new_id_order, mrb_prefix, rekeyed_id
 from curation.releases.service import ReleaseError, included_verdicts
 
 log = logging.getLogger(__name__)
@@ -218,7 +216,7 @@ def _write(release: Release, folder: Path, bar=None):
         notes=release.notes,
         domains=[(d.slug, d.title, d.export_category) for d in domains],
         agreement=manifest_sections.agreement(project, domains),
-        annotation=_annotation(project, release.domains),
+        annotation=manifest_sections.annotation(project, release.domains),
     )
     # Every member: the MRB records and the pairs written to task files.
     written = verdicts | included.filter(
@@ -279,7 +277,7 @@ def _write(release: Release, folder: Path, bar=None):
         # Re-keyed: in the order of the new IDs (the old order would show
         # what the old IDs sort by), CHUNK IDs per query.
         for d in domains:
-            old = sorted(old_by_domain[d.slug], key=released.__getitem__)
+            old = in_new_id_order(old_by_domain[d.slug], released.__getitem__)
             for start in range(0, len(old), CHUNK):
                 part = old[start : start + CHUNK]
                 got = {r.item__external_id: r for r in rows.filter(item__external_id__in=part)}
@@ -386,36 +384,6 @@ def _copy_image(item: exporter.ExportItem, destination: Path) -> None:
         os.link(source, destination)
     except OSError:  # another file system, or one without hard links
         shutil.copyfile(source, destination)  # the kernel copies (copy_file_range)
-
-
-def _annotation(project, domain_slugs) -> dict:
-    in_domains = Verdict.objects.filter(project=project, item__domain__slug__in=domain_slugs)
-    # One pass over the verdicts and one over the votes, not seven counts.
-    statuses = (VerdictStatus.AGREED, VerdictStatus.RESOLVED, VerdictStatus.EXCLUDED)
-    tally = in_domains.aggregate(
-        **{str(status): Count("pk", filter=Q(status=status)) for status in statuses},
-        adjudicated=Count("pk", filter=Q(provenance="adjudicated")),
-    )
-    counts = {status: tally[str(status)] for status in statuses}
-    adjudicated = tally["adjudicated"]
-    decided = counts[VerdictStatus.AGREED] + counts[VerdictStatus.RESOLVED]
-    total = decided + counts[VerdictStatus.EXCLUDED]
-    votes = Judgement.objects.filter(
-        assignment__item__project=project,
-        assignment__item__domain__slug__in=domain_slugs,
-        is_current=True,
-    ).aggregate(n=Count("pk"), annotators=Count("assignment__annotator", distinct=True))
-    return {
-        "votes_per_item": project.votes_per_item,
-        "escalation_votes": project.escalation_votes,
-        "n_votes": votes["n"],
-        "n_annotators": votes["annotators"],
-        "agreed": decided - adjudicated,
-        "adjudicated": adjudicated,
-        "adjudicated_share": adjudicated / decided if decided else None,
-        "excluded": counts[VerdictStatus.EXCLUDED],
-        "excluded_share": counts[VerdictStatus.EXCLUDED] / total if total else None,
-    }
 
 
 def wrong_bucket_warnings(pairs) -> list[str]:

@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from curation.releases import mmrb2_card
+
 
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
@@ -67,70 +69,75 @@ def card_configs(domains: Sequence[str], *, parquet: bool, trl: bool) -> list[st
 
 
 def dataset_card(meta: Any, summary: dict, *, parquet: bool = False, trl: bool = False) -> str:
-    """README.md generated from the data."""
+    """README.md generated from the data, in the terms of each format the
+    release holds: the Multimodal RewardBench records when it has any, the
+    MMRB2 task files when it has any (curation.releases.mmrb2_card)."""
     titles = {slug: title for slug, title, _ in meta.domains}
     categories = {slug: category for slug, _, category in meta.domains}
     with_records = [slug for slug, n in summary["counts"].items() if n]
+    mmrb2 = meta.manifest_extra.get("mmrb2")
+    mrb = bool(summary["total"]) or not mmrb2
     lines = card_configs(with_records, parquet=parquet, trl=trl) if with_records else []
-    lines += [
-        f"# {meta.project_name} — release {meta.version}",
-        "",
-        "A benchmark of expert-annotated (prompt, chosen, rejected) triplets for "
-        "vision-language reward models, in the Multimodal RewardBench format "
-        "(`ID, Text, Image, Output1, Output2, Better, Category`).",
-        "",
-    ]
+    lines += [f"# {meta.project_name} — release {meta.version}", ""]
+    if mrb and mmrb2:
+        total, pairs = summary["total"], mmrb2["pairs"]
+        lines += [
+            "Expert-annotated preference data for multimodal reward models and judges, in "
+            f"two formats: {total} record{'' if total == 1 else 's'} in the Multimodal "
+            "RewardBench format (`ID, Text, Image, Output1, Output2, Better, Category`) and "
+            f"{pairs} pair{'' if pairs == 1 else 's'} in Multimodal RewardBench 2 task files.",
+            "",
+        ]
+    elif mrb:
+        lines += [
+            "A benchmark of expert-annotated (prompt, chosen, rejected) triplets for "
+            "vision-language reward models, in the Multimodal RewardBench format "
+            "(`ID, Text, Image, Output1, Output2, Better, Category`).",
+            "",
+        ]
+    else:
+        lines += [
+            "Expert-annotated preference pairs for multimodal reward models and judges, in "
+            "the Multimodal RewardBench 2 layout (facebookresearch/MMRB2): per task a "
+            '`{"pairs": [...]}` file of prompts and two responses (text, images or both), '
+            "`chosen` and `human_annotations`.",
+            "",
+        ]
     if meta.notes:
         lines += [meta.notes, ""]
-    lines += [
-        "## Contents",
-        "",
-        f"{summary['total']} records. Which slot holds the chosen response is a seeded "
-        f"shuffle per domain (seed {meta.seed}), balanced within each domain.",
-        "",
-        "| domain | Category | records | Output1 better | Output2 better |",
-        "|---|---|---:|---:|---:|",
-    ]
-    for slug, n in summary["counts"].items():
-        b = summary["balance"][slug]
-        lines.append(
-            f"| {titles.get(slug, slug)} | `{categories.get(slug, slug)}` | {n} | "
-            f"{b['Output1']} | {b['Output2']} |"
-        )
-    lines += ["", "Sub-buckets used by the official scorer (by ID prefix):", ""]
-    lines += [f"- `{bucket}`: {n}" for bucket, n in summary["sub_buckets"].items()]
+    # One section per format the release holds.
+    if mrb:
+        lines += _mrb_lines(meta, summary, titles, categories, mixed=bool(mmrb2))
+    if mmrb2:
+        if lines[-1] == "":
+            lines.pop()  # the section opens with its own blank line
+        lines += mmrb2_card.card_lines(mmrb2, titles=titles, mixed=mrb)
     ann = meta.annotation
+    lines += ["", "## How it was annotated", "", *_annotation_lines(ann, mmrb2=bool(mmrb2))]
+    lines += ["", "## Agreement"]
+    graded = mmrb2_card.graded_agreement_lines(
+        [(slug, titles.get(slug, slug)) for slug, _, _ in meta.domains], meta.agreement
+    )
+    if mrb or not graded:  # else the graded table has the binary collapse
+        lines += [
+            "",
+            "Krippendorff's alpha (nominal) on canonical choices, with item-bootstrap 95% "
+            "intervals:",
+            "",
+            "| domain | alpha | 95% CI |",
+            "|---|---:|---|",
+        ]
+        for key, row in meta.agreement.items():
+            lines.append(
+                f"| {titles.get(key, key)} | {row.get('alpha', 'n/a')} | {row.get('ci', 'n/a')} |"
+            )
+    lines += graded
+    if meta.manifest_extra.get("id_rekey"):
+        lines += ["", "IDs are re-keyed: label-free, stable across this project's releases."]
     lines += [
         "",
-        "## How it was annotated",
-        "",
-        f"- Votes per item: {ann.get('votes_per_item', 'n/a')} "
-        f"(split items were escalated for {ann.get('escalation_votes', 'n/a')} more).",
-        f"- Annotators: {ann.get('n_annotators', 'n/a')}; votes collected: "
-        f"{ann.get('n_votes', 'n/a')}. Display order was randomised per vote and every "
-        "statistic uses canonical (not displayed) choices.",
-        f"- Items agreed by the rule: {ann.get('agreed', 0)}; adjudicated by a curator: "
-        f"{ann.get('adjudicated', 0)} ({_pct(ann.get('adjudicated_share'))}); "
-        f"excluded: {ann.get('excluded', 0)} ({_pct(ann.get('excluded_share'))}).",
-        *_label_quality_lines(ann.get("label_quality_filter")),
-        "",
-        "## Agreement",
-        "",
-        "Krippendorff's alpha (nominal) on canonical choices, with item-bootstrap 95% intervals:",
-        "",
-        "| domain | alpha | 95% CI |",
-        "|---|---:|---|",
-    ]
-    for key, row in meta.agreement.items():
-        lines.append(
-            f"| {titles.get(key, key)} | {row.get('alpha', 'n/a')} | {row.get('ci', 'n/a')} |"
-        )
-    lines += _mmrb2_lines(meta.manifest_extra)
-    counts = ", ".join(f"{k}: {v}" for k, v in summary["provenance"].items())
-    lines += [
-        "",
-        f"Decision provenance: {counts}. Per-record votes, annotator pseudonyms and "
-        "curator reasons are in `provenance.jsonl`.",
+        f"Decision provenance: {_provenance_counts(summary['provenance'])}. Per-record votes, "
+        "annotator pseudonyms and curator reasons are in `provenance.jsonl`.",
         "",
         "## Licence",
         "",
@@ -138,39 +145,144 @@ def dataset_card(meta: Any, summary: dict, *, parquet: bool = False, trl: bool =
         "",
         "## Files",
         "",
+        *_files_lines(mrb=mrb, mmrb2=bool(mmrb2), parquet=parquet, trl=trl),
+        "",
+    ]
+    if mrb:
+        lines += _loading_lines(with_records, parquet=parquet, trl=trl)
+    else:
+        lines += _mmrb2_loading_lines(mmrb2)
+    return "\n".join(lines)
+
+
+def _provenance_counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in counts.items()) or "no members"
+
+
+def _mrb_lines(meta, summary, titles, categories, *, mixed: bool) -> list[str]:
+    """The Multimodal RewardBench records: counts per domain and sub-bucket.
+    In a release that also holds MMRB2 task files, only the domains that
+    have records or are not MMRB2 tasks are listed."""
+    counts = summary["counts"]
+    shown = [
+        slug
+        for slug in counts
+        if not mixed or counts[slug] or not categories.get(slug, "").startswith("mmrb2/")
+    ]
+    lines = [
+        "## Multimodal RewardBench records" if mixed else "## Contents",
+        "",
+        f"{summary['total']} record{'' if summary['total'] == 1 else 's'}. Which slot holds "
+        f"the chosen response is a seeded shuffle per domain (seed {meta.seed}), balanced "
+        "within each domain.",
+        "",
+        "| domain | Category | records | Output1 better | Output2 better |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for slug in shown:
+        b = summary["balance"][slug]
+        lines.append(
+            f"| {titles.get(slug, slug)} | `{categories.get(slug, slug)}` | {counts[slug]} | "
+            f"{b['Output1']} | {b['Output2']} |"
+        )
+    if summary["sub_buckets"]:
+        lines += ["", "Sub-buckets used by the official scorer (by ID prefix):", ""]
+        lines += [f"- `{bucket}`: {n}" for bucket, n in summary["sub_buckets"].items()]
+    return lines
+
+
+def _annotation_lines(ann: dict, *, mmrb2: bool) -> list[str]:
+    """How the labels came about, from what happened (curation.releases.
+    manifest_sections.annotation): no sentence about votes when none were
+    collected, escalation only when an item was escalated, imported gold and
+    reviewed labels only when there are some."""
+    lines = []
+    if ann.get("n_votes"):
+        per_item = f"- Votes per item: {ann.get('votes_per_item', 'n/a')}"
+        escalated = ann.get("escalated", 0)
+        if escalated:
+            per_item += (
+                f" ({escalated} split item{'' if escalated == 1 else 's'} escalated for up "
+                f"to {ann.get('escalation_votes', 'n/a')} more)"
+            )
+        lines += [
+            per_item + ".",
+            f"- Annotators: {ann.get('n_annotators', 'n/a')}; votes collected: "
+            f"{ann.get('n_votes', 'n/a')}. Display order was randomised per vote and every "
+            "statistic uses canonical (not displayed) choices.",
+        ]
+    else:
+        lines.append("- No votes were collected in the studio for these items.")
+    rule = _rule_line(ann, mmrb2=mmrb2)
+    if rule:
+        lines.append(rule)
+    decisions = (
+        f"- Items agreed by the rule: {ann.get('agreed', 0)}; adjudicated by a curator: "
+        f"{ann.get('adjudicated', 0)} ({_pct(ann.get('adjudicated_share'))}); "
+    )
+    if ann.get("reviewed"):
+        decisions += f"confirmed in the label-quality review: {ann['reviewed']}; "
+    if ann.get("gold"):
+        sources = "; ".join(ann.get("gold_sources") or [])
+        decisions += f"imported gold: {ann['gold']}" + (f" ({sources})" if sources else "") + "; "
+    decisions += f"excluded: {ann.get('excluded', 0)} ({_pct(ann.get('excluded_share'))})."
+    return [*lines, decisions, *_label_quality_lines(ann.get("label_quality_filter"))]
+
+
+def _rule_line(ann: dict, *, mmrb2: bool) -> str:
+    """The consensus rule, for graded projects that set one and for releases
+    of MMRB2 task files (whose benchmark states its own)."""
+    least = ann.get("consensus_strength")
+    if least is not None:
+        return (
+            f"- Consensus rule: an item is agreed only when every vote is on one side and "
+            f"their mean strength is at least {least:g} (1 slightly, 2 better, 3 much "
+            "better); any other item went to a curator, never to more votes."
+        )
+    if not mmrb2 or "agree_share" not in ann:
+        return ""
+    return (
+        f"- Consensus rule: an item is agreed when at least {100 * ann['agree_share']:g}% of "
+        "its votes pick one side (or only ties dissent); other items went to a curator"
+        + (" after escalation." if ann.get("escalated") else ".")
+    )
+
+
+def _files_lines(*, mrb: bool, mmrb2: bool, parquet: bool, trl: bool) -> list[str]:
+    mrb_files = (
         "`all_data.json` (all records), `<domain>.json` (per domain), `images/`, "
         "`dpo/<domain>.jsonl` (prompt/chosen/rejected strings and image paths), "
         + ("`parquet/<domain>.parquet` (the records, images embedded), " if parquet else "")
         + ("`trl/<domain>.parquet` (conversational rows for TRL, images embedded), " if trl else "")
-        + "`provenance.jsonl`, `manifest.json` (counts and the sha256 of every file).",
+    )
+    task_files = "`mmrb2/<task>.json` (the task files, their images under `mmrb2/`), "
+    tail = "`provenance.jsonl`, `manifest.json` (counts and the sha256 of every file)."
+    if not mmrb2:
+        return [mrb_files + tail]
+    if mrb:
+        return [mrb_files + task_files + tail]
+    return [
+        task_files + tail,
+        "",
+        "No pair has the Multimodal RewardBench shape (one prompt image, text responses), so "
+        "that format's files (`all_data.json`, `<domain>.json`, `dpo/`) are present but empty.",
+    ]
+
+
+def _mmrb2_loading_lines(mmrb2: dict) -> list[str]:
+    task = next(iter(mmrb2["tasks"]), "<task>")
+    return [
+        "## Loading",
+        "",
+        "```python",
+        "import json",
+        f'pairs = json.load(open("path/to/this/folder/mmrb2/{task}.json"))["pairs"]',
+        "```",
+        "",
+        "Image paths in a pair are relative to the task file's folder. MMRB2's own "
+        "`compute_accuracy.py` scores judges against these files (forward and reverse order).",
         "",
     ]
-    lines += _loading_lines(with_records, parquet=parquet, trl=trl)
-    return "\n".join(lines)
-
-
-def _mmrb2_lines(extra: dict) -> list[str]:
-    """The MMRB2 task files of the release, when it has any (issue 24)."""
-    mmrb2 = extra.get("mmrb2")
-    lines = []
-    if mmrb2:
-        lines += [
-            "",
-            "## MMRB2 task files",
-            "",
-            'In the Multimodal RewardBench 2 layout (`{"pairs": [...]}`, images beside them). '
-            "Pairs with image or interleaved responses are in these files only. "
-            f"`human_annotations`: {mmrb2['human_annotations_rule']}",
-            "",
-            "| file | pairs | only in this file |",
-            "|---|---:|---:|",
-        ]
-        lines += [
-            f"| `{t['file']}` | {t['pairs']} | {t['mmrb2_only']} |" for t in mmrb2["tasks"].values()
-        ]
-    if extra.get("id_rekey"):
-        lines += ["", "IDs are re-keyed: label-free, stable across this project's releases."]
-    return lines
 
 
 def _loading_lines(domains: Sequence[str], *, parquet: bool, trl: bool) -> list[str]:

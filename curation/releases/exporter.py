@@ -275,6 +275,8 @@ def write_release(
     all_writer.close()
     for extra in extra_provenance:
         provenance.write(extra)
+        # One count per line of provenance.jsonl, members only in other files too.
+        provenance_counts[extra.get("provenance") or "unknown"] += 1
     provenance.close()
     for slug in domain_order:
         if slug in ids_by_domain and slug not in per_domain:

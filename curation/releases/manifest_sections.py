@@ -6,7 +6,13 @@ bootstrap behind the intervals, and the rule each verdict was decided under.
 
 from __future__ import annotations
 
-from curation.agreement import reports, stats
+from django.db.models import Count, Q
+
+from annotate.models import Judgement
+from curation.agreement import graded, reports, stats
+from curation.agreement.graded_report import graded_intervals, strengths_by_domain
+from curation.models import Provenance, Verdict, VerdictStatus
+from curation.releases import mmrb2_card
 from curation.releases.decision_rules import decision_rules
 
 
@@ -23,16 +29,101 @@ def agreement(project, domains) -> dict:
         if d.pk not in summaries:
             out[d.slug] = {"alpha": "undefined", "ci": "undefined"}
             continue
-        alpha = summaries[d.pk].choice.alpha
-        ci = intervals[d.slug]["choice"]
-        interval = isinstance(ci, stats.Interval)
-        out[d.slug] = {
-            "alpha": f"{alpha:.3f}" if isinstance(alpha, float) else str(alpha),
-            "ci": f"[{ci.low:.3f}, {ci.high:.3f}]" if interval else str(ci),
-            "alpha_value": alpha if isinstance(alpha, float) else None,
-            "ci95": {"low": ci.low, "high": ci.high} if interval else None,
-        }
+        out[d.slug] = _alpha_entry(summaries[d.pk].choice.alpha, intervals[d.slug]["choice"])
+    if project.is_graded:
+        _add_graded(project, domains, out)
     return out
+
+
+def _alpha_entry(alpha, ci) -> dict:
+    """An alpha and its interval, as text for the card and numbers for machines."""
+    interval = isinstance(ci, stats.Interval)
+    return {
+        "alpha": f"{alpha:.3f}" if isinstance(alpha, float) else str(alpha),
+        "ci": f"[{ci.low:.3f}, {ci.high:.3f}]" if interval else str(ci),
+        "alpha_value": alpha if isinstance(alpha, float) else None,
+        "ci95": {"low": ci.low, "high": ci.high} if interval else None,
+    }
+
+
+def _add_graded(project, domains, out: dict) -> None:
+    """Graded projects: each domain's `graded` entry, Krippendorff's alpha of
+    the votes on the scale at the ordinal and interval levels with their
+    item-bootstrap intervals (the dashboard's, with the same seed); the
+    binary collapse is the domain's nominal alpha beside it."""
+    scale = project.preference_scale
+    strengths = strengths_by_domain(project)
+    cis = graded_intervals(
+        project, seed=reports.bootstrap_seed(project), n_resamples=reports.BOOTSTRAP_RESAMPLES
+    )
+    for d in domains:
+        if d.slug not in out:
+            continue
+        r = graded.graded_reliability(strengths.get(d.slug, []), scale)
+        out[d.slug]["graded"] = {
+            "scale": scale,
+            "n_values": r.n_values,
+            "n_pairable": r.n_pairable,
+            **{
+                # No interval where there are no graded votes: the point's reason.
+                level: _alpha_entry(
+                    getattr(r, level), cis.get(d.slug, {}).get(level, getattr(r, level))
+                )
+                for level in graded.LEVELS
+            },
+        }
+
+
+def annotation(project, domain_slugs) -> dict:
+    """What happened to the items of the release's domains, for the card:
+    votes and annotators, decisions by who made them (the rule, a curator,
+    the label-quality review, gold imported from a release), exclusions,
+    escalations that really happened, and the consensus rule if set."""
+    in_domains = Verdict.objects.filter(project=project, item__domain__slug__in=domain_slugs)
+    # One pass over the verdicts and one over the votes, not a count each.
+    decided = Q(status__in=(VerdictStatus.AGREED, VerdictStatus.RESOLVED))
+    tally = in_domains.aggregate(
+        decided=Count("pk", filter=decided),
+        excluded=Count("pk", filter=Q(status=VerdictStatus.EXCLUDED)),
+        escalated=Count("pk", filter=Q(escalations__gt=0)),
+        **{
+            name: Count("pk", filter=decided & Q(provenance=name))
+            for name in Provenance.values
+            if name
+        },
+    )
+    votes = Judgement.objects.filter(
+        assignment__item__project=project,
+        assignment__item__domain__slug__in=domain_slugs,
+        is_current=True,
+    ).aggregate(n=Count("pk"), annotators=Count("assignment__annotator", distinct=True))
+    gold_sources = []
+    if tally[Provenance.GOLD]:
+        gold_sources = sorted(
+            in_domains.filter(provenance=Provenance.GOLD)
+            .order_by()
+            .values_list("reason", flat=True)
+            .distinct()[:5]
+        )
+    total = tally["decided"] + tally["excluded"]
+    by_curator = tally[Provenance.ADJUDICATED]
+    return {
+        "votes_per_item": project.votes_per_item,
+        "agree_share": project.agree_share,
+        "escalation_votes": project.escalation_votes,
+        "escalated": tally["escalated"],
+        "consensus_strength": project.consensus_strength if project.is_graded else None,
+        "n_votes": votes["n"],
+        "n_annotators": votes["annotators"],
+        "agreed": tally[Provenance.UNANIMOUS] + tally[Provenance.MAJORITY],
+        "adjudicated": by_curator,
+        "adjudicated_share": by_curator / tally["decided"] if tally["decided"] else None,
+        "reviewed": tally[Provenance.REVIEWED],
+        "gold": tally[Provenance.GOLD],
+        "gold_sources": gold_sources,
+        "excluded": tally["excluded"],
+        "excluded_share": tally["excluded"] / total if total else None,
+    }
 
 
 def extra(release, verdicts, snapshot_at: str, *, released: dict[str, str] | None = None) -> dict:
@@ -48,7 +139,9 @@ def extra(release, verdicts, snapshot_at: str, *, released: dict[str, str] | Non
             "seed": reports.bootstrap_seed(release.project),
             "n_resamples": reports.BOOTSTRAP_RESAMPLES,
             "level": 0.95,
-            "method": "item bootstrap of Krippendorff's alpha (nominal), percentile interval",
+            "method": "item bootstrap of Krippendorff's alpha (nominal"
+            + ("; graded votes also ordinal and interval" if release.project.is_graded else "")
+            + "), percentile interval",
         },
         "decision_rules": _released_ids(decision_rules(release.project, verdicts), released),
     }
@@ -68,32 +161,21 @@ def members(*, domains, ids_by_domain, mmrb2_pairs, scale: str, rekeyed: bool) -
     """Manifest counts of every member, not just MRB records (`counts`):
     `members` per domain (MRB records plus pairs only in an MMRB2 task file:
     image or interleaved responses) and `members_total`; `mmrb2` per task
-    (its file, pairs written, how many of them are only there, and the
-    scale of the human_annotations written from votes); `id_rekey` when the
-    release re-keyed its IDs (the salt stays secret; curators see the map)."""
+    (curation.releases.mmrb2_card.manifest_section) and `formats`; `id_rekey`
+    when the release re-keyed its IDs (the salt stays secret; curators see
+    the map)."""
     only: dict[str, int] = {}
-    tasks: dict[str, dict] = {}
     for pair in mmrb2_pairs:
-        entry = tasks.setdefault(
-            pair.task,
-            {"file": f"mmrb2/{pair.task}.json", "domain": pair.domain, "pairs": 0, "mmrb2_only": 0},
-        )
-        entry["pairs"] += 1
         if not pair.mrb_shaped:
-            entry["mmrb2_only"] += 1
             only[pair.domain] = only.get(pair.domain, 0) + 1
     per_domain = {d.slug: len(ids_by_domain[d.slug]) + only.get(d.slug, 0) for d in domains}
     out: dict = {"members": per_domain, "members_total": sum(per_domain.values())}
-    if tasks:
-        out["mmrb2"] = {
-            "tasks": tasks,
-            "human_annotations_scale": scale,
-            "human_annotations_rule": (
-                "written from each annotator's latest vote, in the order they first "
-                "submitted, where the studio collected graded votes (reasoning: letter "
-                "grades); else as imported. chosen follows the verdict."
-            ),
-        }
+    if mmrb2_pairs:
+        # The formats the release holds (`format` names the studio's release
+        # layout, which release imports read): MRB only with MRB records.
+        has_records = any(ids_by_domain.values())
+        out["formats"] = ["multimodal-rewardbench"] * has_records + ["mmrb2"]
+        out["mmrb2"] = mmrb2_card.manifest_section(mmrb2_pairs, scale=scale)
     if rekeyed:
         out["id_rekey"] = {
             "method": "<prefix>_<first 16 hex digits of sha256(salt:prefix:old id)>",

@@ -27,8 +27,8 @@ from annotate.importing.mmrb2_format import pair_record, write_task_file
 from annotate.importing.sources import safe_relative_path
 from annotate.models import Domain, Item, ItemPart, Judgement, PartKind, Project
 from curation.models import RELEASABLE, Verdict
-from curation.releases.mmrb2_annotations import Vote, published_fields
-from curation.releases.rekey import rekeyed_id
+from curation.releases.mmrb2_annotations import Vote, published_fields, written_from_votes
+from curation.releases.rekey import in_new_id_order, rekeyed_id
 
 _BATCH = 500
 
@@ -55,6 +55,9 @@ class PairWritten(NamedTuple):
     task: str
     chosen: str  # the file's "A" / "B"
     mrb_shaped: bool  # also an MRB record (the item has the MRB columns)
+    prompt_source: str = ""  # the pair's `prompt_source`
+    provenance: str = ""  # the verdict's (unanimous, majority, adjudicated, …)
+    from_votes: bool = False  # human_annotations written from the studio's votes
 
 
 def export_mmrb2(
@@ -80,11 +83,17 @@ def export_mmrb2(
         items = domain.items.filter(meta__has_key="mmrb2").order_by("pk")
         if item_ids is not None:
             items = items.filter(pk__in=item_ids)
+        rows = list(items.values_list("pk", "external_id"))
+        if rekey:
+            # In the order of the new IDs: the published order would map each
+            # new ID back to its old one by position.
+            rows = in_new_id_order(rows, lambda row, task=task: rekeyed_id(salt, task, row[1]))
+        ids = [pk for pk, _ in rows]
         count = 0
 
-        def pairs(items=items, task=task, domain=domain):
+        def pairs(ids=ids, task=task, domain=domain):
             nonlocal count
-            for item, parts, votes, final_choice in _items_with_parts(items):
+            for item, parts, votes, (final_choice, provenance) in _items_with_parts(ids):
                 new_id = rekeyed_id(salt, task, item.external_id) if rekey else item.external_id
                 if rekey:
                     summary["ids"][item.external_id] = new_id
@@ -120,6 +129,9 @@ def export_mmrb2(
                         task,
                         fields["chosen"],
                         item.image_id is not None,
+                        str(fields.get("prompt_source") or ""),
+                        provenance,
+                        written_from_votes(task=task, votes=votes, scale=scale),
                     )
                 )
                 count += 1
@@ -138,10 +150,9 @@ def export_mmrb2(
     return summary
 
 
-def _items_with_parts(items) -> Any:
-    """(item, {slot: [parts]}, [Vote], decided side or None) in batches:
-    four queries per _BATCH items."""
-    ids = list(items.values_list("pk", flat=True))
+def _items_with_parts(ids: list[int]) -> Any:
+    """(item, {slot: [parts]}, [Vote], (decided side or None, provenance)) in the order of
+    `ids`, in batches: four queries per _BATCH items."""
     for start in range(0, len(ids), _BATCH):
         chunk = ids[start : start + _BATCH]
         by_item: dict[int, dict[str, list[ItemPart]]] = {pk: {} for pk in chunk}
@@ -153,13 +164,16 @@ def _items_with_parts(items) -> Any:
         for part in parts:
             by_item[part.item_id].setdefault(part.slot, []).append(part)
         votes = current_votes(chunk)
-        decided = dict(
-            Verdict.objects.filter(RELEASABLE, item_id__in=chunk).values_list(
-                "item_id", "final_choice"
-            )
-        )
-        for item in Item.objects.filter(pk__in=chunk).order_by("pk"):
-            yield item, by_item[item.pk], votes.get(item.pk, []), decided.get(item.pk)
+        decided = {
+            item_id: (final_choice, provenance)
+            for item_id, final_choice, provenance in Verdict.objects.filter(
+                RELEASABLE, item_id__in=chunk
+            ).values_list("item_id", "final_choice", "provenance")
+        }
+        items = Item.objects.order_by().in_bulk(chunk)
+        for pk in chunk:
+            item = items[pk]
+            yield item, by_item[pk], votes.get(pk, []), decided.get(pk, (None, ""))
 
 
 def current_votes(item_ids: list[int]) -> dict[int, list[Vote]]:

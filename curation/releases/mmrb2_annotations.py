@@ -39,19 +39,25 @@ def published_chosen(final_choice: str | None, imported: Any) -> Any:
     return {"1": "A", "2": "B"}.get(final_choice or "", imported)
 
 
+def written_from_votes(*, task: str, votes: Sequence[Vote], scale: str) -> bool:
+    """Whether the pair's `human_annotations` come from the studio's votes
+    (else they stay as imported)."""
+    if task == REASONING:
+        return any(v.grade_1 or v.grade_2 for v in votes)
+    return scales.is_graded(scale) and any(v.strength is not None for v in votes)
+
+
 def human_annotations(*, task: str, votes: Sequence[Vote], scale: str, imported: Any) -> Any:
     """The pair's `human_annotations` in the published shape (see module)."""
+    if not written_from_votes(task=task, votes=votes, scale=scale):
+        return imported
     if task == REASONING:
         graded = [v for v in votes if v.grade_1 or v.grade_2]
-        if not graded:
-            return imported
         return {
             "response_a_ratings": [v.grade_1 for v in graded if v.grade_1],
             "response_b_ratings": [v.grade_2 for v in graded if v.grade_2],
         }
     strengths = [v.strength for v in votes if v.strength is not None]
-    if not strengths or not scales.is_graded(scale):
-        return imported
     return [scales.scale_value(s, scale) for s in strengths]
 
 

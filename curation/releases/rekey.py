@@ -12,10 +12,13 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from curation.releases.exporter import sub_bucket
 
 _UNSAFE = re.compile(r"[^a-z0-9]+")
+T = TypeVar("T")
 
 
 def new_salt() -> str:
@@ -39,3 +42,10 @@ def mrb_prefix(category: str, external_id: str) -> str:
     if bucket == "safety/bias":
         return "pairs"
     return _UNSAFE.sub("-", category.rsplit("/", 1)[-1].lower()).strip("-") or "item"
+
+
+def in_new_id_order(rows: Iterable[T], new_id: Callable[[T], str]) -> list[T]:
+    """`rows` sorted by their new IDs. Every re-keyed file lists its records
+    in this order: kept in the published order, a new ID would be mapped back
+    to its old one by position by anyone holding the published file."""
+    return sorted(rows, key=new_id)

@@ -127,6 +127,7 @@ def site(tmp_path):
             reverse("release_new", args=[p]),
             reverse("release_detail", args=[p, v2.pk]),
             reverse("release_detail", args=[mm.slug, mm_release.pk]),
+            reverse("agreement", args=[mm.slug]),  # the graded table, its intervals (issue 30)
             reverse("release_diff", args=[p, v2.pk]) + f"?against={v1.pk}",
             reverse("leaderboard", args=[p, v2.pk]),
             reverse("judge_run", args=[p, run.pk]),

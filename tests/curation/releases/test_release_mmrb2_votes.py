@@ -249,6 +249,9 @@ def test_pairs_only_in_task_files_are_members_and_counted(client, tmp_path):
         "domain": "mmrb2-reasoning",
         "pairs": 2,
         "mmrb2_only": 1,
+        "prompt_source": {"mindcube": 1, "vstar": 1},
+        "provenance": {"unanimous": 2},
+        "human_annotations_from_votes": 0,
     }
     curator = make_member(project, role="curator")
     client.force_login(curator)
