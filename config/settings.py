@@ -206,7 +206,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # Password-reset mail: SMTP when EMAIL_HOST is set, else printed on the
-# console (the embedded default; admins can also hand out set-password links
+# console (the embedded default; site admins can also hand out set-password links
 # from the members page).
 EMAIL_HOST = env_str("EMAIL_HOST", "")
 EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1)

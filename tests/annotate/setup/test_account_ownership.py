@@ -414,3 +414,24 @@ def test_only_superusers_create_accounts_from_a_csv(world, role):
             actor=actors[role], data=b"username,email,role\nnewbie,,\n"
         )
     assert not get_user_model().objects.filter(username="newbie").exists()
+
+
+def test_no_api_endpoint_takes_a_password_or_names_a_user_for_a_token():
+    """The API has no path to an account: no request body field sets a
+    password, and nothing makes a token (tokens come from /account/token/)."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    fields = set()
+    for name, component in schema["components"]["schemas"].items():
+        if name.endswith("Request"):
+            fields |= {field.lower() for field in component.get("properties", {})}
+    for path, operations in schema["paths"].items():
+        assert "password" not in path.lower() and "auth-token" not in path.lower(), path
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                fields.add(parameter["name"].lower())
+    assert fields, "the schema was read"
+    assert not {f for f in fields if "password" in f}
+    # `token` is an invitation's (joining a project); `max_tokens` a judge run's.
+    assert {f for f in fields if "token" in f} <= {"token", "max_tokens"}
