@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
@@ -61,6 +62,8 @@ def import_upload(request, slug):
             "form": form,
             "problems": problems,
             "truncated": truncated,
+            # The site has import roots, none open to this project: say who opens one.
+            "roots_closed": bool(settings.IMPORT_ROOTS) and not roots_enabled(project),
         },
         status=400 if problems or form.errors else 200,
     )

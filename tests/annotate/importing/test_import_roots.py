@@ -229,7 +229,9 @@ def test_the_upload_page_hides_server_paths_from_a_project_without_roots(client,
     project = make_project()
     client.force_login(make_member(project, role="admin"))
     url = reverse("import", args=[project.slug])
-    assert "server_path" not in client.get(url).content.decode()
+    page = client.get(url).content.decode()
+    assert "server_path" not in page
+    assert "Importing by server path is off for this project: a site admin chooses" in page
     _, ours, _ = two_teams
     # A posted path is ignored (the field is not there): the upload is missing.
     r = client.post(url, {"server_path": str(ours / "data.jsonl")})
