@@ -1,5 +1,7 @@
 from django import forms
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import TokenProxy
 
 from .models import Assignment, Domain, ImageAsset, Item, Judgement, Membership, Project
 from .models.parts import (
@@ -9,6 +11,7 @@ from .models.parts import (
     write_parts_to_text,
     write_text_to_parts,
 )
+from .setup.user_admin import AccountAdmin
 
 
 class DomainInline(admin.TabularInline):
@@ -168,3 +171,12 @@ class JudgementAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+# Accounts: Django's user admin under the account rule, and no token admin
+# (annotate.setup.user_admin says why). django.contrib.auth and
+# rest_framework.authtoken come before annotate in INSTALLED_APPS, so their
+# registrations exist here.
+admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), AccountAdmin)
+admin.site.unregister(TokenProxy)

@@ -24,6 +24,11 @@ urlpatterns = [
     # Setting a benchmark up (annotate.setup)
     path("projects/new/", setup_views.project_new, name="project_new"),
     path("p/<slug:slug>/settings/", setup_views.project_settings, name="project_settings"),
+    path(
+        "p/<slug:slug>/import-roots/",
+        setup_views.project_import_roots,
+        name="project_import_roots",
+    ),
     path("p/<slug:slug>/archive/", setup_views.project_archive, name="project_archive"),
     path("p/<slug:slug>/delete/", setup_views.project_delete, name="project_delete"),
     path("p/<slug:slug>/domains/new/", setup_views.domain_new, name="domain_new"),

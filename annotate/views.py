@@ -98,17 +98,30 @@ def _stored_image_content_type(name: str, user) -> str | None:
     """The content type of a stored image or thumbnail, from the format
     Pillow validated at import, never from the name; None for anything that
     is not an image the importer stored, or whose items are all in projects
-    the user is not a member of (images are shared across projects, so
+    the user is not an active member of (images are shared across projects, so
     membership of any project that uses it suffices). An image is used as an
     item's own image or as one of its parts (a response's picture, a
     prompt's second image: issue 24). Names end in the image's SHA-256."""
     sha256 = Path(name).stem
     assets = ImageAsset.objects.filter(sha256=sha256)
     if not user.is_superuser:
+        # An *active* membership, as annotate.projects rules everywhere: a
+        # deactivated member is a stranger here too (issue 29). Both conditions
+        # sit in one filter() so they hold for the same membership row.
         assets = assets.filter(
-            Exists(Item.objects.filter(image=OuterRef("pk"), project__memberships__user=user))
+            Exists(
+                Item.objects.filter(
+                    image=OuterRef("pk"),
+                    project__memberships__user=user,
+                    project__memberships__is_active=True,
+                )
+            )
             | Exists(
-                ItemPart.objects.filter(image=OuterRef("pk"), item__project__memberships__user=user)
+                ItemPart.objects.filter(
+                    image=OuterRef("pk"),
+                    item__project__memberships__user=user,
+                    item__project__memberships__is_active=True,
+                )
             )
         )
     asset = assets.only("format", "file", "thumbnail").first()

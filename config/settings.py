@@ -206,7 +206,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # Password-reset mail: SMTP when EMAIL_HOST is set, else printed on the
-# console (the embedded default; admins can also hand out set-password links
+# console (the embedded default; site admins can also hand out set-password links
 # from the members page).
 EMAIL_HOST = env_str("EMAIL_HOST", "")
 EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1)
@@ -219,6 +219,11 @@ EMAIL_BACKEND = (
     else "django.core.mail.backends.console.EmailBackend"
 )
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Triplet Studio <noreply@localhost>")
+# Password-reset requests (config.password_reset): at most this many per
+# address and per client in a window, counted in Django's cache.
+PASSWORD_RESET_PER_ADDRESS = env_int("PASSWORD_RESET_PER_ADDRESS", 3, minimum=1)
+PASSWORD_RESET_PER_CLIENT = env_int("PASSWORD_RESET_PER_CLIENT", 10, minimum=1)
+PASSWORD_RESET_WINDOW_MINUTES = env_int("PASSWORD_RESET_WINDOW_MINUTES", 60, minimum=1)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -334,6 +339,20 @@ for _root in IMPORT_ROOTS:
         raise ImproperlyConfigured(
             f"IMPORT_ROOTS: {_root!r} is neither an absolute path nor s3://bucket/prefix"
         )
+
+# --- Cache (rate limits) ----------------------------------------------------------
+# Django's cache holds the password-reset counts (config.password_reset). The
+# embedded server is one process, whose local memory is enough; with several
+# web processes set CACHE_URL (redis://host:port/db, a database other than the
+# broker's) so that they share the counts.
+CACHE_URL = env_str("CACHE_URL", "")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 
 # --- Celery ---------------------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL", "")

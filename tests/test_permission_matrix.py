@@ -5,8 +5,11 @@ in MATRIX fails the test, so a new page cannot ship without deciding who may
 see it. /api/ has its own matrix (tests/api/); /admin/ is checked here only
 for "nobody but staff gets in".
 
-Roles: anonymous, outsider (signed in, not a member), and the project roles
-annotator, curator, admin (members, not staff). Each GET and POST is sent
+Roles: anonymous, outsider (signed in, not a member), the project roles
+annotator, curator, admin (members, not staff), a deactivated member (a
+former admin of the project: a stranger now, images included) and a project
+creator (may create projects, is not in this one: creating a project of
+one's own grants nothing in anybody else's). Each GET and POST is sent
 by every role inside a savepoint that is rolled back, so a POST that
 changes something (delete, cancel, start) does not disturb the next request.
 Annotator-visible pages are also searched for what annotators must never
@@ -19,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
@@ -41,7 +45,10 @@ from tests.factories import make_item, make_member, make_project, make_user, png
 
 pytestmark = pytest.mark.django_db
 
-ROLES = ("anonymous", "outsider", "annotator", "curator", "admin")
+ROLES = ("anonymous", "outsider", "annotator", "curator", "admin", "deactivated", "creator")
+# Signed in, and no active membership of the project under test: whatever a
+# page answers the outsider, it answers them.
+STRANGERS = ("deactivated", "creator")
 LOGIN = "login"  # 302 to the sign-in page
 NOT_ALLOWED = 405
 
@@ -63,6 +70,11 @@ class Row:
     note: str = ""
 
 
+def with_strangers(statuses: dict[str, int | str], **overrides) -> dict[str, int | str]:
+    """`statuses` of the five base roles, the strangers answered as the outsider."""
+    return {**statuses, **dict.fromkeys(STRANGERS, statuses["outsider"]), **overrides}
+
+
 def access(level: str, ok: int) -> dict[str, int | str]:
     """Statuses for a page open to `level`; `ok` is what an allowed role gets."""
     if level == "public":
@@ -70,18 +82,22 @@ def access(level: str, ok: int) -> dict[str, int | str]:
     if level == "signed_in":
         return {"anonymous": LOGIN, **dict.fromkeys(ROLES[1:], ok)}
     if level == "member":
-        return {"anonymous": LOGIN, "outsider": 404, **dict.fromkeys(ROLES[2:], ok)}
-    if level == "curator":
-        return {"anonymous": LOGIN, "outsider": 404, "annotator": 403, "curator": ok, "admin": ok}
-    if level == "admin":
-        return {"anonymous": LOGIN, "outsider": 404, "annotator": 403, "curator": 403, "admin": ok}
-    if level == "assignee":  # the annotator's own assignment; anyone else's is a 404
-        return {"anonymous": LOGIN, "outsider": 404, "annotator": ok, "curator": 404, "admin": 404}
-    raise ValueError(level)
+        base = {"anonymous": LOGIN, "outsider": 404, "annotator": ok, "curator": ok, "admin": ok}
+    elif level == "curator":
+        base = {"anonymous": LOGIN, "outsider": 404, "annotator": 403, "curator": ok, "admin": ok}
+    elif level == "admin":
+        base = {"anonymous": LOGIN, "outsider": 404, "annotator": 403, "curator": 403, "admin": ok}
+    elif level == "assignee":  # the annotator's own assignment; anyone else's is a 404
+        base = {"anonymous": LOGIN, "outsider": 404, "annotator": ok, "curator": 404, "admin": 404}
+    else:
+        raise ValueError(level)
+    return with_strangers(base)
 
 
 # Pages for whoever curates or administers some project (not tied to one).
-MIXERS = {"anonymous": LOGIN, "outsider": 403, "annotator": 403, "curator": 200, "admin": 200}
+MIXERS = with_strangers(
+    {"anonymous": LOGIN, "outsider": 403, "annotator": 403, "curator": 200, "admin": 200}
+)
 
 
 # One row per named URL pattern outside /api/ and /admin/. The success codes
@@ -111,7 +127,8 @@ MATRIX: dict[str, Row] = {
     "media": Row(
         get=access("member", 200),
         post=None,
-        note="an image is served to members of a project that uses it",
+        note="an image is served to active members of a project that uses it (issue 29: "
+        "the deactivated member was served it)",
     ),
     # annotate
     "project": Row(get=access("member", 200), post=None),
@@ -178,9 +195,14 @@ MATRIX: dict[str, Row] = {
     "judge_run_resume": Row(get=None, post=access("curator", 302)),
     # setting a benchmark up (annotate.setup)
     "project_new": Row(
-        get={"anonymous": LOGIN, **dict.fromkeys(ROLES[1:], 403)},
-        post={"anonymous": LOGIN, **dict.fromkeys(ROLES[1:], 403)},
-        note="needs the create-projects permission (no role here has it)",
+        get={"anonymous": LOGIN, **dict.fromkeys(ROLES[1:], 403), "creator": 200},
+        post={"anonymous": LOGIN, **dict.fromkeys(ROLES[1:], 403), "creator": 200},
+        note="needs the create-projects permission (the creator's); empty POST: unbound form",
+    ),
+    "project_import_roots": Row(
+        get=None,
+        post=access("admin", 403),
+        note="site admins (superusers) only: tests/annotate/setup/test_import_roots_setting.py",
     ),
     "project_settings": Row(
         get=access("admin", 200), post=access("admin", 200), note="empty POST: unbound form"
@@ -253,11 +275,15 @@ class World:
 def world() -> World:
     project = make_project(slug="matrix", votes_per_item=3)
     pref = project.domains.get(slug="general_preference")
+    creator = make_user()
+    creator.user_permissions.add(Permission.objects.get(codename="add_project"))
     users = {
         "outsider": make_user(),
         "annotator": make_member(project, role="annotator"),
         "curator": make_member(project, role="curator"),
         "admin": make_member(project, role="admin"),
+        "deactivated": make_member(project, role="admin", is_active=False),
+        "creator": creator,
     }
     # The item the annotator will be given: model names, gold and source
     # metadata, and two votes by others with rationales and pseudonyms.

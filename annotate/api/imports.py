@@ -40,8 +40,8 @@ class ImportApi(APIView):
             default="",
             max_length=4096,
             help_text="Instead of `dataset`: the path of a dataset already on the server, "
-            "under one of the import roots the admin configured (IMPORT_ROOTS): a file, a "
-            "release zip or a release folder.",
+            "under one of the import roots a site admin opened to this project "
+            "(IMPORT_ROOTS): a file, a release zip or a release folder.",
         )
         server_images = serializers.CharField(
             required=False,
@@ -124,10 +124,6 @@ class ImportApi(APIView):
 
         def validate(self, data):
             images = data.get("images")
-            if data["server_path"] and not roots_enabled():
-                raise serializers.ValidationError(
-                    {"server_path": "Server paths are off: no import roots are configured."}
-                )
             if bool(data.get("dataset")) == bool(data["server_path"]):
                 raise serializers.ValidationError(
                     {"dataset": "Send a dataset file or a server_path (exactly one)."}
@@ -173,6 +169,13 @@ class ImportApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
+        if data["server_path"] and not roots_enabled(project):
+            raise serializers.ValidationError(
+                {
+                    "server_path": "Server paths are off for this project: a site admin "
+                    "chooses which import roots it may read."
+                }
+            )
         try:
             if data["server_path"]:
                 do_import = import_server_items

@@ -9,7 +9,6 @@ from annotate.importing.options import (
     parse_mapping,
 )
 from annotate.importing.records import IMPORT_FORMATS
-from annotate.importing.roots import roots_enabled
 
 
 class ImportForm(forms.Form):
@@ -19,7 +18,7 @@ class ImportForm(forms.Form):
         "unlabelled response_1/response_2), a Hugging Face .parquet, an MMRB2 task file, a "
         ".zip holding one of them with its images, or a studio release .zip.",
     )
-    # Shown only when the admin configured import roots (IMPORT_ROOTS).
+    # Shown only when a site admin opened import roots (IMPORT_ROOTS) to the project.
     server_path = forms.CharField(
         required=False,
         max_length=4096,
@@ -76,12 +75,14 @@ class ImportForm(forms.Form):
         required=False, help_text="Replace items whose content changed (only unvoted items)."
     )
 
-    def __init__(self, *args, domains=(), **kwargs):
+    def __init__(self, *args, domains=(), server_paths=False, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["domain"].choices = [("", "From the file")] + [
             (d.slug, d.title) for d in domains
         ]
-        if not roots_enabled():
+        # server_paths: the project may read some import root (roots_enabled);
+        # without, the fields are not there and a posted path is ignored.
+        if not server_paths:
             del self.fields["server_path"], self.fields["server_images"]
 
     def clean_dataset(self):

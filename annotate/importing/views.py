@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
@@ -9,7 +10,7 @@ from django.views.decorators.http import require_http_methods
 
 from annotate.importing.forms import ImportForm
 from annotate.importing.records import ImportFailed
-from annotate.importing.roots import import_server_items
+from annotate.importing.roots import import_server_items, roots_enabled
 from annotate.importing.service import import_uploaded_items
 from annotate.projects import ADMIN_ROLES, project_for
 
@@ -22,7 +23,9 @@ def import_upload(request, slug):
     problems: list[str] = []
     truncated = False
     if request.method == "POST":
-        form = ImportForm(request.POST, request.FILES, domains=domains)
+        form = ImportForm(
+            request.POST, request.FILES, domains=domains, server_paths=roots_enabled(project)
+        )
         if form.is_valid():
             data = form.cleaned_data
             try:
@@ -49,7 +52,7 @@ def import_upload(request, slug):
                 messages.success(request, f"{Path(name).name}: {result.summary()}")
                 return redirect("project", slug=project.slug)
     else:
-        form = ImportForm(domains=domains)
+        form = ImportForm(domains=domains, server_paths=roots_enabled(project))
     return render(
         request,
         "annotate/import.html",
@@ -59,6 +62,8 @@ def import_upload(request, slug):
             "form": form,
             "problems": problems,
             "truncated": truncated,
+            # The site has import roots, none open to this project: say who opens one.
+            "roots_closed": bool(settings.IMPORT_ROOTS) and not roots_enabled(project),
         },
         status=400 if problems or form.errors else 200,
     )

@@ -95,6 +95,14 @@ class Project(models.Model):
         help_text="Let curators resolve items they voted on (tiny teams only; flagged in the UI).",
     )
     seed = models.IntegerField(default=0, help_text="Seeds shuffles (claim order, import order).")
+    # Which of the site's IMPORT_ROOTS the project's admins may import from by
+    # server path, chosen by a site admin (annotate.setup.service.set_import_roots);
+    # none for a new project (docs/decisions.md, issue 29).
+    import_roots = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Server folders (IMPORT_ROOTS entries) this project may import from.",
+    )
     # Set when an admin archives the project: read-only from then on (no
     # claims, imports or setup changes); its votes and releases stay.
     archived_at = models.DateTimeField(null=True, blank=True)

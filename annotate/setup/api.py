@@ -17,6 +17,7 @@ from common.api.errors import Conflict, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.api.schema import PREFERENCE_SCALES
 
+from ..importing.roots import project_roots
 from ..models import Domain, DomainKind, Membership, PreferenceScale, Role
 from ..projects import ADMIN_ROLES
 from . import service, team
@@ -124,6 +125,13 @@ class ProjectsApi(ProjectListApi):
 class ProjectDetailApi(APIView):
     class OutputSerializer(ProjectOutput):
         role = serializers.ChoiceField(choices=Role.choices)
+        import_roots = serializers.SerializerMethodField(
+            help_text="The server folders (IMPORT_ROOTS) the project's admins may import from "
+            "by server_path; null unless you administer the project."
+        )
+
+        def get_import_roots(self, project) -> list[str] | None:
+            return project_roots(project) if project.role in ADMIN_ROLES else None
 
     class InputSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=200, required=False)
@@ -145,6 +153,13 @@ class ProjectDetailApi(APIView):
             required=False,
             help_text="true archives (read-only), false reopens. Votes per item and the "
             "agreement rule change through the rule settings, which re-evaluate verdicts.",
+        )
+        import_roots = serializers.ListField(
+            child=serializers.CharField(max_length=4096),
+            required=False,
+            max_length=100,
+            help_text="Site admins only (403 for anyone else): which of the site's "
+            "IMPORT_ROOTS the project may import from; [] turns server paths off.",
         )
 
     def _out(self, project, role):
@@ -172,7 +187,13 @@ class ProjectDetailApi(APIView):
         serializer.is_valid(raise_exception=True)
         changes = dict(serializer.validated_data)
         archived = changes.pop("archived", None)
+        roots = changes.pop("import_roots", None)
+        if roots is not None and not request.user.is_superuser:
+            # Refused before anything else changes (set_import_roots checks too).
+            raise exceptions.PermissionDenied("Only site admins choose a project's import roots.")
         try:
+            if roots is not None:
+                service.set_import_roots(actor=request.user, project=project, roots=roots)
             if archived is False and project.archived_at is not None:
                 service.unarchive_project(actor=request.user, project=project)
             if changes:

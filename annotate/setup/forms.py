@@ -4,6 +4,7 @@ release locks, last admin…) are the service's, shown beside their field."""
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -223,3 +224,19 @@ class BulkUsersForm(forms.Form):
 
 class MarkdownPreviewForm(forms.Form):
     text = forms.CharField(required=False, max_length=100_000)
+
+
+class ImportRootsForm(forms.Form):
+    """Site admins: which of the site's IMPORT_ROOTS the project may read."""
+
+    import_roots = forms.MultipleChoiceField(
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Import roots this project may read",
+        help_text="Server folders (IMPORT_ROOTS) its admins may import from by path. "
+        "Give a team only its own folders.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["import_roots"].choices = [(root, root) for root in settings.IMPORT_ROOTS]

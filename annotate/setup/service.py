@@ -5,6 +5,8 @@ annotate.setup.team, bulk users in annotate.setup.site_users.
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
@@ -263,6 +265,37 @@ def _check_scale_change(project: Project, scale: str) -> None:
             "the rule page first.",
             field="preference_scale",
         )
+
+
+def set_import_roots(*, actor, project: Project, roots: list[str]) -> list[str]:
+    """Choose which of the site's IMPORT_ROOTS `project` may import from by
+    server path. Site admins (superusers) only: a project admin choosing
+    their own would read any team's folders (issue 29). Returns the roots
+    stored, in the site's order."""
+    if not (actor.is_authenticated and actor.is_active and actor.is_superuser):
+        raise PermissionDenied("Only site admins choose a project's import roots.")
+    unknown = [root for root in roots if root not in settings.IMPORT_ROOTS]
+    if unknown:
+        raise SetupError(
+            f"not an import root of this site (IMPORT_ROOTS): {', '.join(unknown)}",
+            field="import_roots",
+        )
+    chosen = [root for root in settings.IMPORT_ROOTS if root in roots]
+    with transaction.atomic():
+        project = Project.objects.select_for_update().get(pk=project.pk)
+        before = list(project.import_roots)
+        if before == chosen:
+            return chosen
+        project.import_roots = chosen
+        project.save(update_fields=["import_roots"])
+        _audit(
+            actor=actor,
+            action="import_roots_changed",
+            project=project,
+            before={"import_roots": before},
+            after={"import_roots": chosen},
+        )
+    return chosen
 
 
 def archive_project(*, actor, project: Project) -> Project:

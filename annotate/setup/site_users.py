@@ -21,6 +21,7 @@ from annotate.models import (
     Project,
     Role,
 )
+from annotate.setup.accounts import check_may_manage_account
 from annotate.setup.service import SetupError, _audit, _check_writable
 from annotate.setup.team import _changed, _pseudonym
 
@@ -172,9 +173,10 @@ def create_users_from_csv(
     return created
 
 
-def set_password_link(*, actor, project: Project, user) -> str:
-    """An admin's set-password link for a member (for teams without mail)."""
-    if user.is_superuser and not actor.is_superuser:
-        raise SetupError("Only a site admin can reset a site admin's password.")
+def set_password_link(*, actor, user, project: Project | None = None) -> str:
+    """A site admin's set-password link for someone (for teams without mail).
+    Project roles grant nothing here (annotate.setup.accounts): raises
+    AccountRefused unless `actor` may manage `user`'s account."""
+    check_may_manage_account(actor, user)
     _audit(actor=actor, action="password_link_made", project=project, subject=user)
     return set_password_path(user)

@@ -13,14 +13,16 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from ..importing.roots import project_roots
 from ..models import Domain, Membership
 from ..projects import ADMIN_ROLES, project_for
 from ..rendering import render_markdown
-from . import service, site_users, team
+from . import accounts, service, site_users, team
 from .forms import (
     AddMemberForm,
     BulkUsersForm,
     DomainForm,
+    ImportRootsForm,
     InvitationForm,
     ProjectCreateForm,
     ProjectSettingsForm,
@@ -95,11 +97,44 @@ def project_settings(request, slug):
             "project": project,
             "role": role,
             "form": form,
+            "site_roots": settings.IMPORT_ROOTS,
+            "project_roots": project_roots(project),
+            "roots_form": (
+                ImportRootsForm(initial={"import_roots": project_roots(project)})
+                if request.user.is_superuser
+                else None
+            ),
             "domains": domains,
             "events": events,
         },
         status=400 if form.errors else 200,
     )
+
+
+@require_POST
+@login_required
+def project_import_roots(request, slug):
+    """Site admins choose which import roots the project may read."""
+    project, _ = project_for(request.user, slug, ADMIN_ROLES)
+    form = ImportRootsForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(form.errors.get("import_roots", ["Choose roots."])))
+        return redirect("project_settings", slug=project.slug)
+    try:
+        # Raises PermissionDenied (403) for anyone but a site admin.
+        chosen = service.set_import_roots(
+            actor=request.user, project=project, roots=form.cleaned_data["import_roots"]
+        )
+    except service.SetupError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request,
+            f"Import roots: {', '.join(chosen)}."
+            if chosen
+            else "No import root: server paths are off for this project.",
+        )
+    return redirect("project_settings", slug=project.slug)
 
 
 @require_POST
@@ -200,13 +235,22 @@ def domain_edit(request, slug, domain_slug):
 
 def _members_page(request, project, role, *, add_form=None, invite_form=None, status=200):
     invitations = Invitation.objects.filter(project=project).select_related("created_by")[:50]
+    rows = member_rows(project)
+    # "Password link" only beside accounts this person may manage: a project
+    # role grants no power over a member's account (annotate.setup.accounts).
+    manageable = {
+        row.membership.user_id
+        for row in rows
+        if accounts.may_manage_account(request.user, row.membership.user)
+    }
     return render(
         request,
         "annotate/setup/members.html",
         {
             "project": project,
             "role": role,
-            "rows": member_rows(project),
+            "rows": rows,
+            "manageable": manageable,
             "invitations": invitations,
             "add_form": add_form or AddMemberForm(),
             "invite_form": invite_form or InvitationForm(),
@@ -289,6 +333,7 @@ def member_action(request, slug, user_id):
             team.remove_member(actor=request.user, project=project, user=user)
             messages.success(request, f"{name} removed from the project.")
         elif action == "password_link":
+            # Raises AccountRefused (403) unless a site admin may manage this account.
             path = site_users.set_password_link(actor=request.user, project=project, user=user)
             request.session[f"password-link-{project.pk}"] = {
                 "username": name,

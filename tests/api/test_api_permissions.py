@@ -2,6 +2,7 @@
 and must have a row here (a new endpoint without one fails the test)."""
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.urls import URLPattern, URLResolver, get_resolver
@@ -22,12 +23,23 @@ from tests.factories import make_assignment, make_item, make_member, make_projec
 
 pytestmark = pytest.mark.django_db
 
-ROLES = ("anonymous", "outsider", "annotator", "curator", "admin")
+ROLES = ("anonymous", "outsider", "annotator", "curator", "admin", "deactivated", "creator")
 MODEL_NAMES = ("secret-model-a", "secret-model-b")
 
 
-def row(anonymous, outsider, annotator, curator, admin):
-    return dict(zip(ROLES, (anonymous, outsider, annotator, curator, admin), strict=True))
+def row(anonymous, outsider, annotator, curator, admin, *, deactivated=None, creator=None):
+    """Statuses per role. A deactivated member (a former admin of the project)
+    and a project creator (may create projects, not in this one) are answered
+    as the outsider unless given."""
+    return {
+        "anonymous": anonymous,
+        "outsider": outsider,
+        "annotator": annotator,
+        "curator": curator,
+        "admin": admin,
+        "deactivated": outsider if deactivated is None else deactivated,
+        "creator": outsider if creator is None else creator,
+    }
 
 
 PUBLIC = row(200, 200, 200, 200, 200)
@@ -70,7 +82,8 @@ EXPECTED = {
     ("api_evaluations", "post"): CURATORS_POST,
     ("api_evaluation", "get"): CURATORS,
     # setting up (annotate.setup.api): empty bodies
-    ("api_projects", "post"): row(401, 403, 403, 403, 403),  # nobody here may create
+    # only the creator may create (400: an empty body)
+    ("api_projects", "post"): row(401, 403, 403, 403, 403, creator=400),
     ("api_project", "get"): MEMBERS,
     ("api_project", "patch"): row(401, 404, 403, 403, 200),  # nothing to change
     ("api_domains", "post"): row(401, 404, 403, 403, 400),
@@ -143,11 +156,15 @@ def test_every_api_endpoint_has_a_row_in_the_matrix():
 @pytest.fixture
 def world():
     project = make_project(slug="perm", votes_per_item=3)
+    creator = make_user()
+    creator.user_permissions.add(Permission.objects.get(codename="add_project"))
     users = {
         "outsider": make_user(),
         "annotator": make_member(project, role="annotator"),
         "curator": make_member(project, role="curator"),
         "admin": make_member(project, role="admin"),
+        "deactivated": make_member(project, role="admin", is_active=False),
+        "creator": creator,
     }
     item = make_item(project, model_1=MODEL_NAMES[0], model_2=MODEL_NAMES[1], gold_choice="2")
     default_storage.save(item.image.file, ContentFile(b"\x89PNG not really"))

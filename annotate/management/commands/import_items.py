@@ -1,6 +1,7 @@
 from functools import partial
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
@@ -113,7 +114,13 @@ class Command(BaseCommand):
         try:
             dataset, images = opts["dataset"], opts["images"]
             if dataset.startswith("s3://"):
-                run = partial(import_server_items, dataset=dataset, images=images)
+                # The operator has a shell: every site root, not just the project's.
+                run = partial(
+                    import_server_items,
+                    dataset=dataset,
+                    images=images,
+                    roots=list(settings.IMPORT_ROOTS),
+                )
             else:
                 images = Path(images) if images else None
                 run = partial(import_items_from_paths, dataset=Path(dataset), images=images)

@@ -40,6 +40,12 @@ def write_dataset(folder: Path, image: str = "img/red.png") -> Path:
     return path
 
 
+def site_roots() -> list[str]:
+    from django.conf import settings
+
+    return list(settings.IMPORT_ROOTS)
+
+
 @pytest.fixture
 def root(tmp_path, settings):
     root = tmp_path / "root"
@@ -50,7 +56,7 @@ def root(tmp_path, settings):
 
 def test_a_dataset_under_a_root_imports_with_its_images_beside_it(root):
     write_dataset(root / "sets" / "vl")
-    project = make_project()
+    project = make_project(import_roots=[str(root)])
     result = import_server_items(project=project, dataset=str(root / "sets/vl/data.jsonl"))
     assert result.created == 1
 
@@ -61,7 +67,7 @@ def test_a_relative_path_resolves_under_the_root_and_images_folder_can_be_separa
     (root / "pictures").mkdir(exist_ok=True)
     (root / "pictures" / "img").mkdir()
     (root / "pictures" / "img" / "red.png").write_bytes(png_bytes())
-    project = make_project()
+    project = make_project(import_roots=[str(root)])
     result = import_server_items(project=project, dataset="sets/data.jsonl", images="pictures")
     assert result.created == 1
 
@@ -69,15 +75,15 @@ def test_a_relative_path_resolves_under_the_root_and_images_folder_can_be_separa
 def test_dot_dot_is_refused(root):
     write_dataset(root.parent / "outside")
     with pytest.raises(ImportFailed, match=r"may not contain '\.\.'"):
-        resolve_server_path(str(root / ".." / "outside" / "data.jsonl"))
+        resolve_server_path(str(root / ".." / "outside" / "data.jsonl"), site_roots())
     with pytest.raises(ImportFailed, match=r"may not contain '\.\.'"):
-        resolve_server_path("../outside/data.jsonl")
+        resolve_server_path("../outside/data.jsonl", site_roots())
 
 
 def test_a_path_outside_every_root_is_refused(root):
     outside = write_dataset(root.parent / "outside")
     with pytest.raises(ImportFailed, match="is not under an import root"):
-        resolve_server_path(str(outside))
+        resolve_server_path(str(outside), site_roots())
 
 
 def test_a_symlink_out_of_the_root_is_refused(root):
@@ -86,7 +92,7 @@ def test_a_symlink_out_of_the_root_is_refused(root):
     (root / "linked-folder").symlink_to(outside.parent, target_is_directory=True)
     for path in (str(root / "link.jsonl"), "linked-folder/data.jsonl"):
         with pytest.raises(ImportFailed, match="is not under an import root"):
-            resolve_server_path(path)
+            resolve_server_path(path, site_roots())
     assert Item.objects.count() == 0
 
 
@@ -97,25 +103,25 @@ def test_an_image_symlinked_out_of_the_root_is_refused(root):
     (root / "sets" / "img" / "red.png").unlink()
     os.symlink(secret, root / "sets" / "img" / "red.png")
     with pytest.raises(ImportFailed, match="leaves the image folder"):
-        import_server_items(project=make_project(), dataset=str(dataset))
+        import_server_items(project=make_project(import_roots=[str(root)]), dataset=str(dataset))
 
 
 def test_without_roots_server_paths_are_off(settings, tmp_path):
     settings.IMPORT_ROOTS = []
     with pytest.raises(ImportFailed, match="server paths are off"):
-        resolve_server_path(str(write_dataset(tmp_path)))
+        resolve_server_path(str(write_dataset(tmp_path)), site_roots())
 
 
 def test_a_missing_path_says_so(root):
     with pytest.raises(ImportFailed, match="not found under the import roots"):
-        resolve_server_path("nothing/here.jsonl")
+        resolve_server_path("nothing/here.jsonl", site_roots())
 
 
 # --- The upload page and the API -----------------------------------------------------
 
 
 def test_the_upload_page_shows_the_server_path_field_only_with_roots(client, settings, tmp_path):
-    project = make_project()
+    project = make_project(import_roots=[str(tmp_path)])
     client.force_login(make_member(project, role="admin"))
     url = reverse("import", args=[project.slug])
     settings.IMPORT_ROOTS = []
@@ -126,7 +132,7 @@ def test_the_upload_page_shows_the_server_path_field_only_with_roots(client, set
 
 def test_the_upload_page_imports_a_server_path(client, root):
     write_dataset(root / "sets")
-    project = make_project()
+    project = make_project(import_roots=[str(root)])
     client.force_login(make_member(project, role="admin"))
     r = client.post(reverse("import", args=[project.slug]), {"server_path": "sets/data.jsonl"})
     assert r.status_code == 302, r.content.decode()
@@ -134,7 +140,7 @@ def test_the_upload_page_imports_a_server_path(client, root):
 
 
 def test_the_upload_page_shows_a_refused_path_as_a_problem(client, root):
-    project = make_project()
+    project = make_project(import_roots=[str(root)])
     client.force_login(make_member(project, role="admin"))
     r = client.post(reverse("import", args=[project.slug]), {"server_path": "../etc/passwd"})
     assert r.status_code == 400
@@ -150,7 +156,7 @@ def api_client(project) -> APIClient:
 
 def test_the_api_imports_a_server_path(root):
     write_dataset(root / "sets")
-    project = make_project(slug="api-roots")
+    project = make_project(slug="api-roots", import_roots=[str(root)])
     r = api_client(project).post(
         "/api/v1/projects/api-roots/imports/",
         {"server_path": "sets/data.jsonl"},
@@ -169,4 +175,99 @@ def test_the_api_refuses_server_paths_without_roots(settings, tmp_path):
         format="multipart",
     )
     assert r.status_code == 400
-    assert "no import roots" in r.content.decode()
+    assert "Server paths are off for this project" in r.content.decode()
+
+
+# --- Roots per project (issue 29) ----------------------------------------------------
+
+
+@pytest.fixture
+def two_teams(tmp_path, settings):
+    """Two teams' folders under IMPORT_ROOTS; each project may read its own."""
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    write_dataset(ours)
+    write_dataset(theirs)
+    settings.IMPORT_ROOTS = [str(ours), str(theirs)]
+    project = make_project(slug="ours", import_roots=[str(ours)])
+    return project, ours, theirs
+
+
+def test_a_project_reads_only_the_roots_chosen_for_it(two_teams):
+    project, ours, theirs = two_teams
+    with pytest.raises(ImportFailed, match="is not under an import root"):
+        import_server_items(project=project, dataset=str(theirs / "data.jsonl"))
+    assert project.items.count() == 0
+    assert import_server_items(project=project, dataset=str(ours / "data.jsonl")).created == 1
+
+
+def test_a_new_project_reads_no_root_until_a_site_admin_chooses(two_teams):
+    _, ours, _ = two_teams
+    fresh = make_project()
+    assert fresh.import_roots == []
+    with pytest.raises(ImportFailed, match="server paths are off for this project"):
+        import_server_items(project=fresh, dataset=str(ours / "data.jsonl"))
+
+
+def test_a_root_the_site_no_longer_lists_is_not_read(two_teams, settings):
+    project, ours, theirs = two_teams
+    settings.IMPORT_ROOTS = [str(theirs)]
+    with pytest.raises(ImportFailed, match="server paths are off for this project"):
+        import_server_items(project=project, dataset=str(ours / "data.jsonl"))
+
+
+def test_the_upload_page_refuses_another_teams_folder(client, two_teams):
+    project, _, theirs = two_teams
+    client.force_login(make_member(project, role="admin"))
+    url = reverse("import", args=[project.slug])
+    r = client.post(url, {"server_path": str(theirs / "data.jsonl")})
+    assert r.status_code == 400
+    assert "is not under an import root" in r.content.decode()
+    assert project.items.count() == 0
+
+
+def test_the_upload_page_hides_server_paths_from_a_project_without_roots(client, two_teams):
+    project = make_project()
+    client.force_login(make_member(project, role="admin"))
+    url = reverse("import", args=[project.slug])
+    page = client.get(url).content.decode()
+    assert "server_path" not in page
+    assert "Importing by server path is off for this project: a site admin chooses" in page
+    _, ours, _ = two_teams
+    # A posted path is ignored (the field is not there): the upload is missing.
+    r = client.post(url, {"server_path": str(ours / "data.jsonl")})
+    assert r.status_code == 400 and project.items.count() == 0
+
+
+def test_the_api_refuses_another_teams_folder(two_teams):
+    project, _, theirs = two_teams
+    r = api_client(project).post(
+        f"/api/v1/projects/{project.slug}/imports/",
+        {"server_path": str(theirs / "data.jsonl")},
+        format="multipart",
+    )
+    assert r.status_code == 400, r.content
+    assert "is not under an import root" in r.content.decode()
+    assert project.items.count() == 0
+
+
+def test_the_api_refuses_server_paths_to_a_project_without_roots(two_teams):
+    _, ours, _ = two_teams
+    project = make_project(slug="rootless")
+    r = api_client(project).post(
+        "/api/v1/projects/rootless/imports/",
+        {"server_path": str(ours / "data.jsonl")},
+        format="multipart",
+    )
+    assert r.status_code == 400
+    assert "Server paths are off for this project" in r.content.decode()
+
+
+def test_the_command_line_reads_every_site_root(two_teams):
+    from django.core.management import call_command
+
+    _, _, theirs = two_teams
+    fresh = make_project(slug="cli-local")
+    call_command(
+        "import_items", "cli-local", str(theirs / "data.jsonl"), images=str(theirs), verbosity=0
+    )
+    assert fresh.items.count() == 1

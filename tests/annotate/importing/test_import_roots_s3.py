@@ -38,26 +38,34 @@ def root(s3_endpoint, bucket, settings):
 
 
 def test_a_dataset_on_the_bucket_imports_with_its_images(root):
-    project = make_project()
+    project = make_project(import_roots=[root])
     result = import_server_items(project=project, dataset=f"{root}/vl/data.jsonl")
     assert (result.created, result.images_stored) == (1, 1)
 
 
 def test_a_key_outside_the_root_prefix_is_refused(root, bucket):
     with pytest.raises(ImportFailed, match="is not under an import root"):
-        import_server_items(project=make_project(), dataset=f"s3://{bucket}/elsewhere/data.jsonl")
+        import_server_items(
+            project=make_project(import_roots=[root]), dataset=f"s3://{bucket}/elsewhere/data.jsonl"
+        )
     with pytest.raises(ImportFailed, match="is not under an import root"):
-        import_server_items(project=make_project(), dataset="s3://other-bucket/datasets/x.jsonl")
+        import_server_items(
+            project=make_project(import_roots=[root]), dataset="s3://other-bucket/datasets/x.jsonl"
+        )
 
 
 def test_dot_dot_in_a_key_is_refused(root):
     with pytest.raises(ImportFailed, match="may not contain"):
-        import_server_items(project=make_project(), dataset=f"{root}/../elsewhere/data.jsonl")
+        import_server_items(
+            project=make_project(import_roots=[root]), dataset=f"{root}/../elsewhere/data.jsonl"
+        )
 
 
 def test_a_missing_object_says_so(root):
     with pytest.raises(ImportFailed, match="not found"):
-        import_server_items(project=make_project(), dataset=f"{root}/vl/none.jsonl")
+        import_server_items(
+            project=make_project(import_roots=[root]), dataset=f"{root}/vl/none.jsonl"
+        )
 
 
 def test_the_command_imports_from_the_bucket(root):

@@ -191,8 +191,10 @@ def test_member_of_another_project_is_a_404_on_member_action(admin_client):
 
 
 def test_password_link_for_a_member_lets_them_set_a_password(admin_client):
+    """A site admin's link (a project admin gets none: test_account_ownership.py)."""
     client, project, _ = admin_client
     member = make_member(project)
+    client.force_login(make_user(is_superuser=True))
     client.post(reverse("member_action", args=["team", member.pk]), {"action": "password_link"})
     page = client.get(reverse("members", args=["team"])).content.decode()
     url = re.search(r'value="(http://testserver/accounts/reset/[^"]+)"', page).group(1)
