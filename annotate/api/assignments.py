@@ -33,8 +33,10 @@ from annotate.loop.service import (
     votes_may_come,
 )
 from annotate.models import Assignment, AssignmentStatus, Project
+from annotate.projects import member_of, owns_assignment
 from common.api.errors import Conflict, errors
 from common.api.schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES, GRADES, PREFERENCE_SCALES
+from common.body_guard import guard_body
 
 # --- Annotation ---------------------------------------------------------------------------
 
@@ -146,6 +148,7 @@ class MoreMayComeSerializer(serializers.Serializer):
     detail = serializers.CharField()
 
 
+@guard_body(member_of())
 class NextAssignmentApi(APIView):
     @extend_schema(
         operation_id="assignments_next",
@@ -251,6 +254,7 @@ class AssignmentImageApi(APIView):
         return response
 
 
+@guard_body(owns_assignment)
 class SubmitJudgementApi(APIView):
     class InputSerializer(serializers.Serializer):
         choice = serializers.ChoiceField(
@@ -413,6 +417,7 @@ class SubmitJudgementApi(APIView):
         return Response(body, status=status.HTTP_200_OK if repeat else status.HTTP_201_CREATED)
 
 
+@guard_body(owns_assignment)
 class SkipAssignmentApi(APIView):
     class InputSerializer(serializers.Serializer):
         reason = serializers.CharField(max_length=500, help_text="Why you skip this item.")

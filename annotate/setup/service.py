@@ -5,6 +5,7 @@ annotate.setup.team, bulk users in annotate.setup.site_users.
 
 from __future__ import annotations
 
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
@@ -90,6 +91,18 @@ def can_create_projects(user) -> bool:
     return user.is_authenticated and (
         user.is_superuser or user.has_perm(CREATE_PROJECTS_PERMISSION)
     )
+
+
+def may_create_projects(user, **_kwargs) -> None:
+    """The body check (common.body_guard) of the forms that create a project."""
+    if not can_create_projects(user):
+        raise PermissionDenied("You may not create projects; ask a site admin.")
+
+
+def is_site_admin(user, **_kwargs) -> None:
+    """The body check of the pages only site admins (superusers) use."""
+    if not user.is_superuser:
+        raise PermissionDenied("Only site admins create users.")
 
 
 def _audit(*, actor, action: str, project=None, subject=None, before=None, after=None) -> None:

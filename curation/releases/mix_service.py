@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
@@ -45,6 +46,13 @@ def curated_projects(user) -> QuerySet[Project]:
     return Project.objects.visible_to(user).filter(
         member_role__in=CURATOR_ROLES  # type: ignore[misc]  # (visible_to's annotation)
     )
+
+
+def may_mix(user, **_kwargs) -> None:
+    """The body check (common.body_guard) of the forms that create a mix:
+    403 unless `user` curates or administers a project (or is a superuser)."""
+    if not user.is_superuser and not curated_projects(user).exists():
+        raise PermissionDenied("Training mixes are for the curators and admins of a project.")
 
 
 def mixable_releases(user) -> QuerySet[Release]:
