@@ -261,7 +261,8 @@ class SubmitJudgementApi(APIView):
             choices=DISPLAYED_CHOICES,
             required=False,
             default="",
-            help_text="A/B projects: in displayed terms, as you saw them.",
+            help_text="A/B projects: in displayed terms, as you saw them. Graded projects may "
+            "leave it out; sent, it must be the side the strength says (else 400 on `choice`).",
         )
         strength = serializers.IntegerField(
             min_value=-scales.MAX_STRENGTH,
@@ -306,6 +307,12 @@ class SubmitJudgementApi(APIView):
         problem_reason = serializers.CharField(
             max_length=500, required=False, allow_blank=True, default=""
         )
+
+        def validate(self, attrs):
+            problem = rules.choice_contradiction(attrs.get("choice", ""), attrs.get("strength"))
+            if problem:
+                raise serializers.ValidationError({"choice": [problem]})
+            return attrs
 
     class OutputSerializer(serializers.Serializer):
         assignment = serializers.IntegerField()
