@@ -4,14 +4,30 @@ A cell that begins with = + - @, a tab or a carriage return is read by Excel,
 LibreOffice and Google Sheets as a formula (=HYPERLINK(...), =cmd|...), and
 model names, reasons, IDs and audit JSON come from users and datasets. Such
 a cell gets a leading apostrophe (OWASP's advice), which spreadsheets hide;
-numbers (-0.25) are left alone. No Django import."""
+numbers (-0.25) are left alone.
+
+A cell is not always opened as the one cell it is: a spreadsheet set to a
+locale that splits on ";" (or told to split on tabs, "|" or ","), or a tool
+that splits lines first, cuts `a;=1+1` into `a` and the formula `=1+1`
+(issue 29). So a formula trigger that follows any such separator (spaces or
+a quote between them allowed) gets an apostrophe too, after the separator:
+`a;'=1+1`. A piece between separators that is a number (`0.5;-0.25`) is
+left alone, and so is every cell with no trigger: those are written byte for
+byte as before. No Django import."""
 
 from __future__ import annotations
 
 import csv
+import re
 from typing import Any
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# What splits one cell into several when a reader's separator is not ours.
+SEPARATORS = ",;\t\r\n|"
+# A trigger after a separator: the piece from there to the next separator.
+_AFTER_SEPARATOR = re.compile(r"(?<=[,;\t\r\n|])([ \"]*[=+\-@][^,;\t\r\n|]*)")
+# Whether a cell needs a look at all (one scan; most cells do not).
+NEEDS_A_LOOK = re.compile(r"^[=+\-@\t\r]|[,;\t\r\n|][ \"]*[=+\-@]")
 
 
 def _is_number(text: str) -> bool:
@@ -22,12 +38,21 @@ def _is_number(text: str) -> bool:
     return text.strip() == text and text.lower().lstrip("+-") not in ("inf", "infinity", "nan")
 
 
+def _guard_piece(match: re.Match) -> str:
+    piece = match.group(1)
+    return piece if _is_number(piece) else "'" + piece
+
+
 def neutralised(value: Any) -> Any:
-    """`value`, with an apostrophe in front if a spreadsheet would take it
-    as a formula."""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _is_number(value):
-        return "'" + value
-    return value
+    """`value`, with an apostrophe in front of every piece a spreadsheet
+    would take as a formula: the cell's start, and any piece that follows a
+    separator."""
+    if not isinstance(value, str) or not NEEDS_A_LOOK.search(value):
+        return value
+    text = _AFTER_SEPARATOR.sub(_guard_piece, value)
+    if value.startswith(FORMULA_STARTS) and not _is_number(value):
+        text = "'" + text
+    return text
 
 
 class SafeWriter:
