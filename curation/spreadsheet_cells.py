@@ -26,8 +26,18 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 SEPARATORS = ",;\t\r\n|"
 # A trigger after a separator: the piece from there to the next separator.
 _AFTER_SEPARATOR = re.compile(r"(?<=[,;\t\r\n|])([ \"]*[=+\-@][^,;\t\r\n|]*)")
-# Whether a cell needs a look at all (one scan; most cells do not).
-NEEDS_A_LOOK = re.compile(r"^[=+\-@\t\r]|[,;\t\r\n|][ \"]*[=+\-@]")
+_SPLIT_TRIGGER = re.compile(r"[,;\t\r\n|][ \"]*[=+\-@]")
+
+
+def needs_a_look(text: str) -> bool:
+    """Whether a spreadsheet could find a formula in `text`. Cheap tests
+    first: most cells start with no trigger and hold none at all (an export
+    asks this of every text cell)."""
+    if text.startswith(FORMULA_STARTS):
+        return True
+    if "=" in text or "+" in text or "-" in text or "@" in text:
+        return _SPLIT_TRIGGER.search(text) is not None
+    return False
 
 
 def _is_number(text: str) -> bool:
@@ -47,7 +57,7 @@ def neutralised(value: Any) -> Any:
     """`value`, with an apostrophe in front of every piece a spreadsheet
     would take as a formula: the cell's start, and any piece that follows a
     separator."""
-    if not isinstance(value, str) or not NEEDS_A_LOOK.search(value):
+    if not isinstance(value, str) or not needs_a_look(value):
         return value
     text = _AFTER_SEPARATOR.sub(_guard_piece, value)
     if value.startswith(FORMULA_STARTS) and not _is_number(value):

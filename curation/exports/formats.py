@@ -28,7 +28,7 @@ import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
 
-from curation.spreadsheet_cells import NEEDS_A_LOOK, neutralised
+from curation.spreadsheet_cells import needs_a_look, neutralised
 
 PIECE_BYTES = 64 * 1024
 ROW_GROUP_ROWS = 10_000
@@ -82,7 +82,7 @@ def csv_pieces(columns: Columns, rows: Iterable[Sequence]) -> Iterator[bytes]:
         cells = list(row)
         for i in texts:
             text = cells[i]
-            if text and NEEDS_A_LOOK.search(text):
+            if text and needs_a_look(text):
                 cells[i] = neutralised(text)
         for i in flags:
             cells[i] = "true" if cells[i] else "false"
