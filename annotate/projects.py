@@ -86,3 +86,26 @@ def project_for(user, slug: str, roles: tuple[str, ...] | None = None) -> tuple[
     if roles is not None and role not in roles:
         raise PermissionDenied("Your role in this project does not allow this page.")
     return project, role
+
+
+# --- Body checks (common.body_guard): the rule above, from the URL alone, run
+# before anything reads a request's body.
+
+
+def member_of(roles: tuple[str, ...] | None = None):
+    """The body check of a view of project `slug`: 404 for a user who does
+    not see it, 403 if their role is not one of `roles` (None: any role)."""
+
+    def check(user, *, slug: str, **_kwargs) -> None:
+        project_for(user, slug, roles)
+
+    return check
+
+
+def owns_assignment(user, *, assignment_id: int, **_kwargs) -> None:
+    """The body check of a view of assignment `assignment_id`: 404 unless it
+    is the user's own, in a project they still see."""
+    from annotate.models import Assignment  # (the models import this module)
+
+    if not Assignment.objects.own(user).filter(pk=assignment_id).exists():
+        raise Http404("No such assignment")

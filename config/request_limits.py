@@ -14,12 +14,22 @@
 Placed after the authentication middleware (request.user) and before any
 view: CsrfViewMiddleware reads the body only in process_view, which runs
 after every middleware's __call__ has passed the request on.
+
+BodyGuardMiddleware (issue 29) then decides, per view and before any
+process_view that could read the body (it sits just ahead of
+CsrfViewMiddleware), who may send that view a body and how large
+(common.body_guard): a signed-in stranger's upload to someone else's
+project or assignment is a 404 (403 for a member without the role), unread.
 """
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import HttpResponse, JsonResponse
+from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse, JsonResponse
+
+from common.body_guard import guard_of
 
 # common.api.errors' prefix and error shape, not imported: that module
 # imports DRF, whose settings import it back, and this runs before any view.
@@ -88,3 +98,66 @@ class RequestLimitsMiddleware:
                 return response
             return _refuse(request, 403, "forbidden", "Sign in before uploading.")
         return self.get_response(request)
+
+
+# Methods whose body no part of Django or DRF reads on its own.
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS", "TRACE")
+
+
+def _sender(request):
+    """Who sends the request, as the view will see them: under /api/ the
+    owner of a valid `Authorization: Token` (DRF's TokenAuthentication, the
+    first of the API's classes), else the session's user. A bad token is
+    anonymous here; the view then answers 401 without reading the body."""
+    if request.path.startswith(API_PREFIX) and request.META.get("HTTP_AUTHORIZATION"):
+        from rest_framework.authentication import TokenAuthentication
+        from rest_framework.exceptions import AuthenticationFailed
+
+        try:
+            found = TokenAuthentication().authenticate(request)
+        except AuthenticationFailed:
+            return AnonymousUser()
+        if found is not None:
+            request.checked_token = found  # the view's DRF reuses it (common.api.auth)
+            return found[0]
+    return request.user
+
+
+class BodyGuardMiddleware:
+    """Runs the resolved view's body check (common.body_guard) and bounds the
+    body by what the view declared, before CSRF's form parsing (the next
+    middleware), DRF's parsers or the view read a byte of it."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        length = _length(request)
+        if request.method in SAFE_METHODS or length <= 0:
+            return None
+        check, uploads = guard_of(view_func)
+        if check is None:
+            limit = settings.UNCHECKED_BODY_MAX_BYTES
+        else:
+            user = _sender(request)
+            if user.is_authenticated:  # (anonymous: the view redirects or answers 401)
+                try:
+                    check(user, **view_kwargs)
+                except Http404 as exc:
+                    if not request.path.startswith(API_PREFIX):
+                        raise
+                    return _refuse(request, 404, "not_found", str(exc) or "Not found.")
+                except PermissionDenied as exc:
+                    if not request.path.startswith(API_PREFIX):
+                        raise
+                    message = str(exc) or "You do not have permission."
+                    return _refuse(request, 403, "permission_denied", message)
+            limit = settings.UPLOAD_MAX_BYTES if uploads else settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if length > limit:
+            return _refuse(
+                request, 413, "too_large", f"The request body is larger than {limit} bytes."
+            )
+        return None

@@ -118,6 +118,9 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Its process_view runs before CSRF's reads a form body: a view's body
+    # check (membership, role) and size bound, unread (common.body_guard).
+    "config.request_limits.BodyGuardMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Before CsrfViewMiddleware.process_view reads a form body: refuses
@@ -324,6 +327,11 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 # signed in may send (the log-in form is well under 1 kB).
 UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 2 * 1024**3, minimum=1)
 ANONYMOUS_BODY_MAX_BYTES = env_int("ANONYMOUS_BODY_MAX_BYTES", 64 * 1024, minimum=1024)
+# The largest body a view that checks nothing before reading it may get (the
+# log-in and password forms, the admin, pages that take no body); below
+# FILE_UPLOAD_MAX_MEMORY_SIZE, so nobody's unchecked body is spooled to disk
+# (config.request_limits.BodyGuardMiddleware, common.body_guard).
+UNCHECKED_BODY_MAX_BYTES = env_int("UNCHECKED_BODY_MAX_BYTES", 1024 * 1024, minimum=1024)
 
 # --- Images (import validation) -------------------------------------------------
 IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 40_000_000, minimum=1)
@@ -443,7 +451,7 @@ REST_FRAMEWORK = {
     # Token first: an anonymous request then gets 401 with WWW-Authenticate
     # (DRF answers 403 when the first class has no authenticate header).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "common.api.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

@@ -33,8 +33,10 @@ from annotate.loop.service import (
     votes_may_come,
 )
 from annotate.models import Assignment, AssignmentStatus, Project
+from annotate.projects import member_of, owns_assignment
 from common.api.errors import Conflict, errors
 from common.api.schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES, GRADES, PREFERENCE_SCALES
+from common.body_guard import guard_body
 
 # --- Annotation ---------------------------------------------------------------------------
 
@@ -146,6 +148,7 @@ class MoreMayComeSerializer(serializers.Serializer):
     detail = serializers.CharField()
 
 
+@guard_body(member_of())
 class NextAssignmentApi(APIView):
     @extend_schema(
         operation_id="assignments_next",
@@ -251,13 +254,15 @@ class AssignmentImageApi(APIView):
         return response
 
 
+@guard_body(owns_assignment)
 class SubmitJudgementApi(APIView):
     class InputSerializer(serializers.Serializer):
         choice = serializers.ChoiceField(
             choices=DISPLAYED_CHOICES,
             required=False,
             default="",
-            help_text="A/B projects: in displayed terms, as you saw them.",
+            help_text="A/B projects: in displayed terms, as you saw them. Graded projects may "
+            "leave it out; sent, it must be the side the strength says (else 400 on `choice`).",
         )
         strength = serializers.IntegerField(
             min_value=-scales.MAX_STRENGTH,
@@ -302,6 +307,12 @@ class SubmitJudgementApi(APIView):
         problem_reason = serializers.CharField(
             max_length=500, required=False, allow_blank=True, default=""
         )
+
+        def validate(self, attrs):
+            problem = rules.choice_contradiction(attrs.get("choice", ""), attrs.get("strength"))
+            if problem:
+                raise serializers.ValidationError({"choice": [problem]})
+            return attrs
 
     class OutputSerializer(serializers.Serializer):
         assignment = serializers.IntegerField()
@@ -413,6 +424,7 @@ class SubmitJudgementApi(APIView):
         return Response(body, status=status.HTTP_200_OK if repeat else status.HTTP_201_CREATED)
 
 
+@guard_body(owns_assignment)
 class SkipAssignmentApi(APIView):
     class InputSerializer(serializers.Serializer):
         reason = serializers.CharField(max_length=500, help_text="Why you skip this item.")

@@ -1,8 +1,11 @@
 """An assignment's content as parts in the API (issue 24): the prompt and
 the left and right responses as lists of text and images, in order, and the
 endpoint serving the images. Blind as the rest: an image is named by its
-assignment and its index among the item's images, never by a path or a
-file name (those may name a model)."""
+assignment and where it is displayed (prompt, left or right, and its place
+there), never by a path or a file name (those may name a model), nor by its
+canonical index among the item's images: that numbers response 1's images
+before response 2's and so would tell a client which side is response A
+(issue 29)."""
 
 from __future__ import annotations
 
@@ -58,18 +61,33 @@ def content_payload(assignment: Assignment) -> dict:
         }
     else:
         by_slot = {slot: [] for slot in Slot.values}
-        n = 0
+        place_of = displayed_places(assignment)
+        counts = dict.fromkeys(PLACES, 0)
         for part in _parts(item.pk):
             if part.kind == PartKind.IMAGE:
-                url = reverse("api_assignment_part_image", args=[assignment.pk, n])
+                place = place_of[part.slot]
+                url = reverse(
+                    "api_assignment_part_image", args=[assignment.pk, place, counts[place]]
+                )
                 by_slot[part.slot].append(_image(url, part.image))
-                n += 1
+                counts[place] += 1
             else:
                 by_slot[part.slot].append({"kind": "text", "text": part.text})
     left, right = rules.displayed_pair(
         by_slot["response_1"], by_slot["response_2"], swapped=assignment.shown_swapped
     )
     return {"prompt": by_slot["prompt"], "left": left, "right": right}
+
+
+PLACES = ("prompt", "left", "right")
+
+
+def displayed_places(assignment: Assignment) -> dict[str, str]:
+    """Each slot's displayed place for this assignment: prompt, left, right."""
+    left, right = rules.displayed_pair(
+        Slot.RESPONSE_1, Slot.RESPONSE_2, swapped=assignment.shown_swapped
+    )
+    return {Slot.PROMPT: "prompt", left: "left", right: "right"}
 
 
 def _parts(item_id: int):
@@ -84,20 +102,31 @@ def _parts(item_id: int):
 class AssignmentPartImageApi(APIView):
     @extend_schema(
         operation_id="assignments_part_image",
-        summary="One image of one of your assignments, by its index in the content",
+        summary="One image of one of your assignments, by where it is displayed",
+        description="`place` is prompt, left or right (as displayed to you), `index` the "
+        "image's position among that place's images (0 first). Take the URLs from the "
+        "assignment's `content`.",
         responses={
             (200, "image/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The image."),
             **errors(401, 404),
         },
     )
-    def get(self, request, assignment_id, image_index):
+    def get(self, request, assignment_id, place, index):
         assignment = Assignment.objects.own(request.user).filter(pk=assignment_id).first()
         if assignment is None:
             raise exceptions.NotFound("No such assignment.")
-        images = [p.image for p in _parts(assignment.item_id) if p.kind == PartKind.IMAGE]
-        if image_index >= len(images):
+        slot = {shown: slot for slot, shown in displayed_places(assignment).items()}.get(place)
+        if slot is None:
+            raise exceptions.NotFound("No such place: prompt, left or right.")
+        part = (
+            ItemPart.objects.filter(item_id=assignment.item_id, slot=slot, kind=PartKind.IMAGE)
+            .select_related("image")
+            .order_by("position")[index : index + 1]
+            .first()
+        )
+        if part is None:
             raise exceptions.NotFound("No such image.")
-        name = images[image_index].file
+        name = part.image.file
         if not default_storage.exists(name):
             raise exceptions.NotFound("The image file is missing.")
         content_type, _ = mimetypes.guess_type(name)

@@ -18,12 +18,14 @@ from annotate.importing.options import (
 from annotate.importing.records import IMPORT_FORMATS, ImportFailed
 from annotate.importing.roots import import_server_items, roots_enabled
 from annotate.importing.service import import_uploaded_items
-from annotate.projects import ADMIN_ROLES
+from annotate.projects import ADMIN_ROLES, member_of
 from common.api.errors import Rejected, errors
+from common.body_guard import guard_body
 
 # --- Import -------------------------------------------------------------------------------
 
 
+@guard_body(member_of(ADMIN_ROLES), uploads=True)
 class ImportApi(APIView):
     parser_classes = [MultiPartParser]
 

@@ -53,7 +53,7 @@ urlpatterns = [
         name="api_assignment_image",
     ),
     path(
-        "assignments/<int:assignment_id>/images/<int:image_index>/",
+        "assignments/<int:assignment_id>/images/<str:place>/<int:index>/",
         content.AssignmentPartImageApi.as_view(),
         name="api_assignment_part_image",
     ),

@@ -12,9 +12,11 @@ from annotate.importing.forms import ImportForm
 from annotate.importing.records import ImportFailed
 from annotate.importing.roots import import_server_items, roots_enabled
 from annotate.importing.service import import_uploaded_items
-from annotate.projects import ADMIN_ROLES, project_for
+from annotate.projects import ADMIN_ROLES, member_of, project_for
+from common.body_guard import guard_body
 
 
+@guard_body(member_of(ADMIN_ROLES), uploads=True)
 @require_http_methods(["GET", "POST"])
 @login_required
 def import_upload(request, slug):

@@ -44,6 +44,13 @@ class JudgementForm(forms.Form):
     flagged_problem = forms.BooleanField(required=False)
     problem_reason = forms.CharField(required=False, max_length=500)
 
+    def clean(self):
+        data = super().clean()
+        problem = rules.choice_contradiction(data.get("choice") or "", data.get("strength"))
+        if problem:
+            self.add_error("choice", problem)
+        return data
+
     def to_vote(self, assignment):
         data = self.cleaned_data
         return rules.vote_from_displayed(

@@ -224,6 +224,22 @@ def displayed_pair(first: Any, second: Any, *, swapped: bool) -> tuple[Any, Any]
     return (second, first) if swapped else (first, second)
 
 
+def choice_contradiction(choice: str, strength: int | None) -> str:
+    """Why a displayed `choice` ("left", "right", "tie") sent beside a graded
+    `strength` (oriented to the left response) contradicts it, or "" when it
+    does not (or either is missing). A graded vote's side is its strength's
+    sign; a client that says otherwise is told so, not silently corrected."""
+    if not choice or strength is None:
+        return ""
+    side = "left" if strength > 0 else "right" if strength < 0 else TIE
+    if choice == side:
+        return ""
+    return (
+        f"The choice {choice!r} contradicts the strength {strength}, which says {side!r}: "
+        "send the strength alone, or with the choice it implies."
+    )
+
+
 def vote_from_displayed(
     *,
     swapped: bool,
@@ -241,7 +257,8 @@ def vote_from_displayed(
 ) -> Vote:
     """The Vote of an answer given in displayed terms (left/right). A graded
     answer gives `strength` (oriented to the left response); its collapsed
-    choice comes from it and any `choice` sent with it is ignored."""
+    choice comes from it. (A `choice` sent with it that says otherwise is
+    refused before this, by the form and the API: choice_contradiction.)"""
     # (The swap is its own inverse: displayed_pair turns (left, right) back
     # into (response 1, response 2).)
     correct_1, correct_2 = displayed_pair(correct_left, correct_right, swapped=swapped)

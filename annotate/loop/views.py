@@ -34,7 +34,8 @@ from annotate.loop.service import (
     votes_may_come,
 )
 from annotate.models import Assignment, AssignmentStatus, Judgement, Project
-from annotate.projects import project_for
+from annotate.projects import member_of, owns_assignment, project_for
+from common.body_guard import guard_body
 
 # --- Annotation ------------------------------------------------------------------------
 
@@ -77,6 +78,7 @@ def _go_next(request, project: Project, assignment: Assignment | None):
     return redirect(url)
 
 
+@guard_body(member_of())
 @require_POST
 @login_required
 def work_start(request, slug):
@@ -163,6 +165,7 @@ def _full_page_redirect(request, url: str) -> HttpResponse:
     return redirect(url)
 
 
+@guard_body(member_of())
 @require_POST
 @login_required
 def work_ahead(request, slug):
@@ -213,6 +216,7 @@ def work_undo(request, slug):
     return redirect(f"{url}?{urlencode({'undo': '1', 'next': back})}")
 
 
+@guard_body(owns_assignment)
 @require_POST
 @login_required
 def work_submit(request, assignment_id):
@@ -264,6 +268,7 @@ def work_submit(request, assignment_id):
     )
 
 
+@guard_body(owns_assignment)
 @require_POST
 @login_required
 def work_skip(request, assignment_id):

@@ -13,9 +13,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.api.projects import DomainListApi, ProjectListApi, project_for_api
+from annotate.projects import member_of
+from annotate.setup.service import may_create_projects
 from common.api.errors import Conflict, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.api.schema import PREFERENCE_SCALES
+from common.body_guard import guard_body, signed_in
 
 from ..importing.roots import project_roots
 from ..models import Domain, DomainKind, Membership, PreferenceScale, Role
@@ -57,6 +60,7 @@ class ProjectOutput(serializers.Serializer):
 # --- Projects ----------------------------------------------------------------------------
 
 
+@guard_body(may_create_projects)
 class ProjectsApi(ProjectListApi):
     """GET as ProjectListApi; POST creates a project."""
 
@@ -122,6 +126,7 @@ class ProjectsApi(ProjectListApi):
         return Response(self.CreatedSerializer(project).data, status=status.HTTP_201_CREATED)
 
 
+@guard_body(member_of(ADMIN_ROLES))
 class ProjectDetailApi(APIView):
     class OutputSerializer(ProjectOutput):
         role = serializers.ChoiceField(choices=Role.choices)
@@ -249,6 +254,7 @@ class DomainFields(serializers.Serializer):
     )
 
 
+@guard_body(member_of(ADMIN_ROLES))
 class DomainsApi(DomainListApi):
     """GET as DomainListApi; POST adds a domain (admins)."""
 
@@ -277,6 +283,7 @@ class DomainsApi(DomainListApi):
         return Response(self.CreatedSerializer(domain).data, status=status.HTTP_201_CREATED)
 
 
+@guard_body(member_of(ADMIN_ROLES))
 class DomainDetailApi(APIView):
     class InputSerializer(DomainFields):
         def __init__(self, *args, **kwargs):
@@ -334,6 +341,7 @@ def _member_row(project, user_id):
     return next(r for r in member_rows(project) if r.membership.user_id == user_id)
 
 
+@guard_body(member_of(ADMIN_ROLES))
 class MembersApi(APIView):
     class InputSerializer(serializers.Serializer):
         username = serializers.CharField(max_length=150)
@@ -377,6 +385,7 @@ class MembersApi(APIView):
         return Response(out, status=status.HTTP_201_CREATED)
 
 
+@guard_body(member_of(ADMIN_ROLES))
 class MemberDetailApi(APIView):
     class InputSerializer(serializers.Serializer):
         role = serializers.ChoiceField(choices=Role.choices, required=False)
@@ -452,6 +461,7 @@ class InvitationOutput(serializers.Serializer):
     state = serializers.ChoiceField(choices=["open", "expired", "used", "revoked"])
 
 
+@guard_body(member_of(ADMIN_ROLES))
 class InvitationsApi(APIView):
     class InputSerializer(serializers.Serializer):
         role = serializers.ChoiceField(choices=Role.choices, default=Role.ANNOTATOR)
@@ -507,6 +517,7 @@ class InvitationsApi(APIView):
         return Response(self.CreatedSerializer(invitation).data, status=status.HTTP_201_CREATED)
 
 
+@guard_body(member_of(ADMIN_ROLES))
 class InvitationDetailApi(APIView):
     @extend_schema(
         operation_id="invitations_revoke",
@@ -523,6 +534,7 @@ class InvitationDetailApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+@guard_body(signed_in)
 class InvitationAcceptApi(APIView):
     """For a person who already has an account (and a token): join the
     project an invitation link names. Newcomers sign up on the link's page."""

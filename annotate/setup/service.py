@@ -94,6 +94,18 @@ def can_create_projects(user) -> bool:
     )
 
 
+def may_create_projects(user, **_kwargs) -> None:
+    """The body check (common.body_guard) of the forms that create a project."""
+    if not can_create_projects(user):
+        raise PermissionDenied("You may not create projects; ask a site admin.")
+
+
+def is_site_admin(user, **_kwargs) -> None:
+    """The body check of the pages only site admins (superusers) use."""
+    if not user.is_superuser:
+        raise PermissionDenied("Only site admins create users.")
+
+
 def _audit(*, actor, action: str, project=None, subject=None, before=None, after=None) -> None:
     SetupEvent.objects.create(
         project=project,

@@ -13,6 +13,10 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from annotate.projects import member_of
+from annotate.setup.service import is_site_admin, may_create_projects
+from common.body_guard import guard_body, signed_in
+
 from ..importing.roots import project_roots
 from ..models import Domain, Membership
 from ..projects import ADMIN_ROLES, project_for
@@ -43,6 +47,7 @@ def _form_error(form, exc: service.SetupError) -> None:
 # --- Projects ----------------------------------------------------------------------------
 
 
+@guard_body(may_create_projects)
 @require_http_methods(["GET", "POST"])
 @login_required
 def project_new(request):
@@ -69,6 +74,7 @@ def project_new(request):
     )
 
 
+@guard_body(member_of(ADMIN_ROLES))
 @require_http_methods(["GET", "POST"])
 @login_required
 def project_settings(request, slug):
@@ -111,6 +117,7 @@ def project_settings(request, slug):
     )
 
 
+@guard_body(member_of(ADMIN_ROLES))
 @require_POST
 @login_required
 def project_import_roots(request, slug):
@@ -137,6 +144,7 @@ def project_import_roots(request, slug):
     return redirect("project_settings", slug=project.slug)
 
 
+@guard_body(member_of(ADMIN_ROLES))
 @require_POST
 @login_required
 def project_archive(request, slug):
@@ -153,6 +161,7 @@ def project_archive(request, slug):
     return redirect("project_settings", slug=project.slug)
 
 
+@guard_body(member_of(ADMIN_ROLES))
 @require_POST
 @login_required
 def project_delete(request, slug):
@@ -169,6 +178,7 @@ def project_delete(request, slug):
     return redirect("home")
 
 
+@guard_body(signed_in)
 @require_POST
 @login_required
 def markdown_preview(request):
@@ -183,6 +193,7 @@ def markdown_preview(request):
 # --- Domains -----------------------------------------------------------------------------
 
 
+@guard_body(member_of(ADMIN_ROLES))
 @require_http_methods(["GET", "POST"])
 @login_required
 def domain_new(request, slug):
@@ -204,6 +215,7 @@ def domain_new(request, slug):
     )
 
 
+@guard_body(member_of(ADMIN_ROLES))
 @require_http_methods(["GET", "POST"])
 @login_required
 def domain_edit(request, slug, domain_slug):
@@ -262,6 +274,7 @@ def _members_page(request, project, role, *, add_form=None, invite_form=None, st
     )
 
 
+@guard_body(member_of(ADMIN_ROLES))
 @require_http_methods(["GET", "POST"])
 @login_required
 def members(request, slug):
@@ -301,6 +314,7 @@ def _member(project, user_id: int):
 MEMBER_ACTIONS = ("role", "deactivate", "reactivate", "remove", "password_link")
 
 
+@guard_body(member_of(ADMIN_ROLES))
 @require_POST
 @login_required
 def member_action(request, slug, user_id):
@@ -348,6 +362,7 @@ def member_action(request, slug, user_id):
     return redirect("members", slug=project.slug)
 
 
+@guard_body(member_of(ADMIN_ROLES))
 @require_POST
 @login_required
 def invitation_new(request, slug):
@@ -377,6 +392,7 @@ def invitation_new(request, slug):
     return _members_page(request, project, role, invite_form=form, status=400)
 
 
+@guard_body(member_of(ADMIN_ROLES))
 @require_POST
 @login_required
 def invitation_revoke(request, slug, invitation_id):
@@ -437,6 +453,7 @@ def invitation_accept(request, token):
 # --- Site admins: users in bulk -------------------------------------------------------------
 
 
+@guard_body(is_site_admin, uploads=True)
 @require_http_methods(["GET", "POST"])
 @login_required
 def users_bulk(request):

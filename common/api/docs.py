@@ -8,6 +8,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 from rest_framework.authtoken.models import Token
 
+from common.body_guard import guard_body, signed_in
+
 DOCS_CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
@@ -25,6 +27,7 @@ def api_docs(request):
     return response
 
 
+@guard_body(signed_in)
 @require_http_methods(["GET", "POST"])
 @login_required
 def api_token(request):

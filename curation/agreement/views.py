@@ -6,7 +6,8 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotate.projects import CURATOR_ROLES, project_for
+from annotate.projects import CURATOR_ROLES, member_of, project_for
+from common.body_guard import guard_body
 from curation.agreement import reports
 from curation.agreement.diagnostics import MIN_SIDE_VOTES
 from curation.agreement.reports import request_agreement_refresh
@@ -50,6 +51,7 @@ def agreement_dashboard(request, slug):
     )
 
 
+@guard_body(member_of(CURATOR_ROLES))
 @require_POST
 @login_required
 def agreement_refresh(request, slug):

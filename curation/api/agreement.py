@@ -11,7 +11,9 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.projects import CURATOR_ROLES, member_of
 from common.api.errors import errors
+from common.body_guard import guard_body
 from curation.agreement import reports
 from curation.agreement import stats as agreement
 from curation.agreement.reports import request_agreement_refresh
@@ -189,6 +191,7 @@ class AgreementApi(APIView):
         return Response(self.OutputSerializer(body).data)
 
 
+@guard_body(member_of(CURATOR_ROLES))
 class AgreementRefreshApi(APIView):
     class OutputSerializer(serializers.Serializer):
         queued = serializers.BooleanField(

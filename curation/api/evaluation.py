@@ -12,8 +12,10 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.projects import CURATOR_ROLES, member_of
 from common.api.errors import PayloadTooLarge, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
+from common.body_guard import guard_body
 from curation.api.access import curated_project
 from curation.api.releases import release_for
 from curation.evaluation.mmrb2_service import FORMATS, evaluate_upload
@@ -101,6 +103,7 @@ class EvaluationDetailSerializer(EvaluationSerializer):
         return evaluation.report.get("extras", {})
 
 
+@guard_body(member_of(CURATOR_ROLES), uploads=True)
 class EvaluationListApi(APIView):
     parser_classes = [MultiPartParser]
 

@@ -10,8 +10,10 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.projects import CURATOR_ROLES, member_of
 from common.api.errors import Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, Pagination, paginated
+from common.body_guard import guard_body
 from curation.api.access import curated_project
 from curation.api.verdicts import VerdictSerializer
 from curation.grid.bulk import ACTIONS, MAX_BULK_ITEMS, apply_bulk
@@ -103,6 +105,7 @@ class ItemGridApi(APIView):
         return paginator.get_paginated_response(ItemRowSerializer(rows, many=True).data)
 
 
+@guard_body(member_of(CURATOR_ROLES))
 class ItemBulkApi(APIView):
     class InputSerializer(serializers.Serializer):
         action = serializers.ChoiceField(choices=list(ACTIONS))

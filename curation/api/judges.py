@@ -13,9 +13,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.api.projects import project_for_api
-from annotate.projects import ADMIN_ROLES
+from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, member_of
 from common.api.errors import Conflict, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
+from common.body_guard import guard_body
 from curation.api.access import curated_project
 from curation.api.releases import release_for
 from curation.evaluation.forms import JudgeEndpointForm
@@ -47,6 +48,7 @@ class JudgeEndpointSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
+@guard_body(member_of(ADMIN_ROLES))
 class JudgeEndpointListApi(APIView):
     class InputSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=80)
@@ -178,6 +180,7 @@ def _run_for(project, run_id: int) -> JudgeRun:
     return run
 
 
+@guard_body(member_of(CURATOR_ROLES))
 class JudgeRunListApi(APIView):
     class InputSerializer(serializers.Serializer):
         endpoint = serializers.IntegerField(help_text="A judge endpoint of this project.")
@@ -254,6 +257,7 @@ class JudgeRunDetailApi(APIView):
         return Response(JudgeRunSerializer(_run_for(project, run_id)).data)
 
 
+@guard_body(member_of(CURATOR_ROLES))
 class JudgeRunCancelApi(APIView):
     @extend_schema(
         operation_id="judge_runs_cancel",
@@ -269,6 +273,7 @@ class JudgeRunCancelApi(APIView):
         return Response(JudgeRunSerializer(_run_for(project, run_id)).data)
 
 
+@guard_body(member_of(CURATOR_ROLES))
 class JudgeRunResumeApi(APIView):
     @extend_schema(
         operation_id="judge_runs_resume",

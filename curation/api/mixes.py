@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from common.api.errors import Conflict, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
+from common.body_guard import guard_body
 from curation.models import Mix, ReleaseStatus
 from curation.releases.mix_service import (
     PROVENANCES,
@@ -25,6 +26,7 @@ from curation.releases.mix_service import (
     SourceChoice,
     create_mix,
     curated_projects,
+    may_mix,
 )
 from curation.releases.mix_views import mix_file_response
 
@@ -111,6 +113,7 @@ def with_sources(queryset):
     )
 
 
+@guard_body(may_mix)
 class MixListApi(APIView):
     class InputSerializer(serializers.Serializer):
         name = serializers.SlugField(max_length=80)

@@ -16,8 +16,10 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.projects import CURATOR_ROLES, member_of
 from common.api.errors import Conflict, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
+from common.body_guard import guard_body
 from curation.api.access import curated_project
 from curation.models import (
     Release,
@@ -79,6 +81,7 @@ def release_for(project, release_id: int) -> Release:
     return release
 
 
+@guard_body(member_of(CURATOR_ROLES))
 class ReleaseListApi(APIView):
     class InputSerializer(serializers.Serializer):
         version = serializers.CharField(max_length=40, help_text="e.g. v1.0; each version once.")

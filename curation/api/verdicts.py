@@ -13,9 +13,11 @@ from rest_framework.views import APIView
 
 from annotate.eligibility import eligible_counts
 from annotate.models import Judgement, Membership
+from annotate.projects import CURATOR_ROLES, member_of
 from common.api.errors import Conflict, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.api.schema import CANONICAL_CHOICES, OPTIONAL_RESPONSES, RESPONSES
+from common.body_guard import guard_body
 from curation.api.access import curated_project
 from curation.models import (
     ContestKind,
@@ -209,6 +211,7 @@ class VerdictDetailApi(APIView):
         return Response(_verdict_detail(project, item_id, request.user))
 
 
+@guard_body(member_of(CURATOR_ROLES))
 class DecisionApi(APIView):
     class InputSerializer(serializers.Serializer):
         action = serializers.ChoiceField(choices=["resolve", "exclude", "more_votes", "reopen"])

@@ -109,17 +109,26 @@ class JudgeEndpointForm(forms.Form):
 
 
 def _address_refusal(url: str) -> str:
-    """Early feedback for a base URL whose host is an address (or localhost)
-    that judge requests may not reach; names are checked again, resolved,
-    when each request connects (curation.evaluation.judge_client.guarded_socket)."""
-    host = (urllib.parse.urlsplit(url).hostname or "").lower()
+    """Early feedback for a base URL whose host is, or resolves to, an
+    address judge requests may not reach (the guard each request runs again
+    when it connects: curation.evaluation.judge_client.guarded_socket). A
+    name that does not resolve now is accepted: its requests will fail, or
+    be refused, when they resolve it."""
+    parts = urllib.parse.urlsplit(url)
+    host = (parts.hostname or "").lower()
     if host == "localhost" or host.endswith(".localhost"):
         host = "127.0.0.1"
+    allowed = judge_client.parse_networks(settings.JUDGE_ALLOWED_NETWORKS)
     try:
-        kind = judge_client.address_refusal(
-            host, judge_client.parse_networks(settings.JUDGE_ALLOWED_NETWORKS)
-        )
-    except ValueError:  # a name, resolved only when a run connects
+        kind = judge_client.address_refusal(host, allowed)
+    except ValueError:  # a name: resolve it, as each request will
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            judge_client.resolve_checked(host, port, allowed)
+        except judge_client.RefusedAddress as exc:
+            return f"{host} resolves to a {exc.kind} address"
+        except (OSError, ValueError):
+            return ""
         return ""
     return f"{host} is a {kind} address" if kind else ""
 

@@ -92,6 +92,8 @@ class FatalEndpointError(Exception):
 class RefusedAddress(FatalEndpointError):
     """The endpoint's host resolves to an address outbound requests may not reach."""
 
+    kind = ""  # why: "private", "link-local", "cloud metadata", ...
+
 
 class Stopped(Exception):
     """The run was cancelled while this request waited to be retried."""
@@ -227,10 +229,14 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 # Globally routable by the registries' tables yet never a judge: cloud
-# metadata services that sit outside the link-local and private ranges.
+# metadata and host services that sit outside the link-local and private
+# ranges (ipaddress calls 168.63.129.16 global: it is Microsoft's public
+# space, but inside Azure it is each host's wire server, answering VM
+# agents, DHCP, DNS and health probes).
 METADATA_ADDRESSES = frozenset(
     ipaddress.ip_address(a)
     for a in (
+        "168.63.129.16",  # Azure wire server (issue 29)
         "100.100.100.200",  # Alibaba Cloud (also in 100.64.0.0/10, shared)
         "fd00:ec2::254",  # AWS IMDS over IPv6 (also unique-local)
     )
@@ -279,6 +285,8 @@ def _kind(ip: IPAddress) -> str | None:
         ("multicast", ip.is_multicast),
         ("private", ip.is_private),
         ("reserved", ip.is_reserved),
+        # fec0::/10, deprecated site-local: ipaddress (3.11) calls it global.
+        ("site-local", isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local),
     ):
         if test:
             return kind
@@ -304,10 +312,12 @@ def address_refusal(address: str, allowed: Sequence[IPNetwork] = ()) -> str | No
 
 
 def _refused(host: str, kind: str) -> RefusedAddress:
-    return RefusedAddress(
+    refused = RefusedAddress(
         f"refused: {host} is or resolves to a {kind} address; outbound requests go only to "
         "public addresses unless JUDGE_ALLOWED_NETWORKS lists the network"
     )
+    refused.kind = kind
+    return refused
 
 
 def _open_socket(family: int, sockaddr: tuple, timeout: float) -> socket.socket:
@@ -322,26 +332,36 @@ def _open_socket(family: int, sockaddr: tuple, timeout: float) -> socket.socket:
     return sock
 
 
+def resolve_checked(host: str, port: int, allowed: Sequence[IPNetwork]) -> list[tuple[int, tuple]]:
+    """Resolve `host` once and check every address it resolves to: the
+    (family, sockaddr) pairs to connect to. Raises RefusedAddress if any is
+    not allowed (one bad answer refuses the name: DNS rebinding), OSError if
+    the name does not resolve. The judge form calls it too, for early
+    feedback; each request calls it again when it connects."""
+    try:
+        infos = getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise OSError(f"cannot resolve {host}: {getattr(exc, 'strerror', exc)}") from None
+    candidates = []
+    for family, _type, _proto, _name, sockaddr in infos:
+        if family not in (socket.AF_INET, socket.AF_INET6):
+            continue
+        kind = address_refusal(sockaddr[0], allowed)
+        if kind is not None:
+            raise _refused(host, kind)
+        candidates.append((family, sockaddr))
+    if not candidates:
+        raise OSError(f"cannot resolve {host}: no IPv4 or IPv6 address")
+    return candidates
+
+
 def guarded_socket(
     host: str, port: int, timeout: float, allowed: Sequence[IPNetwork]
 ) -> socket.socket:
     """Resolve `host` once, refuse it if any address it resolves to is not
     allowed, and connect to the checked addresses in turn; the peer of the
     connected socket is checked again. Raises RefusedAddress or OSError."""
-    try:
-        infos = getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except socket.gaierror as exc:
-        raise OSError(f"cannot resolve {host}: {exc.strerror}") from None
-    candidates = []
-    for family, _type, _proto, _name, sockaddr in infos:
-        if family not in (socket.AF_INET, socket.AF_INET6):
-            continue
-        kind = address_refusal(sockaddr[0], allowed)
-        if kind is not None:  # one bad answer refuses the name (DNS rebinding)
-            raise _refused(host, kind)
-        candidates.append((family, sockaddr))
-    if not candidates:
-        raise OSError(f"cannot resolve {host}: no IPv4 or IPv6 address")
+    candidates = resolve_checked(host, port, allowed)
     error: OSError | None = None
     for family, sockaddr in candidates:
         try:

@@ -16,7 +16,8 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, project_for
+from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, member_of, project_for
+from common.body_guard import guard_body
 from curation.evaluation.forms import EvaluationForm, JudgeEndpointForm, JudgeRunForm
 from curation.evaluation.judge_runs import (
     JudgeRunError,
@@ -63,6 +64,7 @@ def _save(request, project, form, endpoint=None):
         return None
 
 
+@guard_body(member_of(ADMIN_ROLES))
 @require_http_methods(["GET", "POST"])
 @login_required
 def judge_endpoints(request, slug):
@@ -86,6 +88,7 @@ def judge_endpoints(request, slug):
     )
 
 
+@guard_body(member_of(ADMIN_ROLES))
 @require_http_methods(["GET", "POST"])
 @login_required
 def judge_endpoint_edit(request, slug, endpoint_id):
@@ -122,6 +125,7 @@ def judge_endpoint_edit(request, slug, endpoint_id):
     )
 
 
+@guard_body(member_of(ADMIN_ROLES))
 @require_POST
 @login_required
 def judge_endpoint_delete(request, slug, endpoint_id):
@@ -156,6 +160,7 @@ def run_form(project, data=None, release=None) -> JudgeRunForm:
     return JudgeRunForm(data, initial=initial, project=project, max_concurrency=max_concurrency())
 
 
+@guard_body(member_of(CURATOR_ROLES))
 @require_http_methods(["GET", "POST"])
 @login_required
 def judge_run_new(request, slug, release_id):
@@ -223,6 +228,7 @@ def judge_run_progress(request, slug, run_id):
     return render(request, "curation/_judge_run_progress.html", {"run": run})
 
 
+@guard_body(member_of(CURATOR_ROLES))
 @require_POST
 @login_required
 def judge_run_cancel(request, slug, run_id):
@@ -235,6 +241,7 @@ def judge_run_cancel(request, slug, run_id):
     return redirect("judge_run", slug=project.slug, run_id=run.pk)
 
 
+@guard_body(member_of(CURATOR_ROLES))
 @require_POST
 @login_required
 def judge_run_resume(request, slug, run_id):
@@ -252,6 +259,7 @@ def judge_run_resume(request, slug, run_id):
 CHART_COLOURS = ["#2557d6", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285", "#c2255c"]
 
 
+@guard_body(member_of(CURATOR_ROLES), uploads=True)
 @require_http_methods(["GET", "POST"])
 @login_required
 def leaderboard_view(request, slug, release_id):

@@ -6,8 +6,9 @@ Django import.
 
 - CSV: a header line, then one line per row (RFC 4180 quoting, UTF-8, no
   BOM); booleans as ``true``/``false``, times in ISO 8601, None empty. Cells
-  a spreadsheet would run as a formula get a leading apostrophe
-  (curation.spreadsheet_cells), as in every CSV the studio writes.
+  a spreadsheet would run as a formula, whole or split at a separator, get
+  an apostrophe (curation.spreadsheet_cells), as in every CSV the studio
+  writes.
 - JSONL: one JSON object per line, keys in column order, times in ISO 8601,
   text verbatim.
 - Parquet: typed columns (strings, 64-bit integers, doubles, booleans,
@@ -27,7 +28,7 @@ import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
 
-from curation.spreadsheet_cells import FORMULA_STARTS, neutralised
+from curation.spreadsheet_cells import needs_a_look, neutralised
 
 PIECE_BYTES = 64 * 1024
 ROW_GROUP_ROWS = 10_000
@@ -81,7 +82,7 @@ def csv_pieces(columns: Columns, rows: Iterable[Sequence]) -> Iterator[bytes]:
         cells = list(row)
         for i in texts:
             text = cells[i]
-            if text and text.startswith(FORMULA_STARTS):
+            if text and needs_a_look(text):
                 cells[i] = neutralised(text)
         for i in flags:
             cells[i] = "true" if cells[i] else "false"

@@ -12,7 +12,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotate.projects import CURATOR_ROLES, project_for
+from annotate.projects import CURATOR_ROLES, member_of, project_for
+from common.body_guard import guard_body
 from curation.grid.bulk import ACTIONS, MAX_BULK_ITEMS, apply_bulk
 from curation.grid.filters import DEFAULT_PAGE_SIZE, GridFilterForm, decorate, grid_rows
 from curation.models import ExclusionCategory
@@ -99,6 +100,7 @@ def _safe_back(project, back: str) -> str:
     return back if back.startswith(base) else base
 
 
+@guard_body(member_of(CURATOR_ROLES))
 @require_POST
 @login_required
 def item_grid_bulk(request, slug):

@@ -6,6 +6,8 @@ versioned, checksummed, immutable TRL-ready data set.
 
 from __future__ import annotations
 
+import hashlib
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
@@ -33,6 +35,12 @@ class MixQuerySet(models.QuerySet["Mix"]):
         )
 
 
+def scope_of(project_ids) -> str:
+    """A mix's scope (Mix.scope): its source projects, as one key."""
+    key = ",".join(str(pk) for pk in sorted(set(project_ids)))
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
 class Mix(models.Model):
     """A versioned training mix. Immutable once ready (like a Release)."""
 
@@ -42,6 +50,11 @@ class Mix(models.Model):
 
     name = models.SlugField(max_length=80, help_text="Names the published folder.")
     version = models.CharField(max_length=40)
+    # A name and version are unique among the mixes of one set of source
+    # projects, the only ones whoever creates such a mix can see: a taken
+    # name never reveals a mix of projects the creator does not curate
+    # (issue 29). SHA-256 of the sorted project ids (scope_of).
+    scope = models.CharField(max_length=64, default="", editable=False)
     notes = models.TextField(blank=True)
     seed = models.IntegerField(default=0)
     mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.CAPS)
@@ -78,7 +91,9 @@ class Mix(models.Model):
     class Meta:
         ordering = ["-created_at", "-pk"]
         constraints = [
-            models.UniqueConstraint(fields=["name", "version"], name="curation_mix_version_once"),
+            models.UniqueConstraint(
+                fields=["name", "version", "scope"], name="curation_mix_version_once_per_scope"
+            ),
             models.CheckConstraint(
                 condition=Q(status__in=ReleaseStatus.values), name="curation_mix_status_valid"
             ),

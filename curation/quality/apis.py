@@ -14,10 +14,11 @@ from rest_framework.views import APIView
 
 from annotate.api.projects import project_for_api
 from annotate.models import Item
-from annotate.projects import CURATOR_ROLES
+from annotate.projects import CURATOR_ROLES, member_of
 from common.api.errors import Conflict, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.api.schema import OPTIONAL_RESPONSES, RESPONSES
+from common.body_guard import guard_body
 from curation.verdicts.decisions import (
     ConflictOfInterest,
     CurationError,
@@ -171,6 +172,7 @@ class LabelQualityApi(APIView):
         return Response(LabelQualitySerializer(_quality_data(project)).data)
 
 
+@guard_body(member_of(CURATOR_ROLES))
 class LabelQualityRefreshApi(APIView):
     class InputSerializer(serializers.Serializer):
         evaluations = serializers.ListField(
@@ -251,6 +253,7 @@ class SuspectListApi(APIView):
         return paginate(self, suspected_errors(project, filters.validated_data), SuspectSerializer)
 
 
+@guard_body(member_of(CURATOR_ROLES))
 class SuspectDecisionApi(APIView):
     class InputSerializer(serializers.Serializer):
         action = serializers.ChoiceField(

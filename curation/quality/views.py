@@ -14,7 +14,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotate.models import Item, Judgement
-from annotate.projects import CURATOR_ROLES, project_for
+from annotate.projects import CURATOR_ROLES, member_of, project_for
+from common.body_guard import guard_body
 from curation.verdicts.decisions import CurationError, StaleDecision, confirm_label, overturn_label
 
 from ..models import (
@@ -220,6 +221,7 @@ def label_quality_queue(request, slug):
     )
 
 
+@guard_body(member_of(CURATOR_ROLES))
 @require_POST
 @login_required
 def label_quality_refresh(request, slug):
@@ -282,6 +284,7 @@ def label_quality_review(request, slug, item_id):
     return render(request, "curation/quality/review.html", context)
 
 
+@guard_body(member_of(CURATOR_ROLES))
 @require_POST
 @login_required
 def label_quality_decide(request, slug, item_id):

@@ -2,7 +2,7 @@
 atomically, the way a release is (curation.releases.build): a one-shot
 transition to `building`, a work folder, the zip and its checksum
 (curation.releases.exporter), publishing through curation.releases.publishing
-under ``mixes/<name>/<version>``. A failed build leaves the mix `failed` and
+under ``mixes/<id>/<name>/<version>``. A failed build leaves the mix `failed` and
 nothing visible; building again is safe.
 """
 
@@ -211,7 +211,9 @@ def _publish(mix: Mix, folder, archive, sha: str, manifest: dict) -> None:
         folder=folder,
         archive=archive,
         sha256=sha,
-        root="mixes",
+        # Under the mix's own id: two mixes of one name and version (of
+        # different projects: Mix.scope) never share, or clear, a folder.
+        root=f"mixes/{mix.pk}",
     )
     published = False
     try:

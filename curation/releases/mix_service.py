@@ -6,18 +6,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
 from annotate.models import Project
 from annotate.projects import CURATOR_ROLES
 from curation.models import Mix, MixSource, Provenance, Release, ReleaseStatus, VerdictStatus
+from curation.models.mixes import scope_of
 
 STATUSES = (VerdictStatus.AGREED, VerdictStatus.RESOLVED)
 PROVENANCES = tuple(p for p in Provenance.values if p)
 
 
-# The name names the published folder (mixes/<name>/<version>).
+# The name names the published folder (mixes/<id>/<name>/<version>).
 SLUG = re.compile(r"[-a-zA-Z0-9_]{1,80}")
 
 
@@ -45,6 +47,13 @@ def curated_projects(user) -> QuerySet[Project]:
     return Project.objects.visible_to(user).filter(
         member_role__in=CURATOR_ROLES  # type: ignore[misc]  # (visible_to's annotation)
     )
+
+
+def may_mix(user, **_kwargs) -> None:
+    """The body check (common.body_guard) of the forms that create a mix:
+    403 unless `user` curates or administers a project (or is a superuser)."""
+    if not user.is_superuser and not curated_projects(user).exists():
+        raise PermissionDenied("Training mixes are for the curators and admins of a project.")
 
 
 def mixable_releases(user) -> QuerySet[Release]:
@@ -136,14 +145,20 @@ def create_mix(
         "domains": sorted(domains or []),
     }
     taken = f"Mix {name} {version} already exists; mixes are immutable."
-    if Mix.objects.filter(name=name, version=version).exists():
+    # Only mixes the user can see block a name (issue 29): one of projects
+    # they do not all curate may hold it unbeknown to them. The constraint
+    # decides a race, within one set of source projects (Mix.scope), all of
+    # which the user curates: it too only ever names a mix they can see.
+    if Mix.objects.visible_to(user).filter(name=name, version=version).exists():
         raise MixVersionTaken(taken)
+    scope = scope_of(p.pk for p in projects.values())
     with transaction.atomic():
         try:
             with transaction.atomic():  # two requests past the check: the constraint decides
                 mix = Mix.objects.create(
                     name=name,
                     version=version,
+                    scope=scope,
                     notes=notes,
                     seed=seed,
                     mode=mode,

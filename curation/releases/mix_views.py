@@ -16,11 +16,12 @@ from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from common.body_guard import guard_body
 from common.storage import open_stored
 from curation.models import Mix, ReleaseStatus
 from curation.releases import publishing
 from curation.releases.mix_forms import MixForm
-from curation.releases.mix_service import MixError, create_mix, curated_projects
+from curation.releases.mix_service import MixError, create_mix, curated_projects, may_mix
 from curation.releases.views import attachment_name
 
 PAGE_SIZE = 50
@@ -48,6 +49,7 @@ def mix_list(request):
     return render(request, "curation/mixes.html", {"mixes": page.object_list, "page": page})
 
 
+@guard_body(may_mix)
 @require_http_methods(["GET", "POST"])
 @login_required
 def mix_new(request):

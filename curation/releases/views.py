@@ -10,7 +10,8 @@ from django.http import FileResponse, Http404, HttpResponse, StreamingHttpRespon
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotate.projects import CURATOR_ROLES, project_for
+from annotate.projects import CURATOR_ROLES, member_of, project_for
+from common.body_guard import guard_body
 from common.storage import open_stored
 from curation.models import (
     Release,
@@ -61,6 +62,7 @@ def release_list(request, slug):
     )
 
 
+@guard_body(member_of(CURATOR_ROLES))
 @require_http_methods(["GET", "POST"])
 @login_required
 def release_new(request, slug):

@@ -16,7 +16,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotate.eligibility import eligible_counts
 from annotate.loop.scales import point_label
 from annotate.models import Judgement, Membership
-from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, project_for
+from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, member_of, project_for
+from common.body_guard import guard_body
 from curation.agreement import reports
 from curation.exports import formats as export_formats
 from curation.models import (
@@ -53,6 +54,7 @@ def describe_moves(moved) -> str:
     return ", ".join(parts) + "."
 
 
+@guard_body(member_of(ADMIN_ROLES))
 @require_http_methods(["GET", "POST"])
 @login_required
 def rule_settings(request, slug):
@@ -268,6 +270,7 @@ def adjudicate(request, slug, item_id):
     return render(request, "curation/adjudicate.html", context)
 
 
+@guard_body(member_of(CURATOR_ROLES))
 @require_POST
 @login_required
 def decide(request, slug, item_id):
@@ -335,6 +338,7 @@ DECISION_LABELS = {
 }
 
 
+@guard_body(member_of(CURATOR_ROLES))
 @require_http_methods(["GET", "POST"])
 @login_required
 def accept_domain(request, slug, domain_slug):

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pytest
 from django.core.files.base import File
 from django.core.files.storage import default_storage
 from django.urls import reverse
+from hypothesis import given
+from hypothesis import strategies as st
 
 from curation.evaluation import service as evaluations
 from curation.models import AuditEvent, Evaluation
@@ -38,6 +41,61 @@ def test_formula_cells_get_an_apostrophe(value):
 @pytest.mark.parametrize("value", ["-0.25", "+3", "1e-5", "model-a", "", 7, -1.5, None])
 def test_numbers_and_plain_text_are_left_alone(value):
     assert neutralised(value) == value
+
+
+# Issue 29: a formula after a separator, for a reader that splits the cell there.
+SPLIT = [
+    ("a;=1+1", "a;'=1+1"),
+    ("ok,-2+3+cmd|' /C calc'!A0", "ok,'-2+3+cmd|' /C calc'!A0"),
+    ("see\n@SUM(A1)", "see\n'@SUM(A1)"),
+    ("a\t=1", "a\t'=1"),
+    ("a\r\n+1+1", "a\r\n'+1+1"),
+    ("a| =1", "a|' =1"),
+    ('a;"=1+1"', 'a;\'"=1+1"'),
+    ("=1;=2", "'=1;'=2"),
+]
+
+
+@pytest.mark.parametrize(("value", "expected"), SPLIT)
+def test_a_formula_after_any_separator_gets_an_apostrophe_after_it(value, expected):
+    assert neutralised(value) == expected
+
+
+@pytest.mark.parametrize(
+    "value", ["a;b", "0.5;-0.25", "1,2,3", "x - y", "e-mail", "a;b=c", "x\ny", "q&a @ home"]
+)
+def test_safe_cells_with_separators_are_left_byte_for_byte(value):
+    assert neutralised(value) == value
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab1.;,|\t\n\r =+-@\"'")), max_size=12))
+def test_no_piece_of_a_neutralised_cell_is_a_formula_at_any_separator(value):
+    out = neutralised(value)
+    # The cell as a whole: OWASP's first-character rule.
+    assert not out.startswith(("=", "+", "-", "@", "\t", "\r")) or spreadsheet_number(out)
+    # Each piece after a separator, spaces or a quote before its trigger allowed.
+    for piece in re.split(r"[,;\t\r\n|]", out)[1:]:
+        trimmed = piece.lstrip(' "')
+        assert not trimmed.startswith(("=", "+", "-", "@")) or spreadsheet_number(piece), out
+    if not re.search(r"^[=+\-@\t\r]|[,;\t\r\n|][ \"]*[=+\-@]", value):
+        assert out == value
+
+
+def spreadsheet_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text.strip() == text and text.lower().lstrip("+-") not in ("inf", "infinity", "nan")
+
+
+def test_the_votes_export_neutralises_a_formula_after_a_semicolon_only(client):
+    from curation.exports.formats import csv_pieces
+
+    columns = [("id", "int"), ("rationale", "string")]
+    rows = [(1, "a;=1+1"), (2, "fine; really"), (3, "-0.5")]
+    text = b"".join(csv_pieces(columns, rows)).decode()
+    assert text == "id,rationale\r\n1,a;'=1+1\r\n2,fine; really\r\n3,-0.5\r\n"
 
 
 def test_the_leaderboard_csv_neutralises_a_model_name(client, release):

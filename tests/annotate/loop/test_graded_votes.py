@@ -164,3 +164,38 @@ def test_the_rationale_label_mentions_ties_only_where_a_tie_can_be_given(
     client.force_login(user)
     html = client.get(reverse("work_item", args=[assignment.pk])).content.decode()
     assert f'<label for="rationale">Rationale {words} <kbd' in html
+
+
+@pytest.mark.parametrize("swapped", [False, True])
+def test_a_choice_that_contradicts_the_strength_is_a_form_error_on_choice(client, swapped):
+    """Issue 29: refused, not silently corrected to the strength's side."""
+    _, user, assignment = graded_item(swapped=swapped)
+    client.force_login(user)
+    url = reverse("work_submit", args=[assignment.pk])
+    response = client.post(url, {"choice": "left", "strength": "-2"})  # right better
+    assert response.status_code == 400
+    message = response.context["errors"]["choice"][0]
+    assert "'left' contradicts the strength -2" in message
+    assert message in response.content.decode().replace("&#x27;", "'")
+    assert not Judgement.objects.filter(assignment=assignment).exists()
+    # The choice the strength implies, or none, is taken.
+    assert client.post(url, {"choice": "right", "strength": "-2"}).status_code == 302
+    assert Judgement.objects.get(assignment=assignment).strength == (2 if swapped else -2)
+
+
+@pytest.mark.parametrize(("choice", "strength"), [("left", -2), ("right", 3), ("tie", 1)])
+def test_the_api_refuses_a_choice_that_contradicts_the_strength_naming_choice(choice, strength):
+    project, _, _ = graded_item(scale="graded7", votes_per_item=1)
+    user = make_member(project)
+    api = token_client(user)
+    make_item(project, domain=project.domains.get(slug="general_preference"))
+    a = api.post(next_url(project)).json()
+    url = f"/api/v1/assignments/{a['id']}/judgement/"
+    refused = api.post(url, {"choice": choice, "strength": strength}, format="json")
+    assert refused.status_code == 400
+    fields = refused.json()["error"]["fields"]
+    assert list(fields) == ["choice"] and "contradicts the strength" in fields["choice"][0]
+    assert not Judgement.objects.filter(assignment_id=a["id"]).exists()
+    side = "left" if strength > 0 else "right"
+    agreeing = api.post(url, {"choice": side, "strength": strength}, format="json")
+    assert agreeing.status_code == 201 and agreeing.json()["choice"] == side

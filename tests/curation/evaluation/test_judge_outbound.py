@@ -378,3 +378,73 @@ class _nothing:
 
     def __exit__(self, *exc):
         return False
+
+
+# --- Issue 29: the Azure wire server, site-local, and names resolved by the form ----------
+
+SPECIAL = [
+    "168.63.129.16",  # Azure wire server: "global" to ipaddress
+    "::ffff:168.63.129.16",
+    "fec0::1",  # deprecated IPv6 site-local: "global" to ipaddress in 3.11
+    "169.254.0.23",  # Tencent Cloud metadata (link-local)
+    "192.0.0.192",  # Oracle Cloud metadata (IETF protocol assignments)
+    "198.18.0.1",  # benchmarking
+    "0.1.2.3",  # "this network"
+]
+
+
+@pytest.mark.parametrize("address", SPECIAL)
+def test_metadata_and_special_addresses_are_refused(address):
+    assert judge_client.address_refusal(address) is not None
+
+
+def endpoint_data(url: str) -> dict:
+    return {
+        "name": "x",
+        "base_url": url,
+        "model": "m",
+        "temperature": 0,
+        "max_tokens": 5,
+        "timeout_seconds": 5,
+    }
+
+
+@pytest.mark.parametrize("address", ["168.63.129.16", "[fec0::1]"])
+def test_the_form_refuses_the_wire_server_and_site_local_literals(settings, address):
+    settings.JUDGE_ALLOWED_NETWORKS = []
+    form = JudgeEndpointForm(endpoint_data(f"http://{address}/v1"))
+    assert not form.is_valid()
+    assert "JUDGE_ALLOWED_NETWORKS" in str(form.errors["base_url"])
+
+
+@pytest.mark.parametrize(
+    "answers", [["168.63.129.16"], ["8.8.8.8", "169.254.169.254"], ["fec0::1"]]
+)
+def test_the_form_resolves_a_name_and_refuses_it_if_any_answer_is_internal(
+    settings, monkeypatch, answers
+):
+    settings.JUDGE_ALLOWED_NETWORKS = []
+    stub_resolver(monkeypatch, {"judge.example": answers})
+    form = JudgeEndpointForm(endpoint_data("https://judge.example/v1"))
+    assert not form.is_valid()
+    assert "judge.example resolves to a" in str(form.errors["base_url"])
+
+
+def test_the_form_takes_a_public_name_and_one_that_does_not_resolve_now(settings, monkeypatch):
+    settings.JUDGE_ALLOWED_NETWORKS = []
+    stub_resolver(monkeypatch, {"judge.example": ["8.8.8.8"]})
+    assert JudgeEndpointForm(endpoint_data("https://judge.example/v1")).is_valid()
+
+    def unknown(host, port, *args, **kwargs):
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    # Not resolvable today: accepted; each request resolves and checks it again.
+    monkeypatch.setattr(judge_client, "getaddrinfo", unknown)
+    assert JudgeEndpointForm(endpoint_data("https://later.example/v1")).is_valid()
+
+
+def test_a_request_to_a_name_that_resolves_to_the_wire_server_opens_no_socket(monkeypatch):
+    stub_resolver(monkeypatch, {"judge.example": ["168.63.129.16"]})
+    no_connections(monkeypatch)
+    with pytest.raises(judge_client.RefusedAddress, match="cloud metadata"):
+        judge_client.guarded_socket("judge.example", 443, 1.0, ())

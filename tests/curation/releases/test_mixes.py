@@ -158,7 +158,7 @@ def test_an_empty_mix_fails_with_a_clear_message_and_publishes_nothing(world):
         mixed(world[3], min_share=1.0, provenances=["gold"])
     mix = Mix.objects.get()
     assert mix.status == ReleaseStatus.FAILED and "would be empty" in mix.error
-    assert not (Path(publishing.release_storage().path("mixes")) / "mix").exists()
+    assert not (Path(publishing.release_storage().path("mixes")) / str(mix.pk)).exists()
 
 
 def test_only_projects_the_user_curates_can_be_mixed(world):
@@ -311,3 +311,52 @@ def test_a_pending_mix_is_queued_again_by_the_sweep(world):
     requeue_unsent_work()  # eager: the build runs inline
     mix.refresh_from_db()
     assert mix.status == ReleaseStatus.READY and mix.manifest["total"] == N
+
+
+# --- Issue 29: a taken name is revealed only within what the user can see -----------------
+
+
+def test_a_name_taken_by_a_mix_the_user_cannot_see_is_theirs_to_use(world, tmp_path):
+    a, _, _, user = world
+    theirs = mixed(user)  # "mix v1" of ma and mb
+    only_a = make_member(a, role="curator")
+    assert not Mix.objects.visible_to(only_a).exists()
+    mine = mixed(only_a, sources=[SourceChoice("ma", "v1.0")])
+    assert (mine.name, mine.version, mine.status) == ("mix", "v1", ReleaseStatus.READY)
+    # Published apart: neither build touched the other's files.
+    assert mine.folder != theirs.folder and mine.archive != theirs.archive
+    for mix in (theirs, mine):
+        assert unzip(mix, tmp_path / str(mix.pk)).is_dir()
+    # Within what each can see, the name is taken.
+    with pytest.raises(MixVersionTaken):
+        mixed(only_a, sources=[SourceChoice("ma", "v1.0")])
+    with pytest.raises(MixVersionTaken):
+        mixed(user, sources=[SourceChoice("mb")])  # they see only_a's mix (they curate ma)
+
+
+def test_the_api_answers_409_only_for_a_mix_the_caller_can_see(world):
+    a, _, _, user = world
+    mixed(user)
+    only_a = make_member(a, role="curator")
+    api = APIClient()
+    api.force_authenticate(only_a)
+    body = {"name": "mix", "version": "v1", "sources": [{"project": "ma", "release": "v1.0"}]}
+    first = api.post(reverse("api_mixes"), body, format="json")
+    assert first.status_code == 202, first.json()
+    again = api.post(reverse("api_mixes"), body, format="json")
+    assert (
+        again.status_code == 409 and "Mix mix v1 already exists" in again.json()["error"]["message"]
+    )
+
+
+def test_two_racing_mixes_of_the_same_projects_end_in_one_and_a_409(world, monkeypatch):
+    from django.db.models import QuerySet
+
+    user = world[3]
+    mixed(user)
+    exists = QuerySet.exists
+    # Both passed the visible-name check: the constraint (same scope) decides.
+    monkeypatch.setattr(QuerySet, "exists", lambda qs: False if qs.model is Mix else exists(qs))
+    with pytest.raises(MixVersionTaken):
+        mixed(user)
+    assert Mix.objects.filter(name="mix", version="v1").count() == 1
