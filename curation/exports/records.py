@@ -48,6 +48,7 @@ VOTE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("voted_at", "timestamp"),
     ("seconds_spent", "float"),
     ("active_seconds", "float"),
+    ("imported", "bool"),  # a published annotation cast as a vote by the import
 )
 
 VERDICT_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -95,6 +96,7 @@ VOTE_FIELDS = (
     "created_at",
     "seconds_spent",
     "active_seconds",
+    "imported",
 )
 
 VERDICT_FIELDS = (
@@ -152,6 +154,7 @@ def vote_record(
         voted_at,
         seconds,
         active,
+        imported,
     ) = row
     correct_left, correct_right = rules.displayed_pair(correct_1, correct_2, swapped=swapped)
     return (
@@ -178,6 +181,7 @@ def vote_record(
         voted_at,
         seconds,
         active,
+        imported,
     )
 
 
