@@ -153,7 +153,7 @@ def _vote_all(project, team, strength_of=None):
 
 
 @pytest.mark.django_db
-def test_an_mmrb2_entry_joins_the_audit_with_both_orders(tmp_path):
+def test_an_mmrb2_entry_joins_the_audit_with_both_orders(tmp_path, client):
     from curation.evaluation.mmrb2_service import evaluate_upload
     from tests.curation.evaluation.test_mmrb2_evaluation import (
         EDIT,
@@ -185,6 +185,14 @@ def test_an_mmrb2_entry_joins_the_audit_with_both_orders(tmp_path):
     assert (rows[MINDCUBE].choice, rows[MINDCUBE].swapped_choice) == ("", "1")
     assert rows[VSTAR].p1 == 0.75 and not rows[VSTAR].correct
     assert "isg_3" not in rows  # missing from the predictions
+    # The drill-down lists them, filtered by task.
+    client.force_login(make_member(project, role="curator"))
+    page = client.get(
+        reverse("entry_items", args=[project.slug, release.pk, entry.pk]),
+        {"show": "all", "category": "t2i"},
+    )
+    assert page.status_code == 200 and page.context["categories"][0] == "t2i"
+    assert {r.external_id for r in page.context["page"].object_list} == {T2I_1, T2I_2}
 
     # An entry scored before per-item rows were kept gets them when it joins.
     ItemPrediction.objects.filter(evaluation=entry).delete()
