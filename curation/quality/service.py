@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from annotate.models import Judgement, Project
 from curation.agreement.reports import STALE_REQUEST
+from curation.evaluation.service import EvaluationError
 
 from ..models import (
     Evaluation,
@@ -74,7 +75,12 @@ def request_label_quality(*, project: Project, evaluations: list[int], user=None
         raise LabelQualityError(f"No such leaderboard entries in this project: {unknown}")
     # MMRB2 entries scored before their per-item results were kept get them now.
     for evaluation in Evaluation.objects.filter(pk__in=chosen, scoring=ScoringFormat.MMRB2):
-        ensure_mmrb2_item_predictions(evaluation)
+        try:
+            ensure_mmrb2_item_predictions(evaluation)
+        except (OSError, ValueError, EvaluationError) as exc:  # the file is gone or unreadable
+            raise LabelQualityError(
+                f"{evaluation.name}: its predictions file cannot be read again ({exc})."
+            ) from None
     now = timezone.now()
     LabelQualityRun.objects.get_or_create(project=project)
     busy = Q(status__in=[LabelQualityStatus.PENDING, LabelQualityStatus.RUNNING])

@@ -206,6 +206,16 @@ def test_an_mmrb2_entry_joins_the_audit_with_both_orders(tmp_path, client):
     assert quality[VSTAR].models_against == pytest.approx(0.75)  # the label is B
     assert quality[VSTAR].unanimous
 
+    # A file that cannot be read again is a clear refusal, not a crash.
+    from django.core.files.storage import default_storage
+
+    from curation.quality.service import LabelQualityError
+
+    ItemPrediction.objects.filter(evaluation=entry).delete()
+    default_storage.delete(entry.predictions)
+    with pytest.raises(LabelQualityError, match="judge-mm: its predictions file"):
+        request_label_quality(project=project, evaluations=[entry.pk])
+
 
 # --- Graded votes through the job, and the view -------------------------------------------
 
