@@ -23,6 +23,13 @@ items_imported = Signal()
 # version, seed, sha256 of the zip, all_data_sha256)
 release_imported = Signal()
 
+# Sent by annotate.importing.imported_votes inside the import transaction,
+# after published annotations were cast as votes of imported annotators on
+# these (new) items, their tallies updated. A receiver applies its rules to
+# them (curation: the contested rule, in one batch).
+# kwargs: project (Project), item_ids (list[int])
+imported_votes_cast = Signal()
+
 # Sent inside the transaction when annotators stopped being eligible for some
 # items without voting (annotate.eligibility): leases ran out
 # (expire_stale_leases) or an item was skipped (skip_item). Membership and

@@ -14,6 +14,14 @@
 2. Speed of the analysis itself (CROWDLAB + Dawid-Skene, curation.quality.
    label_quality.analyse) at --big-items items x 5 votes with 3 entries: wall
    time and this process's peak RSS (target <= 30 s and <= 1 GB in the worker).
+3. Graded votes (issue 30; simulation.make_graded_world): --graded-items items
+   x 3 graded votes (five annotators of different noise, close calls voted
+   weakly), a two-order judge and a reward model as the ensemble. For each
+   seed, before (CROWDLAB on the collapsed label, strength ignored) and after
+   (CROWDLAB with a column per annotator and strength level): the average
+   precision of the queue at finding the wrong labels, and the ranks of the
+   unanimous wrong labels (median; how many in the top fifth); then the same
+   ranks in the view "unanimous, but the models disagree".
 
 Needs the quality extra: pip install -e ".[quality]".
 """
@@ -31,7 +39,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from curation.quality.label_quality import analyse, libraries_available
-from curation.quality.simulation import evaluate, make_world
+from curation.quality.simulation import (
+    evaluate,
+    evaluate_graded,
+    make_graded_world,
+    make_world,
+)
 
 
 def peak_rss_mb() -> float:
@@ -44,6 +57,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--votes", type=int, default=3)
     parser.add_argument("--big-items", type=int, default=100_000)
+    parser.add_argument("--graded-items", type=int, default=400)
     args = parser.parse_args()
     if not libraries_available():
         sys.exit('The quality extra is not installed: pip install -e ".[quality]"')
@@ -80,6 +94,9 @@ def main() -> None:
         f"{mean(lambda o: o.ds_accuracy):>7.4f}  {mean(lambda o: o.majority_accuracy):>7.4f}"
     )
 
+    if args.graded_items:
+        graded(args.graded_items, args.seeds)
+
     if args.big_items:
         print(f"\n2. Analysis speed: {args.big_items} items x 5 votes, 3 entries")
         world = make_world(n_items=args.big_items, votes_per_item=5, seed=0)
@@ -92,6 +109,53 @@ def main() -> None:
             f"(target <= 30 s); peak RSS {peak_rss_mb():.0f} MB "
             f"(before: {before:.0f} MB; target <= 1024 MB)"
         )
+
+
+def graded(n_items: int, seeds: int) -> None:
+    print(f"\n3. Graded votes: {n_items} items x 3 graded votes, {seeds} seeds")
+    print(
+        "   AP = average precision of the queue at finding wrong labels; unanimous = the "
+        "wrong labels with every vote on one side (median rank; in the top fifth)\n"
+    )
+    print(
+        "| seed | wrong | unanimous wrong | AP before | AP after | unanimous median rank "
+        "before / after / view | in top 20 % before / after / view |"
+    )
+    print("|---:|---:|---:|---:|---:|---|---|")
+    rows = []
+    for seed in range(seeds):
+        o = evaluate_graded(make_graded_world(n_items=n_items, seed=seed))
+        rows.append(o)
+        print(
+            f"| {seed} | {o.n_errors} | {o.n_unanimous_errors} | "
+            f"{o.before.average_precision:.3f} | {o.after.average_precision:.3f} | "
+            f"{_median(o.before)} / {_median(o.after)} / {_median(o.view)} | "
+            f"{o.before.unanimous_in_top} / {o.after.unanimous_in_top} / "
+            f"{o.view.unanimous_in_top} of {o.n_unanimous_errors} |"
+        )
+
+    def mean(f):
+        return statistics.fmean(f(o) for o in rows)
+
+    print(
+        f"| mean | {mean(lambda o: o.n_errors):.1f} | {mean(lambda o: o.n_unanimous_errors):.1f} | "
+        f"{mean(lambda o: o.before.average_precision):.3f} | "
+        f"{mean(lambda o: o.after.average_precision):.3f} | "
+        f"{mean(lambda o: _median_value(o.before)):.1f} / "
+        f"{mean(lambda o: _median_value(o.after)):.1f} / "
+        f"{mean(lambda o: _median_value(o.view)):.1f} | "
+        f"{mean(lambda o: o.before.unanimous_in_top):.1f} / "
+        f"{mean(lambda o: o.after.unanimous_in_top):.1f} / "
+        f"{mean(lambda o: o.view.unanimous_in_top):.1f} |"
+    )
+
+
+def _median_value(ranking) -> float:
+    return statistics.median(ranking.unanimous_ranks) if ranking.unanimous_ranks else float("nan")
+
+
+def _median(ranking) -> str:
+    return f"{_median_value(ranking):g}"
 
 
 if __name__ == "__main__":

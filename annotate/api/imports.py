@@ -90,6 +90,12 @@ class ImportApi(APIView):
         update = serializers.BooleanField(
             required=False, default=False, help_text="Replace changed items nobody has claimed."
         )
+        cast_votes = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="MMRB2 task files: cast each human_annotations entry as a vote of a "
+            "pseudonymous imported annotator (imported-1, …; inactive, cannot log in).",
+        )
 
         def validate_dataset(self, f):
             if not f.name.lower().endswith((".json", ".jsonl", ".parquet", ".zip")):
@@ -149,6 +155,9 @@ class ImportApi(APIView):
         updated = serializers.IntegerField()
         unchanged = serializers.IntegerField()
         images_stored = serializers.IntegerField()
+        votes_cast = serializers.IntegerField(
+            help_text="Published annotations cast as votes of imported annotators."
+        )
         duplicates_skipped = serializers.IntegerField(
             help_text="Later records of a repeated ID left out (duplicates=keep-first)."
         )
@@ -193,6 +202,7 @@ class ImportApi(APIView):
                 field_map=data["field_map"],
                 gold_from_label=data["gold_from_label"],
                 update=data["update"],
+                cast_votes=data["cast_votes"],
                 options=ImportOptions(
                     duplicates=data["duplicates"],
                     domain_from=data["domain_from"],

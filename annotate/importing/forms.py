@@ -74,6 +74,12 @@ class ImportForm(forms.Form):
     update = forms.BooleanField(
         required=False, help_text="Replace items whose content changed (only unvoted items)."
     )
+    cast_votes = forms.BooleanField(
+        required=False,
+        label="Cast published annotations as votes",
+        help_text="MMRB2 task files: each human_annotations entry becomes a vote of a "
+        "pseudonymous imported annotator (imported-1, imported-2, …; they cannot log in).",
+    )
 
     def __init__(self, *args, domains=(), server_paths=False, **kwargs):
         super().__init__(*args, **kwargs)

@@ -119,6 +119,7 @@ def import_mmrb2_from_zip(
     member: str,
     update: bool = False,
     wording: Wording | None = None,
+    cast_votes: bool = False,
 ) -> ImportResult:
     """Import the task file `member` of a zip with the images beside it in
     the zip (the caller set `archive.prefix` to the member's folder)."""
@@ -135,6 +136,7 @@ def import_mmrb2_from_zip(
             task=task,
             update=update,
             wording=wording,
+            cast_votes=cast_votes,
         )
 
 
@@ -151,6 +153,7 @@ def import_mmrb2_from_paths(
     task: str | None = None,
     update: bool = False,
     wording: Wording | None = None,
+    cast_votes: bool = False,
 ) -> ImportResult:
     """Import a task file; its image paths resolve in `images` (a folder or a
     zip; default: the task file's own folder, as the published layout has it)."""
@@ -177,6 +180,7 @@ def import_mmrb2_from_paths(
             task=task,
             update=update,
             wording=wording,
+            cast_votes=cast_votes,
         )
 
 
@@ -189,11 +193,14 @@ def import_mmrb2(
     task: str,
     update: bool = False,
     wording: Wording | None = None,
+    cast_votes: bool = False,
 ) -> ImportResult:
     """Validate the whole task file and its images, then write it in one
     transaction (ImportFailed: nothing written). Re-importing the same file
     is a no-op; a changed pair under an existing ID is refused, or with
-    `update` replaces its item (see the module's docstring)."""
+    `update` replaces its item (see the module's docstring). `cast_votes`:
+    the new pairs' `human_annotations` become votes of imported annotators
+    (annotate.importing.imported_votes)."""
     if project.archived_at is not None:
         raise ImportFailed([ImportProblem(filename, "the project is archived (read-only)")])
     wording = wording or Wording()
@@ -287,6 +294,7 @@ def import_mmrb2(
             result.images_stored = len(new_images)
             batch: list[tuple[Item, mmrb2_format.Pair]] = []
             updated_ids: list[int] = []
+            published: dict[str, object] = {}  # new pairs' human_annotations (cast_votes)
             for _, _, pair in pairs():
                 if pair.external_id in replace:
                     pk = replace[pair.external_id]
@@ -297,6 +305,8 @@ def import_mmrb2(
                 if pair.external_id in existing:
                     result.unchanged += 1
                     continue
+                if cast_votes:
+                    published[pair.external_id] = pair.fields["human_annotations"]
                 batch.append((_item(project, domain, task, pair, infos, image_ids), pair))
                 if len(batch) >= _WRITE_BATCH:
                     result.item_ids += _create(batch, infos, image_ids)
@@ -308,6 +318,8 @@ def import_mmrb2(
             signals.items_imported.send(
                 sender=Item, project=project, item_ids=result.item_ids, updated_ids=updated_ids
             )
+            if published:
+                result.votes_cast = _cast_published(project, task, published, filename)
             from annotate.importing.tasks import (
                 make_thumbnails,
                 render_item_html,
@@ -326,6 +338,28 @@ def import_mmrb2(
         remove_orphans(written)
         raise
     return result
+
+
+def _cast_published(project: Project, task: str, published: dict, filename: str) -> int:
+    """The new pairs' published annotations as votes (imported_votes)."""
+    from annotate.importing import imported_votes
+
+    pks = dict(
+        Item.objects.filter(project=project, external_id__in=list(published)).values_list(
+            "external_id", "pk"
+        )
+    )
+    votes = {
+        pks[pair_id]: imported_votes.mmrb2_votes(
+            task=task,
+            annotations=annotations,
+            scale=project.preference_scale,
+            filename=filename,
+            pair_id=pair_id,
+        )
+        for pair_id, annotations in published.items()
+    }
+    return imported_votes.cast_votes(project=project, votes=votes, filename=filename)
 
 
 def _check_images(

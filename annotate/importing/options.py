@@ -39,6 +39,7 @@ FORM_LABELS = {
     "field_map": "Field map",
     "gold_from_label": "Gold from label",
     "update": "Update",
+    "cast_votes": "Cast published annotations as votes",
     "images": "Images",
 }
 

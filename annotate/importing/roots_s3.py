@@ -136,6 +136,11 @@ def import_bucket_items(*, project, dataset: str, images: str | None, roots: lis
             return import_items_from_paths(project=project, dataset=path, **options)
         # import_items_from_paths takes a folder or zip; a bucket is neither.
         from annotate.importing import hfparquet
+        from annotate.importing.records import ImportFailed, ImportProblem
+        from annotate.importing.service import NO_PUBLISHED_VOTES
+
+        if options.pop("cast_votes", False):  # neither reader here carries annotators
+            raise ImportFailed([ImportProblem(path.name, NO_PUBLISHED_VOTES)])
         from annotate.importing.jsonscan import open_dataset_file
         from annotate.importing.service import import_items
 

@@ -79,6 +79,7 @@ class ImportResult:
     images_stored: int = 0
     duplicates_skipped: int = 0  # later records of a repeated ID (keep-first)
     duplicates_renamed: int = 0  # later records of a repeated ID (suffix)
+    votes_cast: int = 0  # published annotations cast as votes (cast_votes)
     item_ids: list[int] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -90,6 +91,8 @@ class ImportResult:
             text += f"; {self.duplicates_skipped} records with a repeated ID left out"
         if self.duplicates_renamed:
             text += f"; {self.duplicates_renamed} records with a repeated ID renamed"
+        if self.votes_cast:
+            text += f"; {self.votes_cast} published annotations cast as imported votes"
         return text
 
 
@@ -451,6 +454,12 @@ def _save_upload(upload: UploadedFile, folder: Path) -> Path:
     return path
 
 
+NO_PUBLISHED_VOTES = (
+    "casting published annotations as votes needs a format that carries per-annotator "
+    "labels (an MMRB2 task file's human_annotations); this file has none"
+)
+
+
 def import_items_from_paths(
     *,
     project: Project,
@@ -469,19 +478,30 @@ def import_items_from_paths(
     annotate.importing.mmrb2 (its images: `images`, else its own folder)."""
     from annotate.importing import mmrb2
 
+    cast_votes = options.pop("cast_votes", False)
     mmrb2_options = {
         "update": options.get("update", False),
         "wording": (options.get("options") or ImportOptions()).wording,
+        "cast_votes": cast_votes,
     }
     if mmrb2.is_task_file(dataset, options.get("fmt")):
         return mmrb2.import_mmrb2_from_paths(
             project=project, dataset=dataset, images=images, **mmrb2_options
         )
+    if cast_votes and not dataset.suffix.lower() == ".zip":
+        raise ImportFailed([ImportProblem(dataset.name, NO_PUBLISHED_VOTES)])
     with ExitStack() as stack:
         if dataset.suffix.lower() == ".zip":
             archive = ZipImageSource(dataset)
             stack.callback(archive.close)
             source: ImageSource | None = archive
+            if cast_votes and (
+                release_import.release_folder_in_zip(archive) is not None
+                or not mmrb2.is_task_member(
+                    archive, find_dataset_in_zip(archive)[0], options.get("fmt")
+                )
+            ):
+                raise ImportFailed([ImportProblem(dataset.name, NO_PUBLISHED_VOTES)])
             if release_import.release_folder_in_zip(archive) is not None:
                 return release_import.import_release(
                     project=project, path=dataset, archive=archive, **options

@@ -45,6 +45,7 @@ def import_upload(request, slug):
                     field_map=data["field_map"],
                     gold_from_label=data["gold_from_label"],
                     update=data["update"],
+                    cast_votes=data["cast_votes"],
                     options=form.import_options(),
                 )
             except ImportFailed as exc:

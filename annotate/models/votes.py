@@ -142,6 +142,9 @@ class Judgement(models.Model):
     seconds_spent = models.FloatField(default=0, help_text="Claim to submit, wall clock.")
     active_seconds = models.FloatField(default=0, help_text="Active time reported by the page.")
     flagged_problem = models.BooleanField(default=False)
+    # A published annotation cast as a vote by the import (issue 30), by a
+    # pseudonymous imported annotator: shown as imported in every view and export.
+    imported = models.BooleanField(default=False)
     problem_reason = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -124,6 +124,9 @@ class VerdictDetailSerializer(VerdictSerializer):
 
     class VoteSerializer(serializers.Serializer):
         annotator = serializers.CharField(help_text="The annotator's pseudonym.")
+        imported = serializers.BooleanField(
+            help_text="A published annotation the import cast as a vote (imported annotator)."
+        )
         choice = serializers.ChoiceField(choices=CANONICAL_CHOICES, help_text="Canonical.")
         correct_1 = serializers.CharField()
         correct_2 = serializers.CharField()
@@ -174,6 +177,7 @@ def _verdict_detail(project, item_id: int, user) -> dict:
         votes.append(
             {
                 "annotator": names.get(a.annotator_id) or f"annotator #{a.annotator_id}",
+                "imported": j.imported,
                 "choice": j.choice,
                 "correct_1": j.correct_1,
                 "correct_2": j.correct_2,

@@ -7,8 +7,8 @@ own leaderboard table.
 
 One predictions file covers every task of the release (pair IDs are unique
 across a project); a task with no prediction at all is scored too, every
-pair missing. Per-item results (the drill-down and label quality) are not
-written for MMRB2 evaluations: those read the MRB records.
+pair missing. Per-item results (the drill-down and label quality) are
+written as for MRB entries, in canonical terms (curation.quality.mmrb2_predictions).
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def evaluate_mmrb2(
     base = f"evaluations/{release.project.slug}/{release.version}/{uuid.uuid4().hex}"
     with transaction.atomic():
         stored = default_storage.save(f"{base}.json", stored_content(predictions))
-        return Evaluation.objects.create(
+        evaluation = Evaluation.objects.create(
             release=release,
             name=name,
             scoring=ScoringFormat.MMRB2,
@@ -175,6 +175,11 @@ def evaluate_mmrb2(
             accuracy=report["mmrb2"]["overall"]["accuracy"],
             created_by=user,
         )
+        # Per-item results in canonical terms (drill-down, label audit).
+        from curation.quality.mmrb2_predictions import store_mmrb2_item_predictions
+
+        store_mmrb2_item_predictions(evaluation=evaluation, predictions=parsed)
+        return evaluation
 
 
 def mmrb2_leaderboard(release: Release) -> tuple[list[str], list[dict]]:

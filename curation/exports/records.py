@@ -64,6 +64,7 @@ VOTE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("voted_at", "timestamp"),
     ("seconds_spent", "float"),
     ("active_seconds", "float"),
+    ("imported", "bool"),  # a published annotation cast as a vote by the import
 )
 
 # Every field of annotate's Judgement and the vote column that carries it
@@ -87,6 +88,7 @@ JUDGEMENT_COLUMNS = {
     "flagged_problem": "flagged_problem",
     "problem_reason": "problem_reason",
     "created_at": "voted_at",
+    "imported": "imported",
 }
 
 VERDICT_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -138,6 +140,7 @@ VOTE_FIELDS = (
     "created_at",
     "seconds_spent",
     "active_seconds",
+    "imported",
 )
 
 VERDICT_FIELDS = (
@@ -205,6 +208,7 @@ def vote_record(
         voted_at,
         seconds,
         active,
+        imported,
     ) = row
     correct_left, correct_right = rules.displayed_pair(correct_1, correct_2, swapped=swapped)
     grade_left, grade_right = rules.displayed_pair(grade_1, grade_2, swapped=swapped)
@@ -250,6 +254,7 @@ def vote_record(
         voted_at,
         seconds,
         active,
+        imported,
     )
 
 

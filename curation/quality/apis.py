@@ -30,7 +30,7 @@ from curation.verdicts.decisions import (
 from ..models import ItemQuality, LabelQualityRun, LabelQualityStatus, Verdict
 from .label_quality import libraries_available
 from .service import INSTALL_HINT, LabelQualityError, request_label_quality
-from .views import entry_for, entry_predictions, item_entries, suspected_errors
+from .views import VIEWS, entry_for, entry_predictions, item_entries, suspected_errors
 
 
 def _project(request, slug):
@@ -227,6 +227,15 @@ class SuspectSerializer(serializers.Serializer):
         allow_null=True, help_text="Mean P(response 1 better) of the selected entries."
     )
     ds_p1 = serializers.FloatField(help_text="Dawid-Skene posterior of response 1, votes alone.")
+    models_against = serializers.FloatField(
+        allow_null=True, help_text="The models' probability that the current label is wrong."
+    )
+    unanimous = serializers.BooleanField(help_text="Two or more votes, all on one side.")
+    mean_strength = serializers.FloatField(
+        allow_null=True,
+        help_text="Graded votes: their mean signed strength, oriented to response 1 (3 much "
+        "better … -3); null on an A/B scale.",
+    )
     consensus = serializers.ChoiceField(choices=RESPONSES)
     consensus_quality = serializers.FloatField()
     annotator_agreement = serializers.FloatField()
@@ -239,10 +248,19 @@ class SuspectSerializer(serializers.Serializer):
 class SuspectListApi(APIView):
     class FilterSerializer(serializers.Serializer):
         domain = serializers.SlugField(required=False)
+        view = serializers.ChoiceField(
+            choices=list(VIEWS),
+            required=False,
+            default="all",
+            help_text="all: every suspect, least trusted label first; unanimous: items every "
+            "vote agrees on while the models give the label less than even odds, the "
+            "models' confidence against the label first.",
+        )
 
     @extend_schema(
         operation_id="label_quality_suspects",
-        summary="Suspected label errors: agreed/resolved items, least trusted label first",
+        summary="Suspected label errors: agreed/resolved items, least trusted label first "
+        "(view=unanimous: unanimous labels the models disagree with)",
         parameters=[FilterSerializer, *PAGE_PARAMETERS],
         responses={200: paginated(SuspectSerializer), **errors(400, 401, 403, 404)},
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from annotate.models import Item, Project
 
@@ -136,6 +136,15 @@ class ItemQuality(models.Model):
     label_quality = models.FloatField(
         null=True, help_text="CROWDLAB's probability of that label (the queue's sort key)."
     )
+    mean_strength = models.FloatField(
+        null=True, help_text="Graded votes: their mean signed strength, oriented to response 1."
+    )
+    unanimous = models.BooleanField(
+        default=False, help_text="Two or more votes, none a tie, all on one side."
+    )
+    models_against = models.FloatField(
+        null=True, help_text="The ensemble's probability that the label is wrong (no model: null)."
+    )
 
     class Meta:
         constraints = [
@@ -149,6 +158,14 @@ class ItemQuality(models.Model):
             # Suspected-errors queue: a project's items, lowest label quality first.
             models.Index(
                 fields=["project", "label_quality", "item"], name="curation_itemquality_queue_idx"
+            ),
+            # "Unanimous, but the models disagree": the models' confidence against first.
+            models.Index(
+                F("project"),
+                F("models_against").desc(),
+                F("item"),
+                name="curation_itemquality_unan_idx",
+                condition=Q(unanimous=True, models_against__gt=0.5),
             ),
         ]
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from annotate.models import Judgement, Project
 from curation.agreement.reports import STALE_REQUEST
+from curation.evaluation.service import EvaluationError
 
 from ..models import (
     Evaluation,
@@ -23,12 +24,24 @@ from ..models import (
     ScoringFormat,
     Verdict,
 )
-from .label_quality import QualityUnavailable, analyse, label_quality, libraries_available
+from .label_quality import (
+    QualityUnavailable,
+    analyse,
+    label_quality,
+    libraries_available,
+    models_against,
+)
+from .mmrb2_predictions import ensure_mmrb2_item_predictions
 from .models import LabelQualityStatus
 
 log = logging.getLogger(__name__)
 
 WRITE_BATCH = 5000
+PLAIN_MODEL = "CROWDLAB (cleanlab), one column per annotator"
+GRADED_MODEL = (
+    "CROWDLAB (cleanlab) on the collapsed label, one column per (annotator, strength level): "
+    "graded votes weigh by how strongly they were given"
+)
 INSTALL_HINT = 'Label quality needs the optional "quality" extra: pip install -e ".[quality]".'
 
 
@@ -37,10 +50,11 @@ class LabelQualityError(Exception):
 
 
 def project_entries(project: Project):
-    """The project's leaderboard entries (every release), newest release first."""
+    """The project's leaderboard entries (every release, every benchmark's
+    scoring: MRB lines and reward-model scores, MMRB2 forward/reverse
+    judgements), newest release first."""
     return (
-        # MMRB2 entries have no per-item results (mmrb2_service): not an ensemble member.
-        Evaluation.objects.filter(release__project=project, scoring=ScoringFormat.MRB)
+        Evaluation.objects.filter(release__project=project)
         .select_related("release")
         .order_by("-release__created_at", "name")
     )
@@ -59,6 +73,14 @@ def request_label_quality(*, project: Project, evaluations: list[int], user=None
     known = set(project_entries(project).filter(pk__in=chosen).values_list("pk", flat=True))
     if unknown := [pk for pk in chosen if pk not in known]:
         raise LabelQualityError(f"No such leaderboard entries in this project: {unknown}")
+    # MMRB2 entries scored before their per-item results were kept get them now.
+    for evaluation in Evaluation.objects.filter(pk__in=chosen, scoring=ScoringFormat.MMRB2):
+        try:
+            ensure_mmrb2_item_predictions(evaluation)
+        except (OSError, ValueError, EvaluationError) as exc:  # the file is gone or unreadable
+            raise LabelQualityError(
+                f"{evaluation.name}: its predictions file cannot be read again ({exc})."
+            ) from None
     now = timezone.now()
     LabelQualityRun.objects.get_or_create(project=project)
     busy = Q(status__in=[LabelQualityStatus.PENDING, LabelQualityStatus.RUNNING])
@@ -97,10 +119,11 @@ def ensemble_probabilities(project: Project, evaluations: list[int]) -> dict[int
 
 
 def current_votes(project: Project):
-    """(item, annotator, choice) of every current vote, streamed."""
+    """(item, annotator, choice, signed strength or None) of every current
+    vote, streamed; graded votes carry their strength into the analysis."""
     return (
         Judgement.objects.filter(is_current=True, assignment__item__project=project)
-        .values_list("assignment__item_id", "assignment__annotator_id", "choice")
+        .values_list("assignment__item_id", "assignment__annotator_id", "choice", "strength")
         .iterator(chunk_size=20_000)
     )
 
@@ -146,6 +169,9 @@ def compute_label_quality(*, project_id: int) -> str:
                 ds_p1=r.ds_p1,
                 label=label,
                 label_quality=label_quality(r, label) if label in ("1", "2") else None,
+                mean_strength=r.mean_strength,
+                unanimous=r.unanimous,
+                models_against=models_against(r.model_p1, label),
             )
 
     payload = {
@@ -158,6 +184,8 @@ def compute_label_quality(*, project_id: int) -> str:
             for a in analysis.annotators
         },
         "model_weight": analysis.model_weight,
+        "graded": analysis.graded,
+        "model": GRADED_MODEL if analysis.graded else PLAIN_MODEL,
         "n_items": len(analysis.items),
         "n_votes": analysis.n_votes,
         "n_ties_left_out": analysis.n_ties_left_out,

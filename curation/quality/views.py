@@ -34,6 +34,9 @@ from .service import INSTALL_HINT, LabelQualityError, project_entries, request_l
 
 PAGE_SIZE = 50
 SHOW = {"wrong": "Wrong", "right": "Right", "all": "All"}
+# The queue's views: every suspect by CROWDLAB's probability, or the items
+# every vote agrees on while the models lean the other way (issue 30).
+VIEWS = {"all": "All suspects", "unanimous": "Unanimous, but the models disagree"}
 
 
 def entry_for(project, release_id, evaluation_id) -> Evaluation:
@@ -63,7 +66,12 @@ def entry_predictions(evaluation, params):
 
 
 def filter_options(evaluation) -> tuple[list[str], list[str]]:
-    """Categories and sub-buckets from the stored report (no query)."""
+    """Categories and sub-buckets from the stored report (no query); for an
+    MMRB2 entry its tasks and prompt sources."""
+    if "mmrb2" in evaluation.report:
+        tasks = evaluation.report["mmrb2"].get("tasks", [])
+        sources = sorted({s["source"] for t in tasks for s in t.get("by_source", [])})
+        return [t["task"] for t in tasks], sources
     groups = evaluation.report.get("official", {}).get("groups", [])
     categories = [g["name"] for g in groups if g["level"] == "category"]
     buckets = [g["name"] for g in groups if g["level"] == "sub_bucket"]
@@ -130,9 +138,22 @@ def item_models(request, slug, item_id):
 def suspected_errors(project, params=None):
     """Agreed and resolved items ranked by CROWDLAB's probability of their
     current label, lowest first; an item leaves the queue once a curator
-    confirmed it (provenance reviewed) or changed its side."""
+    confirmed it (provenance reviewed) or changed its side. The view
+    "unanimous" keeps the items whose votes all agree while the models give
+    the label less than even odds, the models' confidence against it first."""
     params = params or {}
-    rows = (
+    rows = _queue_rows(project)
+    if params.get("view") == "unanimous":
+        rows = rows.filter(unanimous=True, models_against__gt=0.5).order_by(
+            "-models_against", "item_id"
+        )
+    if params.get("domain"):
+        rows = rows.filter(item__domain__slug=params["domain"])
+    return rows
+
+
+def _queue_rows(project):
+    return (
         ItemQuality.objects.filter(
             project=project,
             label_quality__isnull=False,
@@ -143,9 +164,6 @@ def suspected_errors(project, params=None):
         .select_related("item__domain", "item__verdict")
         .order_by("label_quality", "item_id")
     )
-    if params.get("domain"):
-        rows = rows.filter(item__domain__slug=params["domain"])
-    return rows
 
 
 def next_suspect(project, user, *, after_item_id=None) -> int | None:
@@ -215,6 +233,9 @@ def label_quality_queue(request, slug):
             "form": form,
             "domains": project.domains.order_by("position", "slug"),
             "domain": request.GET.get("domain", ""),
+            "view": request.GET.get("view") if request.GET.get("view") in VIEWS else "all",
+            "views": VIEWS,
+            "graded": project.is_graded,
             "query": query.urlencode(),
             "first": page.object_list[0].item_id if page.object_list else None,
         },

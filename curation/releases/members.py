@@ -61,9 +61,10 @@ def _vote_dicts(item_ids, pseudonyms, extras: VoteExtras) -> dict[int, list[dict
             "strength",
             "grade_1",
             "grade_2",
+            "imported",
         )
     )
-    for item_id, annotator, choice, c1, c2, confidence, strength, g1, g2 in rows:
+    for item_id, annotator, choice, c1, c2, confidence, strength, g1, g2, imported in rows:
         vote = {
             "annotator": pseudonym_of(pseudonyms, annotator),
             "choice": choice,
@@ -75,6 +76,8 @@ def _vote_dicts(item_ids, pseudonyms, extras: VoteExtras) -> dict[int, list[dict
             vote["strength"] = strength
         if extras.grades:
             vote["grade_1"], vote["grade_2"] = g1, g2
+        if imported:  # a published annotation (only then: older releases keep their bytes)
+            vote["imported"] = True
         votes[item_id].append(vote)
     return votes
 

@@ -18,6 +18,15 @@ def decide_items_imported_from_a_release(sender, *, project, item_ids, release, 
     decide_imported_items(project=project, item_ids=item_ids, release=release)
 
 
+def decide_items_with_imported_votes(sender, *, project, item_ids, **kwargs) -> None:
+    """Published annotations became votes: apply the contested rule to those
+    items at once, in the import's transaction."""
+    from annotate.models import Item
+    from curation.verdicts.service import reevaluate_items
+
+    reevaluate_items(project=project, items=Item.objects.filter(pk__in=item_ids))
+
+
 def update_verdict_on_vote(sender, *, item, **kwargs) -> None:
     """Move the item's verdict through the contested rule, atomically with the
     vote (update_verdict locks the verdict row first)."""

@@ -71,6 +71,7 @@ def test_vl_rewardbench_imports_keeping_the_first_of_each_id(admin):
         "updated": 0,
         "unchanged": 0,
         "images_stored": VL_DISTINCT_IDS,
+        "votes_cast": 0,
         "duplicates_skipped": VL_REPEATED_IDS,
         "duplicates_renamed": 0,
     }

@@ -84,6 +84,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--update", action="store_true", help="replace items whose content changed"
         )
+        parser.add_argument(
+            "--cast-votes",
+            action="store_true",
+            help="MMRB2 task files: cast human_annotations as votes of imported annotators",
+        )
 
     def handle(self, *args, **opts):
         try:
@@ -132,6 +137,7 @@ class Command(BaseCommand):
                 seed=opts["seed"],
                 gold_from_label=opts["gold_from_label"],
                 update=opts["update"],
+                cast_votes=opts["cast_votes"],
                 options=options,
                 progress=bar.update,
             )

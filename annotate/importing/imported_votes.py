@@ -1,0 +1,225 @@
+"""Published annotations cast as votes (issue 30): an import option, off by
+default, for formats that carry per-annotator labels (MMRB2's
+`human_annotations` today), so agreement, the contested rule and the label
+audit work on a published benchmark a team re-curates.
+
+Who voted: pseudonymous *imported annotators*, one per position in the
+file's annotation lists (`human_annotations[0]` is `imported-1`, …): users
+`imported-<project slug>-<n>` that are inactive and have no usable password
+(they can never log in), members of the project as inactive annotators with
+the pseudonym `imported-<n>`, so every view and export that names an
+annotator says "imported"; each of their judgements also carries
+`imported=True` (exports, the API and the curator's pages show it).
+
+What a vote is: on MMRB2's text-to-image, editing and interleaved tasks a
+point 1..6 (6 = A much better; A is response 1): on a graded6 project the
+point's strength (annotate.loop.scales), on an A/B project its side (4..6:
+response 1, 1..3: response 2); a graded7 project has no 1..6 points and is
+refused. On the reasoning task the k-th ratings of `response_a_ratings` and
+`response_b_ratings` (A best … C) are one annotator's letter grades, and the
+better grade is their choice (equal grades: a tie); ratings without a
+partner in the other list are not cast.
+
+How it is written: each vote is a submitted assignment (never open: it
+never holds a lease, never enters the claim queue, nobody's work in
+progress) and its judgement, in the import's transaction; the item's
+tallies count them as any vote, and its `votes_needed` rises only if the
+imported votes and the live leases it already had would not fit. Only
+items the import created get votes (re-importing is a no-op); the rule is
+then applied to those items by curation (signal `imported_votes_cast`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.db.models import F
+from django.db.models.functions import Greatest
+from django.utils import timezone
+
+from annotate import signals
+from annotate.importing.records import ImportFailed, ImportProblem
+from annotate.loop import scales
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    Grade,
+    Item,
+    Judgement,
+    Membership,
+    Project,
+    Role,
+)
+
+GRADE_ORDER = {"A": 0, "B": 1, "C": 2}  # A best
+REASONING = "reasoning"
+
+
+@dataclass(frozen=True)
+class PublishedVote:
+    """One published annotation in canonical terms (response 1 = A)."""
+
+    choice: str
+    strength: int | None = None
+    grade_1: str = ""
+    grade_2: str = ""
+
+
+def username(project: Project, n: int) -> str:
+    return f"imported-{project.slug}-{n}"
+
+
+def pseudonym(n: int) -> str:
+    return f"imported-{n}"
+
+
+def mmrb2_votes(
+    *, task: str, annotations, scale: str, filename: str, pair_id: str
+) -> list[PublishedVote]:
+    """The votes of one MMRB2 pair's `human_annotations` (see module).
+    Raises ImportFailed naming the file, the pair and the field."""
+
+    def bad(where: str, message: str) -> ImportFailed:
+        return ImportFailed(
+            [ImportProblem(filename, f"pair {pair_id!r}, field {where}: {message}")]
+        )
+
+    if task == REASONING:
+        if not isinstance(annotations, Mapping):
+            raise bad("human_annotations", "expected an object of response_a/b_ratings")
+        a = annotations.get("response_a_ratings") or []
+        b = annotations.get("response_b_ratings") or []
+        votes = []
+        for k, (g1, g2) in enumerate(zip(a, b, strict=False)):
+            for side, grade in (("a", g1), ("b", g2)):
+                if grade not in GRADE_ORDER:
+                    raise bad(
+                        f"human_annotations.response_{side}_ratings[{k}]",
+                        f"{grade!r} is not a grade (A, B or C)",
+                    )
+            order = GRADE_ORDER[g1] - GRADE_ORDER[g2]
+            choice = "1" if order < 0 else "2" if order > 0 else "tie"
+            votes.append(PublishedVote(choice, None, g1, g2))
+        return votes
+    if not isinstance(annotations, list):
+        raise bad("human_annotations", "expected a list of points 1-6")
+    if scale == scales.GRADED7:
+        raise ImportFailed(
+            [
+                ImportProblem(
+                    filename,
+                    "MMRB2's annotations are points of a six-point scale: casting them as votes "
+                    "needs an A/B or a graded 6-point project, not a 7-point one",
+                )
+            ]
+        )
+    votes = []
+    for k, point in enumerate(annotations):
+        if isinstance(point, bool) or not isinstance(point, int) or not 1 <= point <= 6:
+            raise bad(f"human_annotations[{k}]", f"{point!r} is not a point 1-6")
+        strength = scales.strength_of_value(point, scales.GRADED6)
+        choice = scales.choice_of(strength)
+        votes.append(PublishedVote(choice, strength if scale == scales.GRADED6 else None))
+    return votes
+
+
+def imported_annotators(project: Project, count: int, *, filename: str) -> list:
+    """The project's imported annotators 1..count, created as needed:
+    inactive users without a usable password, inactive members."""
+    User = get_user_model()
+    users = []
+    for n in range(1, count + 1):
+        user, created = User.objects.get_or_create(
+            username=username(project, n), defaults={"is_active": False}
+        )
+        if created:
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+        elif user.is_active or user.has_usable_password():
+            raise ImportFailed(
+                [
+                    ImportProblem(
+                        filename,
+                        f"the user name {user.username!r} of imported annotator {n} belongs to "
+                        "an account that can log in; rename that account first",
+                    )
+                ]
+            )
+        Membership.objects.get_or_create(
+            project=project,
+            user=user,
+            defaults={"role": Role.ANNOTATOR, "pseudonym": pseudonym(n), "is_active": False},
+        )
+        users.append(user)
+    return users
+
+
+def cast_votes(
+    *, project: Project, votes: Mapping[int, Sequence[PublishedVote]], filename: str
+) -> int:
+    """Write the published votes of the items `votes` maps (item pk -> its
+    votes, annotator n = position n) as submitted judgements of the
+    imported annotators, inside the caller's transaction. Returns the
+    number of votes cast."""
+    votes = {pk: v for pk, v in votes.items() if v}
+    if not votes:
+        return 0
+    annotators = imported_annotators(
+        project, max(len(v) for v in votes.values()), filename=filename
+    )
+    now = timezone.now()
+    assignments = []
+    for pk, item_votes in votes.items():
+        for n, _vote in enumerate(item_votes):
+            assignments.append(
+                Assignment(
+                    item_id=pk,
+                    annotator=annotators[n],
+                    status=AssignmentStatus.SUBMITTED,
+                    shown_swapped=False,
+                    claimed_at=now,
+                    lease_expires_at=now + timedelta(seconds=1),
+                    submitted_at=now,
+                )
+            )
+    Assignment.objects.bulk_create(assignments, batch_size=2000)
+    judgements = []
+    it = iter(assignments)
+    for item_votes in votes.values():
+        for vote in item_votes:
+            judgements.append(
+                Judgement(
+                    assignment=next(it),
+                    choice=vote.choice,
+                    strength=vote.strength,
+                    grade_1=vote.grade_1 or Grade.NONE,
+                    grade_2=vote.grade_2 or Grade.NONE,
+                    imported=True,
+                )
+            )
+    Judgement.objects.bulk_create(judgements, batch_size=2000)
+    # One UPDATE per distinct tally (items with the same counts together).
+    tallies: dict[tuple[int, int, int], list[int]] = defaultdict(list)
+    for pk, item_votes in votes.items():
+        n1 = sum(1 for v in item_votes if v.choice == "1")
+        n2 = sum(1 for v in item_votes if v.choice == "2")
+        tallies[(n1, n2, len(item_votes) - n1 - n2)].append(pk)
+    for (n1, n2, ties), pks in tallies.items():
+        k = n1 + n2 + ties
+        # SET reads the old row: votes_needed never below the votes and leases it holds.
+        Item.objects.filter(pk__in=pks).update(
+            votes_needed=Greatest(F("votes_needed"), F("live_assignments") + k),
+            live_assignments=F("live_assignments") + k,
+            votes_1=F("votes_1") + n1,
+            votes_2=F("votes_2") + n2,
+            votes_tie=F("votes_tie") + ties,
+        )
+    for n, user in enumerate(annotators):
+        cast = sum(1 for v in votes.values() if len(v) > n)
+        Membership.objects.filter(project=project, user=user).update(judged=F("judged") + cast)
+    signals.imported_votes_cast.send(sender=Judgement, project=project, item_ids=list(votes))
+    return len(judgements)
