@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
+import time
 
 import pytest
 from django.db import connection
@@ -62,3 +64,40 @@ def test_on_sqlite_releases_built_while_annotators_vote_all_succeed_too(tmp_path
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
     check(json.loads(line[len("RESULT ") :]))
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_heartbeat_of_a_build_reading_in_its_snapshot_reaches_other_connections(
+    tmp_path, settings
+):
+    """The build's own connection sits in its read-only snapshot for the
+    whole build; its heartbeat must still move for everyone else (or the
+    sweep would take a live build for dead)."""
+    from datetime import timedelta
+
+    from curation.models import Release, ReleaseStatus
+    from curation.releases.build import build_release
+    from tests.curation.releases.test_releases import INCLUDED, make_release_project, new_release
+
+    settings.RELEASE_HEARTBEAT_SECONDS = 1
+    settings.RELEASE_BUILD_ITEM_DELAY = 0.2  # about 3.4 s of writing records
+    release = new_release(make_release_project(tmp_path))
+    seen: list = []
+    build = threading.Thread(
+        target=lambda: (build_release(release_id=release.pk), connection.close())
+    )
+    build.start()
+    try:
+        while build.is_alive():
+            row = Release.objects.filter(pk=release.pk).values("status", "heartbeat_at")[0]
+            if row["status"] == ReleaseStatus.BUILDING:
+                seen.append(row["heartbeat_at"])
+            time.sleep(0.1)
+    finally:
+        build.join(timeout=60)
+    assert Release.objects.get(pk=release.pk).status == ReleaseStatus.READY
+    beats = sorted(set(seen))
+    assert len(beats) >= 3, beats  # it moved, about once a second
+    assert max(b - a for a, b in itertools.pairwise(beats)) < timedelta(seconds=2.5)
+    assert len(INCLUDED) * settings.RELEASE_BUILD_ITEM_DELAY > 3
