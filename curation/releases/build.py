@@ -6,6 +6,11 @@ zips it, and publishes both only when everything is written: with a rename on
 the local file system, by upload and copy into the "releases" storage on a
 bucket (curation.releases.publishing). A build that dies leaves the release
 `failed` and nothing visible; building again is safe.
+
+Everything the release holds is read in one snapshot of the database
+(curation.releases.snapshot), while a thread of the build writes its
+heartbeat and progress where others see them (curation.releases.heartbeat);
+a build whose heartbeat stopped is taken over (curation.releases.recovery).
 """
 
 from __future__ import annotations

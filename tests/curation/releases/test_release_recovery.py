@@ -145,6 +145,9 @@ def test_a_curator_retries_a_failed_build_from_its_page_and_the_retry_is_audited
     assert event.before["error"] == "OSError: No space left on device"
     assert event.after == {"status": "pending", "release": release.pk, "version": "v1.0"}
     assert "Retry the build" not in client.get(url).content.decode()
+    log = client.get(reverse("audit_log", args=[project.slug]), {"action": "release_retried"})
+    assert log.status_code == 200
+    assert "release_retried" in log.content.decode() and curator.username in log.content.decode()
 
 
 def test_a_stalled_build_shows_why_and_offers_retry_and_the_page_stops_polling(project, curator):
