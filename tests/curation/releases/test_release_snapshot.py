@@ -60,7 +60,9 @@ print("RESULT " + json.dumps(snapshot_scenario.run(project, voters, builds=10), 
 def test_on_sqlite_releases_built_while_annotators_vote_all_succeed_too(tmp_path):
     """The embedded default: an SQLite file in WAL mode, where one read
     transaction is the snapshot and the voters' writes go on beside it."""
-    done = run_django(SQLITE_CHILD, data_dir=tmp_path, MEDIA_ROOT=str(tmp_path / "media"))
+    done = run_django(
+        SQLITE_CHILD, data_dir=tmp_path, timeout=400, MEDIA_ROOT=str(tmp_path / "media")
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
     check(json.loads(line[len("RESULT ") :]))
