@@ -28,7 +28,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import transaction
-from django.db.models import Count, F, Max, Q
+from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotate.models import Judgement, Membership
@@ -65,6 +65,8 @@ def _take(release_id: int, *, take_over: bool = False) -> bool:
     """One-shot transition to building: a pending or failed release, or a
     dead build (its heartbeat stale: Release.objects.stalled), or any build
     with `take_over` (its task's message came back from a dead worker)."""
+    from django.db.models import F
+
     now = timezone.now()
     started = {
         "started_at": now,

@@ -144,10 +144,10 @@ def site(tmp_path):
             reverse("audit_log", args=[p]),
             reverse("releases", args=[p]),
             reverse("release_new", args=[p]),
+            reverse("release_detail", args=[p, failed.pk]),  # Retry (issue 29)
+            reverse("release_detail", args=[p, stalled.pk]),
             reverse("release_detail", args=[p, v2.pk]),
             reverse("release_detail", args=[mm.slug, mm_release.pk]),
-            reverse("release_detail", args=[p, failed.pk]),
-            reverse("release_detail", args=[p, stalled.pk]),
             reverse("release_diff", args=[p, v2.pk]) + f"?against={v1.pk}",
             reverse("leaderboard", args=[p, v2.pk]),
             reverse("judge_run", args=[p, run.pk]),
