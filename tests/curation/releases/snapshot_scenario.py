@@ -2,7 +2,8 @@
 test and the SQLite one (which runs it in a fresh process on a WAL file).
 
 Annotator threads vote on a project where one vote agrees an item, so the
-set of included items grows with every vote. The build runs in the calling
+set of included items grows with every vote (VOTES_PER_BUILD votes per build,
+so the items last however fast the machine). The build runs in the calling
 thread. To know exactly what was included when a build started, voting
 pauses on a gate while the test reads the included set and the build
 begins; the build reopens the gate the moment it has started reading
@@ -35,6 +36,8 @@ from tests.factories import make_image, make_item, make_member, make_project, pn
 
 # Votes committed after a build started and before it writes its records.
 VOTES_DURING_BUILD = 3
+# Votes allowed per build (so a fast machine cannot use up the items).
+VOTES_PER_BUILD = 8
 DOMAIN = "general_preference"
 
 
@@ -64,11 +67,14 @@ def run(project, voters, *, builds: int) -> dict:
     counted = threading.Condition()
     stop = threading.Event()
     errors: list[str] = []
+    budget = threading.Semaphore(0)  # VOTES_PER_BUILD more at each build's start
 
     def vote(user, seed: int) -> None:
         rng = random.Random(seed)
         try:
             while not stop.is_set():
+                if not budget.acquire(timeout=0.05):
+                    continue
                 with gate:
                     assignment = claim_next_item(project=project, annotator=user)
                     if assignment is None:
@@ -109,6 +115,7 @@ def run(project, voters, *, builds: int) -> dict:
     def included(release):
         if state.pop("gate_held", False):
             state["votes_at_start"] = committed[0]
+            budget.release(VOTES_PER_BUILD)
             gate.release()  # the build has read: voting resumes
         return real_included(release)
 
