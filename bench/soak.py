@@ -1,7 +1,8 @@
 """Soak: 32 annotators and 2 curators for 10 minutes against the whole stack.
 
     .venv/bin/python bench/soak.py [--minutes 10] [--annotators 32] [--curators 2]
-                                   [--items 12000] [--think 0.5] [--max-requests 200000] [--keep]
+                                   [--items 12000] [--think 0.5] [--max-requests 200000]
+                                   [--release-every 120] [--keep]
 
 Starts, on 127.0.0.1 ports the OS picks: gunicorn (2 sync workers, DEBUG off,
 after ``collectstatic``), one Celery worker (prefork, concurrency 1) on Redis,
@@ -15,6 +16,8 @@ request budget, whichever comes first:
   (resolve, with a reason and the verdict version of the page it read; a 409
   because the other curator was first is counted, not an error), opens the
   agreement dashboard and asks for a background recomputation every minute;
+- the first curator also cuts a release every ``--release-every`` seconds
+  (issue 29: each is built by the worker while the annotators go on voting);
 - at the end one curator cuts a release and waits for the worker to build it.
 
 Every 2 s the resident memory (VmRSS) of each gunicorn worker, the Celery
@@ -22,9 +25,11 @@ worker (main process and pool child) and this load generator is sampled.
 Then the database is checked: every acknowledged vote stored exactly once,
 no item over its overlap, tallies and verdicts consistent with the votes
 (recomputed with curation.verdicts.rule, the rule the app applies), every
-acknowledged curator decision in place. Prints a table; exits 1 on a lost or
-duplicated vote, an inconsistent verdict, a request error, or memory that
-grew (end above start, after warm-up, by more than 10 % + 16 MB).
+acknowledged curator decision in place, every release built (started, ready,
+failed; each ready one's records equal its members). Prints a table; exits 1
+on a lost or duplicated vote, an inconsistent verdict, a request error, a
+release build that failed or never finished, or memory that grew (end above
+start, after warm-up, by more than 10 % + 16 MB).
 
 The script owns one PostgreSQL database (DATABASE_URL, default below; its
 name must start with ``bench``), dropped and created at the start, dropped
@@ -255,6 +260,10 @@ class Curator:
     # item → (monotonic time of the acknowledgement, choice)
     decided: dict[int, tuple[float, str]] = field(default_factory=dict)
     last_refresh: float = 0.0
+    # Cutting releases during the run (the first curator): every this many s.
+    release_every: float = 0.0
+    last_release: float = field(default_factory=time.monotonic)
+    releases_cut: list[str] = field(default_factory=list)
 
     def get(self, load: Load, kind: str, path: str) -> str:
         resp = self.browser.request("GET", path)
@@ -320,8 +329,14 @@ class Curator:
             )
             if resp.status not in (302, 303):
                 raise Failure(f"agreement refresh: {resp.status}")
+        if self.release_every and time.monotonic() - self.last_release > self.release_every:
+            self.last_release = time.monotonic()
+            version = f"soak-during-{len(self.releases_cut) + 1}"
+            if self.cut_release(load, version=version) is not None:
+                self.releases_cut.append(version)
 
-    def cut_release(self, load: Load) -> str:
+    def cut_release(self, load: Load, *, version: str = "soak-1") -> str | None:
+        """Cut a release; None when nothing is agreed yet (the form says so)."""
         path = f"/p/{self.slug}/releases/new/"
         page = self.get(load, "curator: GET new release", path)
         token = CSRF_INPUT.search(page)
@@ -334,13 +349,15 @@ class Curator:
             path,
             [  # pairs: the domains field repeats
                 ("csrfmiddlewaretoken", token.group(1)),
-                ("version", "soak-1"),
-                ("notes", "cut at the end of the soak"),
+                ("version", version),
+                ("notes", "cut by the soak"),
                 *(("domains", d) for d in domains),
                 ("seed", "1"),
             ],
             path,
         )
+        if resp.status == 400 and "Nothing to release" in resp.text():
+            return None
         if resp.status not in (302, 303):
             problems = re.findall(r'class="errorlist[^"]*"[^>]*>(.*?)</ul>', resp.text(), re.S)
             raise Failure(f"new release: {resp.status} {problems or resp.text()[:300]}")
@@ -474,7 +491,16 @@ def memory_rows(t: Results, samples: dict, warm: float, until: float) -> None:
 
 
 def report(
-    *, load: Load, seconds: float, samples, warm: float, until: float, problems, release, args
+    *,
+    load: Load,
+    seconds: float,
+    samples,
+    warm: float,
+    until: float,
+    problems,
+    release,
+    during,
+    args,
 ) -> Results:
     t = Results()
     t.add("duration", f"{seconds:.0f} s", f"{args.minutes:g} min or {args.max_requests} requests")
@@ -500,6 +526,19 @@ def report(
     t.add("request errors", f"{len(load.errors)}", "0", not load.errors)
     for problem, n in problems.items():
         t.add(problem, str(n), "0", n == 0)
+    if during is not None:
+        t.add(
+            "releases cut during the run: started / ready / failed",
+            f"{during['started']} / {during['ready']} / {during['failed']}",
+            "all ready, ≥ 1",
+            during["started"] >= 1 and during["ready"] == during["started"],
+        )
+        t.add(
+            "  ready releases whose records ≠ members",
+            str(during["mismatched"]),
+            "0",
+            during["mismatched"] == 0,
+        )
     if release is not None:
         t.add(
             "release cut at the end",
@@ -519,6 +558,33 @@ def release_state(url: str) -> dict:
             "SELECT status, progress_total, error FROM curation_release WHERE version = 'soak-1'"
         ).fetchone()
     return {"status": row[0], "items": row[1], "error": row[2]} if row else {"status": "missing"}
+
+
+def releases_during(url: str, versions: list[str], *, wait: float = 300) -> dict:
+    """The outcome of the releases cut during the run, once none is still
+    pending or building (or after `wait` seconds: those count as not ready)."""
+    import psycopg
+
+    deadline = time.monotonic() + wait
+    while True:
+        with psycopg.connect(url) as conn:
+            rows = conn.execute(
+                "SELECT r.version, r.status, r.error, r.progress_total,"
+                " (SELECT count(*) FROM curation_releaseitem i WHERE i.release_id = r.id)"
+                " FROM curation_release r WHERE r.version = ANY(%s)",
+                [versions],
+            ).fetchall()
+        statuses = Counter(row[1] for row in rows)
+        if not (statuses["pending"] or statuses["building"]) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    return {
+        "started": len(versions),
+        "ready": statuses["ready"],
+        "failed": statuses["failed"],
+        "mismatched": sum(1 for row in rows if row[1] == "ready" and row[3] != row[4]),
+        "errors": [f"{row[0]}: {row[2]}" for row in rows if row[1] == "failed"],
+    }
 
 
 def empty_queue(redis_url: str) -> None:
@@ -547,6 +613,13 @@ def main() -> int:
         "--max-requests", type=int, default=200_000, help="stop after this many (200000)"
     )
     parser.add_argument("--no-release", action="store_true", help="do not cut a release at the end")
+    parser.add_argument(
+        "--release-every",
+        type=float,
+        default=120.0,
+        help="the first curator cuts a release every this many seconds during the run "
+        "(120; 0: none)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temp folder and database")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -595,6 +668,8 @@ def main() -> int:
         curators = [
             Curator(Browser(server.port), u, slug, random.Random(u)) for u in setup["curators"]
         ]
+        if curators:
+            curators[0].release_every = args.release_every
         print(
             f"logging in {len(annotators)} annotators, {len(curators)} curators ...",
             file=sys.stderr,
@@ -627,6 +702,12 @@ def main() -> int:
         sampler.sample()
         load_end = time.monotonic()
 
+        during = None
+        if args.release_every and curators:
+            print("waiting for the releases cut during the run ...", file=sys.stderr)
+            during = releases_during(url, curators[0].releases_cut)
+            for error in during["errors"]:
+                load.error("release build", Failure(error))
         release = None
         if not args.no_release and curators:
             print("cutting a release ...", file=sys.stderr)
@@ -671,6 +752,7 @@ def main() -> int:
             until=load_end,
             problems=problems,
             release=release,
+            during=during,
             args=args,
         )
         print_table(table.rows)

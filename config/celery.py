@@ -107,8 +107,28 @@ class ExpireLeases(RepeatingStep):
             log.exception("could not queue the lease sweep")
 
 
+class RecoverStalledBuilds(RepeatingStep):
+    """Every RELEASE_SWEEP_SECONDS, on either broker, queue the sweep that
+    takes over release builds whose worker stopped writing their heartbeat
+    (curation.releases.recovery): minutes after a worker dies, not after the
+    broker's hour-long visibility timeout, and on the embedded broker too,
+    which never redelivers."""
+
+    def seconds(self) -> float:
+        from django.conf import settings
+
+        return settings.RELEASE_SWEEP_SECONDS
+
+    def tick(self) -> None:
+        try:
+            app.send_task("curation.tasks.recover_stalled_builds")
+        except Exception:  # the broker is gone: the next tick tries again
+            log.exception("could not queue the sweep of stalled release builds")
+
+
 app.steps["consumer"].add(RequeueMissedWork)
 app.steps["consumer"].add(ExpireLeases)
+app.steps["consumer"].add(RecoverStalledBuilds)
 
 
 def _malloc_trim():

@@ -415,6 +415,19 @@ LEASE_SWEEP_SECONDS = env_int("LEASE_SWEEP_SECONDS", 60, minimum=1)
 # Fault tests only: seconds a release build sleeps after each item, so a test
 # can kill the worker in the middle of a build. Never set it in production.
 RELEASE_BUILD_ITEM_DELAY = env_int("RELEASE_BUILD_ITEM_DELAY_MS", 0, minimum=0) / 1000
+# A building release's worker writes a heartbeat every RELEASE_HEARTBEAT_SECONDS;
+# one silent for RELEASE_STALE_SECONDS died, and every RELEASE_SWEEP_SECONDS each
+# worker queues the sweep that re-queues such a build (at most
+# RELEASE_MAX_ATTEMPTS times, then fails it; curation.releases.recovery).
+RELEASE_HEARTBEAT_SECONDS = env_int("RELEASE_HEARTBEAT_SECONDS", 10, minimum=1)
+RELEASE_STALE_SECONDS = env_int("RELEASE_STALE_SECONDS", 120, minimum=10)
+RELEASE_SWEEP_SECONDS = env_int("RELEASE_SWEEP_SECONDS", 60, minimum=1)
+RELEASE_MAX_ATTEMPTS = env_int("RELEASE_MAX_ATTEMPTS", 3, minimum=1)
+if RELEASE_STALE_SECONDS < 3 * RELEASE_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured(
+        "RELEASE_STALE_SECONDS must be at least 3 x RELEASE_HEARTBEAT_SECONDS, "
+        "or live builds would be taken for dead"
+    )
 
 # --- Judge runner (curation/evaluation/judge_runs.py) -------------------------------
 # Retries of timeouts, dropped connections, 429 and 5xx: exponential backoff from

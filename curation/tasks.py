@@ -18,6 +18,7 @@ __all__ = [
     "build_release_task",
     "compute_label_quality_task",
     "judge_release_task",
+    "recover_stalled_builds",
     "refresh_agreement",
     "requeue_unsent_work",
 ]
@@ -35,15 +36,16 @@ def requeue_unsent_work() -> int:
 
     from curation.models import AgreementCache, Release, ReleaseStatus
     from curation.releases.build import STALE_BUILD
+    from curation.releases.recovery import recover_stalled_builds as take_over_releases
 
     stale = timezone.now() - STALE_BUILD
     releases = list(
-        Release.objects.filter(
-            Q(status=ReleaseStatus.PENDING) | Q(status=ReleaseStatus.BUILDING, started_at__lt=stale)
-        ).values_list("pk", flat=True)
+        Release.objects.filter(status=ReleaseStatus.PENDING).values_list("pk", flat=True)
     )
     for release_id in releases:
         build_release_task.delay(release_id)
+    # Builds whose heartbeat stopped (also swept every RELEASE_SWEEP_SECONDS).
+    releases += take_over_releases()[0]
     # Training mixes likewise.
     from curation.models import Mix
 
@@ -85,3 +87,15 @@ def requeue_unsent_work() -> int:
     for project_id in quality:
         compute_label_quality_task.delay(project_id)
     return len(releases) + len(mixes) + len(projects) + len(runs) + len(quality)
+
+
+@shared_task(name="curation.tasks.recover_stalled_builds", acks_late=True)
+def recover_stalled_builds() -> dict:
+    """Take over release builds whose worker died (their heartbeat is older
+    than RELEASE_STALE_SECONDS): queue them again, or fail those that died
+    RELEASE_MAX_ATTEMPTS times. Sent every RELEASE_SWEEP_SECONDS by
+    config.celery.RecoverStalledBuilds, on either broker."""
+    from curation.releases.recovery import recover_stalled_builds as recover
+
+    queued, failed = recover()
+    return {"queued": queued, "failed": failed}

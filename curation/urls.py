@@ -53,6 +53,11 @@ urlpatterns = [
         name="release_progress",
     ),
     path(
+        "p/<slug:slug>/releases/<int:release_id>/retry/",
+        release_views.release_retry,
+        name="release_retry",
+    ),
+    path(
         "p/<slug:slug>/releases/<int:release_id>/download/",
         release_views.release_download,
         name="release_download",

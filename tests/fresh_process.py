@@ -18,7 +18,9 @@ SETTINGS_VARIABLES = frozenset(
 )
 
 
-def run_django(code: str, *, data_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def run_django(
+    code: str, *, data_dir: Path, timeout: float = 120, **env: str
+) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if k not in SETTINGS_VARIABLES}
     environ.update(DJANGO_SETTINGS_MODULE="config.settings", DATA_DIR=str(data_dir), **env)
     return subprocess.run(
@@ -27,5 +29,5 @@ def run_django(code: str, *, data_dir: Path, **env: str) -> subprocess.Completed
         env=environ,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
     )

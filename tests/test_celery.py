@@ -132,6 +132,7 @@ TASK_NAMES = {
     "curation.tasks.build_release_task",
     "curation.tasks.build_mix_task",
     "curation.tasks.requeue_unsent_work",
+    "curation.tasks.recover_stalled_builds",
     "curation.tasks.judge_release_task",
     "curation.tasks.compute_label_quality_task",
     "triplet_studio.ping",

@@ -183,6 +183,69 @@ def test_a_worker_killed_mid_build_leaves_no_partial_release_and_the_retry_is_id
     assert building_folders() == []  # the dead attempt's folder was removed too
 
 
+@pytest.mark.redis
+@requires_redis
+def test_a_build_whose_worker_died_is_taken_over_by_the_heartbeat_sweep_in_seconds(tmp_path):
+    """Not after the broker's hour (the message stays unacknowledged for the
+    whole visibility timeout): the heir's sweep sees the dead build's
+    heartbeat go stale (RELEASE_STALE_SECONDS, here 10 s) and builds it."""
+    from tests.curation.releases.test_releases import INCLUDED, make_release_project
+
+    project = make_release_project(tmp_path)
+    release = create_release(
+        project=project,
+        version="v1.0",
+        notes="",
+        domains=sorted({d.slug for d in project.domains.all()}),
+        seed=7,
+        user=None,
+        enqueue=False,
+    )
+    purge_queue()
+    env = server_env(
+        tmp_path,
+        redis=server_env_redis(),
+        CELERY_VISIBILITY_TIMEOUT="3600",
+        RELEASE_BUILD_ITEM_DELAY_MS="150",
+        RELEASE_HEARTBEAT_SECONDS="1",
+        RELEASE_STALE_SECONDS="10",
+        RELEASE_SWEEP_SECONDS="1",
+    )
+    first = CeleryWorker(env, tmp_path / "worker1.log", name="doomed")
+    second = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the test session is eager; this goes to Redis
+            celery_app.send_task("curation.tasks.build_release_task", args=[release.pk])
+
+        def building():
+            row = Release.objects.get(pk=release.pk)
+            return row.status == ReleaseStatus.BUILDING and row.progress_done > 0 and row
+
+        wait_for(building, timeout=40, what=lambda: f"the build to start\n{tail(first.log)}")
+        first.kill()
+        killed = time.monotonic()
+        second = CeleryWorker(env, tmp_path / "worker2.log", name="heir")
+
+        def finished():
+            row = Release.objects.get(pk=release.pk)
+            return row.status in (ReleaseStatus.READY, ReleaseStatus.FAILED) and row
+
+        row = wait_for(finished, timeout=90, what=lambda: f"the take-over\n{tail(second.log)}")
+        recovered_in = time.monotonic() - killed
+    finally:
+        first.kill()
+        if second is not None:
+            second.stop()
+        forget_unacked_messages()  # the dead worker's message must not reach later tests
+    assert row.status == ReleaseStatus.READY, row.error
+    assert row.attempts == 2  # the dead build, then the heir's
+    assert ReleaseItem.objects.filter(release=release).count() == len(INCLUDED)
+    # Stale after 10 s, swept every second, rebuilt at 150 ms an item.
+    assert recovered_in < 60, recovered_in
+    assert building_folders() == []
+
+
 def server_env_redis() -> str:
     host, port, db = redis_address()
     return f"redis://{host}:{port}{db}"

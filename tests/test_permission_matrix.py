@@ -165,6 +165,9 @@ MATRIX: dict[str, Row] = {
     ),
     "release_detail": Row(get=access("curator", 200), post=None),
     "release_progress": Row(get=access("curator", 204), post=None),
+    "release_retry": Row(
+        get=None, post=access("curator", 302), note="a ready release: refused, back to its page"
+    ),
     "release_download": Row(get=access("curator", 200), post=None),
     "release_diff": Row(get=access("curator", 200), post=None),
     "release_id_map": Row(

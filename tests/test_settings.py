@@ -74,6 +74,12 @@ def test_every_setting_read_from_the_environment_is_isolated_in_the_child():
         ("DATABASE_URL", {"DATABASE_URL": "mysql://x/y"}),
         ("DATABASE_URL", {"DATABASE_URL": "nonsense"}),
         ("SECRET_KEY", {"REQUIRE_SECRET_KEY": "true"}),
+        # A heartbeat too rare for the stale time would take live builds for dead.
+        (
+            "RELEASE_STALE_SECONDS",
+            {"RELEASE_STALE_SECONDS": "20", "RELEASE_HEARTBEAT_SECONDS": "10"},
+        ),
+        ("RELEASE_STALE_SECONDS", {"RELEASE_STALE_SECONDS": "5"}),
     ],
     ids=lambda value: (
         ",".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else None

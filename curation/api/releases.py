@@ -25,6 +25,7 @@ from curation.models import (
     Release,
     ReleaseStatus,
 )
+from curation.releases.recovery import NotRetryable, retry_release
 from curation.releases.service import (
     NothingToRelease,
     ReleaseError,
@@ -57,6 +58,14 @@ class ReleaseSerializer(serializers.Serializer):
     size_bytes = serializers.IntegerField()
     warnings = serializers.ListField(child=serializers.CharField())
     error = serializers.CharField(help_text="Why the build failed.")
+    stalled = serializers.BooleanField(
+        source="is_stalled",
+        help_text="Building, but its worker stopped writing the heartbeat (it died): the "
+        "sweep takes it over within minutes, or retry it now.",
+    )
+    heartbeat_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the building worker last said it was alive."
+    )
     created_by = serializers.CharField(source="created_by.username", allow_null=True)
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
@@ -178,6 +187,29 @@ class ReleaseDetailApi(APIView):
     def get(self, request, slug, release_id):
         project = curated_project(request, slug)
         return Response(ReleaseSerializer(release_for(project, release_id)).data)
+
+
+class ReleaseRetryApi(APIView):
+    @extend_schema(
+        operation_id="releases_retry",
+        summary="Build a failed or stalled release again from scratch (audited)",
+        description="409 `not_retryable` for a release that is pending, ready, or building "
+        "with a live worker (`stalled` false).",
+        request=None,
+        responses={202: ReleaseSerializer, **errors(401, 403, 404, 409)},
+    )
+    def post(self, request, slug, release_id):
+        project = curated_project(request, slug)
+        release = release_for(project, release_id)
+        try:
+            retry_release(release=release, actor=request.user)
+        except NotRetryable as exc:
+            raise Conflict(str(exc), code="not_retryable") from None
+        # Read again: an eager (or very fast) build may already have moved on.
+        return Response(
+            ReleaseSerializer(release_for(project, release_id)).data,
+            status=status.HTTP_202_ACCEPTED,
+        )
 
 
 class ReleaseIdMapApi(APIView):

@@ -57,6 +57,7 @@ urlpatterns = [
     path(R, releases.ReleaseDetailApi.as_view(), name="api_release"),
     path(R + "download/", releases.ReleaseDownloadApi.as_view(), name="api_release_download"),
     path(R + "ids/", releases.ReleaseIdMapApi.as_view(), name="api_release_id_map"),
+    path(R + "retry/", releases.ReleaseRetryApi.as_view(), name="api_release_retry"),
     path(R + "evaluations/", evaluation.EvaluationListApi.as_view(), name="api_evaluations"),
     path(
         R + "evaluations/<int:evaluation_id>/",

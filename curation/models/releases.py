@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 
 from annotate.models import Item, Project
 
@@ -19,6 +22,21 @@ class ReleaseStatus(models.TextChoices):
 class ReleaseQuerySet(models.QuerySet["Release"]):
     def ready(self) -> ReleaseQuerySet:
         return self.filter(status=ReleaseStatus.READY)
+
+    def stalled(self, now=None) -> ReleaseQuerySet:
+        """Builds whose worker stopped writing their heartbeat for
+        RELEASE_STALE_SECONDS: it died (curation.releases.recovery). A build
+        from before heartbeats counts from its start."""
+        since = (now or timezone.now()) - stale_after()
+        return self.filter(status=ReleaseStatus.BUILDING).filter(
+            Q(heartbeat_at__lt=since) | Q(heartbeat_at__isnull=True, started_at__lt=since)
+        )
+
+
+def stale_after() -> timedelta:
+    """How long a building release may go without a heartbeat before it is
+    taken to have lost its worker."""
+    return timedelta(seconds=settings.RELEASE_STALE_SECONDS)
 
 
 class Release(models.Model):
@@ -58,6 +76,13 @@ class Release(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Written every RELEASE_HEARTBEAT_SECONDS while a worker builds the
+    # release (curation.releases.heartbeat): older than RELEASE_STALE_SECONDS,
+    # the worker died and the build is taken over or failed.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # Builds started since it was cut or last retried by hand: the sweep
+    # stops re-queuing one whose worker keeps dying (RELEASE_MAX_ATTEMPTS).
+    attempts = models.PositiveSmallIntegerField(default=0)
 
     objects = ReleaseQuerySet.as_manager()
 
@@ -91,6 +116,18 @@ class Release(models.Model):
     @property
     def percent(self) -> int:
         return round(100 * self.progress_done / self.progress_total) if self.progress_total else 0
+
+    @property
+    def is_stalled(self) -> bool:
+        """Building, but its worker stopped writing the heartbeat."""
+        if self.status != ReleaseStatus.BUILDING:
+            return False
+        beat = self.heartbeat_at or self.started_at
+        return beat is not None and beat < timezone.now() - stale_after()
+
+    @property
+    def can_retry(self) -> bool:
+        return self.status == ReleaseStatus.FAILED or self.is_stalled
 
 
 class ReleaseItemQuerySet(models.QuerySet["ReleaseItem"]):

@@ -6,6 +6,11 @@ zips it, and publishes both only when everything is written: with a rename on
 the local file system, by upload and copy into the "releases" storage on a
 bucket (curation.releases.publishing). A build that dies leaves the release
 `failed` and nothing visible; building again is safe.
+
+Everything the release holds is read in one snapshot of the database
+(curation.releases.snapshot), while a thread of the build writes its
+heartbeat and progress where others see them (curation.releases.heartbeat);
+a build whose heartbeat stopped is taken over (curation.releases.recovery).
 """
 
 from __future__ import annotations
@@ -33,7 +38,8 @@ from curation.models import (
     ReleaseItem,
     ReleaseStatus,
 )
-from curation.releases import exporter, manifest_sections, parquet, publishing, trl
+from curation.releases import exporter, manifest_sections, parquet, publishing, snapshot, trl
+from curation.releases.heartbeat import BuildHeartbeat
 from curation.releases.members import (
     ROW_FIELDS,
     VoteExtras,
@@ -48,22 +54,33 @@ log = logging.getLogger(__name__)
 CHUNK = 2000
 # The least time between two progress updates of a building release.
 PROGRESS_SECONDS = 0.5
-# A build still "building" after this long is taken to have died with its worker.
+# Training mixes (curation.releases.mix_build): one still "building" after
+# this long is taken to have died with its worker. Releases have a heartbeat.
 STALE_BUILD = timedelta(minutes=30)
 
 
 def _take(release_id: int, *, take_over: bool = False) -> bool:
-    """One-shot transition to building (pending, failed, or a dead build:
-    one older than STALE_BUILD, or any with `take_over`)."""
+    """One-shot transition to building: a pending or failed release, or a
+    dead build (its heartbeat stale: Release.objects.stalled), or any build
+    with `take_over` (its task's message came back from a dead worker)."""
+    from django.db.models import F
+
     now = timezone.now()
+    started = {
+        "started_at": now,
+        "heartbeat_at": now,
+        "error": "",
+        "progress_done": 0,
+        "attempts": F("attempts") + 1,
+    }
     taken = Release.objects.filter(
         pk=release_id, status__in=[ReleaseStatus.PENDING, ReleaseStatus.FAILED]
-    ).update(status=ReleaseStatus.BUILDING, started_at=now, error="", progress_done=0)
+    ).update(status=ReleaseStatus.BUILDING, **started)
     if not taken:
         dead = Release.objects.filter(pk=release_id, status=ReleaseStatus.BUILDING)
         if not take_over:
-            dead = dead.filter(started_at__lt=now - STALE_BUILD)
-        taken = dead.update(started_at=now, error="", progress_done=0)
+            dead = dead.stalled(now)
+        taken = dead.update(**started)
     return bool(taken)
 
 
@@ -71,22 +88,30 @@ def build_release(*, release_id: int, progress=None, take_over: bool = False) ->
     """Build and publish a release. Idempotent: a ready release is returned
     as it is; a failed one is built again from scratch. `take_over` rebuilds
     one left `building` by a worker known to have died (the build task's
-    message was redelivered)."""
+    message was redelivered).
+
+    Everything the release holds is read in one snapshot of the database
+    (curation.releases.snapshot), so votes committed meanwhile neither break
+    the build nor slip into it: it holds what was included at its start.
+    Its heartbeat and progress are written beside it (.heartbeat)."""
     if not _take(release_id, take_over=take_over):
         return Release.objects.get(pk=release_id)
-    release = Release.objects.select_related("project").get(pk=release_id)
     root = publishing.work_root()
-    _remove_dead_attempts(root / ".building", release.pk)
-    work = root / ".building" / f"{release.pk}-{_HOST}-{os.getpid()}-{uuid.uuid4().hex}"
-    name = f"{release.project.slug}-{release.version}"
+    _remove_dead_attempts(root / ".building", release_id)
+    work = root / ".building" / f"{release_id}-{_HOST}-{os.getpid()}-{uuid.uuid4().hex}"
     try:
-        folder = work / name
-        folder.mkdir(parents=True)
-        manifest, members, warnings = _write(release, folder, progress)
-        archive = work / f"{name}.zip"
-        exporter.write_zip(folder, archive, root=name)
-        sha = exporter.sha256_file(archive)
-        _publish(release, folder, archive, sha, manifest, members, warnings)
+        with BuildHeartbeat(release_id, threaded=snapshot.can_take_snapshot()) as beat:
+            with snapshot.read_snapshot():
+                # The snapshot's first read: the release as it stands now.
+                release = Release.objects.select_related("project").get(pk=release_id)
+                name = f"{release.project.slug}-{release.version}"
+                folder = work / name
+                folder.mkdir(parents=True)
+                manifest, members, warnings = _write(release, folder, progress, beat)
+            archive = work / f"{name}.zip"
+            exporter.write_zip(folder, archive, root=name)
+            sha = exporter.sha256_file(archive)
+            _publish(release, folder, archive, sha, manifest, members, warnings)
     except Exception as exc:
         log.exception("release %s failed", release_id)
         # Only a build still in progress fails: an attempt overtaken by a
@@ -153,7 +178,7 @@ def _included(release: Release):
     return included_verdicts(release.project, release.domains, release.min_label_quality)
 
 
-def _write(release: Release, folder: Path, bar=None):
+def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
     project = release.project
     domains = list(project.domains.filter(slug__in=release.domains).order_by("position", "slug"))
     included = _included(release)
@@ -195,7 +220,7 @@ def _write(release: Release, folder: Path, bar=None):
             "Nothing to release: no included item is agreed or resolved any more "
             "(reopened since the release was cut); nothing was published."
         )
-    Release.objects.filter(pk=release.pk).update(progress_total=total, progress_done=0)
+    beat.report(progress_total=total, progress_done=0)
     warnings = wrong_bucket_warnings(
         (d.export_category, i) for d in domains for i in ids_by_domain[d.slug]
     )
@@ -261,9 +286,7 @@ def _write(release: Release, folder: Path, bar=None):
         if (done % step == 0 and time.monotonic() - last >= PROGRESS_SECONDS) or done == total:
             last = time.monotonic()
             # (never into a release another attempt has finished meanwhile)
-            Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).update(
-                progress_done=done
-            )
+            beat.report(progress_done=done)
 
     def ordered_rows():
         # Plain rows, not model instances: building four instances per item

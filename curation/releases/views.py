@@ -5,10 +5,11 @@ download and the diff against another release.
 import re
 from pathlib import PurePosixPath
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate.projects import CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
@@ -20,6 +21,7 @@ from curation.models import (
 )
 from curation.releases import publishing
 from curation.releases.forms import ReleaseForm
+from curation.releases.recovery import NotRetryable, retry_release
 from curation.releases.service import (
     ReleaseError,
     create_release,
@@ -103,14 +105,31 @@ def release_detail(request, slug, release_id):
 @require_GET
 @login_required
 def release_progress(request, slug, release_id):
-    """Polled by htmx while a release builds; reloads the page when done."""
+    """Polled by htmx while a release builds; reloads the page when done, or
+    when the build stalled (the page then offers Retry, and stops polling so
+    the button keeps the keyboard focus)."""
     project, _ = project_for(request.user, slug, CURATOR_ROLES)
     release = release_for(project, release_id)
-    if release.status in (ReleaseStatus.READY, ReleaseStatus.FAILED):
+    if release.status in (ReleaseStatus.READY, ReleaseStatus.FAILED) or release.is_stalled:
         response = HttpResponse(status=204)
         response["HX-Refresh"] = "true"
         return response
     return render(request, "curation/_release_progress.html", {"release": release})
+
+
+@require_POST
+@login_required
+def release_retry(request, slug, release_id):
+    """Build a failed or stalled release again (curators and admins; audited)."""
+    project, _ = project_for(request.user, slug, CURATOR_ROLES)
+    release = release_for(project, release_id)
+    try:
+        retry_release(release=release, actor=request.user)
+    except NotRetryable as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "The build starts again from scratch.")
+    return redirect("release_detail", slug=project.slug, release_id=release.pk)
 
 
 @require_GET

@@ -78,6 +78,7 @@ EXPECTED = {
     ("api_release", "get"): CURATORS,
     ("api_release_download", "get"): row(401, 404, 403, 409, 409),
     ("api_release_id_map", "get"): row(401, 404, 403, 409, 409),
+    ("api_release_retry", "post"): row(401, 404, 403, 409, 409),  # pending: nothing to retry
     ("api_evaluations", "get"): CURATORS,
     ("api_evaluations", "post"): CURATORS_POST,
     ("api_evaluation", "get"): CURATORS,

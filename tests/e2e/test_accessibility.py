@@ -4,14 +4,17 @@ touch screen, including the compare page's states (fresh, rejected with
 errors, judged, panels open) and the history. Django's own admin and the
 vendored Swagger UI page are not ours to fix and are left out."""
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Membership
 from annotate.setup.team import create_invitation
 from curation.evaluation.judge_runs import save_endpoint, start_judge_run
-from curation.models import Verdict
+from curation.models import Release, Verdict
 from curation.releases.build import build_release
 from curation.releases.service import create_release
 from tests.curation.releases.test_releases import ALL_DOMAINS, make_release_project
@@ -54,6 +57,24 @@ def site(tmp_path):
         )  # fmt: skip
 
     v1, v2 = release("v1.0"), release("v1.1")
+    # A failed build and a stalled one (its worker died): both offer Retry (issue 29).
+    failed, stalled = (
+        create_release(
+            project=project, version=version, notes="", domains=ALL_DOMAINS, seed=3,
+            user=curator, enqueue=False,
+        )
+        for version in ("v0.8", "v0.9")
+    )  # fmt: skip
+    Release.objects.filter(pk=failed.pk).update(
+        status="failed", error="OSError: No space left on device (all_data.json)"
+    )
+    Release.objects.filter(pk=stalled.pk).update(
+        status="building",
+        started_at=timezone.now() - timedelta(minutes=6),
+        heartbeat_at=timezone.now() - timedelta(minutes=5),
+        progress_total=19,
+        progress_done=7,
+    )
     endpoint = save_endpoint(
         project=project, actor=admin, name="local", base_url="http://127.0.0.1:9/v1",
         model="judge", temperature=0.0, max_tokens=64, timeout_seconds=5, api_key="k",
@@ -125,6 +146,8 @@ def site(tmp_path):
             reverse("audit_log", args=[p]),
             reverse("releases", args=[p]),
             reverse("release_new", args=[p]),
+            reverse("release_detail", args=[p, failed.pk]),  # Retry (issue 29)
+            reverse("release_detail", args=[p, stalled.pk]),
             reverse("release_detail", args=[p, v2.pk]),
             reverse("release_detail", args=[mm.slug, mm_release.pk]),
             reverse("agreement", args=[mm.slug]),  # the graded table, its intervals (issue 30)

@@ -447,14 +447,22 @@ def test_a_ready_release_is_immutable(project, curator):
         new_release(project, "v1.0")
 
 
-def test_a_live_build_is_not_taken_over_but_a_dead_one_is(project):
+def test_a_live_build_is_not_taken_over_but_a_dead_one_is(project, settings):
+    """Dead: no heartbeat for RELEASE_STALE_SECONDS (two minutes by default),
+    however recently it started."""
     release = new_release(project)
+    now = timezone.now()
     Release.objects.filter(pk=release.pk).update(
-        status=ReleaseStatus.BUILDING, started_at=timezone.now()
+        status=ReleaseStatus.BUILDING, started_at=now, heartbeat_at=now - timedelta(seconds=100)
     )
     assert build_release(release_id=release.pk).status == ReleaseStatus.BUILDING
-    Release.objects.filter(pk=release.pk).update(started_at=timezone.now() - timedelta(hours=2))
+    Release.objects.filter(pk=release.pk).update(heartbeat_at=now - timedelta(seconds=121))
     assert build_release(release_id=release.pk).status == ReleaseStatus.READY
+    settings.RELEASE_STALE_SECONDS = 3600  # settings-driven
+    Release.objects.filter(pk=release.pk).update(
+        status=ReleaseStatus.BUILDING, heartbeat_at=now - timedelta(seconds=121)
+    )
+    assert build_release(release_id=release.pk).status == ReleaseStatus.BUILDING
 
 
 def test_a_build_overtaken_by_a_retry_does_not_spoil_the_published_release(project, monkeypatch):
@@ -468,7 +476,7 @@ def test_a_build_overtaken_by_a_retry_does_not_spoil_the_published_release(proje
     def slow_copy(item, destination):
         if not overtaken:
             Release.objects.filter(pk=release.pk).update(
-                started_at=timezone.now() - timedelta(hours=2)
+                heartbeat_at=timezone.now() - timedelta(hours=2)
             )
             Verdict.objects.filter(project=project, item__external_id="vqa_5").update(
                 status="excluded", final_choice="", provenance="", exclusion_category="other"
