@@ -142,10 +142,14 @@ def _routes(patterns, prefix=""):
             yield prefix + str(p.pattern), p.callback
 
 
+# The first pattern of a route is the one Django resolves (config.urls puts
+# its rate-limited password reset ahead of django.contrib.auth's own).
 ROUTES = sorted(
-    (route, callback)
-    for route, callback in _routes(get_resolver().url_patterns)
-    if not route.startswith("admin/")
+    {
+        route: callback
+        for route, callback in reversed(list(_routes(get_resolver().url_patterns)))
+        if not route.startswith("admin/")
+    }.items()
 )
 SAMPLE = {
     "slug": "victim",
