@@ -106,6 +106,7 @@ MATRIX: dict[str, Row] = {
     "password_reset_complete": Row(get=access("public", 200), post=None),
     # site
     "healthz": Row(get=access("public", 200), post=None),
+    "favicon": Row(get=access("public", 302), post=None, note="to the static icon"),
     "home": Row(get=access("signed_in", 200), post=None),
     "api_token": Row(get=access("signed_in", 200), post=access("signed_in", 302)),
     "media": Row(
