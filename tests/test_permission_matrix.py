@@ -167,6 +167,7 @@ MATRIX: dict[str, Row] = {
     "judge_endpoint_edit": Row(
         get=access("admin", 200), post=access("admin", 200), note="empty POST: unbound form"
     ),
+    "judge_endpoint_check": Row(get=None, post=access("admin", 302), note="result as a message"),
     "judge_endpoint_delete": Row(get=None, post=access("admin", 302)),
     "judge_run_new": Row(
         get=access("curator", 200), post=access("curator", 200), note="empty POST: unbound form"

@@ -17,6 +17,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, project_for
+from curation.evaluation import judge_client
+from curation.evaluation.connection import check_endpoint
 from curation.evaluation.forms import EvaluationForm, JudgeEndpointForm, JudgeRunForm
 from curation.evaluation.judge_runs import (
     JudgeRunError,
@@ -99,15 +101,15 @@ def judge_endpoint_edit(request, slug, endpoint_id):
         "max_tokens": endpoint.max_tokens,
         "timeout_seconds": endpoint.timeout_seconds,
     }  # never the key
-    form = JudgeEndpointForm(request.POST or None, initial=initial)
     had_key = endpoint.has_api_key
+    form = JudgeEndpointForm(request.POST or None, initial=initial, has_key=had_key)
     if (
         request.method == "POST"
         and form.is_valid()
         and _save(request, project, form, endpoint) is not None
     ):
         messages.success(request, f"Judge endpoint {endpoint.name} saved.")
-        if had_key and not endpoint.has_api_key and not form.cleaned_data["clear_api_key"]:
+        if had_key and not endpoint.has_api_key and not form.cleaned_data.get("clear_api_key"):
             messages.warning(
                 request,
                 "The stored API key was removed because the base URL now points to another "
@@ -117,9 +119,32 @@ def judge_endpoint_edit(request, slug, endpoint_id):
     return render(
         request,
         "curation/judge_endpoint_edit.html",
-        {"project": project, "role": role, "endpoint": endpoint, "form": form},
+        {
+            "project": project,
+            "role": role,
+            "endpoint": endpoint,
+            "form": form,
+            "check_prompt": judge_client.CONNECTION_CHECK_PROMPT,
+        },
         status=400 if form.errors else 200,
     )
+
+
+@require_POST
+@login_required
+def judge_endpoint_check(request, slug, endpoint_id):
+    """Test connection, from the endpoint's page: the answer is a message."""
+    project, _ = project_for(request.user, slug, ADMIN_ROLES)
+    endpoint = _endpoint_for(project, endpoint_id)
+    check = check_endpoint(endpoint=endpoint)
+    if check.ok:
+        messages.success(
+            request,
+            f"Connected to {endpoint.name} in {check.seconds:.1f} s: {check.message}.",
+        )
+    else:
+        messages.error(request, f"{endpoint.name} did not answer as a judge: {check.message}")
+    return redirect("judge_endpoint_edit", slug=project.slug, endpoint_id=endpoint.pk)
 
 
 @require_POST
