@@ -21,6 +21,9 @@ class CurationConfig(AppConfig):
             receivers.decide_items_imported_from_a_release,
             dispatch_uid="curation_release_imported",
         )
+        annotate_signals.import_recorded.connect(
+            receivers.audit_import, dispatch_uid="curation_import_recorded"
+        )
         annotate_signals.judgement_recorded.connect(
             receivers.update_verdict_on_vote, dispatch_uid="curation_judgement_recorded"
         )

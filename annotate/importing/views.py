@@ -8,8 +8,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotate.importing.forms import ImportForm
+from annotate.importing.history import import_recorded_items
 from annotate.importing.records import ImportFailed
-from annotate.importing.roots import import_server_items
+from annotate.importing.roots import import_server_items, resolve_server_path
 from annotate.importing.service import import_uploaded_items
 from annotate.projects import ADMIN_ROLES, project_for
 
@@ -32,8 +33,12 @@ def import_upload(request, slug):
                 else:
                     source = {"dataset": data["dataset"], "images": data["images"]}
                     do_import, name = import_uploaded_items, data["dataset"].name
-                result = do_import(
+                result = import_recorded_items(
                     project=project,
+                    actor=request.user,
+                    surface="page",
+                    do_import=do_import,
+                    resolve=resolve_server_path,
                     **source,
                     fmt=data["format"] or None,
                     domain=data["domain"] or None,

@@ -69,6 +69,7 @@ class AuditFilterForm(forms.Form):
             ("confirm", "Label confirmed (review)"),
             ("thresholds", "Thresholds changed"),
             ("item_changed", "Item changed by an admin"),
+            ("import", "Import"),
         ],
     )
     actor = forms.CharField(required=False, max_length=150, help_text="username, or 'rule'")
