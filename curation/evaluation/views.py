@@ -9,11 +9,14 @@ redacted by the client before they are stored."""
 
 import io
 import json
+from pathlib import Path
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, project_for
@@ -40,6 +43,7 @@ from curation.models import (
     Release,
     ReleaseStatus,
 )
+from curation.releases import publishing
 from curation.releases.views import attachment_name, release_for
 from curation.spreadsheet_cells import SafeWriter
 
@@ -338,12 +342,17 @@ def leaderboard_view(request, slug, release_id):
     if download == "csv":
         out = io.StringIO()
         writer = SafeWriter(out)
-        writer.writerow(["model", *columns, "macro_average_extra", "missing_ids_extra"])
+        writer.writerow(
+            ["model", *columns, "macro_average_extra", "missing_ids_extra", "unknown_ids_extra"]
+            + [f"{c} ci95_{end}_extra" for c in [*columns, "macro_average"] for end in ENDS]
+        )
         for r in rows:
+            intervals = [r["ci"].get(c) for c in columns] + [r["macro_ci"]]
             writer.writerow(
                 [r["evaluation"].name]
                 + [_csv_number(r["accuracy"].get(c)) for c in columns]
-                + [_csv_number(r["macro"]), r["missing"]]
+                + [_csv_number(r["macro"]), r["missing"], r["unknown"]]
+                + [_csv_number(ci[i] if ci else None) for ci in intervals for i in (0, 1)]
             )
         response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = (
@@ -353,7 +362,10 @@ def leaderboard_view(request, slug, release_id):
         return response
     for i, r in enumerate(rows):
         r["colour"] = CHART_COLOURS[i % len(CHART_COLOURS)]
-        r["cells"] = [r["accuracy"].get(c) for c in columns]
+        r["cells"] = [
+            {"value": r["accuracy"].get(c), "ci": r["ci"].get(c), "counts": r["counts"].get(c)}
+            for c in columns
+        ]
     return render(
         request,
         "curation/leaderboard.html",
@@ -368,6 +380,10 @@ def leaderboard_view(request, slug, release_id):
             "chart": _leaderboard_chart(columns, rows),
             "mmrb2_tasks": mmrb2_tasks,
             "mmrb2_rows": mmrb2_rows,
+            "release_path": _local_release_path(release),
+            "api_url": request.build_absolute_uri(
+                reverse("api_evaluations", args=[project.slug, release.pk])
+            ),
             "judge_runs": JudgeRun.objects.filter(release=release).select_related("evaluation"),
             "judge_form": run_form(project, release=release)
             if release.status == ReleaseStatus.READY
@@ -375,6 +391,21 @@ def leaderboard_view(request, slug, release_id):
         },
         status=status,
     )
+
+
+ENDS = ("low", "high")
+
+
+def _local_release_path(release) -> str:
+    """Where the release's folder is on this server, as a shell in the
+    project's folder reaches it (var/media/releases/…), or "" when releases
+    live in a bucket (then the page offers the download and the API)."""
+    try:
+        path = Path(publishing.release_storage().path(release.folder))
+    except NotImplementedError:
+        return ""
+    base = Path(settings.BASE_DIR)
+    return str(path.relative_to(base)) if path.is_relative_to(base) else str(path)
 
 
 def _csv_number(value) -> str:
@@ -386,17 +417,29 @@ def _leaderboard_chart(columns, rows) -> dict:
     width, height, left, right, top, bottom = 760, 240, 44, 12, 12, 60
     step = (width - left - right) / max(1, len(columns))
     points = []
-    for r in rows:
+    # Each model has its own place within a column (equal scores never hide
+    # each other), with its 95% interval as a whisker.
+    spread = min(12.0, step * 0.7 / max(1, len(rows)))
+
+    def y_of(value: float) -> float:
+        return round(top + (1 - value) * (height - top - bottom), 1)
+
+    for m, r in enumerate(rows):
+        offset = (m - (len(rows) - 1) / 2) * spread
         for i, c in enumerate(columns):
             value = r["accuracy"].get(c)
             if value is None:
                 continue
+            ci = r["ci"].get(c)
+            band = f" (95% CI {100 * ci[0]:.1f} to {100 * ci[1]:.1f}%)" if ci else ""
             points.append(
                 {
-                    "x": round(left + step * (i + 0.5), 1),
-                    "y": round(top + (1 - value) * (height - top - bottom), 1),
+                    "x": round(left + step * (i + 0.5) + offset, 1),
+                    "y": y_of(value),
+                    "low": y_of(ci[0]) if ci else None,
+                    "high": y_of(ci[1]) if ci else None,
                     "colour": r["colour"],
-                    "title": f"{r['evaluation'].name} · {c}: {100 * value:.1f}%",
+                    "title": f"{r['evaluation'].name} · {c}: {100 * value:.1f}%{band}",
                 }
             )
     labels = [

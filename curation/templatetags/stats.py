@@ -28,3 +28,12 @@ def stat(value, style: str = ""):
     if isinstance(value, agreement.Interval):
         return format_html("[{}, {}]", _number(value.low, style), _number(value.high, style))
     return _number(float(value), style)
+
+
+@register.filter
+def wrap_slashes(value: str):
+    """A long "a/b/c" column name may break after each slash (a narrow table)."""
+    from django.utils.html import escape
+    from django.utils.safestring import mark_safe
+
+    return mark_safe("/<wbr>".join(escape(part) for part in str(value).split("/")))
