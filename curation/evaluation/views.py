@@ -9,6 +9,7 @@ redacted by the client before they are stored."""
 
 import io
 import json
+import re
 from pathlib import Path
 
 from django.conf import settings
@@ -414,7 +415,7 @@ def _csv_number(value) -> str:
 
 def _leaderboard_chart(columns, rows) -> dict:
     """Accuracy per column (x) for each model (coloured dots), 0-100% on y."""
-    width, height, left, right, top, bottom = 760, 240, 44, 12, 12, 60
+    width, height, left, right, top, bottom = 760, 260, 44, 12, 12, 80
     step = (width - left - right) / max(1, len(columns))
     points = []
     # Each model has its own place within a column (equal scores never hide
@@ -442,8 +443,9 @@ def _leaderboard_chart(columns, rows) -> dict:
                     "title": f"{r['evaluation'].name} · {c}: {100 * value:.1f}%{band}",
                 }
             )
+    # Names break after "/" and "_" (open_/generation/…): a column is narrow.
     labels = [
-        {"x": round(left + step * (i + 0.5), 1), "lines": c.split("/")}
+        {"x": round(left + step * (i + 0.5), 1), "lines": re.split(r"(?<=[/_])", c)}
         for i, c in enumerate(columns)
     ]
     ticks = [

@@ -128,10 +128,10 @@ def test_intervals_and_id_counts_on_the_page_and_in_the_api(client, release):
     assert row["ci"]["all"][0] == pytest.approx(low, abs=1e-9)
     assert row["ci"]["all"][1] == pytest.approx(high, abs=1e-9)
     html = page.content.decode()
-    assert f"{100 * low:.1f}%\u2013{100 * high:.1f}%" in html
+    assert f'{100 * low:.1f}\u2013{100 * high:.1f} <span class="n">n={overall["total"]}' in html
     assert f"n={overall['total']}" in html
     macro = evaluation.report["extras"]["macro_average"]
-    assert f"{100 * macro['ci95'][0]:.1f}%\u2013{100 * macro['ci95'][1]:.1f}%" in html
+    assert f"{100 * macro['ci95'][0]:.1f}\u2013{100 * macro['ci95'][1]:.1f}</span>" in html
     assert ">1</td>" in html and "unknown IDs" in html
 
     api = APIClient()
