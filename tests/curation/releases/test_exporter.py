@@ -90,11 +90,15 @@ def check_card_configs(root: Path) -> None:
     expected = {"default"} | ({"trl"} if (root / "trl").is_dir() else set())
     _require(set(configs) == expected, f"card configs {sorted(configs)}")
     for name, files in configs.items():
-        for entry in files:
+        # "train" lists every domain's file (a list); each domain split one file.
+        _require(files[0]["split"] == "train", f"{name}: no train split first")
+        by_domain = files[1:]
+        _require(files[0]["path"] == [e["path"] for e in by_domain], f"{name}: train paths")
+        for entry in by_domain:
             _require((root / entry["path"]).is_file(), f"{name}: {entry['path']} is missing")
             _require(entry["split"].replace("_", "a").isalnum(), f"split {entry['split']!r}")
         prefix = {"trl": "trl/"}.get(name, "parquet/" if (root / "parquet").is_dir() else "")
-        _require(all(e["path"].startswith(prefix) for e in files), f"{name} paths")
+        _require(all(e["path"].startswith(prefix) for e in by_domain), f"{name} paths")
 
 
 def check_trl_folder(root: Path, records: list[dict]) -> None:
