@@ -262,9 +262,10 @@ def _loading_lines(domains: Sequence[str], *, parquet: bool, trl: bool) -> list[
             "",
         ]
     lines += [
-        "`dpo/<domain>.jsonl` has the same pairs as plain strings, with `images` as paths "
-        "relative to the `.jsonl` file (`../images/...`); join them with the file's folder "
-        "before opening or casting them:",
+        "`dpo/<domain>.jsonl` has the same pairs in the same schema (chat messages, as in "
+        "`trl/` and in a training mix's `dpo/`), with `images` as paths relative to the "
+        "`.jsonl` file (`../images/...`); join them with the file's folder before opening "
+        "or casting them:",
         "",
         "```python",
         "import os",

@@ -178,9 +178,13 @@ def check_release_folder(root: Path, *, balanced: bool = True) -> list[dict]:
             _require(record is not None and record in part, f"dpo/{slug}: {line['id']!r}")
             assert record is not None
             other = "Output2" if record["Better"] == "Output1" else "Output1"
-            _require(line["chosen"] == record[record["Better"]], f"dpo chosen of {line['id']}")
-            _require(line["rejected"] == record[other], f"dpo rejected of {line['id']}")
-            _require(line["prompt"] == record["Text"], f"dpo prompt of {line['id']}")
+            # Chat messages, as trl/ and a training mix's dpo/ (issue 31).
+            said = {k: line[k][0]["content"] for k in ("prompt", "chosen", "rejected")}
+            roles = [line[k][0]["role"] for k in ("prompt", "chosen", "rejected")]
+            _require(roles == ["user", "assistant", "assistant"], f"dpo roles of {line['id']}")
+            _require(said["chosen"] == record[record["Better"]], f"dpo chosen of {line['id']}")
+            _require(said["rejected"] == record[other], f"dpo rejected of {line['id']}")
+            _require(said["prompt"] == record["Text"], f"dpo prompt of {line['id']}")
             # Image paths relative to the .jsonl file: ../images/...
             _require(line["images"] == ["../" + record["Image"]], f"dpo images of {line['id']}")
             linked = (root / "dpo" / line["images"][0]).resolve()

@@ -90,3 +90,31 @@ def test_every_config_has_train_and_a_split_per_domain_and_train_is_reserved():
         {"split": "knowledge", "path": "knowledge.json"},
         {"split": "vqa", "path": "vqa.json"},
     ]
+
+
+def test_release_and_mix_dpo_rows_have_one_schema(world, tmp_path):  # noqa: F811
+    """dpo/ holds chat messages in a release and in a mix (it used to be plain
+    strings in one and messages in the other under the same name)."""
+    import json
+
+    release = world[2]
+    release_root = Path(publishing.release_storage().path(release.folder))
+    mix_root = unzip(mixed(world[3]), tmp_path / "out")
+
+    def first_row(root: Path) -> dict:
+        path = next(p for p in sorted((root / "dpo").glob("*.jsonl")) if p.stat().st_size)
+        return json.loads(path.read_text().splitlines()[0])
+
+    ours, theirs = first_row(release_root), first_row(mix_root)
+    shape = {"prompt": "user", "chosen": "assistant", "rejected": "assistant"}
+    for row in (ours, theirs):
+        for key, role in shape.items():
+            assert [m["role"] for m in row[key]] == [role] and isinstance(
+                row[key][0]["content"], str
+            )
+        assert isinstance(row["images"], list) and (release_root / "dpo").is_dir()
+    assert set(ours) <= set(theirs) and set(theirs) - set(ours) == {"source"}
+    pairs = datasets.load_dataset(
+        "json", data_files=str(release_root / "dpo" / "*.jsonl"), split="train"
+    )
+    assert pairs[0]["chosen"][0]["role"] == "assistant" and len(pairs) > 0
