@@ -23,6 +23,13 @@ from curation.models import (
 )
 
 
+class MacroAverageSerializer(serializers.Serializer):
+    value = serializers.FloatField(allow_null=True)
+    ci95 = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, help_text="[low, high]"
+    )
+
+
 class EvaluationSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
@@ -54,7 +61,7 @@ class EvaluationSerializer(serializers.Serializer):
     def get_accuracy_ci95(self, evaluation):
         return evaluation.report.get("extras", {}).get("ci95", {}).get("all")
 
-    @extend_schema_field(OpenApiTypes.OBJECT)
+    @extend_schema_field(MacroAverageSerializer(allow_null=True))
     def get_macro_average(self, evaluation):
         macro = evaluation.report.get("extras", {}).get("macro_average")
         return {"value": macro.get("value"), "ci95": macro.get("ci95")} if macro else None
