@@ -85,7 +85,7 @@ def import_recorded_items(
 
 
 def _jsonable_options(options: dict) -> dict:
-    out = {}
+    out: dict[str, object] = {}
     for key, value in options.items():
         if isinstance(value, ImportOptions):
             out.update(
