@@ -52,3 +52,10 @@ membership_changed = Signal()
 # domain, which refuses the change; None otherwise.
 # kwargs: domain (Domain)
 domain_export_locked = Signal()
+
+# Sent by annotate.importing.history inside the transaction that records a
+# finished import in the setup history, so a receiver can put the same record
+# in its own log (curation: the audit log).
+# kwargs: project (Project), actor (User), details (dict: via, files and their
+# SHA-256, options, counts), summary (str)
+import_recorded = Signal()

@@ -127,6 +127,8 @@ MIDDLEWARE = [
     # oversized and anonymous uploads unread (config.request_limits).
     "config.request_limits.RequestLimitsMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # An empty 405 (a bookmarked form URL) becomes a page with the way back.
+    "common.error_pages.MethodNotAllowedPages",
     "django_htmx.middleware.HtmxMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: turns a login refused for too many failures
@@ -519,6 +521,8 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
+# A refused form gets the site's 403 page saying to reload (JSON under /api/).
+CSRF_FAILURE_VIEW = "common.error_pages.csrf_failure"
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if PRODUCTION else 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)

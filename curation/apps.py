@@ -24,6 +24,9 @@ class CurationConfig(AppConfig):
         annotate_signals.imported_votes_cast.connect(
             receivers.decide_items_with_imported_votes, dispatch_uid="curation_imported_votes"
         )
+        annotate_signals.import_recorded.connect(
+            receivers.audit_import, dispatch_uid="curation_import_recorded"
+        )
         annotate_signals.judgement_recorded.connect(
             receivers.update_verdict_on_vote, dispatch_uid="curation_judgement_recorded"
         )

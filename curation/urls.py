@@ -113,6 +113,11 @@ urlpatterns = [
         name="judge_endpoint_edit",
     ),
     path(
+        "p/<slug:slug>/judges/<int:endpoint_id>/check/",
+        evaluation_views.judge_endpoint_check,
+        name="judge_endpoint_check",
+    ),
+    path(
         "p/<slug:slug>/judges/<int:endpoint_id>/delete/",
         evaluation_views.judge_endpoint_delete,
         name="judge_endpoint_delete",

@@ -122,6 +122,7 @@ MATRIX: dict[str, Row] = {
     "password_reset_complete": Row(get=access("public", 200), post=None),
     # site
     "healthz": Row(get=access("public", 200), post=None),
+    "favicon": Row(get=access("public", 302), post=None, note="to the static icon"),
     "home": Row(get=access("signed_in", 200), post=None),
     "api_token": Row(get=access("signed_in", 200), post=access("signed_in", 302)),
     "media": Row(
@@ -188,6 +189,7 @@ MATRIX: dict[str, Row] = {
     "judge_endpoint_edit": Row(
         get=access("admin", 200), post=access("admin", 200), note="empty POST: unbound form"
     ),
+    "judge_endpoint_check": Row(get=None, post=access("admin", 302), note="result as a message"),
     "judge_endpoint_delete": Row(get=None, post=access("admin", 302)),
     "judge_run_new": Row(
         get=access("curator", 200), post=access("curator", 200), note="empty POST: unbound form"

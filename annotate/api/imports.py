@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.api.projects import project_for_api
+from annotate.importing.history import import_recorded_items
 from annotate.importing.options import (
     DUPLICATES,
     ImportOptions,
@@ -16,7 +17,12 @@ from annotate.importing.options import (
     parse_mapping,
 )
 from annotate.importing.records import IMPORT_FORMATS, ImportFailed
-from annotate.importing.roots import import_server_items, roots_enabled
+from annotate.importing.roots import (
+    import_server_items,
+    project_roots,
+    resolve_server_path,
+    roots_enabled,
+)
 from annotate.importing.service import import_uploaded_items
 from annotate.projects import ADMIN_ROLES, member_of
 from common.api.errors import Rejected, errors
@@ -194,8 +200,12 @@ class ImportApi(APIView):
             else:
                 do_import = import_uploaded_items
                 source = {"dataset": data["dataset"], "images": data.get("images")}
-            result = do_import(
+            result = import_recorded_items(
                 project=project,
+                actor=request.user,
+                surface="api",
+                do_import=do_import,
+                resolve=lambda path: resolve_server_path(path, project_roots(project)),
                 **source,
                 fmt=data["format"] or None,
                 domain=data["domain"] or None,

@@ -9,8 +9,14 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotate.importing.forms import ImportForm
+from annotate.importing.history import import_recorded_items
 from annotate.importing.records import ImportFailed
-from annotate.importing.roots import import_server_items, roots_enabled
+from annotate.importing.roots import (
+    import_server_items,
+    project_roots,
+    resolve_server_path,
+    roots_enabled,
+)
 from annotate.importing.service import import_uploaded_items
 from annotate.projects import ADMIN_ROLES, member_of, project_for
 from common.body_guard import guard_body
@@ -37,8 +43,12 @@ def import_upload(request, slug):
                 else:
                     source = {"dataset": data["dataset"], "images": data["images"]}
                     do_import, name = import_uploaded_items, data["dataset"].name
-                result = do_import(
+                result = import_recorded_items(
                     project=project,
+                    actor=request.user,
+                    surface="page",
+                    do_import=do_import,
+                    resolve=lambda path: resolve_server_path(path, project_roots(project)),
                     **source,
                     fmt=data["format"] or None,
                     domain=data["domain"] or None,

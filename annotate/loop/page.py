@@ -158,10 +158,10 @@ GRADE_KEYS = {"left": "zcv", "right": "nm,"}
 # with pictures among text (every picture zooms and pans together); two
 # responses of pictures alone, and an edit (the input beside them), which
 # also flicker between A and B in one place (static/js/pictures.js).
-_ZOOM_PARTS = ("zoom", "+,-,.", "Zoom in / out / fit, every picture together")
+_ZOOM_PARTS = ("zoom", "+ - .", "Zoom in / out / fit, every picture together")
 _PAN = (
     "pan",
-    "Shift+←,Shift+→,Shift+↑,Shift+↓",
+    "Shift+← Shift+→ Shift+↑ Shift+↓",
     "Pan the zoomed pictures together (or drag one)",
 )
 _FLICKER = (
@@ -171,19 +171,19 @@ _FLICKER = (
 )
 PICTURE_KEYS = {
     "mrb": [
-        ("zoom", "+,-,.", "Zoom in / out / fit; drag to pan, wheel to zoom"),
+        ("zoom", "+ - .", "Zoom in / out / fit; drag to pan, wheel to zoom"),
         ("fullsize", "f", "Image at full size"),
     ],
     "text": [],
     "parts": [_ZOOM_PARTS, _PAN],
     "pictures": [
-        ("zoom", "+,-,.", "Zoom in / out / fit, both responses together; wheel zooms too"),
+        ("zoom", "+ - .", "Zoom in / out / fit, both responses together; wheel zooms too"),
         _PAN,
         _FLICKER,
     ],
 }
 PICTURE_KEYS["edit"] = [
-    ("zoom", "+,-,.", "Zoom in / out / fit, input and both responses together; wheel zooms too"),
+    ("zoom", "+ - .", "Zoom in / out / fit, input and both responses together; wheel zooms too"),
     _PAN,
     _FLICKER,
 ]
@@ -203,12 +203,13 @@ def _keymap(
     """(action, keys, meaning) of every key the compare page acts on for an
     item like this one (`layout`: see _layout), `keys` a tuple of key names:
     the `?` panel lists exactly these, and work.js acts only on the actions
-    listed (data-actions)."""
+    listed (data-actions). Keys are written separated by spaces, since `,`
+    is a key itself (a grade key)."""
     points = scales.POINTS.get(scale)
     if points is None:
         keys = [
-            ("left", "1,←", "A (left) is better"),
-            ("right", "2,→", "B (right) is better"),
+            ("left", "1 ←", "A (left) is better"),
+            ("right", "2 →", "B (right) is better"),
         ]
         if allow_tie:
             keys.append(("tie", "0", "Tie (say why in the rationale)"))
@@ -218,7 +219,7 @@ def _keymap(
             (f"point-{n}", str(n), scales.point_label(strength))
             for n, strength in enumerate(points, start=1)
         ]
-        keys.append(("point-step", "←,→", "One point towards A / towards B"))
+        keys.append(("point-step", "← →", "One point towards A / towards B"))
     if grade_question is not None:
         for side, name in (("left", "A"), ("right", "B")):
             q = grade_question.replace("{response}", name)
@@ -236,7 +237,7 @@ def _keymap(
                 (f"{side.lower()}-unsure", k_unsure, f"{q} Unsure"),
             ]
     keys += [
-        ("confidence", "[,]", "Confidence down / up"),
+        ("confidence", "[ ]", "Confidence down / up"),
         ("rationale", "r", "Write a rationale (Esc leaves the box, Ctrl+Enter submits)"),
     ]
     if not judged:
@@ -258,7 +259,7 @@ def _keymap(
         ("keys", "?", "This list"),
         ("close", "Esc", "Close panels, full size and flicker"),
     ]
-    return tuple((action, tuple(k.split(",")), meaning) for action, k, meaning in keys)
+    return tuple((action, tuple(k.split(" ")), meaning) for action, k, meaning in keys)
 
 
 def render_work(

@@ -25,6 +25,13 @@ class MemberRow:
     def agreement(self) -> float | None:
         return self.agreeing / self.comparable if self.comparable else None
 
+    @property
+    def agreement_percent(self) -> str:
+        """As the agreement page writes it (curation's `stat:"pct"`): one
+        definition, one way of showing it."""
+        a = self.agreement
+        return "—" if a is None else f"{100 * a:.1f}%"
+
 
 def _others(choice: str, column: str):
     """The item's tally for `choice` without this vote (an expression)."""

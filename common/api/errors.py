@@ -16,11 +16,12 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, JsonResponse
-from django.views import defaults
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, parsers, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
+
+from common import error_pages
 
 API_PREFIX = "/api/"
 
@@ -155,7 +156,20 @@ def exception_handler(exc, context):
 def not_found(request, exception=None):
     if request.path.startswith(API_PREFIX):
         return JsonResponse(error_body("not_found", "No such API endpoint."), status=404)
-    return defaults.page_not_found(request, exception)
+    return error_pages.page_not_found(request, exception)
+
+
+def forbidden(request, exception=None):
+    if request.path.startswith(API_PREFIX):
+        message = str(exception or "") or "You do not have permission."
+        return JsonResponse(error_body("permission_denied", message), status=403)
+    return error_pages.permission_denied(request, exception)
+
+
+def bad_request(request, exception=None):
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse(error_body("bad_request", "Malformed request."), status=400)
+    return error_pages.bad_request(request, exception)
 
 
 def server_error(request):
@@ -163,7 +177,7 @@ def server_error(request):
         return JsonResponse(
             error_body("server_error", "Internal server error; it has been logged."), status=500
         )
-    return defaults.server_error(request)
+    return error_pages.server_error(request)
 
 
 # --- For the schema ------------------------------------------------------------------------

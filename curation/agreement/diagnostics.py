@@ -99,6 +99,11 @@ class Consensus:
     kappa: Stat  # Cohen's kappa, annotator vs leave-one-out majority
     alpha_delta: Stat  # alpha without the annotator - alpha with everyone
 
+    @property
+    def n_agreeing(self) -> int:
+        """Compared values equal to the leave-one-out majority (the k of k/n)."""
+        return round(self.agreement * self.n_compared) if self.n_compared else 0
+
 
 @dataclass(frozen=True, slots=True)
 class AnnotatorStats:

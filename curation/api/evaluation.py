@@ -25,6 +25,13 @@ from curation.models import (
 )
 
 
+class MacroAverageSerializer(serializers.Serializer):
+    value = serializers.FloatField(allow_null=True)
+    ci95 = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, help_text="[low, high]"
+    )
+
+
 class EvaluationSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
@@ -37,6 +44,39 @@ class EvaluationSerializer(serializers.Serializer):
     )
     created_by = serializers.CharField(source="created_by.username", allow_null=True)
     created_at = serializers.DateTimeField()
+    accuracy_ci95 = serializers.SerializerMethodField(
+        help_text="Extra: Wilson 95% interval [low, high] of the overall accuracy (null: "
+        "none, e.g. MMRB2)."
+    )
+    macro_average = serializers.SerializerMethodField(
+        help_text="Extra: the mean of the per-Category accuracies and its stratified "
+        "bootstrap 95% interval: {value, ci95: [low, high]} (null for MMRB2)."
+    )
+    missing_ids = serializers.SerializerMethodField(
+        help_text="Extra: release items without a prediction."
+    )
+    unknown_ids = serializers.SerializerMethodField(
+        help_text="Extra: prediction lines whose ID is not in the release."
+    )
+
+    @extend_schema_field(serializers.ListField(child=serializers.FloatField(), allow_null=True))
+    def get_accuracy_ci95(self, evaluation):
+        return evaluation.report.get("extras", {}).get("ci95", {}).get("all")
+
+    @extend_schema_field(MacroAverageSerializer(allow_null=True))
+    def get_macro_average(self, evaluation):
+        macro = evaluation.report.get("extras", {}).get("macro_average")
+        return {"value": macro.get("value"), "ci95": macro.get("ci95")} if macro else None
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_missing_ids(self, evaluation):
+        coverage = evaluation.report.get("extras", {}).get("coverage")
+        return len(coverage.get("missing", [])) if coverage else None
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_unknown_ids(self, evaluation):
+        coverage = evaluation.report.get("extras", {}).get("coverage")
+        return len(coverage.get("unknown", [])) if coverage else None
 
 
 class GroupSerializer(serializers.Serializer):

@@ -84,6 +84,16 @@ class JudgeEndpointForm(forms.Form):
         min_value=1, max_value=3600, initial=120, label="Timeout (seconds, per request)"
     )
 
+    def __init__(self, *args, has_key: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Nothing to remove before a key exists (a new endpoint, or none stored).
+        if not has_key:
+            del self.fields["clear_api_key"]
+            self.fields["api_key"].help_text = (
+                "Only if the server needs one. Sent only to this base URL; stored encrypted, "
+                "never shown again."
+            )
+
     def clean_base_url(self):
         url = self.cleaned_data["base_url"].strip()
         if not url.lower().startswith(("http://", "https://")):

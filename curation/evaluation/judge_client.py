@@ -532,3 +532,36 @@ def _failed(message: str, endpoint: Endpoint, attempts: int, seconds: float) -> 
         attempts=attempts,
         seconds=seconds,
     )
+
+
+@dataclass(frozen=True)
+class ConnectionCheck:
+    ok: bool
+    message: str  # what the admin reads; never the key
+    seconds: float
+
+
+CONNECTION_CHECK_PROMPT = "Reply with the single word OK."
+
+
+def check_connection(endpoint: Endpoint, *, clock: Callable[[], float] = time.monotonic):
+    """One small text-only request to the endpoint, through the same guarded
+    client as a run (refused addresses, no redirects, capped bodies), with
+    no retry: does the address answer, is the key accepted, does the model
+    exist? Returns a ConnectionCheck."""
+    body = {
+        "model": endpoint.model,
+        "messages": [{"role": "user", "content": CONNECTION_CHECK_PROMPT}],
+        "max_tokens": min(endpoint.max_tokens, 16),
+    }
+    started = clock()
+    try:
+        result = judge(body, endpoint, RetryPolicy(max_retries=0), clock=clock)
+    except FatalEndpointError as exc:
+        return ConnectionCheck(False, str(exc), clock() - started)
+    if result.error:
+        return ConnectionCheck(
+            False, result.error.split(": ", 1)[-1], result.seconds
+        )  # "after 1 attempt: …"
+    answer = result.output[:80] or "(an empty answer)"
+    return ConnectionCheck(True, f"The model answered {answer!r}", result.seconds)

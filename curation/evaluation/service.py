@@ -143,12 +143,19 @@ def leaderboard(release: Release) -> tuple[list[str], list[dict]]:
             if g["name"] not in columns:
                 columns.append(g["name"])
         extras = e.report.get("extras", {})
+        intervals = extras.get("ci95", {})
+        coverage = extras.get("coverage", {})
         rows.append(
             {
                 "evaluation": e,
                 "accuracy": {g["name"]: g["accuracy"] for g in groups},
+                # Per column: correct, total and the Wilson 95% interval (extras).
+                "counts": {g["name"]: (g["correct"], g["total"]) for g in groups},
+                "ci": {g["name"]: _pair(intervals.get(g["name"])) for g in groups},
                 "macro": extras.get("macro_average", {}).get("value"),
-                "missing": len(extras.get("coverage", {}).get("missing", [])),
+                "macro_ci": _pair(extras.get("macro_average", {}).get("ci95")),
+                "missing": len(coverage.get("missing", [])),
+                "unknown": len(coverage.get("unknown", [])),
                 "consistency": (extras.get("consistency") or {}).get("rate"),
                 # Scored with official_compat: unknown IDs by their own Label.
                 "official_compat": e.report.get("official", {}).get("official_compat", False),
@@ -156,3 +163,8 @@ def leaderboard(release: Release) -> tuple[list[str], list[dict]]:
             }
         )
     return columns, rows
+
+
+def _pair(interval) -> tuple[float, float] | None:
+    """A stored interval ([low, high], scoring_output) as a pair, or None."""
+    return (interval[0], interval[1]) if interval else None

@@ -9,15 +9,21 @@ redacted by the client before they are stored."""
 
 import io
 import json
+import re
+from pathlib import Path
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
+from curation.evaluation import judge_client
+from curation.evaluation.connection import check_endpoint
 from curation.evaluation.forms import EvaluationForm, JudgeEndpointForm, JudgeRunForm
 from curation.evaluation.judge_runs import (
     JudgeRunError,
@@ -39,6 +45,7 @@ from curation.models import (
     Release,
     ReleaseStatus,
 )
+from curation.releases import publishing
 from curation.releases.views import attachment_name, release_for
 from curation.spreadsheet_cells import SafeWriter
 
@@ -102,15 +109,15 @@ def judge_endpoint_edit(request, slug, endpoint_id):
         "max_tokens": endpoint.max_tokens,
         "timeout_seconds": endpoint.timeout_seconds,
     }  # never the key
-    form = JudgeEndpointForm(request.POST or None, initial=initial)
     had_key = endpoint.has_api_key
+    form = JudgeEndpointForm(request.POST or None, initial=initial, has_key=had_key)
     if (
         request.method == "POST"
         and form.is_valid()
         and _save(request, project, form, endpoint) is not None
     ):
         messages.success(request, f"Judge endpoint {endpoint.name} saved.")
-        if had_key and not endpoint.has_api_key and not form.cleaned_data["clear_api_key"]:
+        if had_key and not endpoint.has_api_key and not form.cleaned_data.get("clear_api_key"):
             messages.warning(
                 request,
                 "The stored API key was removed because the base URL now points to another "
@@ -120,12 +127,35 @@ def judge_endpoint_edit(request, slug, endpoint_id):
     return render(
         request,
         "curation/judge_endpoint_edit.html",
-        {"project": project, "role": role, "endpoint": endpoint, "form": form},
+        {
+            "project": project,
+            "role": role,
+            "endpoint": endpoint,
+            "form": form,
+            "check_prompt": judge_client.CONNECTION_CHECK_PROMPT,
+        },
         status=400 if form.errors else 200,
     )
 
 
 @guard_body(member_of(ADMIN_ROLES))
+@require_POST
+@login_required
+def judge_endpoint_check(request, slug, endpoint_id):
+    """Test connection, from the endpoint's page: the answer is a message."""
+    project, _ = project_for(request.user, slug, ADMIN_ROLES)
+    endpoint = _endpoint_for(project, endpoint_id)
+    check = check_endpoint(endpoint=endpoint)
+    if check.ok:
+        messages.success(
+            request,
+            f"Connected to {endpoint.name} in {check.seconds:.1f} s: {check.message}.",
+        )
+    else:
+        messages.error(request, f"{endpoint.name} did not answer as a judge: {check.message}")
+    return redirect("judge_endpoint_edit", slug=project.slug, endpoint_id=endpoint.pk)
+
+
 @require_POST
 @login_required
 def judge_endpoint_delete(request, slug, endpoint_id):
@@ -321,12 +351,17 @@ def leaderboard_view(request, slug, release_id):
     if download == "csv":
         out = io.StringIO()
         writer = SafeWriter(out)
-        writer.writerow(["model", *columns, "macro_average_extra", "missing_ids_extra"])
+        writer.writerow(
+            ["model", *columns, "macro_average_extra", "missing_ids_extra", "unknown_ids_extra"]
+            + [f"{c} ci95_{end}_extra" for c in [*columns, "macro_average"] for end in ENDS]
+        )
         for r in rows:
+            intervals = [r["ci"].get(c) for c in columns] + [r["macro_ci"]]
             writer.writerow(
                 [r["evaluation"].name]
                 + [_csv_number(r["accuracy"].get(c)) for c in columns]
-                + [_csv_number(r["macro"]), r["missing"]]
+                + [_csv_number(r["macro"]), r["missing"], r["unknown"]]
+                + [_csv_number(ci[i] if ci else None) for ci in intervals for i in (0, 1)]
             )
         response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = (
@@ -336,7 +371,10 @@ def leaderboard_view(request, slug, release_id):
         return response
     for i, r in enumerate(rows):
         r["colour"] = CHART_COLOURS[i % len(CHART_COLOURS)]
-        r["cells"] = [r["accuracy"].get(c) for c in columns]
+        r["cells"] = [
+            {"value": r["accuracy"].get(c), "ci": r["ci"].get(c), "counts": r["counts"].get(c)}
+            for c in columns
+        ]
     return render(
         request,
         "curation/leaderboard.html",
@@ -351,6 +389,10 @@ def leaderboard_view(request, slug, release_id):
             "chart": _leaderboard_chart(columns, rows),
             "mmrb2_tasks": mmrb2_tasks,
             "mmrb2_rows": mmrb2_rows,
+            "release_path": _local_release_path(release),
+            "api_url": request.build_absolute_uri(
+                reverse("api_evaluations", args=[project.slug, release.pk])
+            ),
             "judge_runs": JudgeRun.objects.filter(release=release).select_related("evaluation"),
             "judge_form": run_form(project, release=release)
             if release.status == ReleaseStatus.READY
@@ -360,30 +402,58 @@ def leaderboard_view(request, slug, release_id):
     )
 
 
+ENDS = ("low", "high")
+
+
+def _local_release_path(release) -> str:
+    """Where the release's folder is on this server, as a shell in the
+    project's folder reaches it (var/media/releases/…), or "" when releases
+    live in a bucket (then the page offers the download and the API)."""
+    try:
+        path = Path(publishing.release_storage().path(release.folder))
+    except NotImplementedError:
+        return ""
+    base = Path(settings.BASE_DIR)
+    return str(path.relative_to(base)) if path.is_relative_to(base) else str(path)
+
+
 def _csv_number(value) -> str:
     return "" if value is None else f"{value:.6f}"
 
 
 def _leaderboard_chart(columns, rows) -> dict:
     """Accuracy per column (x) for each model (coloured dots), 0-100% on y."""
-    width, height, left, right, top, bottom = 760, 240, 44, 12, 12, 60
+    width, height, left, right, top, bottom = 760, 260, 44, 12, 12, 80
     step = (width - left - right) / max(1, len(columns))
     points = []
-    for r in rows:
+    # Each model has its own place within a column (equal scores never hide
+    # each other), with its 95% interval as a whisker.
+    spread = min(12.0, step * 0.7 / max(1, len(rows)))
+
+    def y_of(value: float) -> float:
+        return round(top + (1 - value) * (height - top - bottom), 1)
+
+    for m, r in enumerate(rows):
+        offset = (m - (len(rows) - 1) / 2) * spread
         for i, c in enumerate(columns):
             value = r["accuracy"].get(c)
             if value is None:
                 continue
+            ci = r["ci"].get(c)
+            band = f" (95% CI {100 * ci[0]:.1f} to {100 * ci[1]:.1f}%)" if ci else ""
             points.append(
                 {
-                    "x": round(left + step * (i + 0.5), 1),
-                    "y": round(top + (1 - value) * (height - top - bottom), 1),
+                    "x": round(left + step * (i + 0.5) + offset, 1),
+                    "y": y_of(value),
+                    "low": y_of(ci[0]) if ci else None,
+                    "high": y_of(ci[1]) if ci else None,
                     "colour": r["colour"],
-                    "title": f"{r['evaluation'].name} · {c}: {100 * value:.1f}%",
+                    "title": f"{r['evaluation'].name} · {c}: {100 * value:.1f}%{band}",
                 }
             )
+    # Names break after "/" and "_" (open_/generation/…): a column is narrow.
     labels = [
-        {"x": round(left + step * (i + 0.5), 1), "lines": c.split("/")}
+        {"x": round(left + step * (i + 0.5), 1), "lines": re.split(r"(?<=[/_])", c)}
         for i, c in enumerate(columns)
     ]
     ticks = [

@@ -34,12 +34,17 @@ def _label_quality_lines(f: dict | None) -> list[str]:
     ]
 
 
+# Every config has this split: all its domains together (split="train").
+ALL_SPLIT = "train"
+
+
 def split_names(slugs: Iterable[str]) -> dict[str, str]:
     """A `datasets` split name per domain slug: split names are word characters
-    (and dots), so a dash becomes an underscore; a name that clashes gets a
-    numeric suffix, in slug order."""
+    (and dots), so a dash becomes an underscore; a name that clashes (with
+    another domain's or with the all-domains split "train") gets a numeric
+    suffix, in slug order."""
     out: dict[str, str] = {}
-    used: set[str] = set()
+    used: set[str] = {ALL_SPLIT}
     for slug in slugs:
         name = re.sub(r"\W", "_", slug)
         base, n = name, 1
@@ -51,21 +56,40 @@ def split_names(slugs: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def card_configs(domains: Sequence[str], *, parquet: bool, trl: bool) -> list[str]:
-    """The card's YAML front matter: `configs:` for the Hugging Face `datasets`
-    library, so load_dataset(<release folder>) reads the records (without it,
-    it would take the folder for an image folder labelled by domain). The
-    default config is parquet/ (the per-domain JSON where there is no
-    parquet), `trl` is trl/; one split per domain with records."""
+def configs_yaml(configs: Sequence[tuple[str, str]], domains: Sequence[str]) -> list[str]:
+    """YAML front matter `configs:` for the Hugging Face `datasets` library,
+    the same shape for releases and training mixes: each (name, path pattern
+    with {} for the domain) config has the split "train" (every domain) and
+    one split per domain."""
     splits = split_names(domains)
-    default = "parquet/{}.parquet" if parquet else "{}.json"
-    configs = [("default", default)] + ([("trl", "trl/{}.parquet")] if trl else [])
     lines = ["---", "configs:"]
     for name, pattern in configs:
         lines += [f"- config_name: {name}", "  data_files:"]
+        lines += [f"  - split: {ALL_SPLIT}", "    path:"]
+        lines += [f"    - {pattern.format(slug)}" for slug in domains]
         for slug in domains:
             lines += [f"  - split: {splits[slug]}", f"    path: {pattern.format(slug)}"]
     return [*lines, "---", ""]
+
+
+def splits_line(domains: Sequence[str]) -> str:
+    """The card's sentence naming the splits of every config."""
+    names = ", ".join(f"`{name}`" for name in split_names(domains).values())
+    return (
+        f'Splits (every config): `{ALL_SPLIT}` (every domain together, `split="{ALL_SPLIT}"`) '
+        f"and one per domain: {names}."
+    )
+
+
+def card_configs(domains: Sequence[str], *, parquet: bool, trl: bool) -> list[str]:
+    """The card's YAML front matter, so load_dataset(<release folder>) reads
+    the records (without it, it would take the folder for an image folder
+    labelled by domain). The default config is the benchmark records:
+    parquet/ (the per-domain JSON where there is no parquet); `trl` is trl/,
+    named only where the release has it."""
+    default = "parquet/{}.parquet" if parquet else "{}.json"
+    configs = [("default", default)] + ([("trl", "trl/{}.parquet")] if trl else [])
+    return configs_yaml(configs, domains)
 
 
 def dataset_card(meta: Any, summary: dict, *, parquet: bool = False, trl: bool = False) -> str:
@@ -288,13 +312,28 @@ def _mmrb2_loading_lines(mmrb2: dict) -> list[str]:
 def _loading_lines(domains: Sequence[str], *, parquet: bool, trl: bool) -> list[str]:
     """The card's "Loading" section: `datasets`, TRL (vision and text-only DPO,
     reward modelling) and the dpo/ files."""
-    split = split_names(domains)[domains[0]] if domains else "<domain>"
+    split = ALL_SPLIT
     lines = [
         "## Loading",
         "",
         "The front matter's `configs:` make the Hugging Face `datasets` library read this "
-        "folder as it is, one split per domain (domains without records have none):",
+        "folder as it is, from any working directory (give the folder's path). The "
+        "`default` config is the benchmark records"
+        + (", `trl` the TRL preference rows" if trl else "")
+        + ". "
+        + splits_line(domains)
+        + " Domains without records have no split.",
         "",
+    ]
+    if not (parquet and trl):
+        lines += [
+            "This release was built where pyarrow was not installed: it has no `parquet/` "
+            "and no `trl/` copies, so the `default` config reads the per-domain JSON and "
+            "there is no `trl` config. Build it again with pyarrow installed (a runtime "
+            "dependency of the studio) for them.",
+            "",
+        ]
+    lines += [
         "```python",
         "from datasets import load_dataset",
         'records = load_dataset("path/to/this/folder")'
@@ -335,9 +374,10 @@ def _loading_lines(domains: Sequence[str], *, parquet: bool, trl: bool) -> list[
             "",
         ]
     lines += [
-        "`dpo/<domain>.jsonl` has the same pairs as plain strings, with `images` as paths "
-        "relative to the `.jsonl` file (`../images/...`); join them with the file's folder "
-        "before opening or casting them:",
+        "`dpo/<domain>.jsonl` has the same pairs in the same schema (chat messages, as in "
+        "`trl/` and in a training mix's `dpo/`), with `images` as paths relative to the "
+        "`.jsonl` file (`../images/...`); join them with the file's folder before opening "
+        "or casting them:",
         "",
         "```python",
         "import os",

@@ -5,7 +5,7 @@ A release folder holds::
     all_data.json            every record, stable order (domain, then ID)
     <domain slug>.json       the records of one domain
     images/<source>/<file>   every referenced image, once
-    dpo/<domain slug>.jsonl  {prompt, chosen, rejected, images, id, category};
+    dpo/<domain slug>.jsonl  {prompt, chosen, rejected (chat messages), images, id, category};
                              `images` relative to the .jsonl file (../images/...)
     parquet/<domain slug>.parquet
                              the records, images embedded (an extra writer:
@@ -165,11 +165,13 @@ def dpo_record(item: ExportItem, image: str) -> dict[str, Any]:
     relative to the .jsonl file (a link that holds wherever the folder goes)."""
     chosen = item.response_1 if item.chosen == "1" else item.response_2
     rejected = item.response_2 if item.chosen == "1" else item.response_1
+    # Chat messages, the schema of trl/ and of a training mix's dpo/
+    # (curation.releases.trl.conversational_row): one dpo/ layout everywhere.
     return {
         "id": item.external_id,
-        "prompt": item.prompt,
-        "chosen": chosen,
-        "rejected": rejected,
+        "prompt": [{"role": "user", "content": item.prompt}],
+        "chosen": [{"role": "assistant", "content": chosen}],
+        "rejected": [{"role": "assistant", "content": rejected}],
         "images": ["../" + image],  # dpo/ is one folder below the release root
         "category": item.category,
     }

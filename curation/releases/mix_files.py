@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from curation.releases import exporter, trl
+from curation.releases import card, exporter, trl
 from curation.releases.mix_rows import Candidate, Selection, trl_row
 
 SCHEMA_VERSION = "1.0"
@@ -111,21 +111,14 @@ def write_mix(
 
 
 def _yaml_configs(domains: Iterable[str], parquet: bool) -> list[str]:
+    """The same `configs:` as a release's (curation.releases.card): a mix has
+    no benchmark records, so its `default` config and its `trl` config are
+    both the TRL rows; each has the split "train" and one per domain."""
     if not parquet:
         return []
-    lines = [
-        "---",
-        "configs:",
-        "- config_name: default",
-        "  data_files:",
-        "  - split: train",
-        "    path: trl/*.parquet",
-        "- config_name: by_domain",
-        "  data_files:",
-    ]
-    for slug in domains:
-        lines += [f"  - split: {slug}", f"    path: trl/{slug}.parquet"]
-    return [*lines, "---", ""]
+    return card.configs_yaml(
+        [("default", "trl/{}.parquet"), ("trl", "trl/{}.parquet")], list(domains)
+    )
 
 
 def mix_card(meta: dict[str, Any], summary: dict[str, Any], *, parquet: bool) -> str:
@@ -195,12 +188,25 @@ def mix_card(meta: dict[str, Any], summary: dict[str, Any], *, parquet: bool) ->
     lines += [f"| **all** | {summary['total']} |", "", "## Use", ""]
     if parquet:
         lines += [
+            "The front matter's `configs:` make the Hugging Face `datasets` library read this "
+            "folder as it is, from any working directory (give the folder's path), as a "
+            "release's: the `trl` config (here also the `default` one: a mix has no "
+            "benchmark records) is the TRL preference rows of `trl/`. "
+            + card.splits_line(list(summary["counts"])),
+            "",
             "```python",
             "from datasets import load_dataset",
-            'mix = load_dataset("parquet", data_files="trl/*.parquet", split="train")',
+            'mix = load_dataset("path/to/this/folder", "trl", split="train")',
             "# vision DPO: DPOTrainer(..., args=DPOConfig(max_length=None), train_dataset=mix)",
             '# text-only DPO or RewardTrainer: mix.remove_columns("images")',
             "```",
+            "",
+        ]
+    else:
+        lines += [
+            "This mix was built where pyarrow was not installed: it has no `trl/` copy and no "
+            "`configs:` for `datasets`. Build it again with pyarrow installed (a runtime "
+            "dependency of the studio) for them.",
             "",
         ]
     lines += [

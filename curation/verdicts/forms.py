@@ -70,6 +70,7 @@ class AuditFilterForm(forms.Form):
             ("thresholds", "Thresholds changed"),
             ("item_changed", "Item changed by an admin"),
             ("release_retried", "Release build retried"),
+            ("import", "Import"),
         ],
     )
     actor = forms.CharField(required=False, max_length=150, help_text="username, or 'rule'")

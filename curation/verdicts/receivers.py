@@ -2,7 +2,7 @@
 
 from annotate.models import Project, Role
 from common.bulk import insert_per_key
-from curation.models import Verdict
+from curation.models import AuditEvent, Verdict
 from curation.verdicts.service import recheck_waiting_items, update_verdict
 
 
@@ -25,6 +25,13 @@ def decide_items_with_imported_votes(sender, *, project, item_ids, **kwargs) -> 
     from curation.verdicts.service import reevaluate_items
 
     reevaluate_items(project=project, items=Item.objects.filter(pk__in=item_ids))
+
+
+def audit_import(sender, *, project, actor, details, summary, **kwargs) -> None:
+    """An import is in the audit log beside curators' decisions (no item)."""
+    AuditEvent.objects.create(
+        project=project, item=None, actor=actor, action="import", after=details, reason=summary
+    )
 
 
 def update_verdict_on_vote(sender, *, item, **kwargs) -> None:

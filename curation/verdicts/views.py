@@ -7,7 +7,17 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Case, Count, F, FloatField, IntegerField, Q, Value, When
+from django.db.models import (
+    Case,
+    Count,
+    F,
+    FloatField,
+    IntegerField,
+    Prefetch,
+    Q,
+    Value,
+    When,
+)
 from django.db.models.functions import Cast, Greatest
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import redirect, render
@@ -15,7 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate.eligibility import eligible_counts
 from annotate.loop.scales import point_label
-from annotate.models import Judgement, Membership
+from annotate.models import ItemPart, Judgement, Membership, PartKind, Slot
 from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
 from curation.agreement import reports
@@ -126,7 +136,21 @@ def _queue(project, params):
         / Greatest(Cast(total, FloatField()), Value(1.0))
     )
     order = QUEUE_SORTS.get(params.get("sort") or "oldest", QUEUE_SORTS["oldest"])
-    return verdicts.select_related("item__domain").order_by(*order)
+    # Each row shows the item's picture and the start of its prompt: the
+    # MRB shape's image by join, a parts item's prompt pictures in one more
+    # query for the whole page (never one per row).
+    prompt_pictures = Prefetch(
+        "item__content_parts",
+        queryset=ItemPart.objects.filter(slot=Slot.PROMPT, kind=PartKind.IMAGE)
+        .select_related("image")
+        .order_by("position"),
+        to_attr="prompt_pictures",
+    )
+    return (
+        verdicts.select_related("item__domain", "item__image")
+        .prefetch_related(prompt_pictures)
+        .order_by(*order)
+    )
 
 
 @require_GET

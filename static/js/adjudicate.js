@@ -1,5 +1,9 @@
-// Adjudication page keyboard: 1/2 resolve for a response, x exclude, m more
-// votes, o reopen, r reason, Ctrl+Enter save, n next contested, b queue.
+// Adjudication page keyboard: 1/2 resolve for a response, x exclude, c the
+// exclusion category, m more votes, o reopen, r reason, Ctrl+Enter save,
+// n next contested, b queue. Every key leaves focus where the next key
+// belongs: after a decision key that is the reason box (the reason is what
+// comes next and it is required), so a typed reason never lands in the
+// category list or anywhere else (issue 31).
 (function () {
   "use strict";
   function form() { return document.getElementById("decision"); }
@@ -9,6 +13,7 @@
     return !!input;
   }
   function reason() { var r = form() && form().querySelector('textarea[name="reason"]'); if (r) r.focus(); }
+  function category() { return form() && form().querySelector('select[name="category"]'); }
   function save() {
     var f = form();
     if (!f || f.querySelector('button[type="submit"]:disabled')) return; // e.g. conflict of interest
@@ -18,10 +23,19 @@
     var tag = el && el.tagName;
     return tag === "TEXTAREA" || tag === "SELECT" || (tag === "INPUT" && !/^(radio|checkbox)$/.test(el.type));
   }
+  // Choosing a category (mouse or keys) means excluding.
+  document.addEventListener("change", function (e) {
+    if (e.target === category()) pick("action", "exclude");
+  });
   document.addEventListener("keydown", function (e) {
     var head = document.getElementById("adjudicate");
     if (!head || e.altKey || e.metaKey) return;
     if (e.key === "Enter" && e.ctrlKey) { e.preventDefault(); save(); return; }
+    // In the category list the arrows choose; Enter or r goes on to the
+    // reason (letters would otherwise jump between categories).
+    if (e.target === category() && !e.ctrlKey && (e.key === "Enter" || e.key === "r")) {
+      e.preventDefault(); pick("action", "exclude"); reason(); return;
+    }
     if (isTyping(e.target)) {
       if (e.key === "Escape") e.target.blur();
       return;
@@ -37,7 +51,8 @@
           pick("choice", "tie"); reason();
         } else handled = false;
         break;
-      case "x": if (pick("action", "exclude")) { var c = form().querySelector('select[name="category"]'); if (c) c.focus(); } break;
+      case "x": if (pick("action", "exclude")) reason(); break;
+      case "c": var c = category(); if (c && pick("action", "exclude")) c.focus(); else handled = false; break;
       case "m": if (pick("action", "more_votes")) reason(); break;
       case "o": if (pick("action", "reopen")) reason(); break;
       case "r": reason(); break;

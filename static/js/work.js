@@ -117,9 +117,18 @@
     var el = node.querySelector(selector);
     if (el) el.textContent = String(Math.max(0, parseInt(el.textContent, 10) + delta));
   }
+  // The page's messages ("Your judgement was revised", …) are about what
+  // happened before the item they came with: once another item is shown
+  // they are stale and go (issue 31).
+  var messagesItem = null;
+  function dropStaleMessages(node) {
+    var box = document.querySelector("body > .messages");
+    if (box && node && node.dataset.assignment !== messagesItem) box.remove();
+  }
   // For benches and tests: a new item is in the page (`ready`: the one kept
   // ready, without waiting for the network).
   function shown(node, ready) {
+    dropStaleMessages(node);
     document.dispatchEvent(new CustomEvent("work:shown", { detail: { work: node, ready: !!ready } }));
   }
   function showAhead(f) {
@@ -465,6 +474,7 @@
     pictures("reset");
   }
   document.addEventListener("DOMContentLoaded", function () {
+    messagesItem = work() ? work().dataset.assignment : null;
     init();
     if (work() && work().dataset.errors) showErrors(); else prefetch();
   });

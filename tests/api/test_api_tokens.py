@@ -64,3 +64,20 @@ def test_a_password_change_revokes_the_users_api_tokens(client):
     assert not Token.objects.filter(user=user).exists()
     assert api.get("/api/v1/projects/").status_code == 401
     assert Token.objects.filter(pk=kept.pk).exists()  # nobody else's
+
+
+def test_the_shell_hint_is_for_site_administrators_only(client):
+    """Issue 31: an annotator has no shell; the page used to show them
+    `manage.py drf_create_token`."""
+    client.force_login(make_user())
+    page = client.get("/account/token/").content.decode()
+    assert "drf_create_token" not in page
+    client.force_login(make_user(is_superuser=True, is_staff=True))
+    assert "drf_create_token" in client.get("/account/token/").content.decode()
+
+
+def test_the_new_token_has_a_copy_button_and_styled_actions(client):
+    client.force_login(make_user())
+    page = client.post("/account/token/", {"action": "create"}).content.decode()
+    assert 'data-copy="token-key"' in page and "js/copy.js" in page
+    assert 'class="secondary"' in page and 'class="danger"' in page

@@ -60,4 +60,13 @@ def test_revise_after_back_returns_to_the_item_in_hand(live_server, browser, tmp
     assert page.locator(".topbar").count() == 1
     assert page.locator("#work[data-submitted='0']").count() == 1
     assert "revised" in page.locator(".messages").inner_text()
+
+    # Issue 31: the banner is about the revision; once the next item is
+    # shown it goes (it used to stay above every later item).
+    page.keyboard.press("1")
+    with page.expect_response(lambda r: r.url.endswith("/submit/")):
+        page.keyboard.press("Enter")
+    page.wait_for_function("u => location.href !== u", arg=second)
+    page.wait_for_selector("#work[data-submitted='0']")
+    assert page.locator(".messages").count() == 0
     assert not errors, errors

@@ -115,3 +115,23 @@ def test_each_picture_key_is_listed_only_where_it_acts():
     assert {"zoom", "pan"} <= keys("parts") and "flicker" not in keys("parts")
     for layout in ("pictures", "edit"):
         assert {"zoom", "pan", "flicker"} <= keys(layout) and "fullsize" not in keys(layout)
+
+
+def test_every_key_in_the_key_panel_has_a_cap_including_the_comma_grade_key():
+    """Issue 31: `,` (grade C of response B) was split away, leaving two empty
+    key caps in the `?` panel."""
+    for layout in ("mrb", "text", "parts", "pictures", "edit"):
+        keymap = _keymap(
+            allow_tie=True,
+            domain_words=("Is {response} correct?", "Yes", "No"),
+            judged=False,
+            can_revise=False,
+            grade_question="Grade of {response}",
+            layout=layout,
+        )
+        caps = [k for _, keys, _ in keymap for k in keys]
+        assert all(caps), (layout, keymap)
+        by_action = {action: keys for action, keys, _ in keymap}
+        assert by_action["grade-right-C"] == (",",)
+        assert by_action["confidence"] == ("[", "]")
+        assert by_action["left"] == ("1", "←")

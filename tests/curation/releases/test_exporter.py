@@ -90,11 +90,15 @@ def check_card_configs(root: Path) -> None:
     expected = {"default"} | ({"trl"} if (root / "trl").is_dir() else set())
     _require(set(configs) == expected, f"card configs {sorted(configs)}")
     for name, files in configs.items():
-        for entry in files:
+        # "train" lists every domain's file (a list); each domain split one file.
+        _require(files[0]["split"] == "train", f"{name}: no train split first")
+        by_domain = files[1:]
+        _require(files[0]["path"] == [e["path"] for e in by_domain], f"{name}: train paths")
+        for entry in by_domain:
             _require((root / entry["path"]).is_file(), f"{name}: {entry['path']} is missing")
             _require(entry["split"].replace("_", "a").isalnum(), f"split {entry['split']!r}")
         prefix = {"trl": "trl/"}.get(name, "parquet/" if (root / "parquet").is_dir() else "")
-        _require(all(e["path"].startswith(prefix) for e in files), f"{name} paths")
+        _require(all(e["path"].startswith(prefix) for e in by_domain), f"{name} paths")
 
 
 def check_trl_folder(root: Path, records: list[dict]) -> None:
@@ -174,9 +178,13 @@ def check_release_folder(root: Path, *, balanced: bool = True) -> list[dict]:
             _require(record is not None and record in part, f"dpo/{slug}: {line['id']!r}")
             assert record is not None
             other = "Output2" if record["Better"] == "Output1" else "Output1"
-            _require(line["chosen"] == record[record["Better"]], f"dpo chosen of {line['id']}")
-            _require(line["rejected"] == record[other], f"dpo rejected of {line['id']}")
-            _require(line["prompt"] == record["Text"], f"dpo prompt of {line['id']}")
+            # Chat messages, as trl/ and a training mix's dpo/ (issue 31).
+            said = {k: line[k][0]["content"] for k in ("prompt", "chosen", "rejected")}
+            roles = [line[k][0]["role"] for k in ("prompt", "chosen", "rejected")]
+            _require(roles == ["user", "assistant", "assistant"], f"dpo roles of {line['id']}")
+            _require(said["chosen"] == record[record["Better"]], f"dpo chosen of {line['id']}")
+            _require(said["rejected"] == record[other], f"dpo rejected of {line['id']}")
+            _require(said["prompt"] == record["Text"], f"dpo prompt of {line['id']}")
             # Image paths relative to the .jsonl file: ../images/...
             _require(line["images"] == ["../" + record["Image"]], f"dpo images of {line['id']}")
             linked = (root / "dpo" / line["images"][0]).resolve()

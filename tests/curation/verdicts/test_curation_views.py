@@ -262,3 +262,35 @@ def test_next_contested_moves_forward_wraps_round_and_skips_own_votes(client):
     assert nxt(a) == b.pk
     assert nxt(b) == d.pk  # c skipped: the curator voted on it
     assert nxt(d) == a.pk  # wraps round
+
+
+def test_queue_rows_show_the_picture_and_prompt_start_in_constant_queries(client, tmp_path):
+    """Issue 31: rows name more than a bare ID; the picture of an MRB-shape
+    item (its image) and of a parts item (its first prompt picture) come in
+    a fixed number of queries whatever the page holds."""
+    from annotate.models import ImageAsset, ItemPart
+
+    project, item, _, _ = contested_item()
+    curator = make_member(project, role="curator")
+    client.force_login(curator)
+    url = reverse("curation_queue", args=[project.slug])
+    asset = ImageAsset.objects.create(
+        sha256="a" * 64, file="images/a.png", format="PNG", width=8, height=6,
+        size_bytes=10, thumbnail="thumbs/a.png",
+    )  # fmt: skip
+    Item.objects.filter(pk=item.pk).update(image=asset, prompt="What colour is the big ball?")
+    with CaptureQueriesContext(connection) as one:
+        html = client.get(url).content.decode()
+    assert 'src="/media/thumbs/a.png"' in html
+    assert "What colour is the big ball?" in html
+
+    long_prompt = "Describe the chart. " * 30
+    for _ in range(4):
+        _, other, _, _ = contested_item(project=project)
+        Item.objects.filter(pk=other.pk).update(prompt=long_prompt)
+        ItemPart.objects.create(item=other, slot="prompt", position=5, kind="image", image=asset)
+    with CaptureQueriesContext(connection) as five:
+        html = client.get(url).content.decode()
+    assert len(five.captured_queries) == len(one.captured_queries)
+    assert html.count('class="thumb"') == 5
+    assert html.count(long_prompt[:100]) == 4 and long_prompt not in html  # shortened
