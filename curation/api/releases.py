@@ -189,6 +189,7 @@ class ReleaseDetailApi(APIView):
         return Response(ReleaseSerializer(release_for(project, release_id)).data)
 
 
+@guard_body(member_of(CURATOR_ROLES))
 class ReleaseRetryApi(APIView):
     @extend_schema(
         operation_id="releases_retry",

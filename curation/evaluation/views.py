@@ -156,6 +156,7 @@ def judge_endpoint_check(request, slug, endpoint_id):
     return redirect("judge_endpoint_edit", slug=project.slug, endpoint_id=endpoint.pk)
 
 
+@guard_body(member_of(ADMIN_ROLES))
 @require_POST
 @login_required
 def judge_endpoint_delete(request, slug, endpoint_id):

@@ -117,6 +117,7 @@ def release_progress(request, slug, release_id):
     return render(request, "curation/_release_progress.html", {"release": release})
 
 
+@guard_body(member_of(CURATOR_ROLES))
 @require_POST
 @login_required
 def release_retry(request, slug, release_id):
