@@ -49,6 +49,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from annotate.importing.bounds import (
+    ImportBounds,
+    import_bounds,
+    parquet_batch_rows,
+    parquet_metadata_problems,
+    parquet_row_problems,
+)
 from annotate.importing.images import _inspect_image, pillow_limits
 from annotate.importing.jsonscan import DatasetFile, open_dataset_file
 from annotate.importing.records import (
@@ -72,10 +79,10 @@ INSTALL_HINT = (
 RESPONSE_LISTS = ("response", "responses")
 RANKINGS = ("human_ranking", "ranking")
 PROMPT_ALIASES = ("query", "question")
-# Rows decoded to Python at a time: `datasets` writes image sets in row
-# groups of 100 rows, so a batch holds a few megabytes of images.
+# Rows decoded to Python at a time, at most: `datasets` writes image sets in
+# row groups of 100 rows, so a batch holds a few megabytes of images (fewer
+# rows when the metadata says rows may be large: bounds.parquet_batch_rows).
 BATCH_ROWS = 256
-MAX_CONVERSION_ERRORS = 50
 
 
 def available() -> bool:
@@ -250,10 +257,12 @@ def _jsonable(value: Any) -> Any:
 class _Rows:
     """Turns the parquet rows into raw records (see the module's doc)."""
 
-    def __init__(self, schema, *, label: str, field_map: dict[str, str], images: RowImages):
+    def __init__(
+        self, schema, *, label: str, field_map: dict[str, str], images: RowImages, cap: int
+    ):
         self.label = label
         self.images = images
-        self.log = ProblemLog(label, MAX_CONVERSION_ERRORS)
+        self.log = ProblemLog(label, cap)
         names = list(schema.names)
         self.mrb = all(key in names for key in MRB_KEYS if key != "Better")
         self.image_columns = {n for n in names if _is_image_struct(schema.field(n).type)}
@@ -384,11 +393,15 @@ def open_parquet(
     field_map: dict[str, str] | None = None,
     images: ImageSource | None = None,
     limits: ImageLimits | None = None,
+    bounds: ImportBounds | None = None,
 ) -> Iterator[ParquetDataset]:
     """Convert a parquet file (read in record batches) into a temporary JSON
     dataset and an image spool, removed on exit; with `limits` the spool
     checks its images (RowImages). Raises ImportFailed naming rows and
-    columns if a row cannot be turned into a record."""
+    columns if a row cannot be turned into a record, or if the file is over
+    `bounds` (checked from its metadata before a row is read, then from each
+    batch's value lengths before a value is made: bounds.py)."""
+    bounds = bounds or ImportBounds()
     if not available():
         raise ImportFailed([ImportProblem(label, INSTALL_HINT)])
     import pyarrow as pa
@@ -406,15 +419,35 @@ def open_parquet(
         except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
             problem = ImportProblem(label, f"not a readable parquet file ({exc})")
             raise ImportFailed([problem]) from None
-        rows = _Rows(parquet.schema_arrow, label=label, field_map=field_map or {}, images=spool)
+        rows = _Rows(
+            parquet.schema_arrow,
+            label=label,
+            field_map=field_map or {},
+            images=spool,
+            cap=bounds.max_errors,
+        )
+        image_columns = rows.image_columns | rows.image_lists
+        found = parquet_metadata_problems(parquet.metadata, bounds, image_columns)
+        for problem in found:
+            rows._problem(problem.message, problem.row, problem.column)
+        rows.log.raise_if_any()
         out = stack.enter_context(tempfile.NamedTemporaryFile("wb", suffix=".json"))
         if rows.mrb:
             out.write(b"[\n")
         n = 0
+        written = 0
         first = True
         try:
             for batch in _batches(parquet):
-                for row in batch.to_pylist():
+                too_large = parquet_row_problems(batch, n, bounds, image_columns)
+                for position, row in enumerate(_rows_of(batch, too_large)):
+                    if row is None:  # refused from its lengths: never made into values
+                        problem = too_large[position]
+                        rows._problem(problem.message, problem.row, problem.column)
+                        n += 1
+                        if rows.log.full:
+                            break
+                        continue
                     record = rows.record(row, n)
                     n += 1
                     if record is None:
@@ -424,16 +457,23 @@ def open_parquet(
                     except (TypeError, ValueError) as exc:
                         rows._problem(str(exc), n - 1, None)
                         continue
+                    encoded = line.encode("utf-8", "surrogatepass")
+                    del line
+                    written += len(encoded) + 2
+                    if written > bounds.max_dataset_bytes:
+                        rows._problem(bounds.too_much_data(written), n - 1, None)
+                        rows.log.truncated = True
+                        break
                     if rows.mrb and not first:
                         out.write(b",\n")
-                    out.write(line.encode("utf-8", "surrogatepass"))
+                    out.write(encoded)
                     if not rows.mrb:
                         out.write(b"\n")
                     first = False
                     if rows.log.full:
                         break
                 del batch
-                if rows.log.full:
+                if rows.log.full or written > bounds.max_dataset_bytes:
                     break
         except (OSError, ValueError) as exc:
             raise ImportFailed([RowProblem(label, f"cannot be read ({exc})", index=n)]) from None
@@ -456,9 +496,21 @@ def open_parquet(
 
 
 def _batches(parquet) -> Iterator:
-    """Record batches of BATCH_ROWS rows, a row group at a time."""
+    """Record batches of at most BATCH_ROWS rows, a row group at a time, as
+    many as the row group's metadata says a batch's memory allows."""
     for group in range(parquet.num_row_groups):
-        yield from parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=[group])
+        size = parquet_batch_rows(parquet.metadata.row_group(group), BATCH_ROWS)
+        yield from parquet.iter_batches(batch_size=size, row_groups=[group])
+
+
+def _rows_of(batch, refused: dict[int, object]) -> Iterator[dict[str, Any] | None]:
+    """The batch's rows as Python values; None for a refused row, which is
+    never converted."""
+    if not refused:
+        yield from batch.to_pylist()
+        return
+    for position in range(batch.num_rows):
+        yield None if position in refused else batch.slice(position, 1).to_pylist()[0]
 
 
 def import_parquet(*, project, path: Path, images: ImageSource | None = None, **options):
@@ -472,6 +524,7 @@ def import_parquet(*, project, path: Path, images: ImageSource | None = None, **
         field_map=options.get("field_map"),
         images=images,
         limits=image_limits(),
+        bounds=import_bounds(),
     ) as parquet:
         try:
             return import_items(

@@ -21,6 +21,7 @@ from PIL import Image
 
 from annotate import rendering, signals
 from annotate.importing import hfparquet, release_import
+from annotate.importing.bounds import import_bounds
 from annotate.importing.imagestore import (
     ImageCopies,
     image_storage_name,  # noqa: F401 (bench scripts import it from here)
@@ -149,6 +150,7 @@ def import_items(
     if wrong:
         raise ImportFailed([ImportProblem(filename, message) for message in wrong])
     limits = image_limits()
+    bounds = import_bounds()
     source = images or NoImageSource()
     parsed = parse_dataset(
         data,
@@ -164,7 +166,9 @@ def import_items(
         images=source,
         limits=limits,
         options=options,
-        max_errors=settings.IMPORT_MAX_ERRORS,
+        max_errors=bounds.max_errors,
+        max_records=bounds.max_records,
+        max_record_bytes=bounds.max_record_bytes,
         progress=progress,
     )
     return _write_dataset(

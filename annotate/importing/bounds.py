@@ -1,0 +1,292 @@
+"""The import's size bounds, in one place (issue 29): how large one record
+may be, how many records one file may hold, how deep a record may nest, how
+much a compressed dataset may expand to and how many distinct problems are
+collected before a pass stops. Every reader (JSON, JSONL, parquet, MMRB2
+task files, release zips) checks these *before* it decodes what they bound,
+so a small hostile upload costs a bounded amount of memory and time.
+
+The limits come from settings (``IMPORT_MAX_RECORDS``,
+``IMPORT_MAX_RECORD_BYTES``, ``IMPORT_MAX_ERRORS``, ``IMAGE_MAX_BYTES``:
+:func:`import_bounds`); the nesting depth is fixed (records.MAX_NESTING:
+deeper values could not be written again). Pure: Django's settings are read
+only by :func:`import_bounds`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from annotate.importing.records import (
+    DATASET_MAX_BYTES,
+    MAX_NESTING,
+    MAX_RECORD_BYTES,
+    MAX_RECORDS,
+    ImportFailed,
+    ImportProblem,
+    ProblemLog,
+)
+
+
+@dataclass(frozen=True)
+class ImportBounds:
+    max_record_bytes: int = MAX_RECORD_BYTES
+    max_records: int = MAX_RECORDS
+    max_depth: int = MAX_NESTING
+    # What a compressed dataset (a zip member, a parquet file's records) may
+    # expand to; images are bounded one by one (image_bytes).
+    max_dataset_bytes: int = DATASET_MAX_BYTES
+    image_bytes: int = 50 * 1024 * 1024
+    max_errors: int = 50
+
+    @property
+    def image_cell_bytes(self) -> int:
+        """An image cell of a parquet file larger than this is refused from
+        its length, before it is read into memory; a smaller one over
+        `image_bytes` is refused by the image checks, as any image is."""
+        return max(self.image_bytes, self.max_record_bytes)
+
+    def record_too_large(self, size: int | None = None) -> str:
+        held = f" ({size} bytes)" if size is not None else ""
+        return f"record is larger than the limit of {self.max_record_bytes} bytes{held}"
+
+    def too_many_records(self) -> str:
+        return (
+            f"has more than {self.max_records} records, the most one import may hold; "
+            "split it into several files"
+        )
+
+    def too_much_data(self, size: int) -> str:
+        return (
+            f"expands to {size} bytes of records, more than the {self.max_dataset_bytes} "
+            "one dataset may hold"
+        )
+
+
+def import_bounds() -> ImportBounds:
+    """The bounds set in Django's settings (the defaults above otherwise)."""
+    from django.conf import settings
+
+    return ImportBounds(
+        max_record_bytes=settings.IMPORT_MAX_RECORD_BYTES,
+        max_records=settings.IMPORT_MAX_RECORDS,
+        image_bytes=settings.IMAGE_MAX_BYTES,
+        max_errors=settings.IMPORT_MAX_ERRORS,
+    )
+
+
+class RecordCount:
+    """Counts a pass's records and stops it past `bounds.max_records`:
+    raises ImportFailed with the problems logged so far and one naming the
+    record where the file went over."""
+
+    def __init__(self, bounds: ImportBounds, log: ProblemLog):
+        self.bounds = bounds
+        self.log = log
+        self.n = 0
+
+    def add(self, *, line: int | None = None, index: int | None = None) -> None:
+        self.n += 1
+        if self.n > self.bounds.max_records:
+            over = ImportProblem(
+                self.log.file, self.bounds.too_many_records(), line=line, index=index
+            )
+            raise ImportFailed([*self.log.problems, over])
+
+
+# The tokens of a JSON document, strings skipped whole (possessively: linear).
+_TOKENS = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[\[\]{}]|[-0-9][-+.0-9eE]*+|true|false|null', re.S)
+
+
+def json_shape_problem(data: bytes, *, max_depth: int, max_values: int) -> str | None:
+    """Why a JSON document read whole (json.loads) could cost far more than
+    its size in memory or blow the decoder's stack, or None: nesting deeper
+    than `max_depth`, or more than `max_values` values (an empty object costs
+    ~60 bytes of Python for its 2 bytes of file). Scans the bytes without
+    decoding them."""
+    depth = values = 0
+    for match in _TOKENS.finditer(data):
+        char = data[match.start()]
+        if char in (0x5D, 0x7D):  # ']', '}'
+            depth -= 1
+            continue
+        values += 1
+        if values > max_values:
+            return f"holds more than {max_values} values"
+        if char in (0x5B, 0x7B):  # '[', '{'
+            depth += 1
+            if depth > max_depth:
+                return f"values are nested more than {max_depth} levels deep"
+    return None
+
+
+# --- Parquet ----------------------------------------------------------------------
+# A parquet file of a few kB can expand to gigabytes: a value repeated through
+# a dictionary is stored once and decoded once per row, and zstd shrinks a long
+# run of one character a thousandfold. The file's metadata is checked before a
+# row is read, each batch is sized from it, and each row's size is computed in
+# Arrow (from lengths, without making Python values) before it is converted.
+
+# Decoded bytes a batch of rows may hold (the batch is sized from the metadata).
+PARQUET_BATCH_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ParquetProblem:
+    message: str
+    row: int | None
+    column: str | None
+
+
+def _top(path: str) -> str:
+    return path.split(".", 1)[0]
+
+
+def _is_image_leaf(path: str, image_columns: set[str]) -> bool:
+    return _top(path) in image_columns and path.endswith(".bytes")
+
+
+def parquet_metadata_problems(
+    metadata, bounds: ImportBounds, image_columns: set[str]
+) -> list[ParquetProblem]:
+    """What the file's metadata alone shows is over the bounds: too many
+    rows, a row group whose column holds more per row (uncompressed, on
+    average) than a record or an image may, or more record data in all than a
+    dataset may expand to. Nothing of the file's data is read."""
+    if metadata.num_rows > bounds.max_records:
+        return [ParquetProblem(bounds.too_many_records(), None, None)]
+    problems: list[ParquetProblem] = []
+    total = 0
+    first = 0
+    for g in range(metadata.num_row_groups):
+        group = metadata.row_group(g)
+        rows = max(group.num_rows, 1)
+        for j in range(group.num_columns):
+            chunk = group.column(j)
+            size = chunk.total_uncompressed_size
+            image = _is_image_leaf(chunk.path_in_schema, image_columns)
+            limit = bounds.image_cell_bytes if image else bounds.max_record_bytes
+            if not image:
+                total += size
+            if size / rows > limit:
+                what = "an image" if image else "a record"
+                problems.append(
+                    ParquetProblem(
+                        f"rows {first}-{first + group.num_rows - 1} hold {size} bytes of this "
+                        f"column ({size // rows} a row on average), more than {what} may "
+                        f"({limit} bytes)",
+                        first,
+                        _top(chunk.path_in_schema),
+                    )
+                )
+                if len(problems) >= bounds.max_errors:
+                    return problems
+        first += group.num_rows
+    if total > bounds.max_dataset_bytes:
+        problems.append(ParquetProblem(bounds.too_much_data(total), None, None))
+    return problems
+
+
+def parquet_batch_rows(group, most: int) -> int:
+    """How many rows of a row group (its metadata) to decode at a time so
+    that a batch holds at most PARQUET_BATCH_BYTES even if every row is the
+    worst the metadata allows: a dictionary-encoded column's row may be as
+    large as its whole dictionary, a plain column's row is its average."""
+    rows = max(group.num_rows, 1)
+    worst = 0.0
+    for j in range(group.num_columns):
+        chunk = group.column(j)
+        size = chunk.total_uncompressed_size
+        worst += size if chunk.has_dictionary_page else size / rows
+    return max(1, min(most, int(PARQUET_BATCH_BYTES // max(worst, 1))))
+
+
+def _cell_sizes(array, images: bool):
+    """Bytes of each row's value in an Arrow array, from lengths alone: with
+    `images`, (text bytes, largest image's bytes) of an image struct or list."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(array)
+    kind = array.type
+    if pa.types.is_dictionary(kind):
+        lengths = _cell_sizes(array.dictionary, images=False)
+        return np.asarray(lengths)[array.indices.fill_null(0).to_numpy(zero_copy_only=False)]
+    if (
+        pa.types.is_binary(kind)
+        or pa.types.is_string(kind)
+        or pa.types.is_large_binary(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_binary_view(kind)
+        or pa.types.is_string_view(kind)
+    ):
+        return pc.binary_length(array).fill_null(0).to_numpy(zero_copy_only=False)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        parents = pc.list_parent_indices(array).to_numpy(zero_copy_only=False)
+        child = _cell_sizes(array.flatten(), images)
+        if images:
+            text, image = child
+            big = np.zeros(n, dtype=np.int64)
+            np.maximum.at(big, parents, image)
+            return np.bincount(parents, weights=text, minlength=n), big
+        return np.bincount(parents, weights=child, minlength=n)
+    if pa.types.is_struct(kind):
+        fields = array.flatten()
+        names = [kind.field(i).name for i in range(kind.num_fields)]
+        text = np.zeros(n, dtype=np.float64)
+        image = np.zeros(n, dtype=np.int64)
+        for name, field in zip(names, fields, strict=True):
+            sizes = _cell_sizes(field, images=False)
+            if images and name == "bytes":
+                image = np.asarray(sizes, dtype=np.int64)
+            else:
+                text += sizes
+        return (text, image) if images else text
+    if pa.types.is_boolean(kind) or pa.types.is_null(kind):
+        return np.ones(n, dtype=np.int64)
+    try:
+        return np.full(n, max(kind.bit_width // 8, 1), dtype=np.int64)
+    except ValueError:  # not a fixed-width type
+        pass
+    # Anything else (maps, unions): each row's own buffers.
+    return np.array([array.slice(i, 1).nbytes for i in range(n)], dtype=np.int64)
+
+
+def parquet_row_problems(
+    batch, first_row: int, bounds: ImportBounds, image_columns: set[str]
+) -> dict[int, ParquetProblem]:
+    """The rows of a decoded batch (by batch position) too large to become a
+    record or to hold an image, found from the values' lengths before any is
+    turned into a Python value."""
+    import numpy as np
+
+    n = batch.num_rows
+    text = np.zeros(n, dtype=np.float64)
+    largest_text: list = []
+    out: dict[int, ParquetProblem] = {}
+    for name, column in zip(batch.schema.names, batch.columns, strict=True):
+        if name in image_columns:
+            sizes, image = _cell_sizes(column, images=True)
+            for i in np.flatnonzero(image > bounds.image_cell_bytes):
+                out.setdefault(
+                    int(i),
+                    ParquetProblem(
+                        f"image is {int(image[i])} bytes, more than the limit of "
+                        f"{bounds.image_bytes}",
+                        first_row + int(i),
+                        name,
+                    ),
+                )
+        else:
+            sizes = _cell_sizes(column, images=False)
+        sizes = np.asarray(sizes, dtype=np.float64)
+        text += sizes
+        largest_text.append((name, sizes))
+    for i in np.flatnonzero(text > bounds.max_record_bytes):
+        column = max(largest_text, key=lambda pair: pair[1][i])[0]
+        out.setdefault(
+            int(i),
+            ParquetProblem(bounds.record_too_large(int(text[i])), first_row + int(i), column),
+        )
+    return out
