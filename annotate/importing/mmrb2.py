@@ -205,9 +205,13 @@ def import_mmrb2(
         raise ImportFailed([ImportProblem(filename, 'not an MMRB2 task file {"pairs": [...]}')])
 
     def pairs() -> Iterator[tuple[int, int, mmrb2_format.Pair | None]]:
+        # Every pass stops at the record cap (only the first can reach it),
+        # before the record past it is looked at.
+        count = RecordCount(bounds, log)
         for line, index, value in iter_json_array(
             data, log, max_record_bytes=bounds.max_record_bytes, start=start, trailer=b"}"
         ):
+            count.add(line=line, index=index)
             # What the database cannot hold (NUL, lone surrogates, NaN, deep
             # nesting) is refused here, not by a failed write.
             if isinstance(value, dict) and not check_storable(value, log, line, index):
@@ -223,9 +227,7 @@ def import_mmrb2(
     # counts, so the record cap is what bounds a file of one bad shape).
     refs: dict[str, tuple[int, int]] = {}  # normalised path -> where first used
     seen: set[str] = set()
-    count = RecordCount(bounds, log)
     for line, index, pair in pairs():
-        count.add(line=line, index=index)
         if pair is None:
             if log.full:
                 log.truncated = True
