@@ -123,12 +123,26 @@ def json_shape_problem(data: bytes, *, max_depth: int, max_values: int) -> str |
 # --- Parquet ----------------------------------------------------------------------
 # A parquet file of a few kB can expand to gigabytes: a value repeated through
 # a dictionary is stored once and decoded once per row, and zstd shrinks a long
-# run of one character a thousandfold. The file's metadata is checked before a
-# row is read, each batch is sized from it, and each row's size is computed in
-# Arrow (from lengths, without making Python values) before it is converted.
+# run of one character a thousandfold. So the file's metadata is checked before
+# a row is read; its text and binary columns are read as Arrow dictionaries
+# (parquet_dictionary_columns: a repeated value stays one value); each row's
+# size is computed from the values' lengths before any is made a Python value;
+# and rows are made Python values a bounded number of bytes at a time.
 
-# Decoded bytes a batch of rows may hold (the batch is sized from the metadata).
+# Bytes of rows made Python values at a time (and of a batch of columns that
+# are not read as dictionaries, sized from the metadata).
 PARQUET_BATCH_BYTES = 32 * 1024 * 1024
+
+
+def parquet_dictionary_columns(metadata) -> list[str]:
+    """The leaf columns to read as Arrow dictionaries: every text and binary
+    one (``image.bytes``, ``response.list.element`` name nested ones)."""
+    schema = metadata.schema
+    return [
+        schema.column(i).path
+        for i in range(len(schema))
+        if schema.column(i).physical_type == "BYTE_ARRAY"
+    ]
 
 
 @dataclass(frozen=True)
@@ -187,17 +201,21 @@ def parquet_metadata_problems(
     return problems
 
 
-def parquet_batch_rows(group, most: int) -> int:
+def parquet_batch_rows(group, most: int, as_dictionaries: set[str]) -> int:
     """How many rows of a row group (its metadata) to decode at a time so
     that a batch holds at most PARQUET_BATCH_BYTES even if every row is the
-    worst the metadata allows: a dictionary-encoded column's row may be as
-    large as its whole dictionary, a plain column's row is its average."""
+    worst the metadata allows: a dictionary-encoded column not read as a
+    dictionary (fixed-size values) may expand each row to its whole
+    dictionary, a plain column's row is its average."""
     rows = max(group.num_rows, 1)
     worst = 0.0
     for j in range(group.num_columns):
         chunk = group.column(j)
         size = chunk.total_uncompressed_size
-        worst += size if chunk.has_dictionary_page else size / rows
+        if chunk.has_dictionary_page and chunk.path_in_schema not in as_dictionaries:
+            worst += size
+        else:
+            worst += size / rows
     return max(1, min(most, int(PARQUET_BATCH_BYTES // max(worst, 1))))
 
 
@@ -211,8 +229,11 @@ def _cell_sizes(array, images: bool):
     n = len(array)
     kind = array.type
     if pa.types.is_dictionary(kind):
-        lengths = _cell_sizes(array.dictionary, images=False)
-        return np.asarray(lengths)[array.indices.fill_null(0).to_numpy(zero_copy_only=False)]
+        lengths = np.asarray(_cell_sizes(array.dictionary, images=False))
+        if len(lengths) == 0:
+            return np.zeros(n, dtype=np.int64)
+        sizes = lengths[array.indices.fill_null(0).to_numpy(zero_copy_only=False)]
+        return np.where(array.is_valid().to_numpy(zero_copy_only=False), sizes, 0)
     if (
         pa.types.is_binary(kind)
         or pa.types.is_string(kind)
@@ -253,16 +274,15 @@ def _cell_sizes(array, images: bool):
     return np.array([array.slice(i, 1).nbytes for i in range(n)], dtype=np.int64)
 
 
-def parquet_row_problems(
-    batch, first_row: int, bounds: ImportBounds, image_columns: set[str]
-) -> dict[int, ParquetProblem]:
-    """The rows of a decoded batch (by batch position) too large to become a
-    record or to hold an image, found from the values' lengths before any is
+def parquet_row_sizes(batch, first_row: int, bounds: ImportBounds, image_columns: set[str]):
+    """(Each row's bytes, the rows too large to become a record or to hold an
+    image by batch position), found from the values' lengths before any is
     turned into a Python value."""
     import numpy as np
 
     n = batch.num_rows
     text = np.zeros(n, dtype=np.float64)
+    images = np.zeros(n, dtype=np.float64)
     largest_text: list = []
     out: dict[int, ParquetProblem] = {}
     for name, column in zip(batch.schema.names, batch.columns, strict=True):
@@ -278,6 +298,7 @@ def parquet_row_problems(
                         name,
                     ),
                 )
+            images += image
         else:
             sizes = _cell_sizes(column, images=False)
         sizes = np.asarray(sizes, dtype=np.float64)
@@ -289,4 +310,4 @@ def parquet_row_problems(
             int(i),
             ParquetProblem(bounds.record_too_large(int(text[i])), first_row + int(i), column),
         )
-    return out
+    return text + images, out

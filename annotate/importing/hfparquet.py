@@ -50,11 +50,13 @@ from pathlib import Path
 from typing import Any
 
 from annotate.importing.bounds import (
+    PARQUET_BATCH_BYTES,
     ImportBounds,
     import_bounds,
     parquet_batch_rows,
+    parquet_dictionary_columns,
     parquet_metadata_problems,
-    parquet_row_problems,
+    parquet_row_sizes,
 )
 from annotate.importing.images import _inspect_image, pillow_limits
 from annotate.importing.jsonscan import DatasetFile, open_dataset_file
@@ -415,8 +417,16 @@ def open_parquet(
         try:
             # No pre-buffering: by default pyarrow reads every row group's
             # columns ahead (the whole file in memory); one group at a time here.
-            parquet = stack.enter_context(pq.ParquetFile(path, pre_buffer=False))
-        except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
+            # Text and binary columns as dictionaries: a value a file repeats
+            # through its dictionary is decoded once, not once per row (bounds).
+            metadata = pq.read_metadata(path)
+            as_dictionaries = parquet_dictionary_columns(metadata)
+            parquet = stack.enter_context(
+                pq.ParquetFile(
+                    path, pre_buffer=False, metadata=metadata, read_dictionary=as_dictionaries
+                )
+            )
+        except (OSError, ValueError, pa.ArrowException) as exc:  # ArrowInvalid: ValueError
             problem = ImportProblem(label, f"not a readable parquet file ({exc})")
             raise ImportFailed([problem]) from None
         rows = _Rows(
@@ -438,9 +448,9 @@ def open_parquet(
         written = 0
         first = True
         try:
-            for batch in _batches(parquet):
-                too_large = parquet_row_problems(batch, n, bounds, image_columns)
-                for position, row in enumerate(_rows_of(batch, too_large)):
+            for batch in _batches(parquet, set(as_dictionaries)):
+                sizes, too_large = parquet_row_sizes(batch, n, bounds, image_columns)
+                for position, row in enumerate(_rows_of(batch, sizes, too_large)):
                     if row is None:  # refused from its lengths: never made into values
                         problem = too_large[position]
                         rows._problem(problem.message, problem.row, problem.column)
@@ -475,7 +485,7 @@ def open_parquet(
                 del batch
                 if rows.log.full or written > bounds.max_dataset_bytes:
                     break
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, pa.ArrowException) as exc:  # NotImplemented too
             raise ImportFailed([RowProblem(label, f"cannot be read ({exc})", index=n)]) from None
         if rows.mrb:
             out.write(b"\n]\n")
@@ -495,22 +505,33 @@ def open_parquet(
         )
 
 
-def _batches(parquet) -> Iterator:
+def _batches(parquet, as_dictionaries: set[str]) -> Iterator:
     """Record batches of at most BATCH_ROWS rows, a row group at a time, as
     many as the row group's metadata says a batch's memory allows."""
     for group in range(parquet.num_row_groups):
-        size = parquet_batch_rows(parquet.metadata.row_group(group), BATCH_ROWS)
+        metadata = parquet.metadata.row_group(group)
+        size = parquet_batch_rows(metadata, BATCH_ROWS, as_dictionaries)
         yield from parquet.iter_batches(batch_size=size, row_groups=[group])
 
 
-def _rows_of(batch, refused: dict[int, object]) -> Iterator[dict[str, Any] | None]:
-    """The batch's rows as Python values; None for a refused row, which is
-    never converted."""
-    if not refused:
-        yield from batch.to_pylist()
-        return
-    for position in range(batch.num_rows):
-        yield None if position in refused else batch.slice(position, 1).to_pylist()[0]
+def _rows_of(batch, sizes, refused: dict[int, object]) -> Iterator[dict[str, Any] | None]:
+    """The batch's rows as Python values, made PARQUET_BATCH_BYTES (by
+    `sizes`, each row's bytes) at a time; None for a refused row, which is
+    never made one."""
+    start = 0
+    while start < batch.num_rows:
+        if start in refused:
+            yield None
+            start += 1
+            continue
+        end, held = start, 0.0
+        while end < batch.num_rows and end not in refused:
+            if end > start and held + sizes[end] > PARQUET_BATCH_BYTES:
+                break
+            held += sizes[end]
+            end += 1
+        yield from batch.slice(start, end - start).to_pylist()
+        start = end
 
 
 def import_parquet(*, project, path: Path, images: ImageSource | None = None, **options):
