@@ -87,7 +87,7 @@ def test_mmrb2_wrong_types_name_pair_and_field():
 
 def test_mrb_line_nested_3000_deep_names_the_line():
     lines = ['{"ID": "a", "Label": "A"}', '{"ID": ' + nested(3000) + "}"]
-    with pytest.raises(ScoringInputError, match="p.jsonl, line 2: not valid JSON: .*nested"):
+    with pytest.raises(ScoringInputError, match=r"p\.jsonl, line 2: not valid JSON: .*nested"):
         parse_predictions(lines, filename="p.jsonl")
 
 
@@ -100,9 +100,9 @@ def test_mrb_file_with_more_lines_than_the_bound_is_refused_at_that_line():
 
 
 def test_mrb_wrong_types_name_line_and_field():
-    with pytest.raises(ScoringInputError, match="p.jsonl, line 1, field 'score_1'"):
+    with pytest.raises(ScoringInputError, match=r"p\.jsonl, line 1, field 'score_1'"):
         parse_predictions(['{"ID": "a", "score_1": "high", "score_2": 1}'], filename="p.jsonl")
-    with pytest.raises(ScoringInputError, match="p.jsonl, line 1: .*too many digits"):
+    with pytest.raises(ScoringInputError, match=r"p\.jsonl, line 1: .*too many digits"):
         parse_predictions(['{"ID": "a", "score_1": ' + "1" * 5000 + "}"], filename="p.jsonl")
 
 
