@@ -102,7 +102,15 @@ class RowProblem(ImportProblem):
             parts.append(f"row {self.index}")
         if self.field:
             parts.append(f"column '{self.field}'")
-        return ": ".join(parts) + f": {self.message}"
+        if self.detail:
+            parts.append(self.detail)
+        text = ": ".join(parts) + f": {self.message}"
+        if self.count > 1:
+            shown = ", ".join(str(n) for n in self.more)
+            if self.count - 1 > len(self.more):
+                shown += ", …"
+            text += f" (and {self.count - 1} more row{'s' if self.count > 2 else ''}: {shown})"
+        return text
 
 
 class RowImages(ImageSource):
@@ -379,6 +387,9 @@ class ParquetDataset:
                 p.message,
                 index=p.index,
                 field=self.origin.get(p.field or "", p.field),
+                count=p.count,
+                more=p.more,
+                detail=p.detail,
             )
             if p.file == self.label
             else p

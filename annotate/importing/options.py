@@ -216,6 +216,7 @@ class RecordRules:
         self.known = known_categories
         self.id_field = id_field
         self.image_field = image_field
+        self.category_field = category_field
         source = options.domain_from or (f"field:{category_field}" if options.domain_map else "")
         self.source, _, self.source_field = source.partition(":")
         self.keys = sorted(options.domain_map, key=len, reverse=True)  # longest prefix first
@@ -245,19 +246,34 @@ class RecordRules:
                 return False
         return ok
 
+    def note_unknown(self, category: str, index: int) -> None:
+        """A record whose category (from the file, or --domain) names no domain."""
+        self.unmapped[category] += 1
+        shown = self.unmapped_at.setdefault(category, [])
+        if len(shown) < SHOWN_REPEATS:
+            shown.append(index)
+
     def finish(self, log: ProblemLog) -> None:
         w = self.options.wording
         if self.unmapped:
+            # Known names are listed too: a category may name a domain by slug
+            # or by export category.
             values = sorted(self.unmapped.items(), key=lambda kv: (-kv[1], kv[0]))
             entries = [f"{brief(v)} ({_records(n, self.unmapped_at[v])})" for v, n in values]
             slugs = sorted(set(self.known.values()))
+            # A file's own category may also be an export Category string.
+            known = (
+                f"domains: {', '.join(slugs)}"
+                if self.source
+                else f"known: {', '.join(sorted(self.known))}"
+            )
             log.add_problem(
                 ImportProblem(
                     log.file,
                     f"{len(values)} value{'s' if len(values) != 1 else ''} of the "
                     f"{self._source_name()} name{'s' if len(values) == 1 else ''} no domain: "
                     f"{_listed(entries, len(values), 'values')}; map each to a domain "
-                    f"with {w.option('domain_map')} (value=domain; domains: {', '.join(slugs)})",
+                    f"with {w.option('domain_map')} (value=domain; {known})",
                     field=self._source_label(),
                 )
             )
@@ -313,11 +329,15 @@ class RecordRules:
     # --- Domains ---------------------------------------------------------------------
 
     def _source_name(self) -> str:
+        if not self.source:
+            return f"field '{self.category_field}'"
         if self.source == "field":
             return f"field '{self.source_field}'"
         return "ID prefixes" if self.source == "id-prefix" else "image folders"
 
     def _source_label(self) -> str:
+        if not self.source:
+            return self.category_field
         if self.source == "field":
             return self.source_field
         return self.id_field if self.source == "id-prefix" else self.image_field
@@ -344,10 +364,7 @@ class RecordRules:
             target = mapping.get(key)
         slug = self.known.get(target if target is not None else key)
         if slug is None:
-            self.unmapped[key] += 1
-            shown = self.unmapped_at.setdefault(key, [])
-            if len(shown) < SHOWN_REPEATS:
-                shown.append(record.index)
+            self.note_unknown(key, record.index)
             return False
         record.category = slug
         return True

@@ -202,11 +202,15 @@ def test_the_same_content_under_two_ids_is_two_items(project, mm):
 
 def test_a_missing_category_on_every_record_is_one_problem_with_a_count(project, mm):
     folder, path = mm
-    (problem,) = fails("bench", str(path), "--images", str(folder))
+    # The repeated IDs are named in the same report (issue 31).
+    problem, repeated = fails("bench", str(path), "--images", str(folder))
     assert problem == (
         "mm_rlhf.jsonl:1: record 0: field 'category': is missing; give --domain for the whole "
         "file, derive one with --domain-from or map a field to 'category' with --field-map "
         f"(and {MM_ROWS - 1} more records: 1, 2, 3, 4, 5, …)"
+    )
+    assert "IDs occur more than once" in repeated and repeated.startswith(
+        "mm_rlhf.jsonl: field 'id'"
     )
 
 
