@@ -24,6 +24,9 @@ from annotate.importing.records import (
 )
 
 DUPLICATES = ("refuse", "keep-first", "suffix")
+# What becomes of a record whose ID is already in the project with other
+# content (annotate.importing.conflicts).
+CONFLICTS = ("refuse", "metadata", "suffix", "replace")
 DOMAIN_SOURCES = ("id-prefix", "image-folder")  # and "field:<name>"
 SURFACES = ("cli", "form", "api")
 # How many duplicated IDs, and unmapped domain values, one message lists.
@@ -36,6 +39,7 @@ FORM_LABELS = {
     "domain_from": "Domain from",
     "domain_map": "Domain map",
     "duplicates": "Duplicate IDs",
+    "conflicts": "Existing IDs with different content",
     "field_map": "Field map",
     "gold_from_label": "Gold from label",
     "update": "Update",
@@ -81,6 +85,7 @@ class ImportOptions:
     domain_from: str = ""
     domain_map: dict[str, str] = field(default_factory=dict)
     surface: str = "cli"
+    conflicts: str = "refuse"
 
     @property
     def wording(self) -> Wording:
@@ -123,6 +128,11 @@ def option_problems(options: ImportOptions, known: dict[str, str], *, domain: st
         messages.append(
             f"{w.option('duplicates')} must be one of {', '.join(DUPLICATES)}, "
             f"not {brief(options.duplicates)}"
+        )
+    if options.conflicts not in CONFLICTS:
+        messages.append(
+            f"{w.option('conflicts')} must be one of {', '.join(CONFLICTS)}, "
+            f"not {brief(options.conflicts)}"
         )
     try:
         parse_domain_from(options.domain_from)

@@ -7,10 +7,11 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from annotate.importing import staging
 from annotate.importing.forms import ImportForm
 from annotate.importing.records import ImportFailed
 from annotate.importing.roots import import_server_items
-from annotate.importing.service import import_uploaded_items
+from annotate.importing.service import import_items_from_paths
 from annotate.projects import ADMIN_ROLES, project_for
 
 
@@ -21,33 +22,51 @@ def import_upload(request, slug):
     domains = list(project.domains.order_by("position"))
     problems: list[str] = []
     truncated = False
+    staged = None
     if request.method == "POST":
-        form = ImportForm(request.POST, request.FILES, domains=domains)
-        if form.is_valid():
-            data = form.cleaned_data
+        # A refused attempt's files, found only for this user and project.
+        staged = staging.find(request.user, project, request.POST.get("staged", ""))
+        form = ImportForm(request.POST, request.FILES, domains=domains, staged=staged)
+        valid = form.is_valid()
+        data = form.cleaned_data
+        uploads = {kind: data.get(kind) for kind in ("dataset", "images")}
+        if any(uploads.values()) and not data.get("server_path"):
+            # Kept until the import succeeds, so that a refusal (or a wrong
+            # option) needs no second upload (docs/decisions.md, issue 31).
+            staged = staging.stage(request.user, project, **uploads, previous=staged)
+        if valid:
+            options = {
+                "fmt": data["format"] or None,
+                "domain": data["domain"] or None,
+                "field_map": data["field_map"],
+                "gold_from_label": data["gold_from_label"],
+                "options": form.import_options(),
+            }
             try:
                 if data.get("server_path"):
-                    source = {"dataset": data["server_path"], "images": data["server_images"]}
-                    do_import, name = import_server_items, data["server_path"]
+                    name = data["server_path"]
+                    result = import_server_items(
+                        project=project,
+                        dataset=data["server_path"],
+                        images=data["server_images"],
+                        **options,
+                    )
                 else:
-                    source = {"dataset": data["dataset"], "images": data["images"]}
-                    do_import, name = import_uploaded_items, data["dataset"].name
-                result = do_import(
-                    project=project,
-                    **source,
-                    fmt=data["format"] or None,
-                    domain=data["domain"] or None,
-                    field_map=data["field_map"],
-                    gold_from_label=data["gold_from_label"],
-                    update=data["update"],
-                    options=form.import_options(),
-                )
+                    assert staged is not None and staged.dataset is not None
+                    name = staged.dataset.name
+                    result = import_items_from_paths(
+                        project=project, dataset=staged.dataset, images=staged.images, **options
+                    )
+                    staging.discard(staged)
             except ImportFailed as exc:
                 problems = [str(p) for p in exc.problems]
                 truncated = exc.truncated
             else:
                 messages.success(request, f"{Path(name).name}: {result.summary()}")
                 return redirect("project", slug=project.slug)
+        if staged is not None:
+            form.data = form.data.copy()
+            form.data["staged"] = staged.token
     else:
         form = ImportForm(domains=domains)
     return render(
@@ -57,6 +76,7 @@ def import_upload(request, slug):
             "project": project,
             "role": role,
             "form": form,
+            "staged": staged,
             "problems": problems,
             "truncated": truncated,
         },

@@ -1023,8 +1023,10 @@ def test_same_id_with_different_content_is_an_error(tmp_path):
             project=project, dataset=write_mrb(tmp_path, changed), images=tmp_path
         )
     assert [str(p) for p in failure.value.problems] == [
-        "data.json:3: record 1: field 'ID': ID 'a' already exists with different content "
-        "(import again with --update to replace it)"
+        "data.json: field 'ID': 1 record has an ID already in the project with different "
+        "content: Output1 differs on 1 record (first: 1); to import them, use "
+        "--conflicts=suffix (import them as new items ID#2, …) or --conflicts=replace "
+        "(replace the items; none is claimed or voted on yet)"
     ]
     assert list(Item.objects.values_list("external_id", "response_1")) == [("a", "A red square.")]
 
@@ -1064,7 +1066,9 @@ def test_update_is_refused_for_items_with_live_assignments(tmp_path):
         import_items_from_paths(project=project, dataset=changed, images=tmp_path, update=True)
 
     assert [str(p) for p in failure.value.problems] == [
-        "data.json:3: record 1: field 'ID': ID 'a' already has votes and cannot be replaced"
+        "data.json: field 'ID': 1 record has an ID already in the project with different "
+        "content: Output1 differs on 1 record (first: 1); 1 of these items is claimed or voted "
+        "on and cannot be replaced; import them as new items with --conflicts=suffix"
     ]
     assert list(Item.objects.values_list("external_id", "response_1")) == [("a", "A red square.")]
 
