@@ -38,7 +38,6 @@ _LABELS = {
     },
     "pairs": {"response_1": "chosen/rejected", "response_2": "chosen/rejected"},
 }
-_META_LABEL = "other fields"
 
 # The action of a record that creates an item; an int is the pk of the item
 # it replaces, ("metadata", pk) one whose metadata it updates, None unchanged.
@@ -53,8 +52,8 @@ class ConflictPlan:
 
 
 def label(fmt: str, name: str) -> str:
-    if name == "meta":
-        return _META_LABEL
+    if name.startswith("meta:"):
+        return name[5:]
     return _LABELS.get(fmt, {}).get(name, name)
 
 
@@ -166,12 +165,34 @@ def _differences(parsed: ParsedDataset, differing: dict[int, int]) -> dict[str, 
             "response_2": r2 != record.response_2,
             "category": slug != record.category,
         }
-        for name, old in zip(METADATA, metadata, strict=True):
+        *others, old_meta = metadata
+        for name, old in zip(METADATA[:-1], others, strict=True):
             ours[name] = old != getattr(record, name)
         for name, differs in ours.items():
             if differs:
                 by_field.setdefault(name, []).append(record.index)
+        for key in _meta_differences(old_meta or {}, record.meta):
+            by_field.setdefault(f"meta:{key}", []).append(record.index)
     return by_field
+
+
+# Where each format keeps a file field in meta (parse.py): MRB's Better is
+# the prior label, other fields of a file are kept under "source".
+_META_KEYS = {"prior_better": "Better", "original_label": "chosen/rejected", "reasons": "reasons"}
+
+
+def _meta_differences(old: dict, new: dict) -> list[str]:
+    """The names of the file's fields kept in meta that differ."""
+    names = []
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) == new.get(key):
+            continue
+        if key == "source" and isinstance(old.get(key, {}), dict):
+            before, after = old.get(key) or {}, new.get(key) or {}
+            names += [k for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)]
+        else:
+            names.append(_META_KEYS.get(key, key))
+    return names
 
 
 def _report(log, fmt, by_field, id_field, wording: Wording, live: set[int], mode: str) -> None:
