@@ -132,6 +132,11 @@ def json_shape_problem(data: bytes, *, max_depth: int, max_values: int) -> str |
 # Bytes of rows made Python values at a time (and of a batch of columns that
 # are not read as dictionaries, sized from the metadata).
 PARQUET_BATCH_BYTES = 32 * 1024 * 1024
+# Leaf columns a file may have (a record has a few dozen fields).
+PARQUET_MAX_COLUMNS = 1000
+# Column chunks (row groups x columns) a file may have: 100,000 rows in row
+# groups of 100 with a dozen columns are 12,000.
+PARQUET_MAX_CHUNKS = 2_000_000
 
 
 def parquet_dictionary_columns(metadata) -> list[str]:
@@ -169,6 +174,17 @@ def parquet_metadata_problems(
     dataset may expand to. Nothing of the file's data is read."""
     if metadata.num_rows > bounds.max_records:
         return [ParquetProblem(bounds.too_many_records(), None, None)]
+    # What the checks below and the reading walk: row groups x columns.
+    chunks = metadata.num_row_groups * metadata.num_columns
+    if chunks > PARQUET_MAX_CHUNKS:
+        message = (
+            f"has {metadata.num_row_groups} row groups of {metadata.num_columns} columns, "
+            f"more than {PARQUET_MAX_CHUNKS} column chunks in all"
+        )
+        return [ParquetProblem(message, None, None)]
+    if metadata.num_columns > PARQUET_MAX_COLUMNS:
+        message = f"has {metadata.num_columns} columns, more than {PARQUET_MAX_COLUMNS}"
+        return [ParquetProblem(message, None, None)]
     problems: list[ParquetProblem] = []
     total = 0
     first = 0
