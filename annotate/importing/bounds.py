@@ -132,6 +132,11 @@ def json_shape_problem(data: bytes, *, max_depth: int, max_values: int) -> str |
 # Bytes of rows made Python values at a time (and of a batch of columns that
 # are not read as dictionaries, sized from the metadata).
 PARQUET_BATCH_BYTES = 32 * 1024 * 1024
+# Leaf columns a file may have (a record has a few dozen fields).
+PARQUET_MAX_COLUMNS = 1000
+# Column chunks (row groups x columns) a file may have: 100,000 rows in row
+# groups of 100 with a dozen columns are 12,000.
+PARQUET_MAX_CHUNKS = 2_000_000
 
 
 def parquet_dictionary_columns(metadata) -> list[str]:
@@ -169,6 +174,17 @@ def parquet_metadata_problems(
     dataset may expand to. Nothing of the file's data is read."""
     if metadata.num_rows > bounds.max_records:
         return [ParquetProblem(bounds.too_many_records(), None, None)]
+    # What the checks below and the reading walk: row groups x columns.
+    chunks = metadata.num_row_groups * metadata.num_columns
+    if chunks > PARQUET_MAX_CHUNKS:
+        message = (
+            f"has {metadata.num_row_groups} row groups of {metadata.num_columns} columns, "
+            f"more than {PARQUET_MAX_CHUNKS} column chunks in all"
+        )
+        return [ParquetProblem(message, None, None)]
+    if metadata.num_columns > PARQUET_MAX_COLUMNS:
+        message = f"has {metadata.num_columns} columns, more than {PARQUET_MAX_COLUMNS}"
+        return [ParquetProblem(message, None, None)]
     problems: list[ParquetProblem] = []
     total = 0
     first = 0
@@ -219,36 +235,73 @@ def parquet_batch_rows(group, most: int, as_dictionaries: set[str]) -> int:
     return max(1, min(most, int(PARQUET_BATCH_BYTES // max(worst, 1))))
 
 
+# Arrow type ids of the 64-bit offset types (large_string, large_binary,
+# large_list), read from pyarrow at first use.
+_LARGE_TYPE_IDS: set[int] = set()
+
+
+def _offsets(array, np):
+    """An Arrow string, binary or list array's value offsets (len + 1 of them),
+    read from its buffer: no compute kernel (pyarrow.compute costs ~30 MB of
+    a worker's memory the first time it is used)."""
+    if not _LARGE_TYPE_IDS:
+        import pyarrow as pa
+
+        _LARGE_TYPE_IDS.update(
+            t.id for t in (pa.large_string(), pa.large_binary(), pa.large_list(pa.null()))
+        )
+    wide = array.type.id in _LARGE_TYPE_IDS
+    dtype = np.int64 if wide else np.int32
+    buffer = array.buffers()[1]
+    return np.frombuffer(buffer, dtype=dtype)[array.offset : array.offset + len(array) + 1]
+
+
+def _valid(array, np):
+    """Which rows are not null, from the validity bitmap."""
+    n = len(array)
+    bitmap = array.buffers()[0]
+    if array.null_count == 0 or bitmap is None:
+        return np.ones(n, dtype=bool)
+    bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), bitorder="little")
+    return bits[array.offset : array.offset + n].astype(bool)
+
+
 def _cell_sizes(array, images: bool):
     """Bytes of each row's value in an Arrow array, from lengths alone: with
     `images`, (text bytes, largest image's bytes) of an image struct or list."""
     import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     n = len(array)
     kind = array.type
+    if n == 0:
+        empty = np.zeros(0, dtype=np.float64)
+        return (empty, empty) if images else empty
     if pa.types.is_dictionary(kind):
         lengths = np.asarray(_cell_sizes(array.dictionary, images=False))
         if len(lengths) == 0:
-            return np.zeros(n, dtype=np.int64)
-        sizes = lengths[array.indices.fill_null(0).to_numpy(zero_copy_only=False)]
-        return np.where(array.is_valid().to_numpy(zero_copy_only=False), sizes, 0)
+            return np.zeros(n, dtype=np.float64)
+        indices = array.indices
+        dtype = np.dtype(indices.type.to_pandas_dtype())
+        raw = np.frombuffer(indices.buffers()[1], dtype=dtype)
+        picked = np.clip(raw[indices.offset : indices.offset + n], 0, len(lengths) - 1)
+        return np.where(_valid(array, np), lengths[picked], 0)
     if (
         pa.types.is_binary(kind)
         or pa.types.is_string(kind)
         or pa.types.is_large_binary(kind)
         or pa.types.is_large_string(kind)
-        or pa.types.is_binary_view(kind)
-        or pa.types.is_string_view(kind)
     ):
-        return pc.binary_length(array).fill_null(0).to_numpy(zero_copy_only=False)
+        return np.diff(_offsets(array, np)).astype(np.float64)
     if pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        parents = pc.list_parent_indices(array).to_numpy(zero_copy_only=False)
-        child = _cell_sizes(array.flatten(), images)
+        offsets = _offsets(array, np)
+        counts = np.diff(offsets)
+        parents = np.repeat(np.arange(n), counts)
+        values = array.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
+        child = _cell_sizes(values, images)
         if images:
             text, image = child
-            big = np.zeros(n, dtype=np.int64)
+            big = np.zeros(n, dtype=np.float64)
             np.maximum.at(big, parents, image)
             return np.bincount(parents, weights=text, minlength=n), big
         return np.bincount(parents, weights=child, minlength=n)
@@ -256,22 +309,22 @@ def _cell_sizes(array, images: bool):
         fields = array.flatten()
         names = [kind.field(i).name for i in range(kind.num_fields)]
         text = np.zeros(n, dtype=np.float64)
-        image = np.zeros(n, dtype=np.int64)
+        image = np.zeros(n, dtype=np.float64)
         for name, field in zip(names, fields, strict=True):
             sizes = _cell_sizes(field, images=False)
             if images and name == "bytes":
-                image = np.asarray(sizes, dtype=np.int64)
+                image = np.asarray(sizes, dtype=np.float64)
             else:
                 text += sizes
         return (text, image) if images else text
     if pa.types.is_boolean(kind) or pa.types.is_null(kind):
-        return np.ones(n, dtype=np.int64)
+        return np.ones(n, dtype=np.float64)
     try:
-        return np.full(n, max(kind.bit_width // 8, 1), dtype=np.int64)
+        return np.full(n, max(kind.bit_width // 8, 1), dtype=np.float64)
     except ValueError:  # not a fixed-width type
         pass
-    # Anything else (maps, unions): each row's own buffers.
-    return np.array([array.slice(i, 1).nbytes for i in range(n)], dtype=np.int64)
+    # Anything else (maps, unions, views): each row's own buffers.
+    return np.array([array.slice(i, 1).nbytes for i in range(n)], dtype=np.float64)
 
 
 def parquet_row_sizes(batch, first_row: int, bounds: ImportBounds, image_columns: set[str]):

@@ -33,6 +33,7 @@ would crash on it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -174,6 +175,10 @@ def summary_lines(scores: Scores) -> list[str]:
 # --------------------------------------------------------------------------- reading a file
 
 
+# The start of an MRB prediction line (an object whose first key is "ID").
+_MRB_LINE = re.compile(r'\{\s*"ID"\s*:')
+
+
 def looks_like_predictions(head: str) -> bool:
     """Whether a file starting with `head` is in this format rather than MRB's
     JSONL: its first non-blank line is not one JSON object with an ``ID``
@@ -184,8 +189,9 @@ def looks_like_predictions(head: str) -> bool:
             continue
         try:
             first = json.loads(line)
-        except (ValueError, RecursionError):  # nested too deep: the reader says so
-            return line.lstrip().startswith("{")
+        except (ValueError, RecursionError):  # invalid, or nested too deep: the reader says so
+            stripped = line.lstrip()
+            return stripped.startswith("{") and _MRB_LINE.match(stripped) is None
         return isinstance(first, dict) and "ID" not in first
     return False
 

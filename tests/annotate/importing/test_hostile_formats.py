@@ -222,6 +222,16 @@ def test_parquet_nested_past_the_depth_limit_is_refused(project, tmp_path):
     assert "nested more than 32 levels deep" in problem
 
 
+def test_parquet_with_more_columns_than_a_record_could_hold_is_refused_unread(
+    project, tmp_path, monkeypatch
+):
+    table = pa.table({f"c{n}": [n] for n in range(1001)})
+    pq.write_table(table, path := tmp_path / "d.parquet")
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", _no_rows_read)
+    (problem,) = refused(project, path)
+    assert problem == "d.parquet: has 1001 columns, more than 1000"
+
+
 def test_file_named_parquet_that_is_not_one_is_refused(project, tmp_path):
     (path := tmp_path / "d.parquet").write_bytes(b"PAR1 not really")
     (problem,) = refused(project, path)
