@@ -391,12 +391,13 @@ def test_the_upload_form_words_problems_in_its_own_terms(admin_client, project):
 def test_the_upload_form_refuses_a_malformed_domain_source(admin_client, project):
     response = upload(admin_client, project, vl_rewardbench(), "vl.jsonl", domain_from="prefix")
     assert response.status_code == 400
+    # A choice now (issue 31): anything but its options is refused.
     assert response.context["form"].errors["domain_from"] == [
-        "Domain from must be field:<name>, id-prefix or image-folder, not 'prefix'."
+        "Select a valid choice. prefix is not one of the available choices."
     ]
 
 
-def test_the_upload_form_names_update_by_its_label(admin_client, project):
+def test_the_upload_form_names_the_conflicts_choice_by_its_label(admin_client, project):
     data = mm_rlhf_rewardbench()
     options = {
         "duplicates": "keep-first",
@@ -407,7 +408,12 @@ def test_the_upload_form_names_update_by_its_label(admin_client, project):
     data.rows[0]["prompt"] = "Changed."
     response = upload(admin_client, project, data, "mm.jsonl", **options)
     (problem,) = response.context["problems"]
-    assert problem.endswith('(import again with "Update" ticked to replace it)')
+    assert "prompt differs on 1 record (first: 0)" in problem
+    assert problem.endswith(
+        '"Existing IDs with different content": suffix (import them as new items ID#2, …) or '
+        '"Existing IDs with different content": replace (replace the items; none is claimed '
+        "or voted on yet)"
+    )
 
 
 # --- The options themselves ---------------------------------------------------------------
