@@ -514,7 +514,7 @@ def parse_records(
     for ref in records:
         ref.external_id = rules.renames.get(ref.index, ref.external_id)
     image_infos = validate_images(
-        sorted([*records, *refused], key=lambda r: r.index),
+        sorted([*records, *refused], key=lambda r: r.index) if refused else records,
         fmt,
         pairs_options,
         images,
