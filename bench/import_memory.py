@@ -112,9 +112,9 @@ if sys.argv[1] == "migrate":
 path = Path(sys.argv[1])
 project = Project.objects.get(slug="hostile")
 list(project.domains.all())
-# A worker that has read parquet before: the modules' own memory (~40 MB,
+# A worker that has read parquet before: the modules' own memory (~70 MB,
 # once per process) is not what an upload costs.
-import numpy, pyarrow.compute, pyarrow.parquet
+import pyarrow.parquet  # (and numpy with it)
 gc.collect()
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 started = time.perf_counter()
