@@ -146,6 +146,9 @@ def main() -> int:
         small_results = {k: measure(client, u, 3) for k, u in pages(small["project"]).items()}
         print("measuring ...", file=sys.stderr)
         results = {k: measure(client, u, args.requests) for k, u in pages(big["project"]).items()}
+        # Not more statements than any page of the small project (a page
+        # with no rows skips the thumbnails and flags: fewer, not more).
+        most = max(b["queries"] for b in small_results.values())
         for label, r in results.items():
             base = small_results[label]
             rows.append((f"{label}: median", f"{r['median'] * 1000:.1f} ms", "", ""))
@@ -154,8 +157,8 @@ def main() -> int:
             rows.append((
                 "  SQL queries (300 items -> this project)",
                 f"{base['queries']} -> {r['queries']} ({r['query_ms']:.1f} ms in SQL)",
-                "constant",
-                check(base["queries"] == r["queries"]),
+                f"<= {most}",
+                check(r["queries"] <= most),
             ))  # fmt: skip
         rows.append((
             "data (not measured)",

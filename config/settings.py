@@ -340,6 +340,10 @@ IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 40_000_000, minimum=1)
 IMAGE_MAX_BYTES = env_int("IMAGE_MAX_BYTES", 50 * 1024 * 1024, minimum=1)
 IMAGE_ALLOWED_FORMATS = env_list("IMAGE_ALLOWED_FORMATS", ["PNG", "JPEG", "WEBP", "GIF"])
 IMPORT_MAX_ERRORS = env_int("IMPORT_MAX_ERRORS", 50, minimum=1)
+# What one imported file may hold, checked by every reader before it decodes
+# (annotate.importing.bounds): records, and bytes of one record.
+IMPORT_MAX_RECORDS = env_int("IMPORT_MAX_RECORDS", 200_000, minimum=1)
+IMPORT_MAX_RECORD_BYTES = env_int("IMPORT_MAX_RECORD_BYTES", 4 * 1024 * 1024, minimum=1024)
 # Folders on the server whose datasets and images admins may import by path
 # (annotate.importing.roots): comma-separated absolute paths or
 # s3://bucket/prefix; empty = off.

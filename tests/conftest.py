@@ -10,8 +10,9 @@ from config.celery import app as celery_app
 
 @pytest.fixture(autouse=True)
 def _media_root(settings, tmp_path):
-    """Each test stores images in its own folder."""
+    """Each test stores images (and staged import uploads) in its own folder."""
     settings.MEDIA_ROOT = tmp_path / "media"
+    settings.DATA_DIR = tmp_path / "data"
 
 
 @pytest.fixture(autouse=True)

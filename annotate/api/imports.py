@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from annotate.api.projects import project_for_api
 from annotate.importing.history import import_recorded_items
 from annotate.importing.options import (
+    CONFLICTS,
     DUPLICATES,
     ImportOptions,
     parse_domain_from,
@@ -94,7 +95,17 @@ class ImportApi(APIView):
         )
         gold_from_label = serializers.BooleanField(required=False, default=False)
         update = serializers.BooleanField(
-            required=False, default=False, help_text="Replace changed items nobody has claimed."
+            required=False, default=False, help_text="The same as conflicts=replace."
+        )
+        conflicts = serializers.ChoiceField(
+            choices=list(CONFLICTS),
+            required=False,
+            default="refuse",
+            help_text="Records whose ID is already in the project with other content: refuse "
+            "(the answer names the fields that differ and on how many records), metadata "
+            "(update only what annotators never saw: models, gold, reference answer, other "
+            "fields), suffix (import them as new items ID#2, …) or replace (items nobody has "
+            "claimed).",
         )
         cast_votes = serializers.BooleanField(
             required=False,
@@ -218,6 +229,7 @@ class ImportApi(APIView):
                     domain_from=data["domain_from"],
                     domain_map=data["domain_map"],
                     surface="api",
+                    conflicts=data["conflicts"],
                 ),
             )
         except ImportFailed as exc:
@@ -235,6 +247,8 @@ class ImportApi(APIView):
                         "index": p.index,
                         "field": p.field,
                         "message": p.message,
+                        "detail": p.detail,
+                        "text": str(p),
                         "count": p.count,
                         "records": p.records,
                     }

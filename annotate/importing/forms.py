@@ -39,11 +39,22 @@ class ImportForm(forms.Form):
     domain = forms.ChoiceField(
         required=False, help_text="For chosen/rejected files without a category field."
     )
-    domain_from = forms.CharField(
+    domain_from = forms.ChoiceField(
+        choices=[
+            ("", "The file's category field (or Domain above)"),
+            ("field", "Another field of the file (name it below)"),
+            ("id-prefix", "The ID's prefix (leading letters and underscores)"),
+            ("image-folder", "The image's first folder"),
+        ],
         required=False,
         label=FORM_LABELS["domain_from"],
-        help_text="Derive each record's domain: field:<name>, id-prefix (the ID's leading "
-        "letters and underscores) or image-folder (the image's first folder).",
+        help_text="Where each record's domain comes from.",
+    )
+    domain_from_field = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Domain field",
+        help_text='With "Another field": the field\'s name (e.g. subset).',
     )
     domain_map = forms.CharField(
         required=False,
@@ -71,8 +82,17 @@ class ImportForm(forms.Form):
     gold_from_label = forms.BooleanField(
         required=False, help_text="Treat the file's chosen response as gold."
     )
-    update = forms.BooleanField(
-        required=False, help_text="Replace items whose content changed (only unvoted items)."
+    conflicts = forms.ChoiceField(
+        choices=[
+            ("refuse", "Refuse the file, naming the fields that differ"),
+            ("metadata", "Update only what annotators never saw (models, gold, other fields)"),
+            ("suffix", "Import them as new items, renamed ID#2, …"),
+            ("replace", "Replace the items (only those nobody has claimed)"),
+        ],
+        initial="refuse",
+        required=False,
+        label=FORM_LABELS["conflicts"],
+        help_text="Records whose ID is already in the project with other content.",
     )
     cast_votes = forms.BooleanField(
         required=False,
@@ -80,9 +100,12 @@ class ImportForm(forms.Form):
         help_text="MMRB2 task files: each human_annotations entry becomes a vote of a "
         "pseudonymous imported annotator (imported-1, imported-2, …; they cannot log in).",
     )
+    # A refused attempt's files, kept on the server (annotate.importing.staging).
+    staged = forms.CharField(required=False, widget=forms.HiddenInput, max_length=64)
 
-    def __init__(self, *args, domains=(), server_paths=False, **kwargs):
+    def __init__(self, *args, domains=(), server_paths=False, staged=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.staged = staged  # a refused attempt's files (annotate.importing.staging)
         self.fields["domain"].choices = [("", "From the file")] + [
             (d.slug, d.title) for d in domains
         ]
@@ -107,7 +130,8 @@ class ImportForm(forms.Form):
         data = super().clean()
         dataset, images = data.get("dataset"), data.get("images")
         server_path = data.get("server_path")
-        if not dataset and not server_path and "dataset" not in self.errors:
+        staged = self.staged.dataset if self.staged else None
+        if not dataset and not staged and not server_path and "dataset" not in self.errors:
             self.add_error("dataset", "Upload a dataset file or give its server path.")
         if dataset and server_path:
             self.add_error("server_path", "Upload a file or give a server path, not both.")
@@ -122,10 +146,13 @@ class ImportForm(forms.Form):
         return data
 
     def clean_domain_from(self):
-        try:
-            return parse_domain_from(self.cleaned_data["domain_from"])
-        except ValueError as exc:
-            raise forms.ValidationError(f"Domain from {exc}.") from None
+        kind = self.cleaned_data["domain_from"]
+        if kind != "field":
+            return kind
+        name = self.data.get(self.add_prefix("domain_from_field"), "").strip()
+        if not name:
+            raise forms.ValidationError("Name the field the domain comes from.")
+        return parse_domain_from(f"field:{name}")
 
     def clean_domain_map(self):
         try:
@@ -140,6 +167,7 @@ class ImportForm(forms.Form):
             domain_from=data["domain_from"],
             domain_map=data["domain_map"],
             surface="form",
+            conflicts=data["conflicts"] or "refuse",
         )
 
     def clean_field_map(self):

@@ -49,6 +49,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from annotate.importing.bounds import (
+    PARQUET_BATCH_BYTES,
+    ImportBounds,
+    import_bounds,
+    parquet_batch_rows,
+    parquet_dictionary_columns,
+    parquet_metadata_problems,
+    parquet_row_sizes,
+)
 from annotate.importing.images import _inspect_image, pillow_limits
 from annotate.importing.jsonscan import DatasetFile, open_dataset_file
 from annotate.importing.records import (
@@ -72,10 +81,10 @@ INSTALL_HINT = (
 RESPONSE_LISTS = ("response", "responses")
 RANKINGS = ("human_ranking", "ranking")
 PROMPT_ALIASES = ("query", "question")
-# Rows decoded to Python at a time: `datasets` writes image sets in row
-# groups of 100 rows, so a batch holds a few megabytes of images.
+# Rows decoded to Python at a time, at most: `datasets` writes image sets in
+# row groups of 100 rows, so a batch holds a few megabytes of images (fewer
+# rows when the metadata says rows may be large: bounds.parquet_batch_rows).
 BATCH_ROWS = 256
-MAX_CONVERSION_ERRORS = 50
 
 
 def available() -> bool:
@@ -93,7 +102,15 @@ class RowProblem(ImportProblem):
             parts.append(f"row {self.index}")
         if self.field:
             parts.append(f"column '{self.field}'")
-        return ": ".join(parts) + f": {self.message}"
+        if self.detail:
+            parts.append(self.detail)
+        text = ": ".join(parts) + f": {self.message}"
+        if self.count > 1:
+            shown = ", ".join(str(n) for n in self.more)
+            if self.count - 1 > len(self.more):
+                shown += ", …"
+            text += f" (and {self.count - 1} more row{'s' if self.count > 2 else ''}: {shown})"
+        return text
 
 
 class RowImages(ImageSource):
@@ -250,10 +267,12 @@ def _jsonable(value: Any) -> Any:
 class _Rows:
     """Turns the parquet rows into raw records (see the module's doc)."""
 
-    def __init__(self, schema, *, label: str, field_map: dict[str, str], images: RowImages):
+    def __init__(
+        self, schema, *, label: str, field_map: dict[str, str], images: RowImages, cap: int
+    ):
         self.label = label
         self.images = images
-        self.log = ProblemLog(label, MAX_CONVERSION_ERRORS)
+        self.log = ProblemLog(label, cap)
         names = list(schema.names)
         self.mrb = all(key in names for key in MRB_KEYS if key != "Better")
         self.image_columns = {n for n in names if _is_image_struct(schema.field(n).type)}
@@ -368,6 +387,9 @@ class ParquetDataset:
                 p.message,
                 index=p.index,
                 field=self.origin.get(p.field or "", p.field),
+                count=p.count,
+                more=p.more,
+                detail=p.detail,
             )
             if p.file == self.label
             else p
@@ -384,11 +406,15 @@ def open_parquet(
     field_map: dict[str, str] | None = None,
     images: ImageSource | None = None,
     limits: ImageLimits | None = None,
+    bounds: ImportBounds | None = None,
 ) -> Iterator[ParquetDataset]:
     """Convert a parquet file (read in record batches) into a temporary JSON
     dataset and an image spool, removed on exit; with `limits` the spool
     checks its images (RowImages). Raises ImportFailed naming rows and
-    columns if a row cannot be turned into a record."""
+    columns if a row cannot be turned into a record, or if the file is over
+    `bounds` (checked from its metadata before a row is read, then from each
+    batch's value lengths before a value is made: bounds.py)."""
+    bounds = bounds or ImportBounds()
     if not available():
         raise ImportFailed([ImportProblem(label, INSTALL_HINT)])
     import pyarrow as pa
@@ -402,19 +428,47 @@ def open_parquet(
         try:
             # No pre-buffering: by default pyarrow reads every row group's
             # columns ahead (the whole file in memory); one group at a time here.
-            parquet = stack.enter_context(pq.ParquetFile(path, pre_buffer=False))
-        except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
+            # Text and binary columns as dictionaries: a value a file repeats
+            # through its dictionary is decoded once, not once per row (bounds).
+            metadata = pq.read_metadata(path)
+            as_dictionaries = parquet_dictionary_columns(metadata)
+            parquet = stack.enter_context(
+                pq.ParquetFile(
+                    path, pre_buffer=False, metadata=metadata, read_dictionary=as_dictionaries
+                )
+            )
+        except (OSError, ValueError, pa.ArrowException) as exc:  # ArrowInvalid: ValueError
             problem = ImportProblem(label, f"not a readable parquet file ({exc})")
             raise ImportFailed([problem]) from None
-        rows = _Rows(parquet.schema_arrow, label=label, field_map=field_map or {}, images=spool)
+        rows = _Rows(
+            parquet.schema_arrow,
+            label=label,
+            field_map=field_map or {},
+            images=spool,
+            cap=bounds.max_errors,
+        )
+        image_columns = rows.image_columns | rows.image_lists
+        found = parquet_metadata_problems(parquet.metadata, bounds, image_columns)
+        for problem in found:
+            rows._problem(problem.message, problem.row, problem.column)
+        rows.log.raise_if_any()
         out = stack.enter_context(tempfile.NamedTemporaryFile("wb", suffix=".json"))
         if rows.mrb:
             out.write(b"[\n")
         n = 0
+        written = 0
         first = True
         try:
-            for batch in _batches(parquet):
-                for row in batch.to_pylist():
+            for batch in _batches(parquet, set(as_dictionaries)):
+                sizes, too_large = parquet_row_sizes(batch, n, bounds, image_columns)
+                for position, row in enumerate(_rows_of(batch, sizes, too_large)):
+                    if row is None:  # refused from its lengths: never made into values
+                        problem = too_large[position]
+                        rows._problem(problem.message, problem.row, problem.column)
+                        n += 1
+                        if rows.log.full:
+                            break
+                        continue
                     record = rows.record(row, n)
                     n += 1
                     if record is None:
@@ -424,18 +478,25 @@ def open_parquet(
                     except (TypeError, ValueError) as exc:
                         rows._problem(str(exc), n - 1, None)
                         continue
+                    encoded = line.encode("utf-8", "surrogatepass")
+                    del line
+                    written += len(encoded) + 2
+                    if written > bounds.max_dataset_bytes:
+                        rows._problem(bounds.too_much_data(written), n - 1, None)
+                        rows.log.truncated = True
+                        break
                     if rows.mrb and not first:
                         out.write(b",\n")
-                    out.write(line.encode("utf-8", "surrogatepass"))
+                    out.write(encoded)
                     if not rows.mrb:
                         out.write(b"\n")
                     first = False
                     if rows.log.full:
                         break
                 del batch
-                if rows.log.full:
+                if rows.log.full or written > bounds.max_dataset_bytes:
                     break
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, pa.ArrowException) as exc:  # NotImplemented too
             raise ImportFailed([RowProblem(label, f"cannot be read ({exc})", index=n)]) from None
         if rows.mrb:
             out.write(b"\n]\n")
@@ -455,10 +516,33 @@ def open_parquet(
         )
 
 
-def _batches(parquet) -> Iterator:
-    """Record batches of BATCH_ROWS rows, a row group at a time."""
+def _batches(parquet, as_dictionaries: set[str]) -> Iterator:
+    """Record batches of at most BATCH_ROWS rows, a row group at a time, as
+    many as the row group's metadata says a batch's memory allows."""
     for group in range(parquet.num_row_groups):
-        yield from parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=[group])
+        metadata = parquet.metadata.row_group(group)
+        size = parquet_batch_rows(metadata, BATCH_ROWS, as_dictionaries)
+        yield from parquet.iter_batches(batch_size=size, row_groups=[group])
+
+
+def _rows_of(batch, sizes, refused: dict[int, object]) -> Iterator[dict[str, Any] | None]:
+    """The batch's rows as Python values, made PARQUET_BATCH_BYTES (by
+    `sizes`, each row's bytes) at a time; None for a refused row, which is
+    never made one."""
+    start = 0
+    while start < batch.num_rows:
+        if start in refused:
+            yield None
+            start += 1
+            continue
+        end, held = start, 0.0
+        while end < batch.num_rows and end not in refused:
+            if end > start and held + sizes[end] > PARQUET_BATCH_BYTES:
+                break
+            held += sizes[end]
+            end += 1
+        yield from batch.slice(start, end - start).to_pylist()
+        start = end
 
 
 def import_parquet(*, project, path: Path, images: ImageSource | None = None, **options):
@@ -472,6 +556,7 @@ def import_parquet(*, project, path: Path, images: ImageSource | None = None, **
         field_map=options.get("field_map"),
         images=images,
         limits=image_limits(),
+        bounds=import_bounds(),
     ) as parquet:
         try:
             return import_items(

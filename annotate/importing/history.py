@@ -44,6 +44,8 @@ def file_sha256(source) -> str:
 def _name(source) -> str:
     if isinstance(source, UploadedFile):
         return Path(source.name or "upload").name
+    if isinstance(source, Path):  # a staged upload (annotate.importing.staging)
+        return source.name
     return str(source or "")
 
 

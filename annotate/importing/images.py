@@ -168,10 +168,11 @@ def validate_images(
                     break
                 if ref is None:
                     log.add(
-                        f"image path {record.image_ref!r} is absolute or contains '..'",
+                        "image path is absolute or contains '..'",
                         line=record.line,
                         index=record.index,
                         field=image_field,
+                        detail=f"image path {record.image_ref!r}",
                     )
                     continue
                 record.image_ref = ref
@@ -183,11 +184,14 @@ def validate_images(
                         infos[ref] = result
                         continue
                     failed[ref] = result
+                # The path is the record's own detail: one missing archive or
+                # folder is one problem, however many images it leaves out.
                 log.add(
-                    f"image {ref!r}: {failed[ref]}",
+                    failed[ref],
                     line=record.line,
                     index=record.index,
                     field=image_field,
+                    detail=f"image {ref!r}",
                 )
         finally:
             pool.shutdown(cancel_futures=True)  # after an early stop, skip the rest
@@ -209,6 +213,6 @@ def check_image(source: ImageSource, limits: ImageLimits, ref: str) -> ImageInfo
     try:
         return _inspect_image(source.read(ref, limits.max_bytes), ref, limits)
     except FileNotFoundError as exc:
-        return str(exc) or f"'{ref}' not found"
+        return str(exc) or "not found"
     except (OSError, ValueError) as exc:
         return str(exc)

@@ -33,11 +33,11 @@ from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
 
-from django.conf import settings
 from django.db import transaction
 
 from annotate import signals
 from annotate.importing import mmrb2_format
+from annotate.importing.bounds import RecordCount, import_bounds
 from annotate.importing.images import check_image, pillow_limits
 from annotate.importing.imagestore import ImageCopies, remove_orphans, store_images
 from annotate.importing.jsonscan import DatasetFile, iter_json_array, open_dataset_file
@@ -45,11 +45,11 @@ from annotate.importing.options import Wording
 from annotate.importing.records import (
     IMAGE_THREADS,
     MAX_IMAGE_PATH_LENGTH,
-    MAX_RECORD_BYTES,
     ImageInfo,
     ImportFailed,
     ImportProblem,
     ProblemLog,
+    check_storable,
 )
 from annotate.importing.service import ImportResult, image_limits
 from annotate.importing.sources import (
@@ -204,26 +204,41 @@ def import_mmrb2(
     if project.archived_at is not None:
         raise ImportFailed([ImportProblem(filename, "the project is archived (read-only)")])
     wording = wording or Wording()
-    log = ProblemLog(filename, settings.IMPORT_MAX_ERRORS, wording)
+    bounds = import_bounds()
+    log = ProblemLog(filename, bounds.max_errors, wording)
     limits = image_limits()
     start = mmrb2_format.pairs_array_start(data)
     if start is None:
         raise ImportFailed([ImportProblem(filename, 'not an MMRB2 task file {"pairs": [...]}')])
 
     def pairs() -> Iterator[tuple[int, int, mmrb2_format.Pair | None]]:
+        # Every pass stops at the record cap (only the first can reach it),
+        # before the record past it is looked at.
+        count = RecordCount(bounds, log)
         for line, index, value in iter_json_array(
-            data, log, max_record_bytes=MAX_RECORD_BYTES, start=start, trailer=b"}"
+            data, log, max_record_bytes=bounds.max_record_bytes, start=start, trailer=b"}"
         ):
+            count.add(line=line, index=index)
+            # What the database cannot hold (NUL, lone surrogates, NaN, deep
+            # nesting) is refused here, not by a failed write.
+            if isinstance(value, dict) and not check_storable(value, log, line, index):
+                yield line, index, None
+                continue
             pair, problems = mmrb2_format.parse_pair(value)
             for where, message in problems:
                 log.add(message, line=line, index=index, field=where or None)
             yield line, index, pair
 
-    # Pass 1: every pair's shape, IDs, image paths; then every image.
+    # Pass 1: every pair's shape, IDs, image paths; then every image. It
+    # stops at the record cap and at the error cap (a repeated problem only
+    # counts, so the record cap is what bounds a file of one bad shape).
     refs: dict[str, tuple[int, int]] = {}  # normalised path -> where first used
     seen: set[str] = set()
     for line, index, pair in pairs():
         if pair is None:
+            if log.full:
+                log.truncated = True
+                break
             continue
         if pair.external_id in seen:
             log.add(f"duplicate id {pair.external_id!r}", line=line, index=index, field="id")

@@ -24,6 +24,9 @@ from annotate.importing.records import (
 )
 
 DUPLICATES = ("refuse", "keep-first", "suffix")
+# What becomes of a record whose ID is already in the project with other
+# content (annotate.importing.conflicts).
+CONFLICTS = ("refuse", "metadata", "suffix", "replace")
 DOMAIN_SOURCES = ("id-prefix", "image-folder")  # and "field:<name>"
 SURFACES = ("cli", "form", "api")
 # How many duplicated IDs, and unmapped domain values, one message lists.
@@ -36,6 +39,7 @@ FORM_LABELS = {
     "domain_from": "Domain from",
     "domain_map": "Domain map",
     "duplicates": "Duplicate IDs",
+    "conflicts": "Existing IDs with different content",
     "field_map": "Field map",
     "gold_from_label": "Gold from label",
     "update": "Update",
@@ -82,6 +86,7 @@ class ImportOptions:
     domain_from: str = ""
     domain_map: dict[str, str] = field(default_factory=dict)
     surface: str = "cli"
+    conflicts: str = "refuse"
 
     @property
     def wording(self) -> Wording:
@@ -124,6 +129,11 @@ def option_problems(options: ImportOptions, known: dict[str, str], *, domain: st
         messages.append(
             f"{w.option('duplicates')} must be one of {', '.join(DUPLICATES)}, "
             f"not {brief(options.duplicates)}"
+        )
+    if options.conflicts not in CONFLICTS:
+        messages.append(
+            f"{w.option('conflicts')} must be one of {', '.join(CONFLICTS)}, "
+            f"not {brief(options.conflicts)}"
         )
     try:
         parse_domain_from(options.domain_from)
@@ -217,6 +227,7 @@ class RecordRules:
         self.known = known_categories
         self.id_field = id_field
         self.image_field = image_field
+        self.category_field = category_field
         source = options.domain_from or (f"field:{category_field}" if options.domain_map else "")
         self.source, _, self.source_field = source.partition(":")
         self.keys = sorted(options.domain_map, key=len, reverse=True)  # longest prefix first
@@ -246,19 +257,34 @@ class RecordRules:
                 return False
         return ok
 
+    def note_unknown(self, category: str, index: int) -> None:
+        """A record whose category (from the file, or --domain) names no domain."""
+        self.unmapped[category] += 1
+        shown = self.unmapped_at.setdefault(category, [])
+        if len(shown) < SHOWN_REPEATS:
+            shown.append(index)
+
     def finish(self, log: ProblemLog) -> None:
         w = self.options.wording
         if self.unmapped:
+            # Known names are listed too: a category may name a domain by slug
+            # or by export category.
             values = sorted(self.unmapped.items(), key=lambda kv: (-kv[1], kv[0]))
             entries = [f"{brief(v)} ({_records(n, self.unmapped_at[v])})" for v, n in values]
             slugs = sorted(set(self.known.values()))
+            # A file's own category may also be an export Category string.
+            known = (
+                f"domains: {', '.join(slugs)}"
+                if self.source
+                else f"known: {', '.join(sorted(self.known))}"
+            )
             log.add_problem(
                 ImportProblem(
                     log.file,
                     f"{len(values)} value{'s' if len(values) != 1 else ''} of the "
                     f"{self._source_name()} name{'s' if len(values) == 1 else ''} no domain: "
                     f"{_listed(entries, len(values), 'values')}; map each to a domain "
-                    f"with {w.option('domain_map')} (value=domain; domains: {', '.join(slugs)})",
+                    f"with {w.option('domain_map')} (value=domain; {known})",
                     field=self._source_label(),
                 )
             )
@@ -314,11 +340,15 @@ class RecordRules:
     # --- Domains ---------------------------------------------------------------------
 
     def _source_name(self) -> str:
+        if not self.source:
+            return f"field '{self.category_field}'"
         if self.source == "field":
             return f"field '{self.source_field}'"
         return "ID prefixes" if self.source == "id-prefix" else "image folders"
 
     def _source_label(self) -> str:
+        if not self.source:
+            return self.category_field
         if self.source == "field":
             return self.source_field
         return self.id_field if self.source == "id-prefix" else self.image_field
@@ -345,10 +375,7 @@ class RecordRules:
             target = mapping.get(key)
         slug = self.known.get(target if target is not None else key)
         if slug is None:
-            self.unmapped[key] += 1
-            shown = self.unmapped_at.setdefault(key, [])
-            if len(shown) < SHOWN_REPEATS:
-                shown.append(record.index)
+            self.note_unknown(key, record.index)
             return False
         record.category = slug
         return True

@@ -95,7 +95,8 @@ def parse_mrb_record(
     better = fields["Better"]
     if better is not None and better not in ("Output1", "Output2"):
         log.add(
-            f'must be "Output1" or "Output2", not {brief(better)}',
+            'must be "Output1" or "Output2"',
+            detail=brief(better),
             line=line,
             index=index,
             field="Better",
@@ -224,12 +225,16 @@ def parse_pairs_record(
     models = ("model_1", "model_2") if unlabelled else ("chosen_model", "rejected_model")
     chosen, rejected = text(first), text(second)
     image_ref = _pairs_image(value, key, log, line, index)
+    missing_category = 0  # a record without one comes back with category None
     if category is None and options.domain:
         category = options.domain
     elif category is None:
         if key("category") in value:
             category = _check_str(value, key("category"), log, line, index)
         else:
+            # Not a reason to stop checking the record: its ID and image are
+            # still checked, so one report names every kind of problem.
+            missing_category = 1
             w = log.wording or Wording()
             log.add(
                 f"is missing; give {w.option('domain')} for the whole file, derive one with "
@@ -248,7 +253,7 @@ def parse_pairs_record(
     _check_length(rejected_model, MAX_MODEL_LENGTH, log, line, index, key(models[1]))
     image_label = key("image") if value.get(key("image")) is not None else "images"
     _check_image_path(image_ref, log, line, index, image_label)
-    if log.added > before or log.truncated:
+    if log.added - missing_category > before or log.truncated:
         return None
     assert ext_id is not None and chosen is not None and rejected is not None
     # Unlabelled pairs keep their order (it says nothing); a chosen/rejected
@@ -300,7 +305,8 @@ def _pairs_image(value: dict, key, log: ProblemLog, line: int, index: int) -> st
         return None
     if len(images) != 1:
         log.add(
-            f"has {len(images)} images; exactly one image per item is supported",
+            "exactly one image per item is supported",
+            detail=f"{len(images)} images",
             line=line,
             index=index,
             field="images",
@@ -476,32 +482,46 @@ def parse_records(
     # Only a RecordRef is kept of each record: the texts are decoded again
     # when written (ParsedDataset.iter_records).
     records: list[RecordRef] = []
+    # Records refused for their domain or category: their images are still
+    # checked, so that one report names every kind of problem (issue 31).
+    refused: list[RecordRef] = []
     rules = _rules(fmt, pairs_options, options, known_categories)
     for line, index, value in decoded():
         if log.full:
             log.truncated = True  # records are left unchecked
             break
         record = _decode(value, line, index, log, fmt, pairs_options, rules)
-        if record is None or not rules.check(record, value, log):
+        if record is None:
             continue
-        slug = known_categories.get(record.category)
-        if slug is None:
-            cat_field = "Category" if fmt == "mrb" else pairs_options.source_key("category")
-            known = sorted(known_categories)
-            log.add(
-                f"unknown category {brief(record.category)}; known: {', '.join(known)}",
-                line=line,
-                index=index,
-                field=cat_field,
-            )
+        skipped = rules.skipped
+        ref = RecordRef(line, index, record.external_id, record.image_ref)
+        if not rules.check(record, value, log):
+            if rules.skipped == skipped:
+                refused.append(ref)
             continue
-        records.append(RecordRef(line, index, record.external_id, record.image_ref))
+        if record.category is None:  # missing, and reported as such
+            refused.append(ref)
+            continue
+        if record.category not in known_categories:
+            # Grouped by value in rules.finish: one problem, not one per record.
+            rules.note_unknown(record.category, index)
+            refused.append(ref)
+            continue
+        records.append(ref)
         del record, value
     if not log.truncated:
         rules.finish(log)
     for ref in records:
         ref.external_id = rules.renames.get(ref.index, ref.external_id)
-    image_infos = validate_images(records, fmt, pairs_options, images, limits, log, progress)
+    image_infos = validate_images(
+        sorted([*records, *refused], key=lambda r: r.index) if refused else records,
+        fmt,
+        pairs_options,
+        images,
+        limits,
+        log,
+        progress,
+    )
     log.raise_if_any()
     return ParsedDataset(
         format=fmt,

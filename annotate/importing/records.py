@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
@@ -81,6 +81,9 @@ class ImportProblem:
     # numbers (lines if it has no record number) of the next few after the first.
     count: int = 1
     more: tuple[int, ...] = ()
+    # The first record's own value (an image path, an ID): kept out of the
+    # message so that the same problem on many records is grouped as one.
+    detail: str = ""
 
     def __str__(self) -> str:
         where = self.file
@@ -91,6 +94,8 @@ class ImportProblem:
             parts.append(f"record {self.index}")
         if self.field:
             parts.append(f"field '{self.field}'")
+        if self.detail:
+            parts.append(self.detail)
         text = ": ".join(parts) + f": {self.message}"
         if self.count > 1:
             unit = "record" if self.index is not None else "line"
@@ -134,7 +139,9 @@ class ProblemLog:
         self._seen: dict[tuple, int] = {}
         self.added = 0  # every problem added, repeats and those past the cap included
 
-    def add(self, message: str, *, line=None, index=None, field=None, file=None) -> None:
+    def add(self, message: str, *, line=None, index=None, field=None, file=None, detail="") -> None:
+        """`detail`: this record's own value, shown for the first record only
+        (a message that embedded it would make every record a new problem)."""
         self.added += 1
         key = (file or self.file, field, message)
         position = self._seen.get(key)
@@ -144,14 +151,27 @@ class ProblemLog:
             number = index if first.index is not None else line
             if number is not None and len(more) < SHOWN_REPEATS:
                 more = (*more, number)
-            self.problems[position] = replace(first, count=first.count + 1, more=more)
+            # Built directly, not with dataclasses.replace (several times
+            # slower): a file of one repeated problem comes here per record.
+            self.problems[position] = type(first)(
+                first.file,
+                first.message,
+                first.line,
+                first.index,
+                first.field,
+                first.count + 1,
+                more,
+                first.detail,
+            )
             return
         if len(self.problems) >= self.cap:
             self.truncated = True
             return
         self._seen[key] = len(self.problems)
         self.problems.append(
-            ImportProblem(file or self.file, message, line=line, index=index, field=field)
+            ImportProblem(
+                file or self.file, message, line=line, index=index, field=field, detail=detail
+            )
         )
 
     def add_problem(self, problem: ImportProblem) -> None:
@@ -161,6 +181,10 @@ class ProblemLog:
             self.truncated = True
             return
         self.problems.append(problem)
+
+    def kinds(self) -> set[tuple]:
+        """The (field, message) of every problem logged so far."""
+        return {(p.field, p.message) for p in self.problems}
 
     @property
     def full(self) -> bool:

@@ -34,9 +34,9 @@ from django.conf import settings
 from django.db import transaction
 
 from annotate import signals
+from annotate.importing.bounds import RecordCount, import_bounds, json_shape_problem
 from annotate.importing.jsonscan import DatasetFile, iter_json_array, open_dataset_file
 from annotate.importing.records import (
-    MAX_RECORD_BYTES,
     ImportFailed,
     ImportProblem,
     ProblemLog,
@@ -53,6 +53,10 @@ MANIFEST = "manifest.json"
 ALL_DATA = "all_data.json"
 RELEASE_FORMAT = "multimodal-rewardbench"
 MANIFEST_MAX_BYTES = 256 * 1024 * 1024  # 100,000 files' checksums are ~15 MB
+# A manifest is decoded whole: six values per file listed (100,000 images are
+# ~600,000), not tens of millions of empty ones (each costs ~60 bytes of
+# memory for its 2 bytes of file).
+MANIFEST_MAX_VALUES = 2_000_000
 # Options of a plain dataset that a release, read as it is, cannot take.
 NOT_FOR_RELEASES = ("fmt", "domain", "field_map", "gold_from_label", "update")
 
@@ -154,10 +158,17 @@ def _read_manifest(release: _Release) -> dict[str, Any]:
         size = (release.folder / MANIFEST).stat().st_size
     if size > MANIFEST_MAX_BYTES:
         raise release.problem(f"is larger than {MANIFEST_MAX_BYTES} bytes", MANIFEST)
+    raw = bytes(release.open(MANIFEST))
+    shape = json_shape_problem(
+        raw, max_depth=import_bounds().max_depth, max_values=MANIFEST_MAX_VALUES
+    )
+    if shape is not None:
+        raise release.problem(f"is not a release manifest: {shape}", MANIFEST)
     try:
-        manifest = json.loads(bytes(release.open(MANIFEST)))
-    except (ValueError, UnicodeDecodeError) as exc:
+        manifest = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise release.problem(f"is not valid JSON ({exc})", MANIFEST) from None
+    del raw
     if not isinstance(manifest, dict) or manifest.get("format") != RELEASE_FORMAT:
         raise release.problem(f"is not a {RELEASE_FORMAT} release manifest", MANIFEST)
     for key, kind in (("project", str), ("release", str), ("seed", int)):
@@ -238,8 +249,14 @@ def _set_gold(item_ids: list[int]) -> None:
 
 
 def _records(data, label: str) -> Iterator[tuple[int, int, Any]]:
-    log = ProblemLog(label, settings.IMPORT_MAX_ERRORS)
-    yield from iter_json_array(data, log, max_record_bytes=MAX_RECORD_BYTES)
+    """The records of all_data.json, within the import's bounds (each pass
+    over them stops at the record cap, as the import's own passes do)."""
+    bounds = import_bounds()
+    log = ProblemLog(label, bounds.max_errors)
+    count = RecordCount(bounds, log)
+    for line, index, value in iter_json_array(data, log, max_record_bytes=bounds.max_record_bytes):
+        count.add(line=line, index=index)
+        yield line, index, value
     log.raise_if_any()
 
 

@@ -9,7 +9,7 @@ import logging
 import tempfile
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from django.conf import settings
@@ -21,6 +21,9 @@ from PIL import Image
 
 from annotate import rendering, signals
 from annotate.importing import hfparquet, release_import
+from annotate.importing.bounds import import_bounds
+from annotate.importing.conflicts import CREATE as _CREATE
+from annotate.importing.conflicts import METADATA, plan_import, renamed
 from annotate.importing.imagestore import (
     ImageCopies,
     image_storage_name,  # noqa: F401 (bench scripts import it from here)
@@ -119,6 +122,8 @@ def import_items(
     names problems use (annotate.importing.options).
     """
     options = options or ImportOptions()
+    if update and options.conflicts == "refuse":
+        options = replace(options, conflicts="replace")  # the older flag
     w = options.wording
     if project.archived_at is not None:
         raise ImportFailed([ImportProblem(filename, "the project is archived (read-only)")])
@@ -152,6 +157,7 @@ def import_items(
     if wrong:
         raise ImportFailed([ImportProblem(filename, message) for message in wrong])
     limits = image_limits()
+    bounds = import_bounds()
     source = images or NoImageSource()
     parsed = parse_dataset(
         data,
@@ -167,7 +173,9 @@ def import_items(
         images=source,
         limits=limits,
         options=options,
-        max_errors=settings.IMPORT_MAX_ERRORS,
+        max_errors=bounds.max_errors,
+        max_records=bounds.max_records,
+        max_record_bytes=bounds.max_record_bytes,
         progress=progress,
     )
     return _write_dataset(
@@ -177,7 +185,7 @@ def import_items(
         domains=domains,
         source=source,
         limits=limits,
-        update=update,
+        conflicts=options.conflicts,
         wording=w,
     )
 
@@ -190,7 +198,7 @@ def _write_dataset(
     domains: dict,
     source: ImageSource,
     limits: ImageLimits,
-    update: bool,
+    conflicts: str,
     wording: Wording,
 ) -> ImportResult:
     result = ImportResult(
@@ -204,23 +212,18 @@ def _write_dataset(
     }
     problems = ProblemLog(filename, settings.IMPORT_MAX_ERRORS, wording)
     id_field = "ID" if parsed.format == "mrb" else "id"
-    # What to do with each record, in file order: CREATE, or the pk of the
-    # item it replaces, or None (unchanged). Decided before the transaction,
-    # from one record at a time: only these small values are kept.
-    actions: list[int | None] = []
+    # What to do with each record, in file order (annotate.importing.conflicts):
+    # decided before the transaction, from one record at a time.
     needed: dict[str, ImageInfo] = {}
+    renames: dict[int, str] = {}
     if any(ref.external_id in existing for ref in parsed.records):
-        for record in parsed.iter_records():
-            info = parsed.images[record.image_ref]
-            digest = content_hash(record, info.sha256)
-            action = _import_action(record, digest, existing, update, wording)
-            if isinstance(action, str):
-                problems.add(action, line=record.line, index=record.index, field=id_field)
-                continue
-            actions.append(action)
-            if action is None:
-                result.unchanged += 1
-            else:
+        plan = plan_import(
+            parsed=parsed, existing=existing, mode=conflicts, log=problems, id_field=id_field
+        )
+        actions, renames, result.unchanged = plan.actions, plan.renames, plan.unchanged
+        for ref, action in zip(parsed.records, actions, strict=True):
+            if action is not None:
+                info = parsed.images[ref.image_ref]
                 needed[info.sha256] = info
     else:  # a new dataset (the usual case): every record is created
         actions = [_CREATE] * len(parsed.records)
@@ -247,8 +250,16 @@ def _write_dataset(
             for record, action in zip(parsed.iter_records(), actions, strict=True):
                 if action is None:
                     continue
+                if record.index in renames:  # suffix: a new item beside the existing one
+                    record = renamed(record, renames[record.index])
                 info = parsed.images[record.image_ref]
                 digest = content_hash(record, info.sha256)
+                if isinstance(action, tuple):  # metadata: nothing annotators saw changes
+                    Item.objects.filter(pk=action[1]).update(
+                        content_hash=digest, **{name: getattr(record, name) for name in METADATA}
+                    )
+                    updated_ids.append(action[1])
+                    continue
                 if action == _CREATE:
                     batch.append(
                         (
@@ -342,31 +353,8 @@ def _create_items(batch: list[tuple]) -> list[int]:
     return ids
 
 
-# The action of a record that creates an item (an int would be the pk of the
-# item it replaces); and how many new items are inserted at a time.
-_CREATE = -1
+# How many new items are inserted at a time.
 _WRITE_BATCH = 500
-
-
-def _import_action(
-    record, digest: str, existing: dict, update: bool, wording: Wording
-) -> int | str | None:
-    """For a record whose content hash is `digest`: _CREATE, the pk of the
-    existing item to replace, None if that item is unchanged, or why not (a
-    problem's message)."""
-    if record.external_id not in existing:
-        return _CREATE
-    pk, old_digest, has_votes = existing[record.external_id]
-    if old_digest == digest:
-        return None
-    if not update:
-        return (
-            f"ID {record.external_id!r} already exists with different content "
-            f"(import again with {wording.setting('update')} to replace it)"
-        )
-    if has_votes:
-        return f"ID {record.external_id!r} already has votes and cannot be replaced"
-    return pk
 
 
 # A replaced prompt or response makes the stored HTML stale.
@@ -480,7 +468,8 @@ def import_items_from_paths(
 
     cast_votes = options.pop("cast_votes", False)
     mmrb2_options = {
-        "update": options.get("update", False),
+        "update": options.get("update", False)
+        or (options.get("options") or ImportOptions()).conflicts == "replace",
         "wording": (options.get("options") or ImportOptions()).wording,
         "cast_votes": cast_votes,
     }

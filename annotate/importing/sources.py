@@ -93,7 +93,7 @@ class DirectoryImageSource(ImageSource):
         if not path.is_relative_to(self.root):
             raise PermissionError("path leaves the image folder")
         if not path.is_file():
-            raise FileNotFoundError(f"'{ref}' not found under {self.label}")
+            raise FileNotFoundError(f"not found under {self.label}")
         size = path.stat().st_size
         if size > max_bytes:
             raise ValueError(f"image is {size} bytes, more than the limit of {max_bytes}")
@@ -169,7 +169,7 @@ class ZipImageSource(ImageSource):
     def read(self, ref: str, max_bytes: int) -> bytes:
         info = self.members.get(posixpath.join(self.prefix, ref) if self.prefix else ref)
         if info is None:
-            raise FileNotFoundError(f"'{ref}' not found in {self.label}")
+            raise FileNotFoundError(f"not found in {self.label}")
         if info.file_size > max_bytes:
             raise ValueError(f"image is {info.file_size} bytes, more than the limit of {max_bytes}")
         try:

@@ -33,11 +33,18 @@ would crash on it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 DIRECTIONS = ("forward", "reverse")
+# What one predictions file may hold: a release holds at most 200,000 pairs
+# (the import's cap), and one pair's judgements are a few kB (the same bound
+# as a line of MRB predictions). Past either the file is refused: the
+# entries are decoded and kept, so these bound what a hostile file costs.
+MAX_ENTRIES = 200_000
+MAX_ENTRY_CHARS = 1024 * 1024
 
 
 class PredictionsError(ValueError):
@@ -168,6 +175,10 @@ def summary_lines(scores: Scores) -> list[str]:
 # --------------------------------------------------------------------------- reading a file
 
 
+# The start of an MRB prediction line (an object whose first key is "ID").
+_MRB_LINE = re.compile(r'\{\s*"ID"\s*:')
+
+
 def looks_like_predictions(head: str) -> bool:
     """Whether a file starting with `head` is in this format rather than MRB's
     JSONL: its first non-blank line is not one JSON object with an ``ID``
@@ -178,8 +189,9 @@ def looks_like_predictions(head: str) -> bool:
             continue
         try:
             first = json.loads(line)
-        except ValueError:
-            return line.lstrip().startswith("{")
+        except (ValueError, RecursionError):  # invalid, or nested too deep: the reader says so
+            stripped = line.lstrip()
+            return stripped.startswith("{") and _MRB_LINE.match(stripped) is None
         return isinstance(first, dict) and "ID" not in first
     return False
 
@@ -188,7 +200,48 @@ def _located(filename: str, text: str, pos: int) -> str:
     return f"{filename}, line {text.count(chr(10), 0, pos) + 1}"
 
 
-def read_predictions(text: str, filename: str) -> tuple[dict[str, dict], int]:
+def _decode_entry(decoder, text: str, pos: int, filename: str, pair_id: str, limit: int):
+    """(value, end) of the prediction at `pos`, decoded from a window of the
+    text grown until it fits; refused past `limit` characters, so that no
+    entry (a million empty lists, say) costs more than a bounded amount."""
+    window = 8192
+    while True:
+        stop = min(len(text), pos + min(window, limit + 1))
+        try:
+            value, used = decoder.raw_decode(text[pos:stop])
+        except json.JSONDecodeError as exc:
+            if stop < len(text) and window <= limit:
+                window *= 4  # cut by the window, or a real error: a larger one tells
+                continue
+            if stop < len(text):
+                raise PredictionsError(
+                    f"{_located(filename, text, pos)}: prediction {pair_id!r}: "
+                    f"larger than {limit} characters, the most one prediction may hold"
+                ) from None
+            raise PredictionsError(
+                f"{_located(filename, text, pos + exc.pos)}: prediction {pair_id!r}: "
+                f"not valid JSON: {exc.msg}"
+            ) from None
+        except RecursionError:
+            raise PredictionsError(
+                f"{_located(filename, text, pos)}: prediction {pair_id!r}: "
+                "values are nested too deeply"
+            ) from None
+        except ValueError as exc:  # an integer past Python's digit limit
+            reason = "a number has too many digits" if "digits" in str(exc) else str(exc)
+            raise PredictionsError(
+                f"{_located(filename, text, pos)}: prediction {pair_id!r}: not valid JSON: {reason}"
+            ) from None
+        return value, pos + used
+
+
+def read_predictions(
+    text: str,
+    filename: str,
+    *,
+    max_entries: int = MAX_ENTRIES,
+    max_entry: int = MAX_ENTRY_CHARS,
+) -> tuple[dict[str, dict], int]:
     """The predictions of one file's text, entry by entry: only the first
     judgement of each direction is kept (nothing else counts), so memory
     holds the text and one entry at a time. Returns (a predictions mapping
@@ -224,18 +277,12 @@ def read_predictions(text: str, filename: str) -> tuple[dict[str, dict], int]:
                     f"{_located(filename, text, pos)}: expected ':' after {pair_id!r}"
                 )
             value_at = _skip(text, pos + 1)
-            try:
-                entry, pos = decoder.raw_decode(text, value_at)
-            except json.JSONDecodeError as exc:
+            if len(kept) >= max_entries and pair_id not in kept:
                 raise PredictionsError(
-                    f"{_located(filename, text, exc.pos)}: prediction {pair_id!r}: "
-                    f"not valid JSON: {exc.msg}"
-                ) from None
-            except RecursionError:
-                raise PredictionsError(
-                    f"{_located(filename, text, value_at)}: prediction {pair_id!r}: "
-                    "values are nested too deeply"
-                ) from None
+                    f"{_located(filename, text, value_at)}: more than {max_entries} pair IDs, "
+                    "the most one file may hold (a release holds at most 200,000 pairs)"
+                )
+            entry, pos = _decode_entry(decoder, text, value_at, filename, pair_id, max_entry)
             compact: dict[str, list] = {}
             try:
                 for direction in DIRECTIONS:

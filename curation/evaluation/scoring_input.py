@@ -31,6 +31,10 @@ from pathlib import Path
 from typing import Any
 
 ORDERS = ("original", "swapped")
+# The most prediction lines one file may hold: a release holds at most
+# 200,000 records (the import's cap), a few samples each. Every line is kept
+# (a Prediction of ~200 bytes), so this bounds what a file of short lines costs.
+MAX_PREDICTION_LINES = 1_000_000
 KINDS = ("judge", "label", "scores", "pairs")
 BETTER_VALUES = ("Output1", "Output2")
 
@@ -288,7 +292,11 @@ def _unstorable_text(value: Any) -> str | None:
 
 
 def parse_predictions(
-    lines: Iterable[str], *, filename: str, order: str | None = None
+    lines: Iterable[str],
+    *,
+    filename: str,
+    order: str | None = None,
+    max_lines: int = MAX_PREDICTION_LINES,
 ) -> list[Prediction]:
     """Predictions from JSONL lines, in file order. Blank lines are skipped
     (line numbers still count them). ``order="swapped"`` marks every line as a
@@ -301,6 +309,14 @@ def parse_predictions(
         if not raw.strip():
             continue
         where = f"line {number}"
+        if len(out) >= max_lines:
+            raise ScoringInputError(
+                filename,
+                where,
+                None,
+                f"more than {max_lines} predictions, the most one file may hold "
+                "(a release holds at most 200,000 records)",
+            )
         try:
             obj = json.loads(raw)
         except json.JSONDecodeError as exc:

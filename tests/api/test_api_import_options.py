@@ -125,7 +125,8 @@ def test_unmapped_folders_are_listed_once_each_with_their_counts(admin):
 
 def test_a_problem_on_every_record_comes_once_with_its_count_and_first_records(admin):
     error = refused(post(admin, mm_rlhf_rewardbench(), "mm.jsonl"))
-    (problem,) = error["problems"]
+    problem, repeated = error["problems"]  # and the repeated IDs, in the same answer
+    assert repeated["field"] == "id" and "IDs occur more than once" in repeated["message"]
     assert (problem["field"], problem["line"], problem["index"]) == ("category", 1, 0)
     assert (problem["count"], problem["records"]) == (MM_ROWS, [0, 1, 2, 3, 4, 5])
     assert problem["message"] == (
@@ -134,7 +135,7 @@ def test_a_problem_on_every_record_comes_once_with_its_count_and_first_records(a
     )
 
 
-def test_a_changed_item_asks_for_update_true(admin):
+def test_a_changed_item_names_the_field_and_offers_the_conflicts_options(admin):
     data = mm_rlhf_rewardbench()
     options = {"duplicates": "keep-first", "domain_from": "image-folder"}
     options["domain_map"] = MM_DOMAIN_MAP
@@ -143,7 +144,11 @@ def test_a_changed_item_asks_for_update_true(admin):
     response = post(admin, data, "mm.jsonl", **options)
     assert response.status_code == 400
     (problem,) = response.json()["error"]["problems"]
-    assert problem["message"].endswith("(import again with update=true to replace it)")
+    assert "chosen/rejected differs on 1 record (first: 0)" in problem["message"]
+    assert problem["message"].endswith(
+        "to import them, use conflicts=suffix (import them as new items ID#2, …) or "
+        "conflicts=replace (replace the items; none is claimed or voted on yet)"
+    )
     assert "--" not in response.content.decode()
 
 

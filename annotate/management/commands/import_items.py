@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotate.importing.options import (
+    CONFLICTS,
     DUPLICATES,
     ImportOptions,
     parse_domain_from,
@@ -81,8 +82,14 @@ class Command(BaseCommand):
             action="store_true",
             help="use the file's chosen response as the gold answer (pairs format)",
         )
+        parser.add_argument("--update", action="store_true", help="the same as --conflicts=replace")
         parser.add_argument(
-            "--update", action="store_true", help="replace items whose content changed"
+            "--conflicts",
+            choices=CONFLICTS,
+            default="refuse",
+            help="records whose ID exists with other content: refuse (default), metadata "
+            "(update only what annotators never saw), suffix (import them as new items "
+            "ID#2, …) or replace (items nobody has claimed)",
         )
         parser.add_argument(
             "--cast-votes",
@@ -114,6 +121,7 @@ class Command(BaseCommand):
             domain_from=domain_from,
             domain_map=domain_map,
             surface="cli",
+            conflicts=opts["conflicts"],
         )
         bar = tqdm(desc="validating", unit="item", disable=opts["verbosity"] == 0)
         try:

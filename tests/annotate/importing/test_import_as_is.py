@@ -202,11 +202,15 @@ def test_the_same_content_under_two_ids_is_two_items(project, mm):
 
 def test_a_missing_category_on_every_record_is_one_problem_with_a_count(project, mm):
     folder, path = mm
-    (problem,) = fails("bench", str(path), "--images", str(folder))
+    # The repeated IDs are named in the same report (issue 31).
+    problem, repeated = fails("bench", str(path), "--images", str(folder))
     assert problem == (
         "mm_rlhf.jsonl:1: record 0: field 'category': is missing; give --domain for the whole "
         "file, derive one with --domain-from or map a field to 'category' with --field-map "
         f"(and {MM_ROWS - 1} more records: 1, 2, 3, 4, 5, …)"
+    )
+    assert "IDs occur more than once" in repeated and repeated.startswith(
+        "mm_rlhf.jsonl: field 'id'"
     )
 
 
@@ -387,12 +391,13 @@ def test_the_upload_form_words_problems_in_its_own_terms(admin_client, project):
 def test_the_upload_form_refuses_a_malformed_domain_source(admin_client, project):
     response = upload(admin_client, project, vl_rewardbench(), "vl.jsonl", domain_from="prefix")
     assert response.status_code == 400
+    # A choice now (issue 31): anything but its options is refused.
     assert response.context["form"].errors["domain_from"] == [
-        "Domain from must be field:<name>, id-prefix or image-folder, not 'prefix'."
+        "Select a valid choice. prefix is not one of the available choices."
     ]
 
 
-def test_the_upload_form_names_update_by_its_label(admin_client, project):
+def test_the_upload_form_names_the_conflicts_choice_by_its_label(admin_client, project):
     data = mm_rlhf_rewardbench()
     options = {
         "duplicates": "keep-first",
@@ -403,7 +408,12 @@ def test_the_upload_form_names_update_by_its_label(admin_client, project):
     data.rows[0]["prompt"] = "Changed."
     response = upload(admin_client, project, data, "mm.jsonl", **options)
     (problem,) = response.context["problems"]
-    assert problem.endswith('(import again with "Update" ticked to replace it)')
+    assert "prompt differs on 1 record (first: 0)" in problem
+    assert problem.endswith(
+        '"Existing IDs with different content": suffix (import them as new items ID#2, …) or '
+        '"Existing IDs with different content": replace (replace the items; none is claimed '
+        "or voted on yet)"
+    )
 
 
 # --- The options themselves ---------------------------------------------------------------

@@ -172,7 +172,7 @@ def test_update_option_replaces_changed_items_without_votes(project, tmp_path):
     changed.write_text((CORPUS / "valid.json").read_text().replace("Red.", "Crimson."))
 
     message = fails("bench", str(changed), "--images", str(CORPUS))
-    assert "ID 'vqa_2' already exists with different content" in message
+    assert "1 record has an ID already in the project with different content" in message
 
     output = run("bench", str(changed), "--images", str(CORPUS), "--update")
     assert output.startswith("valid.json: 0 created, 1 updated, 1 unchanged")
@@ -189,5 +189,5 @@ def test_update_option_leaves_items_with_votes_alone(project, tmp_path):
 
     message = fails("bench", str(changed), "--images", str(CORPUS), "--update")
 
-    assert "valid.json:3: record 1: field 'ID': ID 'vqa_2' already has votes" in message
+    assert "1 of these items is claimed or voted on and cannot be replaced" in message
     assert project.items.get(external_id="vqa_2").response_1 == "Red."

@@ -443,19 +443,18 @@ def test_messages_show_huge_or_unprintable_values_cut_short_and_escaped(tmp_path
     ]
     problems = refused(tmp_path, "data.json", mrb_text(records))
     assert problems[0] == (
-        'data.json:2: record 0: field \'Better\': must be "Output1" or "Output2", not '
-        f"'{'B' * 80}'... (1000000 characters)"
+        f"data.json:2: record 0: field 'Better': '{'B' * 80}'... (1000000 characters): "
+        'must be "Output1" or "Output2"'
     )
-    assert problems[1].startswith(
-        f"data.json:3: record 1: field 'Category': unknown category '{'c' * 80}'... "
-        "(1000000 characters); known: "
-    )
-    assert problems[2].startswith(
-        "data.json:4: record 2: field 'Category': unknown category 'bad\\u2028\\x1b[31m'; known:"
-    )
-    assert problems[3] == (
+    assert problems[1] == (
         f"data.json:5: record 3: field '{'k' * 80}... (1000 characters)': "
         "contains a NUL character (\\u0000)"
+    )
+    # Unknown categories: one problem listing each value once (issue 31).
+    assert problems[2].startswith(
+        "data.json: field 'Category': 2 values of the field 'Category' name no domain: "
+        "'bad\\u2028\\x1b[31m' (1 record: 2), "
+        f"'{'c' * 80}'... (1000000 characters) (1 record: 1); "
     )
     assert sum(len(p) for p in problems) < 2000
 

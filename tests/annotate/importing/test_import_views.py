@@ -179,7 +179,9 @@ def test_zip_with_a_traversing_member_is_refused_with_400(admin_client, project,
     assert_nothing_written()
 
 
-def test_changed_item_without_update_is_refused_and_with_update_replaced(admin_client, project):
+def test_changed_item_is_refused_and_replaced_when_chosen_without_a_new_upload(
+    admin_client, project
+):
     admin_client.post(import_url(project), {"dataset": bundle_zip()})
     changed = (CORPUS / "valid.json").read_text().replace("Three apples.", "Five apples.")
     upload = zip_upload(
@@ -193,10 +195,13 @@ def test_changed_item_without_update_is_refused_and_with_update_replaced(admin_c
 
     refused = admin_client.post(import_url(project), {"dataset": upload})
     assert refused.status_code == 400
-    assert "already exists with different content" in refused.context["problems"][0]
-
-    upload.seek(0)
-    accepted = admin_client.post(import_url(project), {"dataset": upload, "update": "on"})
+    assert (
+        "1 record has an ID already in the project with different content: "
+        "Output1 differs on 1 record (first: 0)"
+    ) in refused.context["problems"][0]
+    # The file stays on the server: choosing the option is enough (issue 31).
+    token = refused.context["form"].data["staged"]
+    accepted = admin_client.post(import_url(project), {"staged": token, "conflicts": "replace"})
     assert accepted.status_code == 302
     assert project.items.get(external_id="mathvista_1").response_1 == "Five apples."
 
