@@ -415,16 +415,13 @@ CELERY_TASK_IGNORE_RESULT = True
 # How often each worker queues a sweep for background work whose message was
 # lost (besides every time it connects to the broker); see config.celery.
 BACKGROUND_SWEEP_SECONDS = env_int("BACKGROUND_SWEEP_SECONDS", 300, minimum=1)
-# How often each worker queues the return of leases that ran out in every
-# project (config.celery.ExpireLeases), so items never wait on them.
+# How often each worker returns expired leases of every project (config.celery.ExpireLeases).
 LEASE_SWEEP_SECONDS = env_int("LEASE_SWEEP_SECONDS", 60, minimum=1)
-# Fault tests only: seconds a release build sleeps after each item, so a test
-# can kill the worker in the middle of a build. Never set it in production.
+# Fault tests only (never in production): a release build's sleep after each item.
 RELEASE_BUILD_ITEM_DELAY = env_int("RELEASE_BUILD_ITEM_DELAY_MS", 0, minimum=0) / 1000
-# A building release's worker writes a heartbeat every RELEASE_HEARTBEAT_SECONDS;
-# one silent for RELEASE_STALE_SECONDS died, and every RELEASE_SWEEP_SECONDS each
-# worker queues the sweep that re-queues such a build (at most
-# RELEASE_MAX_ATTEMPTS times, then fails it; curation.releases.recovery).
+# A building release writes a heartbeat every RELEASE_HEARTBEAT_SECONDS; one silent for
+# RELEASE_STALE_SECONDS died: every RELEASE_SWEEP_SECONDS each worker re-queues such builds
+# (at most RELEASE_MAX_ATTEMPTS times, then fails them; curation.releases.recovery).
 RELEASE_HEARTBEAT_SECONDS = env_int("RELEASE_HEARTBEAT_SECONDS", 10, minimum=1)
 RELEASE_STALE_SECONDS = env_int("RELEASE_STALE_SECONDS", 120, minimum=10)
 RELEASE_SWEEP_SECONDS = env_int("RELEASE_SWEEP_SECONDS", 60, minimum=1)

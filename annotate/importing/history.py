@@ -94,6 +94,7 @@ def _jsonable_options(options: dict) -> dict:
                 duplicates=value.duplicates,
                 domain_from=value.domain_from,
                 domain_map=dict(value.domain_map),
+                conflicts=value.conflicts,
             )
         else:
             out[key] = value

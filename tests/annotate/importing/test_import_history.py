@@ -37,7 +37,7 @@ def test_a_page_import_is_in_the_setup_history_and_the_audit_log(client):
     assert after["via"] == "page" and after["dataset"] == "bundle.zip"
     assert after["dataset_sha256"] == digest
     assert after["counts"]["created"] == 2 and after["counts"]["images_stored"] == 2
-    assert after["options"]["duplicates"] == "refuse" and after["options"]["update"] is False
+    assert after["options"]["duplicates"] == "refuse" and after["options"]["conflicts"] == "refuse"
 
     audit = AuditEvent.objects.get(project=project, action="import")
     assert audit.item is None and audit.actor == admin and audit.after == after
