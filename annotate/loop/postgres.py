@@ -364,7 +364,11 @@ def record_vote(*, assignment: Assignment, annotator, fields: dict, vote: Vote, 
     holds the item row until commit, so they include every vote committed
     before and none after)."""
     item = assignment.item
-    values = [fields[f.attname] for f in _JUDGEMENT_FIELDS]
+    # A field the vote does not set gets the model's default, as the ORM's
+    # create() gives it (a column added with a default needs no edit here).
+    values = [
+        fields[f.attname] if f.attname in fields else f.get_default() for f in _JUDGEMENT_FIELDS
+    ]
     with connection.cursor() as cursor:
         cursor.execute(
             _record_vote_sql(tuple(tally_columns(vote))),

@@ -380,7 +380,12 @@ def test_the_reads_of_ones_own_assignment_load_what_the_orm_loads(path):
         assert values(read) == values(expected)
         assert values(read.item) == values(expected.item, skip=read.item.get_deferred_fields())
         for name in related:
-            assert values(getattr(read.item, name)) == values(getattr(expected.item, name))
+            # JSON columns (Project.import_roots) are left deferred by the raw
+            # read, as the item's are, and load on access.
+            got = getattr(read.item, name)
+            skip = got.get_deferred_fields()
+            assert values(got) == values(getattr(expected.item, name), skip=skip)
+            assert all(getattr(got, f) == getattr(getattr(expected.item, name), f) for f in skip)
         assert read.item.prompt == expected.item.prompt  # deferred ones load on access
     with transaction.atomic():
         assert statements.locked_assignment(assignment_id=a.pk, annotator=bob) is None
