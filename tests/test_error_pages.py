@@ -71,7 +71,9 @@ def test_stale_form_gets_the_403_page_saying_to_reload(annotator_client):
     project, _ = annotator_client
     client = Client(enforce_csrf_checks=True)
     client.force_login(Membership.objects.get(project=project).user)
-    r = client.post(f"/p/{project.slug}/curation/1/decide/", {"reason": "x"})
+    # A form the annotator may send (the body guard answers a stranger or a
+    # wrong role first), without its CSRF token: as a page left open too long.
+    r = client.post(f"/p/{project.slug}/work/", {})
     assert r.status_code == 403
     html = r.content.decode()
     assert "Reload the page and send it again" in html and "Your projects" in html

@@ -275,7 +275,7 @@ def _rule_line(ann: dict, *, mmrb2: bool) -> str:
 def _files_lines(*, mrb: bool, mmrb2: bool, parquet: bool, trl: bool) -> list[str]:
     mrb_files = (
         "`all_data.json` (all records), `<domain>.json` (per domain), `images/`, "
-        "`dpo/<domain>.jsonl` (prompt/chosen/rejected strings and image paths), "
+        "`dpo/<domain>.jsonl` (prompt/chosen/rejected as chat messages, image paths), "
         + ("`parquet/<domain>.parquet` (the records, images embedded), " if parquet else "")
         + ("`trl/<domain>.parquet` (conversational rows for TRL, images embedded), " if trl else "")
     )

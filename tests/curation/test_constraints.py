@@ -344,10 +344,11 @@ def test_item_quality_scores_outside_zero_one_are_rejected(quality, ds):
         )
 
 
-def test_a_mix_version_is_taken_once():
-    Mix.objects.create(name="mix", version="v1")
-    with rejected_by("curation_mix_version_once"):
-        Mix.objects.create(name="mix", version="v1")
+def test_a_mix_version_is_taken_once_per_scope():
+    Mix.objects.create(name="mix", version="v1", scope="a")
+    Mix.objects.create(name="mix", version="v1", scope="b")  # other projects: allowed
+    with rejected_by("curation_mix_version_once_per_scope"):
+        Mix.objects.create(name="mix", version="v1", scope="a")
 
 
 def test_unknown_mix_status_or_mode_is_rejected():
