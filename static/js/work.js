@@ -122,7 +122,7 @@
   // they are stale and go (issue 31).
   var messagesItem = null;
   function dropStaleMessages(node) {
-    var box = document.querySelector("body > .messages");
+    var box = document.querySelector('body > section[aria-label="Messages"]');
     if (box && node && node.dataset.assignment !== messagesItem) box.remove();
   }
   // For benches and tests: a new item is in the page (`ready`: the one kept
