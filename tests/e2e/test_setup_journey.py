@@ -155,7 +155,7 @@ def test_a_team_starts_its_own_benchmark_without_django_admin(
     rows = page.locator("#members tbody tr")
     assert rows.count() == 3
     ana = page.locator("#members tr", has_text="ana").inner_text()
-    assert "0.50 (2/4)" in ana, ana  # bo dissents on two of the four
+    assert "50.0% (2/4)" in ana, ana  # bo dissents on two of the four
     page.screenshot(path=str(artifacts / "setup-members-judged-1280x900.png"), full_page=True)
 
     # 5. The admin closes the contested items (as curator) and cuts a release.
