@@ -97,15 +97,18 @@ def test_the_same_inputs_give_byte_identical_files(tmp_path):
 def test_the_card_front_matter_names_one_split_per_domain_with_records(release):
     folder, _, _ = release
     configs = {c["config_name"]: c["data_files"] for c in card_front_matter(folder)["configs"]}
+    # A `train` split of every domain first (issue 31: split="train" works),
+    # then one split per domain with records.
     assert configs == {
-        "default": [
-            {"split": "general_correctness", "path": "parquet/general_correctness.parquet"},
-            {"split": "reasoning", "path": "parquet/reasoning.parquet"},
-        ],
-        "trl": [
-            {"split": "general_correctness", "path": "trl/general_correctness.parquet"},
-            {"split": "reasoning", "path": "trl/reasoning.parquet"},
-        ],
+        name: [
+            {
+                "split": "train",
+                "path": [f"{d}/general_correctness.parquet", f"{d}/reasoning.parquet"],
+            },
+            {"split": "general_correctness", "path": f"{d}/general_correctness.parquet"},
+            {"split": "reasoning", "path": f"{d}/reasoning.parquet"},
+        ]
+        for name, d in (("default", "parquet"), ("trl", "trl"))
     }
     text = (folder / "README.md").read_text(encoding="utf-8")
     for needle in ('remove_columns("images")', "max_length=None", "RewardTrainer", "../images/"):
@@ -116,6 +119,7 @@ def test_without_pyarrow_the_default_config_is_the_per_domain_json():
     lines = card.card_configs(["a", "b"], parquet=False, trl=False)
     assert "\n".join(lines) == (
         "---\nconfigs:\n- config_name: default\n  data_files:\n"
+        "  - split: train\n    path:\n    - a.json\n    - b.json\n"
         "  - split: a\n    path: a.json\n  - split: b\n    path: b.json\n---\n"
     )
 
@@ -179,7 +183,7 @@ print(json.dumps({{
 }}))
 """
     out = _run(tmp_path, ["-c", f"import sys; sys.path.insert(0, {os.getcwd()!r})\n{script}"])
-    assert out["default"] == out["trl"] == {"general_correctness": 5, "reasoning": 4}
+    assert out["default"] == out["trl"] == {"train": 9, "general_correctness": 5, "reasoning": 4}
     assert out["columns"] == list(exporter.RECORD_KEYS)
     assert out["image"].endswith("ImageFile") and out["trl_image"].endswith("ImageFile")
     first = next(r["item"] for r in rows if r["item"].domain == "reasoning")
@@ -239,4 +243,8 @@ print(json.dumps({{k: [v.num_rows, v.column_names] for k, v in ds.items()}}))
 """
     out = _run(tmp_path, ["-c", script])
     columns = list(exporter.RECORD_KEYS)
-    assert out == {"general_correctness": [3, columns], "reasoning": [2, columns]}
+    assert out == {
+        "train": [5, columns],
+        "general_correctness": [3, columns],
+        "reasoning": [2, columns],
+    }
