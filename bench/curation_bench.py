@@ -116,6 +116,31 @@ def shape_verdicts(project, seed: int) -> int:
     return n_contested
 
 
+def build_queue_projects(
+    *, slug: str, items: int, votes: int, seed: int, small_votes: int = 3
+) -> tuple:
+    """A bench curator, a project of `items` x `votes` with 15 % contested
+    (shape_verdicts) and a small one of 300 items to compare query counts
+    with: (curator, big, small, contested), build_project's dicts."""
+    from django.contrib.auth import get_user_model
+
+    curator = get_user_model().objects.create(username="bench-curator")
+    images = make_images()
+    print(f"building {items:,} items x {votes} votes ...", file=sys.stderr)
+    big = build_project(
+        slug=slug, n_items=items, per_item=votes, n_annotators=20, seed=seed,
+        curator=curator, images=images,
+    )  # fmt: skip
+    contested = shape_verdicts(big["project"], seed=1)
+    print(f"building the small project (300 items x {small_votes} votes) ...", file=sys.stderr)
+    small = build_project(
+        slug="small", n_items=300, per_item=small_votes, n_annotators=8, seed=300,
+        curator=curator, images=images,
+    )  # fmt: skip
+    shape_verdicts(small["project"], seed=2)
+    return curator, big, small, contested
+
+
 def measure(client, url: str, requests: int) -> dict:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -183,28 +208,16 @@ def main() -> int:
         print(f"creating database {name} and migrating ...", file=sys.stderr)
         recreate_database(url)
         setup_django(url, tmp, STATIC_ROOT=str(tmp / "static"))
-        from django.contrib.auth import get_user_model
         from django.db.models import Q
         from django.test import Client
 
         from curation.agreement import reports
         from curation.models import Verdict, VerdictStatus
 
-        curator = get_user_model().objects.create(username="bench-curator")
-        images = make_images()
-        print(f"building {args.items:,} items x {args.votes} votes ...", file=sys.stderr)
         t0 = time.perf_counter()
-        big = build_project(
-            slug="mrb", n_items=args.items, per_item=args.votes, n_annotators=20, seed=5211,
-            curator=curator, images=images,
-        )  # fmt: skip
-        n_contested = shape_verdicts(big["project"], seed=1)
-        print("building the small project (300 items x 3 votes) ...", file=sys.stderr)
-        small = build_project(
-            slug="small", n_items=300, per_item=3, n_annotators=8, seed=300,
-            curator=curator, images=images,
-        )  # fmt: skip
-        shape_verdicts(small["project"], seed=2)
+        curator, big, small, n_contested = build_queue_projects(
+            slug="mrb", items=args.items, votes=args.votes, seed=5211
+        )
         vacuum_analyze()
         print("filling the agreement caches (refresh_cache) ...", file=sys.stderr)
         reports.refresh_cache(project=big["project"])

@@ -41,8 +41,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agreement_bench import build_project, make_images, vacuum_analyze
-from curation_bench import measure, shape_verdicts
+from agreement_bench import vacuum_analyze
+from curation_bench import build_queue_projects, measure
 from harness import (
     Results,
     bench_database,
@@ -119,24 +119,13 @@ def main() -> int:
         print(f"creating database {name} and migrating ...", file=sys.stderr)
         recreate_database(url)
         setup_django(url, tmp, STATIC_ROOT=str(tmp / "static"))
-        from django.contrib.auth import get_user_model
         from django.test import Client
 
-        curator = get_user_model().objects.create(username="bench-curator")
-        images = make_images()
-        print(f"building {args.items:,} items x {args.votes} votes ...", file=sys.stderr)
         t0 = time.perf_counter()
-        big = build_project(
-            slug="grid", n_items=args.items, per_item=args.votes, n_annotators=20, seed=31,
-            curator=curator, images=images,
-        )  # fmt: skip
-        shape_verdicts(big["project"], seed=1)
+        curator, big, small, _ = build_queue_projects(
+            slug="grid", items=args.items, votes=args.votes, seed=31, small_votes=args.votes
+        )
         decorate(big["project"])
-        small = build_project(
-            slug="small", n_items=300, per_item=args.votes, n_annotators=8, seed=300,
-            curator=curator, images=images,
-        )  # fmt: skip
-        shape_verdicts(small["project"], seed=2)
         decorate(small["project"])
         vacuum_analyze()
         build_seconds = time.perf_counter() - t0
