@@ -137,7 +137,7 @@ import django
 django.setup()
 from django.contrib.auth import get_user_model
 from PIL import Image, ImageDraw, ImageFilter
-from annotate.importing.mmrb2 import import_mmrb2_from_paths
+from annotate.importing.formats.mmrb2 import import_mmrb2_from_paths
 from annotate.models import Item, Membership, Project
 
 n, folder = int(sys.argv[1]), Path(sys.argv[2])

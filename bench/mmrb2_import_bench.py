@@ -61,7 +61,7 @@ import json, resource, sys, time
 import django
 django.setup()
 from pathlib import Path
-from annotate.importing.mmrb2 import import_mmrb2_from_paths
+from annotate.importing.formats.mmrb2 import import_mmrb2_from_paths
 from annotate.models import Project
 project = Project.objects.create(slug=f"bench-{time.time_ns()}", name="bench")
 start = time.perf_counter()

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.api.projects import project_for_api
+from annotate.importing import formats
 from annotate.importing.history import import_recorded_items
 from annotate.importing.options import (
     CONFLICTS,
@@ -17,7 +18,7 @@ from annotate.importing.options import (
     parse_domain_from,
     parse_mapping,
 )
-from annotate.importing.records import IMPORT_FORMATS, ImportFailed
+from annotate.importing.records import ImportFailed
 from annotate.importing.roots import (
     import_server_items,
     project_roots,
@@ -63,7 +64,7 @@ class ImportApi(APIView):
             required=False, help_text="A .zip of the images (with a .json/.jsonl dataset)."
         )
         format = serializers.ChoiceField(
-            choices=["", *IMPORT_FORMATS], required=False, default="", help_text="Empty: detect."
+            choices=["", *formats.names()], required=False, default="", help_text="Empty: detect."
         )
         domain = serializers.CharField(
             required=False, default="", help_text="Domain slug for files without a category."
@@ -167,7 +168,7 @@ class ImportApi(APIView):
             return data
 
     class OutputSerializer(serializers.Serializer):
-        format = serializers.ChoiceField(choices=IMPORT_FORMATS)
+        format = serializers.ChoiceField(choices=formats.names())
         created = serializers.IntegerField()
         updated = serializers.IntegerField()
         unchanged = serializers.IntegerField()

@@ -2,13 +2,13 @@
 
 from django import forms
 
+from annotate.importing import formats
 from annotate.importing.options import (
     FORM_LABELS,
     ImportOptions,
     parse_domain_from,
     parse_mapping,
 )
-from annotate.importing.records import IMPORT_FORMATS
 
 
 class ImportForm(forms.Form):
@@ -34,7 +34,7 @@ class ImportForm(forms.Form):
         required=False, help_text="A .zip of the images, if they are not inside the dataset zip."
     )
     format = forms.ChoiceField(
-        choices=[("", "Detect")] + [(f, f) for f in IMPORT_FORMATS], required=False
+        choices=[("", "Detect")] + [(f, f) for f in formats.names()], required=False
     )
     domain = forms.ChoiceField(
         required=False, help_text="For chosen/rejected files without a category field."

@@ -52,7 +52,6 @@ from typing import Any
 from annotate.importing.bounds import (
     PARQUET_BATCH_BYTES,
     ImportBounds,
-    import_bounds,
     parquet_batch_rows,
     parquet_dictionary_columns,
     parquet_metadata_problems,
@@ -543,29 +542,3 @@ def _rows_of(batch, sizes, refused: dict[int, object]) -> Iterator[dict[str, Any
             end += 1
         yield from batch.slice(start, end - start).to_pylist()
         start = end
-
-
-def import_parquet(*, project, path: Path, images: ImageSource | None = None, **options):
-    """Import a parquet file (see the module's doc) as `import_items` does."""
-    from annotate.importing.service import image_limits, import_items
-
-    options.pop("fmt", None)  # the layout decides
-    with open_parquet(
-        path,
-        label=path.name,
-        field_map=options.get("field_map"),
-        images=images,
-        limits=image_limits(),
-        bounds=import_bounds(),
-    ) as parquet:
-        try:
-            return import_items(
-                project=project,
-                data=parquet.data,
-                filename=path.name,
-                images=parquet.images,
-                fmt=parquet.fmt,
-                **options,
-            )
-        except ImportFailed as exc:
-            raise parquet.row_problems(exc) from None

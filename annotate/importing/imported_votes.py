@@ -1,7 +1,8 @@
 """Published annotations cast as votes (issue 30): an import option, off by
-default, for formats that carry per-annotator labels (MMRB2's
-`human_annotations` today), so agreement, the contested rule and the label
-audit work on a published benchmark a team re-curates.
+default, for formats that carry per-annotator labels (a format module's
+`votes` turns an item's labels into PublishedVotes), so agreement, the
+contested rule and the label audit work on a published benchmark a team
+re-curates.
 
 Who voted: pseudonymous *imported annotators*, one per position in the
 file's annotation lists (`human_annotations[0]` is `imported-1`, …): users
@@ -11,14 +12,7 @@ the pseudonym `imported-<n>`, so every view and export that names an
 annotator says "imported"; each of their judgements also carries
 `imported=True` (exports, the API and the curator's pages show it).
 
-What a vote is: on MMRB2's text-to-image, editing and interleaved tasks a
-point 1..6 (6 = A much better; A is response 1): on a graded6 project the
-point's strength (annotate.loop.scales), on an A/B project its side (4..6:
-response 1, 1..3: response 2); a graded7 project has no 1..6 points and is
-refused. On the reasoning task the k-th ratings of `response_a_ratings` and
-`response_b_ratings` (A best … C) are one annotator's letter grades, and the
-better grade is their choice (equal grades: a tie); ratings without a
-partner in the other list are not cast.
+What a vote is: the format module says (its docstring), in canonical terms.
 
 How it is written: each vote is a submitted assignment (never open: it
 never holds a lease, never enters the claim queue, nobody's work in
@@ -43,7 +37,6 @@ from django.utils import timezone
 
 from annotate import signals
 from annotate.importing.records import ImportFailed, ImportProblem
-from annotate.loop import scales
 from annotate.models import (
     Assignment,
     AssignmentStatus,
@@ -54,9 +47,6 @@ from annotate.models import (
     Project,
     Role,
 )
-
-GRADE_ORDER = {"A": 0, "B": 1, "C": 2}  # A best
-REASONING = "reasoning"
 
 
 @dataclass(frozen=True)
@@ -75,56 +65,6 @@ def username(project: Project, n: int) -> str:
 
 def pseudonym(n: int) -> str:
     return f"imported-{n}"
-
-
-def mmrb2_votes(
-    *, task: str, annotations, scale: str, filename: str, pair_id: str
-) -> list[PublishedVote]:
-    """The votes of one MMRB2 pair's `human_annotations` (see module).
-    Raises ImportFailed naming the file, the pair and the field."""
-
-    def bad(where: str, message: str) -> ImportFailed:
-        return ImportFailed(
-            [ImportProblem(filename, f"pair {pair_id!r}, field {where}: {message}")]
-        )
-
-    if task == REASONING:
-        if not isinstance(annotations, Mapping):
-            raise bad("human_annotations", "expected an object of response_a/b_ratings")
-        a = annotations.get("response_a_ratings") or []
-        b = annotations.get("response_b_ratings") or []
-        votes = []
-        for k, (g1, g2) in enumerate(zip(a, b, strict=False)):
-            for side, grade in (("a", g1), ("b", g2)):
-                if grade not in GRADE_ORDER:
-                    raise bad(
-                        f"human_annotations.response_{side}_ratings[{k}]",
-                        f"{grade!r} is not a grade (A, B or C)",
-                    )
-            order = GRADE_ORDER[g1] - GRADE_ORDER[g2]
-            choice = "1" if order < 0 else "2" if order > 0 else "tie"
-            votes.append(PublishedVote(choice, None, g1, g2))
-        return votes
-    if not isinstance(annotations, list):
-        raise bad("human_annotations", "expected a list of points 1-6")
-    if scale == scales.GRADED7:
-        raise ImportFailed(
-            [
-                ImportProblem(
-                    filename,
-                    "MMRB2's annotations are points of a six-point scale: casting them as votes "
-                    "needs an A/B or a graded 6-point project, not a 7-point one",
-                )
-            ]
-        )
-    votes = []
-    for k, point in enumerate(annotations):
-        if isinstance(point, bool) or not isinstance(point, int) or not 1 <= point <= 6:
-            raise bad(f"human_annotations[{k}]", f"{point!r} is not a point 1-6")
-        strength = scales.strength_of_value(point, scales.GRADED6)
-        choice = scales.choice_of(strength)
-        votes.append(PublishedVote(choice, strength if scale == scales.GRADED6 else None))
-    return votes
 
 
 def imported_annotators(project: Project, count: int, *, filename: str) -> list:

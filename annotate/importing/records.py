@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
+# The formats of the JSON/JSONL parser (parse.py); every format an import
+# reads is listed by annotate.importing.formats.names().
 FORMATS = ("mrb", "pairs")
-# What the import page, the API and the command offer: the parser's formats
-# and MMRB2 task files (annotate.importing.mmrb2, read from files only).
-IMPORT_FORMATS = (*FORMATS, "mmrb2")
 MRB_KEYS = ("ID", "Text", "Image", "Output1", "Output2", "Better", "Category")
 PAIRS_FIELDS = (
     "id",

@@ -1,5 +1,10 @@
-"""Writing an import: items, images (stored once by SHA-256), thumbnails and
-the stored Markdown HTML.
+"""The one import writer (issue 32 item 3): whatever the format, a dataset
+is read and checked whole by its format module (annotate.importing.formats),
+then written here in one transaction, with one update rule
+(annotate.importing.conflicts: what annotators saw may not change once an
+item has votes or claims; its metadata may) and every record-level option.
+Images are stored once by SHA-256 (thumbnails and the stored Markdown HTML
+are made by tasks); content goes through annotate.importing.content.
 """
 
 from __future__ import annotations
@@ -20,22 +25,21 @@ from django.db import transaction
 from PIL import Image
 
 from annotate import rendering, signals
-from annotate.importing import hfparquet, release_import
+from annotate.importing import formats
 from annotate.importing.bounds import import_bounds
-from annotate.importing.conflicts import CREATE as _CREATE
-from annotate.importing.conflicts import METADATA, plan_import, renamed
+from annotate.importing.conflicts import CREATE, plan_import, renamed
+from annotate.importing.content import content_columns, write_item_content
+from annotate.importing.formats import DatasetSource, ParsedFile, ParsedItem, ReadContext
 from annotate.importing.imagestore import (
     ImageCopies,
     image_storage_name,  # noqa: F401 (bench scripts import it from here)
     remove_orphans,
     store_images,
 )
-from annotate.importing.jsonscan import DatasetFile, open_dataset_file
-from annotate.importing.options import ImportOptions, Wording, option_problems
-from annotate.importing.parse import PairsOptions, ParsedDataset, content_hash, parse_dataset
+from annotate.importing.jsonscan import DatasetFile
+from annotate.importing.options import ImportOptions, option_problems
 from annotate.importing.records import (
     PAIRS_FIELDS,
-    ImageInfo,
     ImageLimits,
     ImportFailed,
     ImportProblem,
@@ -50,13 +54,12 @@ from annotate.importing.sources import (
 )
 from annotate.models import (
     RENDERED_FIELDS,
+    Domain,
     ImageAsset,
     Item,
     Project,
     shuffle_key,
-    write_mrb_parts,
 )
-from annotate.models.parts import MRB_PART_FIELDS, ItemPart, mrb_part_rows
 from common.bulk import insert_rows
 
 log = logging.getLogger(__name__)
@@ -84,6 +87,8 @@ class ImportResult:
     duplicates_renamed: int = 0  # later records of a repeated ID (suffix)
     votes_cast: int = 0  # published annotations cast as votes (cast_votes)
     item_ids: list[int] = field(default_factory=list)
+    release: dict = field(default_factory=dict)  # the release a release import read
+    frame: str = "{}"  # the format's words around the summary
 
     def summary(self) -> str:
         text = (
@@ -96,7 +101,73 @@ class ImportResult:
             text += f"; {self.duplicates_renamed} records with a repeated ID renamed"
         if self.votes_cast:
             text += f"; {self.votes_cast} published annotations cast as imported votes"
-        return text
+        return self.frame.format(text)
+
+
+NO_PUBLISHED_VOTES = (
+    "casting published annotations as votes needs a format that carries per-annotator "
+    "labels; this file has none"
+)
+
+
+def import_items_from_paths(
+    *,
+    project: Project,
+    dataset: Path,
+    images: Path | None = None,
+    fmt: str | None = None,
+    domain: str | None = None,
+    field_map: dict[str, str] | None = None,
+    seed: int | None = None,
+    gold_from_label: bool = False,
+    update: bool = False,
+    options: ImportOptions | None = None,
+    progress: Callable[[int], None] | None = None,
+    cast_votes: bool = False,
+    task: str | None = None,
+) -> ImportResult:
+    """Import from files on disk: `dataset` is a file (.json, .jsonl,
+    .parquet, a task file, …), a zip holding one with its images, or a
+    release (zip or folder); `images` a folder or a zip. The format is
+    `fmt`, else the first registered format that detects the dataset.
+
+    Raises ImportFailed (nothing written) if any record, image or conflict
+    with existing items is wrong. Re-importing the same file is a no-op.
+    `options`: duplicate IDs, derived domains, conflicts, and the surface
+    whose option names problems use (annotate.importing.options)."""
+    options = options or ImportOptions()
+    given = {
+        "fmt": fmt,
+        "domain": domain,
+        "field_map": field_map,
+        "gold_from_label": gold_from_label,
+        "update": update,
+        "task": task,
+    }
+    with ExitStack() as stack:
+        if dataset.suffix.lower() == ".zip" and dataset.is_file():
+            archive = ZipImageSource(dataset)
+            stack.callback(archive.close)
+            source = DatasetSource(dataset, archive)
+            if formats.release.release_folder_in_zip(archive) is None:
+                source.member, archive.prefix = find_dataset_in_zip(archive)
+        else:
+            if not dataset.exists():
+                raise ImportFailed([ImportProblem(str(dataset), "file not found")])
+            source = DatasetSource(dataset)
+        image_source = _image_source(images, stack)
+        return _import(
+            project=project,
+            source=source,
+            images=image_source,
+            images_path=images,
+            stack=stack,
+            options=options,
+            given=given,
+            seed=seed,
+            progress=progress,
+            cast_votes=cast_votes,
+        )
 
 
 def import_items(
@@ -114,17 +185,56 @@ def import_items(
     options: ImportOptions | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> ImportResult:
-    """Validate a whole dataset file, then write it in one transaction.
-
-    Raises ImportFailed (nothing written) if any record, image or conflict
-    with existing items is wrong. Re-importing the same file is a no-op.
-    `options`: duplicate IDs, derived domains, and the surface whose option
-    names problems use (annotate.importing.options).
-    """
+    """Import a JSON or JSONL dataset held in memory (or mapped): as
+    import_items_from_paths does for such a file."""
     options = options or ImportOptions()
-    if update and options.conflicts == "refuse":
+    given = {"fmt": fmt, "domain": domain, "field_map": field_map, "update": update}
+    given["gold_from_label"] = gold_from_label
+    with ExitStack() as stack:
+        return _import(
+            project=project,
+            source=DatasetSource(Path(filename)),
+            images=images,
+            images_path=None,
+            stack=stack,
+            options=options,
+            given=given,
+            seed=seed,
+            progress=progress,
+            cast_votes=False,
+            data=data,
+        )
+
+
+def _image_source(images: Path | None, stack: ExitStack) -> ImageSource | None:
+    if images is None:
+        return None
+    if images.is_dir():
+        return DirectoryImageSource(images)
+    if images.is_file():
+        source = ZipImageSource(images)
+        stack.callback(source.close)
+        return source
+    raise ImportFailed([ImportProblem(str(images), "image folder or zip not found")])
+
+
+def _import(
+    *,
+    project,
+    source,
+    images,
+    images_path,
+    stack,
+    options,
+    given,
+    seed,
+    progress,
+    cast_votes,
+    data=None,
+) -> ImportResult:
+    if given.get("update") and options.conflicts == "refuse":
         options = replace(options, conflicts="replace")  # the older flag
-    w = options.wording
+    filename = source.label
     if project.archived_at is not None:
         raise ImportFailed([ImportProblem(filename, "the project is archived (read-only)")])
     domains = {d.slug: d for d in project.domains.all()}
@@ -132,16 +242,16 @@ def import_items(
     for d in domains.values():
         known[d.slug] = d.slug
         known[d.export_category] = d.slug
+    domain, field_map = given.get("domain"), given.get("field_map") or {}
     if domain is not None and domain not in known:
         raise ImportFailed(
             [
                 ImportProblem(
-                    filename,
-                    f"unknown domain {domain!r}; known: {', '.join(sorted(domains))}",
+                    filename, f"unknown domain {domain!r}; known: {', '.join(sorted(domains))}"
                 )
             ]
         )
-    unknown_fields = [name for name in field_map or {} if name not in PAIRS_FIELDS]
+    unknown_fields = [name for name in field_map if name not in PAIRS_FIELDS]
     if unknown_fields:
         # A typo here would otherwise surface as "field is missing" on every record.
         raise ImportFailed(
@@ -156,214 +266,244 @@ def import_items(
     wrong = option_problems(options, known, domain=domain)
     if wrong:
         raise ImportFailed([ImportProblem(filename, message) for message in wrong])
-    limits = image_limits()
-    bounds = import_bounds()
-    source = images or NoImageSource()
-    parsed = parse_dataset(
-        data,
-        filename=filename,
-        fmt=fmt,
-        pairs_options=PairsOptions(
-            domain=domain,
-            field_map=field_map or {},
-            seed=project.seed if seed is None else seed,
-            gold_from_label=gold_from_label,
-        ),
-        known_categories=known,
-        images=source,
-        limits=limits,
-        options=options,
-        max_errors=bounds.max_errors,
-        max_records=bounds.max_records,
-        max_record_bytes=bounds.max_record_bytes,
-        progress=progress,
-    )
-    return _write_dataset(
+    context = ReadContext(
         project=project,
-        parsed=parsed,
-        filename=filename,
-        domains=domains,
-        source=source,
-        limits=limits,
-        conflicts=options.conflicts,
-        wording=w,
+        known=known,
+        options=options,
+        images=images,
+        images_path=images_path,
+        limits=image_limits(),
+        bounds=import_bounds(),
+        stack=stack,
+        fmt=given.get("fmt"),
+        domain=domain,
+        field_map=field_map,
+        seed=project.seed if seed is None else seed,
+        gold_from_label=bool(given.get("gold_from_label")),
+        cast_votes=cast_votes,
+        progress=progress,
+        given=given,
     )
+    if data is not None:  # in memory: JSON or JSONL
+        parsed = formats.mrb.read_data(
+            data,
+            filename=filename,
+            fmt=context.fmt,
+            images=images or NoImageSource(),
+            context=context,
+        )
+    else:
+        parsed = formats.find(source, context.fmt).read(source, context)
+    if cast_votes and parsed.votes is None:
+        raise ImportFailed([ImportProblem(source.path.name, NO_PUBLISHED_VOTES)])
+    try:
+        return write_parsed(
+            project=project,
+            parsed=parsed,
+            conflicts=options.conflicts,
+            wording=options.wording,
+            limits=context.limits,
+            cast_votes=cast_votes,
+        )
+    except ImportFailed as exc:
+        if parsed.restate is None:
+            raise
+        raise parsed.restate(exc) from None
 
 
-def _write_dataset(
+def write_parsed(
     *,
     project: Project,
-    parsed: ParsedDataset,
-    filename: str,
-    domains: dict,
-    source: ImageSource,
-    limits: ImageLimits,
+    parsed: ParsedFile,
     conflicts: str,
-    wording: Wording,
+    wording,
+    limits: ImageLimits,
+    cast_votes: bool = False,
 ) -> ImportResult:
+    """Write a checked file in one transaction (the one writer)."""
     result = ImportResult(
         format=parsed.format,
         duplicates_skipped=parsed.skipped,
         duplicates_renamed=parsed.renamed,
+        unchanged=parsed.unchanged,
+        release=parsed.extra.get("release", {}),
+        frame=parsed.extra.get("summary", "{}"),
     )
+    problems = ProblemLog(parsed.filename, settings.IMPORT_MAX_ERRORS, wording)
     existing = {
-        ext_id: (pk, digest, has_votes)
-        for ext_id, pk, digest, has_votes in _existing_items(project)
-    }
-    problems = ProblemLog(filename, settings.IMPORT_MAX_ERRORS, wording)
-    id_field = "ID" if parsed.format == "mrb" else "id"
-    # What to do with each record, in file order (annotate.importing.conflicts):
-    # decided before the transaction, from one record at a time.
-    needed: dict[str, ImageInfo] = {}
-    renames: dict[int, str] = {}
-    if any(ref.external_id in existing for ref in parsed.records):
-        plan = plan_import(
-            parsed=parsed, existing=existing, mode=conflicts, log=problems, id_field=id_field
+        ext_id: (pk, digest, live > 0)
+        for ext_id, pk, digest, live in Item.objects.filter(project=project).values_list(
+            "external_id", "pk", "content_hash", "live_assignments"
         )
-        actions, renames, result.unchanged = plan.actions, plan.renames, plan.unchanged
-        for ref, action in zip(parsed.records, actions, strict=True):
-            if action is not None:
-                info = parsed.images[ref.image_ref]
-                needed[info.sha256] = info
-    else:  # a new dataset (the usual case): every record is created
-        actions = [_CREATE] * len(parsed.records)
-        for ref in parsed.records:
-            info = parsed.images[ref.image_ref]
-            needed[info.sha256] = info
+    }
+    if existing.keys() & set(parsed.ids):
+        plan = plan_import(parsed=parsed, existing=existing, mode=conflicts, log=problems)
+        actions, renames = plan.actions, plan.renames
+        result.unchanged += plan.unchanged
+    else:  # a new dataset (the usual case): every item is created
+        actions, renames = [CREATE] * parsed.count, {}
+    del existing
+    # Items hold two responses (the slot model of issue 32 item 2 admits more).
+    needed = {}
+    for item, action in zip(parsed.items(), actions, strict=True):
+        if action is None:
+            continue
+        if len(item.responses) != 2:
+            problems.add(
+                f"has {len(item.responses)} responses; items of this studio hold two",
+                line=item.line,
+                index=item.index,
+            )
+        for parts in item.slots().values():
+            for part in parts:
+                if part.kind == formats.IMAGE:
+                    info = parsed.images[part.ref]
+                    needed[info.sha256] = info
     problems.raise_if_any()
-    if not needed:
+    if all(action is None for action in actions):
         return result
-
     written: list[str] = []
     try:
         # Leaving the inner block waits for the image copies (made in threads
         # while the rows are inserted); a failed copy rolls the transaction back.
-        with transaction.atomic(), ImageCopies(source, limits, written) as copies:
+        with transaction.atomic(), ImageCopies(parsed.image_source, limits, written) as copies:
+            for slug, fields in parsed.new_domains.items():
+                Domain.objects.get_or_create(project=project, slug=slug, defaults=fields)
+            domains = {d.slug: d.pk for d in project.domains.all()}
             image_ids, new_images = store_images(needed, copies)
             result.images_stored = len(new_images)
             del needed
-            created_ids: list[int] = []
-            updated_ids: list[int] = []
-            batch: list[tuple] = []
-            # The file is decoded a third time, and written _WRITE_BATCH
-            # records at a time: no list of every record is ever held.
-            for record, action in zip(parsed.iter_records(), actions, strict=True):
-                if action is None:
-                    continue
-                if record.index in renames:  # suffix: a new item beside the existing one
-                    record = renamed(record, renames[record.index])
-                info = parsed.images[record.image_ref]
-                digest = content_hash(record, info.sha256)
-                if isinstance(action, tuple):  # metadata: nothing annotators saw changes
-                    Item.objects.filter(pk=action[1]).update(
-                        content_hash=digest, **{name: getattr(record, name) for name in METADATA}
-                    )
-                    updated_ids.append(action[1])
-                    continue
-                if action == _CREATE:
-                    batch.append(
-                        (
-                            project.pk,
-                            project.votes_per_item,
-                            digest,
-                            shuffle_key(project.seed, record.external_id),
-                            image_ids[info.sha256],
-                            domains[record.category].pk,
-                            record.external_id,
-                            record.prompt,
-                            record.image_ref,
-                            record.response_1,
-                            record.response_2,
-                            record.model_1,
-                            record.model_2,
-                            record.gold_choice,
-                            record.reference_answer,
-                            record.meta,
-                        )
-                    )
-                    if len(batch) >= _WRITE_BATCH:
-                        created_ids += _create_items(batch)
-                        batch = []
-                    continue
-                fields = _item_fields(record, domains)
-                Item.objects.filter(pk=action).update(
-                    content_hash=digest, image_id=image_ids[info.sha256], **fields, **_NOT_RENDERED
-                )
-                write_mrb_parts(
-                    [Item(pk=action, image_id=image_ids[info.sha256], **fields)], replace=True
-                )
-                updated_ids.append(action)
-            if batch:
-                created_ids += _create_items(batch)
-            del batch
-            result.created = len(created_ids)
-            result.updated = len(updated_ids)
-            result.item_ids = created_ids
-            signals.items_imported.send(
-                sender=Item, project=project, item_ids=result.item_ids, updated_ids=updated_ids
+
+            def image_id(ref: str) -> int:
+                return image_ids[parsed.images[ref].sha256]
+
+            labelled: dict[int, ParsedItem] | None = {} if cast_votes else None
+            created, updated = _write_items(
+                project, parsed, actions, renames, domains, image_id, labelled
             )
-            from annotate.importing.tasks import make_thumbnails, render_item_html
+            result.created, result.updated, result.item_ids = len(created), len(updated), created
+            signals.items_imported.send(
+                sender=Item, project=project, item_ids=created, updated_ids=updated
+            )
+            if labelled:
+                result.votes_cast = _cast_votes(project, parsed, labelled)
+            if parsed.after_write is not None:
+                parsed.after_write(project, created)
+            from annotate.importing.tasks import (
+                make_thumbnails,
+                render_item_html,
+                render_part_html,
+            )
             from config.celery import enqueue_on_commit
 
             if new_images:
                 enqueue_on_commit(make_thumbnails, new_images)
-            # Rendering 3 texts an item would double the import's CPU time:
-            # a worker stores the HTML (the first view does if none has).
-            enqueue_on_commit(render_item_html, [*result.item_ids, *updated_ids])
+            # Rendering the texts would double the import's CPU time: a worker
+            # stores the HTML (the first view does if none has).
+            enqueue_on_commit(render_part_html, [*created, *updated])
+            enqueue_on_commit(render_item_html, [*created, *updated])
     except BaseException:
         remove_orphans(written)
         raise
     return result
 
 
-# The fields of a new item's row (_write_dataset builds the tuples), in order.
+# The fields of a new item's row (_write_items builds the tuples), in order.
 _ITEM_FIELDS = (
     "project_id",
     "votes_needed",
     "content_hash",
     "shuffle_key",
-    "image_id",
     "domain_id",
     "external_id",
-    "prompt",
-    "image_path",
-    "response_1",
-    "response_2",
     "model_1",
     "model_2",
     "gold_choice",
     "reference_answer",
     "meta",
+    "prompt",
+    "image_id",
+    "image_path",
+    "response_1",
+    "response_2",
 )
-
-
-def _create_items(batch: list[tuple]) -> list[int]:
-    """Insert items (rows of _ITEM_FIELDS) and their parts (issue 24); their pks.
-    Plain rows, no Item instances: COPY on PostgreSQL (common.bulk)."""
-    ids = insert_rows(Item, _ITEM_FIELDS, batch, return_ids=True)
-    insert_rows(
-        ItemPart,
-        MRB_PART_FIELDS,
-        [
-            part
-            for pk, row in zip(ids, batch, strict=True)
-            for part in mrb_part_rows(pk, row[4], row[8], row[7], row[9], row[10])
-        ],
-    )
-    return ids
-
-
 # How many new items are inserted at a time.
 _WRITE_BATCH = 500
 
 
-# A replaced prompt or response makes the stored HTML stale.
-_NOT_RENDERED = {
-    "prompt_html": "",
-    "response_1_html": "",
-    "response_2_html": "",
-    "rendered_version": 0,
-}
+def _cast_votes(project: Project, parsed: ParsedFile, labelled: dict[int, ParsedItem]) -> int:
+    """The new items' per-annotator labels as votes (imported_votes)."""
+    from annotate.importing import imported_votes
+
+    assert parsed.votes is not None
+    scale = project.preference_scale
+    votes = {pk: parsed.votes(item, scale) for pk, item in labelled.items()}
+    return imported_votes.cast_votes(project=project, votes=votes, filename=parsed.filename)
+
+
+def _write_items(project, parsed, actions, renames, domains, image_id, labelled):
+    """Insert and update the items (a batch of plain rows at a time: COPY on
+    PostgreSQL, common.bulk); the pks created and updated. `labelled`, if
+    not None, gets each created item's labels (its parts left out)."""
+    created: list[int] = []
+    updated: list[int] = []
+    batch: list[tuple] = []
+    batch_items: list[ParsedItem] = []
+
+    def flush():
+        pks = insert_rows(Item, _ITEM_FIELDS, batch, return_ids=True)
+        write_item_content(list(zip(pks, batch_items, strict=True)), image_id)
+        if labelled is not None:
+            for pk, item in zip(pks, batch_items, strict=True):
+                labelled[pk] = replace(item, prompt=[], responses=[], meta={})
+        created.extend(pks)
+        batch.clear()
+        batch_items.clear()
+
+    # The file is decoded again, and written _WRITE_BATCH items at a time:
+    # no list of every item is ever held.
+    for item, action in zip(parsed.items(), actions, strict=True):
+        if action is None:
+            continue
+        if item.index in renames:  # suffix: a new item beside the existing one
+            item = renamed(item, renames[item.index])
+        digest = parsed.fingerprint(item)
+        if action == CREATE:
+            batch.append(
+                (
+                    project.pk,
+                    project.votes_per_item,
+                    digest,
+                    shuffle_key(project.seed, item.external_id),
+                    domains[item.domain],
+                    item.external_id,
+                    item.model(0),
+                    item.model(1),
+                    item.gold,
+                    item.reference_answer,
+                    item.meta,
+                    *content_columns(item, image_id),
+                )
+            )
+            batch_items.append(item)
+            if len(batch) >= _WRITE_BATCH:
+                flush()
+            continue
+        pk = action[1]  # an update: the one rule allowed it (conflicts)
+        Item.objects.filter(pk=pk).update(
+            domain_id=domains[item.domain],
+            model_1=item.model(0),
+            model_2=item.model(1),
+            gold_choice=item.gold,
+            reference_answer=item.reference_answer,
+            meta=item.meta,
+            content_hash=digest,
+        )
+        write_item_content([(pk, item)], image_id, replace=True)
+        updated.append(pk)
+    if batch:
+        flush()
+    return created, updated
 
 
 def render_item_html(*, item_ids: list[int]) -> int:
@@ -384,32 +524,6 @@ def render_item_html(*, item_ids: list[int]) -> int:
                 **{name: getattr(item, name) for name in RENDERED_FIELDS}
             )
     return rendered
-
-
-def _existing_items(project: Project) -> list[tuple[str, int, str, bool]]:
-    """(external_id, pk, content_hash, has votes or claims) of the project's items."""
-    return [
-        (ext_id, pk, digest, live > 0)
-        for ext_id, pk, digest, live in Item.objects.filter(project=project).values_list(
-            "external_id", "pk", "content_hash", "live_assignments"
-        )
-    ]
-
-
-def _item_fields(record, domains) -> dict:
-    return {
-        "domain": domains[record.category],
-        "external_id": record.external_id,
-        "prompt": record.prompt,
-        "image_path": record.image_ref,
-        "response_1": record.response_1,
-        "response_2": record.response_2,
-        "model_1": record.model_1,
-        "model_2": record.model_2,
-        "gold_choice": record.gold_choice,
-        "reference_answer": record.reference_answer,
-        "meta": record.meta,
-    }
 
 
 def import_uploaded_items(
@@ -446,86 +560,6 @@ NO_PUBLISHED_VOTES = (
     "casting published annotations as votes needs a format that carries per-annotator "
     "labels (an MMRB2 task file's human_annotations); this file has none"
 )
-
-
-def import_items_from_paths(
-    *,
-    project: Project,
-    dataset: Path,
-    images: Path | None = None,
-    **options,
-) -> ImportResult:
-    """Import from files on disk. `dataset` is a .json/.jsonl file or a zip
-    holding one together with its images; `images` a folder or a zip.
-
-    The dataset is read from disk, mapped (a zip member is first decompressed
-    into a temporary file), never as one bytes object: the parser's passes
-    give back what they have read, so memory grows with the largest record.
-
-    An MMRB2 task file (`{"pairs": [...]}`, or `fmt="mmrb2"`) goes to
-    annotate.importing.mmrb2 (its images: `images`, else its own folder)."""
-    from annotate.importing import mmrb2
-
-    cast_votes = options.pop("cast_votes", False)
-    mmrb2_options = {
-        "update": options.get("update", False)
-        or (options.get("options") or ImportOptions()).conflicts == "replace",
-        "wording": (options.get("options") or ImportOptions()).wording,
-        "cast_votes": cast_votes,
-    }
-    if mmrb2.is_task_file(dataset, options.get("fmt")):
-        return mmrb2.import_mmrb2_from_paths(
-            project=project, dataset=dataset, images=images, **mmrb2_options
-        )
-    if cast_votes and not dataset.suffix.lower() == ".zip":
-        raise ImportFailed([ImportProblem(dataset.name, NO_PUBLISHED_VOTES)])
-    with ExitStack() as stack:
-        if dataset.suffix.lower() == ".zip":
-            archive = ZipImageSource(dataset)
-            stack.callback(archive.close)
-            source: ImageSource | None = archive
-            if cast_votes and (
-                release_import.release_folder_in_zip(archive) is not None
-                or not mmrb2.is_task_member(
-                    archive, find_dataset_in_zip(archive)[0], options.get("fmt")
-                )
-            ):
-                raise ImportFailed([ImportProblem(dataset.name, NO_PUBLISHED_VOTES)])
-            if release_import.release_folder_in_zip(archive) is not None:
-                return release_import.import_release(
-                    project=project, path=dataset, archive=archive, **options
-                )
-            member, folder = find_dataset_in_zip(archive)
-            archive.prefix = folder
-            if mmrb2.is_task_member(archive, member, options.get("fmt")):
-                return mmrb2.import_mmrb2_from_zip(
-                    project=project, archive=archive, member=member, **mmrb2_options
-                )
-            data = stack.enter_context(archive.open_dataset(member))
-            filename = f"{dataset.name}:{member}"
-        else:
-            if release_import.is_release_folder(dataset):
-                return release_import.import_release(project=project, path=dataset, **options)
-            if not dataset.is_file():
-                raise ImportFailed([ImportProblem(str(dataset), "file not found")])
-            source = None
-            if images is not None:
-                if images.is_dir():
-                    source = DirectoryImageSource(images)
-                elif images.is_file():
-                    source = ZipImageSource(images)
-                    stack.callback(source.close)
-                else:
-                    raise ImportFailed(
-                        [ImportProblem(str(images), "image folder or zip not found")]
-                    )
-            if dataset.suffix.lower() == hfparquet.PARQUET_SUFFIX:
-                return hfparquet.import_parquet(
-                    project=project, path=dataset, images=source, **options
-                )
-            data = stack.enter_context(open_dataset_file(dataset))
-            filename = dataset.name
-        return import_items(project=project, data=data, filename=filename, images=source, **options)
 
 
 def make_thumbnails(*, image_ids: list[int]) -> int:

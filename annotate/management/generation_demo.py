@@ -19,7 +19,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 from django.db import transaction
 
-from annotate.importing.mmrb2 import import_mmrb2_from_paths, task_domain
+from annotate.importing.formats.mmrb2 import import_mmrb2_from_paths, task_domain
 from annotate.importing.records import ImportFailed
 from annotate.loop import scales
 from annotate.loop.rules import Vote

@@ -21,7 +21,7 @@ from typing import Any
 from django.core.files.storage import default_storage
 from django.db import transaction
 
-from annotate.importing.mmrb2_format import TASKS
+from annotate.importing.formats.mmrb2.taskfile import TASKS
 from common.storage import read_stored
 from curation.evaluation import mmrb2_judge, mmrb2_scoring
 from curation.evaluation.service import (

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 from django.core.files.storage import default_storage
 
-from annotate.importing.mmrb2_format import pair_record, write_task_file
+from annotate.importing.formats.mmrb2.taskfile import pair_record, write_task_file
 from annotate.importing.sources import safe_relative_path
 from annotate.models import Domain, Item, ItemPart, Judgement, PartKind, Project
 from curation.models import RELEASABLE, Verdict

@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from annotate.importing.mmrb2 import import_mmrb2_from_paths
+from annotate.importing.formats.mmrb2 import import_mmrb2_from_paths
 from annotate.models import Item, ItemPart
 from tests.annotate.importing.test_mmrb2 import published_fixture
 from tests.factories import make_item, make_project

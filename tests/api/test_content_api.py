@@ -5,7 +5,7 @@ response A: issue 29)."""
 
 import pytest
 
-from annotate.importing.mmrb2 import import_mmrb2_from_paths
+from annotate.importing.formats.mmrb2 import import_mmrb2_from_paths
 from annotate.models import Assignment, Item
 from tests.annotate.importing.test_mmrb2 import published_fixture
 from tests.api.test_annotation_api import token_client

@@ -5,7 +5,7 @@ as any other item."""
 
 import pytest
 
-from annotate.importing.mmrb2 import import_mmrb2_from_paths
+from annotate.importing.formats.mmrb2 import import_mmrb2_from_paths
 from annotate.models import Judgement, Membership
 from tests.annotate.importing.test_mmrb2 import published_fixture
 from tests.e2e.compare_helpers import log_in, start

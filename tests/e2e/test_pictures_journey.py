@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from annotate.importing.mmrb2 import import_mmrb2_from_paths
+from annotate.importing.formats.mmrb2 import import_mmrb2_from_paths
 from annotate.loop import scales
 from annotate.models import Assignment, Judgement, Membership
 from tests.annotate.importing.test_mmrb2 import published_fixture

@@ -5,6 +5,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from annotate.importing import formats
 from annotate.importing.options import (
     CONFLICTS,
     DUPLICATES,
@@ -12,7 +13,7 @@ from annotate.importing.options import (
     parse_domain_from,
     parse_mapping,
 )
-from annotate.importing.records import IMPORT_FORMATS, ImportFailed
+from annotate.importing.records import ImportFailed
 from annotate.importing.roots import import_server_items
 from annotate.importing.service import import_items_from_paths
 from annotate.models import Project
@@ -40,7 +41,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--images", help="folder or zip (or s3:// prefix) that image paths resolve in"
         )
-        parser.add_argument("--format", choices=IMPORT_FORMATS, help="default: detect")
+        parser.add_argument("--format", choices=formats.names(), help="default: detect")
         parser.add_argument("--domain", help="domain slug for every record (pairs format)")
         parser.add_argument(
             "--field-map",

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.importing import mmrb2_format
+from annotate.importing.formats.mmrb2 import taskfile as mmrb2_format
 from curation.evaluation import mmrb2_scoring, scoring, scoring_input, scoring_output
 
 

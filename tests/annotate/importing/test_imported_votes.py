@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotate.importing.mmrb2 import import_mmrb2_from_paths
+from annotate.importing.formats.mmrb2 import import_mmrb2_from_paths
 from annotate.importing.records import ImportFailed
 from annotate.importing.service import import_items_from_paths
 from annotate.loop import scales

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from annotate.importing.mmrb2 import import_mmrb2_from_paths
-from annotate.importing.mmrb2_format import write_task_file
+from annotate.importing.formats.mmrb2 import import_mmrb2_from_paths
+from annotate.importing.formats.mmrb2.taskfile import write_task_file
 from annotate.importing.records import ImportFailed
 from annotate.loop.service import claim_next_item
 from annotate.models import ImageAsset, Item, ItemPart

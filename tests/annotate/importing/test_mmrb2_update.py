@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from PIL import Image
 
-from annotate.importing.mmrb2 import import_mmrb2_from_paths
+from annotate.importing.formats.mmrb2 import import_mmrb2_from_paths
 from annotate.importing.records import ImportFailed
 from annotate.importing.service import import_items_from_paths
 from annotate.models import ImageAsset, Item, ItemPart

@@ -9,7 +9,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from annotate.importing.mmrb2 import import_mmrb2_from_paths
+from annotate.importing.formats.mmrb2 import import_mmrb2_from_paths
 from annotate.loop.page import _keymap, _layout
 from annotate.loop.service import claim_next_item
 from annotate.models import Item

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotate.importing.mmrb2 import import_mmrb2_from_paths
+from annotate.importing.formats.mmrb2 import import_mmrb2_from_paths
 from annotate.models import Project
 from curation.evaluation import mmrb2_scoring, service
 from curation.models import Evaluation, ReleaseStatus, ScoringFormat

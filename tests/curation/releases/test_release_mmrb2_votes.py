@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from annotate.importing.mmrb2 import import_mmrb2_from_paths
+from annotate.importing.formats.mmrb2 import import_mmrb2_from_paths
 from annotate.loop import scales
 from annotate.models import Domain, Item, Project
 from curation.models import ReleaseItem, ReleaseStatus, Verdict

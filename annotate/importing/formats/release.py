@@ -15,7 +15,8 @@ shuffle over the same IDs per domain).
 Idempotent: a record whose ID is already in the project with the same text,
 responses (in either order), category and image is left alone, so importing
 the same release twice, or into the project it came from, changes nothing.
-The same ID with other content is refused, naming it.
+The same ID with other content goes to the writer's conflict rule
+(annotate.importing.service: refused by default, naming the fields).
 """
 
 from __future__ import annotations
@@ -26,15 +27,15 @@ import posixpath
 import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 
 from annotate import signals
 from annotate.importing.bounds import RecordCount, import_bounds, json_shape_problem
+from annotate.importing.formats import DatasetSource, ParsedFile, ParsedItem, ReadContext, mrb
 from annotate.importing.jsonscan import DatasetFile, iter_json_array, open_dataset_file
 from annotate.importing.records import (
     ImportFailed,
@@ -57,8 +58,18 @@ MANIFEST_MAX_BYTES = 256 * 1024 * 1024  # 100,000 files' checksums are ~15 MB
 # ~600,000), not tens of millions of empty ones (each costs ~60 bytes of
 # memory for its 2 bytes of file).
 MANIFEST_MAX_VALUES = 2_000_000
-# Options of a plain dataset that a release, read as it is, cannot take.
-NOT_FOR_RELEASES = ("fmt", "domain", "field_map", "gold_from_label", "update")
+# Options of a plain dataset that a release, read as it is, cannot take:
+# its fields and labels are the release's own.
+NOT_FOR_RELEASES = ("fmt", "field_map", "gold_from_label")
+NAMES = ("release",)
+# A release is read as one whatever format was named (and says the name does not apply).
+DEFINITIVE = True
+
+
+def detect(source: DatasetSource) -> bool:
+    if source.archive is not None:
+        return release_folder_in_zip(source.archive) is not None
+    return is_release_folder(source.path)
 
 
 def release_folder_in_zip(archive: ZipImageSource) -> str | None:
@@ -93,23 +104,6 @@ class ReleaseInfo:
             "sha256": self.sha256,
             "all_data_sha256": self.all_data_sha256,
         }
-
-
-def _release_result_class():
-    from annotate.importing.service import ImportResult
-
-    @dataclass
-    class ReleaseImportResult(ImportResult):
-        release: dict[str, Any] = field(default_factory=dict)
-
-        def summary(self) -> str:
-            return (
-                f"release {self.release['project']} {self.release['version']}: "
-                f"{super().summary()}; cut a release with seed {self.release['seed']} "
-                "to reproduce its records"
-            )
-
-    return ReleaseImportResult
 
 
 class _Release:
@@ -177,15 +171,16 @@ def _read_manifest(release: _Release) -> dict[str, Any]:
     return manifest
 
 
-def import_release(
-    *, project: Project, path: Path, archive: ZipImageSource | None = None, **options
-):
-    """Import the release at `path` (a zip already opened as `archive`, or a
-    folder). Only `progress` (and `seed`, unused: the order is the release's)
-    of the plain import's options apply."""
-    from annotate.importing.service import import_items
-
-    given = [name for name in NOT_FOR_RELEASES if options.get(name)]
+def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
+    """The release at `source` (a zip, or a folder) as MRB records whose
+    released label (`Better`) is the gold answer; records already in the
+    project with the same content are left out (counted unchanged)."""
+    path, archive, stack = source.path, source.archive, context.stack
+    given = [
+        name
+        for name in NOT_FOR_RELEASES
+        if context.given.get(name) and context.given.get(name) not in NAMES
+    ]
     if given:
         raise ImportFailed(
             [
@@ -196,56 +191,86 @@ def import_release(
                 )
             ]
         )
-    with ExitStack() as stack:
-        release = _Release(stack, path, archive)
-        manifest = _read_manifest(release)
-        data = release.open(ALL_DATA)
-        digest = hashlib.sha256()
-        for start in range(0, len(data), 1 << 20):
-            digest.update(data[start : start + (1 << 20)])
-        all_data_sha = digest.hexdigest()
-        listed = (manifest.get("files") or {}).get(ALL_DATA, {}).get("sha256")
-        if listed is not None and listed != all_data_sha:
-            raise release.problem(
-                "does not match its SHA-256 in manifest.json: the release was altered", ALL_DATA
-            )
-        info = ReleaseInfo(
-            project=manifest["project"],
-            version=manifest["release"],
-            seed=manifest["seed"],
-            sha256=_file_sha256(path if archive is not None else path / MANIFEST),
-            all_data_sha256=all_data_sha,
+    release = _Release(stack, path, archive)
+    manifest = _read_manifest(release)
+    data = release.open(ALL_DATA)
+    digest = hashlib.sha256()
+    for start in range(0, len(data), 1 << 20):
+        digest.update(data[start : start + (1 << 20)])
+    all_data_sha = digest.hexdigest()
+    listed = (manifest.get("files") or {}).get(ALL_DATA, {}).get("sha256")
+    if listed is not None and listed != all_data_sha:
+        raise release.problem(
+            "does not match its SHA-256 in manifest.json: the release was altered", ALL_DATA
         )
-        label = f"{release.label}:{release.member(ALL_DATA)}"
-        data, skipped = _new_records(project, data, label, release.images, stack)
-        result_class = _release_result_class()
-        if data is None:
-            return result_class(format="mrb", unchanged=skipped, release=info.as_dict())
-        with transaction.atomic():
-            result = import_items(
-                project=project,
-                data=data,
-                filename=label,
-                images=release.images,
-                fmt="mrb",
-                progress=options.get("progress"),
-            )
-            _set_gold(result.item_ids)
-            signals.release_imported.send(
-                sender=Item, project=project, item_ids=result.item_ids, release=info.as_dict()
-            )
-    out = result_class(**vars(result), release=info.as_dict())
-    out.unchanged += skipped
-    return out
+    info = ReleaseInfo(
+        project=manifest["project"],
+        version=manifest["release"],
+        seed=manifest["seed"],
+        sha256=_file_sha256(path if archive is not None else path / MANIFEST),
+        all_data_sha256=all_data_sha,
+    )
+    label = f"{release.label}:{release.member(ALL_DATA)}"
+    data, skipped = _new_records(context.project, data, label, release.images, stack)
+    if data is None:
+        parsed = _empty(label, release.images)
+    else:
+        parsed = mrb.read_data(
+            data, filename=label, fmt="mrb", images=release.images, context=context
+        )
+    fingerprint = parsed.fingerprint
+    items = parsed.items
+
+    def with_gold():
+        for item in items():
+            item.gold = GOLD.get(item.meta.get("prior_better"), "")
+            yield item
+
+    def released_fingerprint(item: ParsedItem) -> str:
+        # As stored before the format seam: the gold was set after the record's hash.
+        gold, item.gold = item.gold, ""
+        try:
+            return fingerprint(item)
+        finally:
+            item.gold = gold
+
+    def after_write(project, item_ids: list[int]) -> None:
+        signals.release_imported.send(
+            sender=Item, project=project, item_ids=item_ids, release=info.as_dict()
+        )
+
+    parsed.items = with_gold
+    parsed.fingerprint = released_fingerprint
+    parsed.format = "mrb"
+    parsed.unchanged = skipped
+    parsed.after_write = after_write
+    parsed.extra = {
+        "release": info.as_dict(),
+        "summary": (
+            f"release {info.project} {info.version}: {{}}; cut a release with seed {info.seed} "
+            "to reproduce its records"
+        ),
+    }
+    return parsed
 
 
-def _set_gold(item_ids: list[int]) -> None:
-    """The released label (kept in meta as prior_better) becomes each new
-    item's gold answer."""
-    for start in range(0, len(item_ids), 5000):
-        chunk = Item.objects.filter(pk__in=item_ids[start : start + 5000])
-        chunk.filter(meta__prior_better="Output1").update(gold_choice="1")
-        chunk.filter(meta__prior_better="Output2").update(gold_choice="2")
+# The released label as the item's gold answer.
+GOLD = {"Output1": "1", "Output2": "2"}
+
+
+def _empty(label: str, images: ImageSource) -> ParsedFile:
+    """Every record of the release is already in the project."""
+    return ParsedFile(
+        format="mrb",
+        filename=label,
+        items=lambda: iter(()),
+        count=0,
+        ids=[],
+        images={},
+        image_source=images,
+        fingerprint=lambda item: "",
+        id_field="ID",
+    )
 
 
 def _records(data, label: str) -> Iterator[tuple[int, int, Any]]:
@@ -261,10 +286,9 @@ def _records(data, label: str) -> Iterator[tuple[int, int, Any]]:
 
 
 def _new_records(project: Project, data, label: str, images: ImageSource, stack: ExitStack):
-    """The records not yet in the project: `data` itself if none is, a
-    temporary JSON file of those that are not, or None if all are; and how
-    many were already there. Raises ImportFailed for an ID already there with
-    other content."""
+    """The records not yet in the project with the same content: `data`
+    itself if none is, a temporary JSON file of the others, or None if all
+    are; and how many were already there."""
     existing = set(Item.objects.filter(project=project).values_list("external_id", flat=True))
     if not existing:
         return data, 0
@@ -274,9 +298,10 @@ def _new_records(project: Project, data, label: str, images: ImageSource, stack:
             present[value["ID"]] = (index, value)
     if not present:
         return data, 0
-    problems = _compare(project, present, label, images)
-    if problems:
-        raise ImportFailed(problems[: settings.IMPORT_MAX_ERRORS])
+    for ext_id in _differing(project, present, images):
+        del present[ext_id]  # the writer's conflict rule decides
+    if not present:
+        return data, 0
     if len(present) == sum(1 for _ in _records(data, label)):
         return None, len(present)
     # Only the new records, to a temporary JSON array removed with the stack.
@@ -294,7 +319,7 @@ def _new_records(project: Project, data, label: str, images: ImageSource, stack:
     return stack.enter_context(open_dataset_file(Path(out.name))), len(present)
 
 
-def _compare(project, present: dict[str, tuple[int, dict]], label, images) -> list[ImportProblem]:
+def _differing(project, present: dict[str, tuple[int, dict]], images) -> list[str]:
     items = Item.objects.filter(project=project, external_id__in=list(present)).values_list(
         "external_id",
         "prompt",
@@ -304,9 +329,9 @@ def _compare(project, present: dict[str, tuple[int, dict]], label, images) -> li
         "domain__slug",
         "image__sha256",
     )
-    problems = []
+    differing = []
     for ext_id, prompt, r1, r2, category, slug, sha in items.iterator(chunk_size=2000):
-        index, record = present[ext_id]
+        _index, record = present[ext_id]
         same = (
             record.get("Text") == prompt
             and {record.get("Output1"), record.get("Output2")} == {r1, r2}
@@ -314,15 +339,8 @@ def _compare(project, present: dict[str, tuple[int, dict]], label, images) -> li
             and _image_sha(images, record.get("Image")) == sha
         )
         if not same:
-            problems.append(
-                ImportProblem(
-                    label,
-                    f"ID {ext_id!r} is already in the project with different content",
-                    index=index,
-                    field="ID",
-                )
-            )
-    return problems
+            differing.append(ext_id)
+    return differing
 
 
 def _image_sha(images: ImageSource, ref: Any) -> str | None:

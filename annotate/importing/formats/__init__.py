@@ -1,0 +1,245 @@
+"""Input formats: one module per format, one registry (issue 32 item 3).
+
+A format module registers itself with :func:`register` and has
+
+* ``NAMES``: the names a user may give as the import's format (the first is
+  its own; ``format=`` on the page, the API and the command);
+* ``detect(source) -> bool``: whether a dataset (a :class:`DatasetSource`:
+  a file, a folder, or a zip, with the first bytes of its dataset) is
+  this format's;
+* ``read(source, context) -> ParsedFile``: the whole file checked (every
+  record, every image; problems name file, line and field, each kind once
+  with its count, and raise :class:`~annotate.importing.records.ImportFailed`),
+  then its items as :class:`ParsedItem` s, decoded again one at a time by
+  ``ParsedFile.items()`` (memory holds one record, not the file).
+
+The one writer (annotate.importing.service) writes what ``read`` gives,
+with one update rule and every record-level option, whatever the format.
+A new format is one module here (imported below) and its tests; a format
+registered elsewhere (a test's toy format) works the same way.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from annotate.importing.options import ImportOptions
+from annotate.importing.records import ImageInfo, ImageLimits, ImportFailed, ImportProblem
+from annotate.importing.sources import ImageSource, ZipImageSource
+
+TEXT = "text"
+IMAGE = "image"
+
+
+@dataclass(slots=True)
+class ParsedPart:
+    """One part of a slot: a text (Markdown, verbatim) or an image. An
+    image's `ref` is its normalised path in the import's image source (the
+    key of ParsedFile.images); `source_path` is its path as the file writes
+    it (kept for exports)."""
+
+    kind: str
+    text: str = ""
+    ref: str = ""
+    source_path: str = ""
+
+
+@dataclass
+class ParsedItem:
+    """One item as a format reads it, in canonical order (response slots in
+    the file's order, or the format's seeded order)."""
+
+    line: int
+    index: int
+    external_id: str
+    domain: str | None  # a domain slug or export category (None: not given)
+    prompt: list[ParsedPart]
+    responses: list[list[ParsedPart]]  # N >= 2 slots, each an ordered list of parts
+    models: list[str] = field(default_factory=list)  # per response slot ("" unknown)
+    gold: str = ""  # "", "1", "2", "tie"
+    reference_answer: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)  # the file's other fields, verbatim
+    labels: Any = None  # per-annotator labels as published (ParsedFile.votes reads them)
+
+    # What options.RecordRules reads of an item (it reads Records too).
+    @property
+    def category(self) -> str | None:
+        return self.domain
+
+    @category.setter
+    def category(self, value: str | None) -> None:
+        self.domain = value
+
+    @property
+    def image_ref(self) -> str:
+        """The first image's path (the `image-folder` domain source)."""
+        for part in (*self.prompt, *(p for slot in self.responses for p in slot)):
+            if part.kind == IMAGE:
+                return part.source_path
+        return ""
+
+    def slots(self) -> dict[str, list[ParsedPart]]:
+        """The parts by slot name (prompt, response_1, response_2, …)."""
+        out = {"prompt": self.prompt}
+        for n, parts in enumerate(self.responses, start=1):
+            out[f"response_{n}"] = parts
+        return out
+
+    def model(self, n: int) -> str:
+        return self.models[n] if n < len(self.models) else ""
+
+
+@dataclass
+class ParsedFile:
+    """A checked dataset: what the writer needs besides its items."""
+
+    format: str
+    filename: str
+    items: Callable[[], Iterator[ParsedItem]]  # every item, decoded again per call
+    count: int  # how many items items() yields
+    ids: list[str]  # their external IDs, in order (small: the conflict checks read them)
+    images: dict[str, ImageInfo]  # by normalised ref
+    image_source: ImageSource
+    # The stable fingerprint of what the import stores for an item (its
+    # Item.content_hash): equal fingerprints make a re-import a no-op.
+    fingerprint: Callable[[ParsedItem], str]
+    id_field: str = "id"
+    # How the format's files name our fields in reports ("response_1" → "Output1").
+    labels: dict[str, str] = field(default_factory=dict)
+    skipped: int = 0  # later records of a repeated ID left out (keep-first)
+    renamed: int = 0  # later records of a repeated ID renamed (suffix)
+    unchanged: int = 0  # records the format itself found already imported
+    # Domains to create if missing (slug → Domain fields), before items are written.
+    new_domains: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Per-annotator labels as votes: (item, project's scale) → PublishedVotes.
+    votes: Callable[[ParsedItem, str], list] | None = None
+    # Called in the import's transaction with the pks of the items created.
+    after_write: Callable[[Any, list[int]], None] | None = None
+    # Restates the writer's problems in the format's own terms (parquet rows).
+    restate: Callable[[ImportFailed], ImportFailed] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # shown in the import's result
+
+
+@dataclass
+class DatasetSource:
+    """Where a dataset is: a file or folder `path`, or the `member` of the
+    zip `archive` (opened on `path`)."""
+
+    path: Path
+    archive: ZipImageSource | None = None
+    member: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.member or self.path.name
+
+    @property
+    def label(self) -> str:
+        """How problems name the dataset."""
+        return f"{self.path.name}:{self.member}" if self.member else self.path.name
+
+    def head(self, size: int = 4096) -> bytes:
+        """The dataset's first bytes (b"" if it cannot be read)."""
+        try:
+            if self.archive is not None:
+                if self.member is None:
+                    return b""
+                with self.archive.zip.open(self.archive.members[self.member]) as fh:
+                    return fh.read(size)
+            if not self.path.is_file():
+                return b""
+            with self.path.open("rb") as fh:
+                return fh.read(size)
+        except Exception:
+            return b""
+
+
+@dataclass
+class ReadContext:
+    """What a format's read() is given: the project's domains, the options,
+    limits and bounds, the images given with the dataset, and an ExitStack
+    open until the writer is done."""
+
+    project: Any
+    known: dict[str, str]  # accepted category strings → domain slug
+    options: ImportOptions
+    images: ImageSource | None  # images given with the dataset (a folder or zip)
+    images_path: Path | None
+    limits: ImageLimits
+    bounds: Any
+    stack: ExitStack
+    fmt: str | None = None  # the format the user named (a module may read it as a variant)
+    domain: str | None = None
+    field_map: dict[str, str] = field(default_factory=dict)
+    seed: int = 0
+    gold_from_label: bool = False
+    cast_votes: bool = False
+    progress: Callable[[int], None] | None = None
+    given: dict[str, Any] = field(default_factory=dict)  # options the user set
+
+
+class Format(Protocol):
+    NAMES: tuple[str, ...]
+
+    def detect(self, source: DatasetSource) -> bool: ...
+
+    def read(self, source: DatasetSource, context: ReadContext) -> ParsedFile: ...
+
+
+# The registry, in the order detect() is asked: the first that says yes reads.
+FORMATS: list[Any] = []
+
+
+def register(module):
+    """Add a format module (or any object with NAMES, detect and read)."""
+    if module not in FORMATS:
+        FORMATS.append(module)
+    return module
+
+
+def unregister(module) -> None:
+    if module in FORMATS:
+        FORMATS.remove(module)
+
+
+def names() -> tuple[str, ...]:
+    """Every format name a user may give."""
+    return tuple(name for module in FORMATS for name in module.NAMES)
+
+
+def find(source: DatasetSource, fmt: str | None):
+    """The module that reads `source`: the one named `fmt`, else the first
+    that detects it. Raises ImportFailed if none. A DEFINITIVE format (a
+    release, a parquet file) reads what it detects whatever was named."""
+    for module in FORMATS:
+        if getattr(module, "DEFINITIVE", False) and module.detect(source):
+            return module
+    if fmt:
+        for module in FORMATS:
+            if fmt in module.NAMES:
+                return module
+        raise ImportFailed(
+            [ImportProblem(source.label, f"unknown format {fmt!r} (known: {', '.join(names())})")]
+        )
+    for module in FORMATS:
+        if module.detect(source):
+            return module
+    raise ImportFailed(
+        [
+            ImportProblem(
+                source.label,
+                f"not a dataset this studio reads (formats: {', '.join(names())})",
+            )
+        ]
+    )
+
+
+# The built-in formats, most specific first (a release holds a JSON file; a
+# task file is JSON too).
+for _name in ("release", "mmrb2", "parquet", "mrb"):
+    register(importlib.import_module(f"{__name__}.{_name}"))

@@ -1,0 +1,43 @@
+"""Hugging Face parquet (the `datasets` layout): annotate.importing.hfparquet
+turns the rows into the JSONL (or, for a studio release's parquet, the
+Multimodal RewardBench JSON) records they stand for, read as those files are
+(formats.mrb); problems name the parquet file's rows and columns."""
+
+from __future__ import annotations
+
+from annotate.importing import hfparquet
+from annotate.importing.formats import DatasetSource, ParsedFile, ReadContext, mrb
+from annotate.importing.records import ImportFailed
+
+NAMES = ("parquet",)
+# The file's layout decides how its rows read, whatever format was named.
+DEFINITIVE = True
+
+
+def detect(source: DatasetSource) -> bool:
+    return source.archive is None and source.path.suffix.lower() == hfparquet.PARQUET_SUFFIX
+
+
+def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
+    parquet = context.stack.enter_context(
+        hfparquet.open_parquet(
+            source.path,
+            label=source.path.name,
+            field_map=context.field_map,
+            images=context.images,
+            limits=context.limits,
+            bounds=context.bounds,
+        )
+    )
+    try:
+        parsed = mrb.read_data(
+            parquet.data,
+            filename=source.path.name,
+            fmt=parquet.fmt,  # the layout decides
+            images=parquet.images,
+            context=context,
+        )
+    except ImportFailed as exc:
+        raise parquet.row_problems(exc) from None
+    parsed.restate = parquet.row_problems
+    return parsed
