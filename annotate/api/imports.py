@@ -116,8 +116,8 @@ class ImportApi(APIView):
         )
 
         def validate_dataset(self, f):
-            if not f.name.lower().endswith((".json", ".jsonl", ".parquet", ".zip")):
-                raise serializers.ValidationError("Upload a .json, .jsonl, .parquet or .zip file.")
+            if not f.name.lower().endswith(formats.suffixes()):
+                raise serializers.ValidationError(formats.upload_hint())
             return f
 
         def validate_images(self, f):

@@ -116,8 +116,8 @@ class ImportForm(forms.Form):
 
     def clean_dataset(self):
         f = self.cleaned_data["dataset"]
-        if f and not f.name.lower().endswith((".json", ".jsonl", ".parquet", ".zip")):
-            raise forms.ValidationError("Upload a .json, .jsonl, .parquet or .zip file.")
+        if f and not f.name.lower().endswith(formats.suffixes()):
+            raise forms.ValidationError(formats.upload_hint())
         return f
 
     def clean_images(self):

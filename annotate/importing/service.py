@@ -293,7 +293,10 @@ def _import(
             context=context,
         )
     else:
-        parsed = formats.find(source, context.fmt).read(source, context)
+        module = formats.find(source, context.fmt)
+        if cast_votes and not getattr(module, "CASTS_VOTES", False):
+            raise ImportFailed([ImportProblem(source.path.name, NO_PUBLISHED_VOTES)])
+        parsed = module.read(source, context)
     if cast_votes and parsed.votes is None:
         raise ImportFailed([ImportProblem(source.path.name, NO_PUBLISHED_VOTES)])
     try:

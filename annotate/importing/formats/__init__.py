@@ -4,6 +4,7 @@ A format module registers itself with :func:`register` and has
 
 * ``NAMES``: the names a user may give as the import's format (the first is
   its own; ``format=`` on the page, the API and the command);
+* ``SUFFIXES``: the file name endings an upload of it has (".json", …);
 * ``detect(source) -> bool``: whether a dataset (a :class:`DatasetSource`:
   a file, a folder, or a zip, with the first bytes of its dataset) is
   this format's;
@@ -196,15 +197,29 @@ FORMATS: list[Any] = []
 
 
 def register(module):
-    """Add a format module (or any object with NAMES, detect and read)."""
+    """Add a format module (or any object with NAMES, detect and read),
+    asked before the FALLBACK format (which reads any other file)."""
     if module not in FORMATS:
-        FORMATS.append(module)
+        at = next((n for n, m in enumerate(FORMATS) if getattr(m, "FALLBACK", False)), None)
+        FORMATS.insert(len(FORMATS) if at is None else at, module)
     return module
 
 
 def unregister(module) -> None:
     if module in FORMATS:
         FORMATS.remove(module)
+
+
+def suffixes() -> tuple[str, ...]:
+    """The file name endings an upload may have (a zip may hold any dataset)."""
+    found = {suffix for module in FORMATS for suffix in getattr(module, "SUFFIXES", ())}
+    return (*sorted(found - {".zip"}), ".zip")
+
+
+def upload_hint() -> str:
+    """What an upload of the wrong kind is told."""
+    *most, last = suffixes()
+    return f"Upload a {', '.join(most)} or {last} file."
 
 
 def names() -> tuple[str, ...]:

@@ -25,6 +25,9 @@ from annotate.importing.records import FORMATS, ImportFailed, ImportProblem, Rec
 from annotate.importing.sources import ImageSource, NoImageSource
 
 NAMES = FORMATS  # ("mrb", "pairs")
+SUFFIXES = (".json", ".jsonl")
+# Asked last: any other file is read as JSON or JSONL (its problems say what is wrong).
+FALLBACK = True
 # How MRB files name our fields in reports (pairs files: their own names).
 LABELS = {
     "mrb": {
@@ -58,7 +61,7 @@ def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
         archive = source.archive
         assert source.member is not None
         data = context.stack.enter_context(archive.open_dataset(source.member))
-        images: ImageSource = context.images or archive
+        images: ImageSource = archive  # a dataset zip holds its images
     else:
         if not source.path.is_file():
             raise ImportFailed([ImportProblem(str(source.path), "file not found")])

@@ -10,6 +10,7 @@ from annotate.importing.formats import DatasetSource, ParsedFile, ReadContext, m
 from annotate.importing.records import ImportFailed
 
 NAMES = ("parquet",)
+SUFFIXES = (".parquet",)
 # The file's layout decides how its rows read, whatever format was named.
 DEFINITIVE = True
 

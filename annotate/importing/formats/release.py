@@ -62,6 +62,7 @@ MANIFEST_MAX_VALUES = 2_000_000
 # its fields and labels are the release's own.
 NOT_FOR_RELEASES = ("fmt", "field_map", "gold_from_label")
 NAMES = ("release",)
+SUFFIXES = (".zip",)
 # A release is read as one whatever format was named (and says the name does not apply).
 DEFINITIVE = True
 

@@ -231,7 +231,7 @@ def test_empty_array_is_refused():
 
 def test_unknown_format_is_refused():
     assert corpus_problems(make_project(), "valid.json", fmt="csv") == [
-        "valid.json: unknown format 'csv' (known: mrb, pairs)"
+        "valid.json: unknown format 'csv' (known: release, mmrb2, parquet, mrb, pairs)"
     ]
 
 
@@ -588,7 +588,7 @@ def test_exif_orientation_is_applied_before_storing(tmp_path):
 def test_thumbnails_are_made_after_commit(tmp_path, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         corpus_import(make_project(), "valid.json")
-    assert len(callbacks) == 2  # thumbnails, then the items' HTML
+    assert len(callbacks) == 3  # thumbnails, then the parts' and the items' HTML
     assert not Item.objects.filter(rendered_version=0).exists()
     for asset in ImageAsset.objects.all():
         # The corpus images are 8x8: already thumbnail-sized, so reused as they are.
@@ -1068,7 +1068,8 @@ def test_update_is_refused_for_items_with_live_assignments(tmp_path):
     assert [str(p) for p in failure.value.problems] == [
         "data.json: field 'ID': 1 record has an ID already in the project with different "
         "content: Output1 differs on 1 record (first: 1); 1 of these items is claimed or voted "
-        "on and cannot be replaced; import them as new items with --conflicts=suffix"
+        "on and cannot be replaced (only metadata may change once annotators have seen an "
+        "item); import them as new items with --conflicts=suffix"
     ]
     assert list(Item.objects.values_list("external_id", "response_1")) == [("a", "A red square.")]
 
@@ -1162,11 +1163,11 @@ def test_a_failure_after_a_written_batch_leaves_nothing(tmp_path, monkeypatch):
     # Batches are written as the file is decoded again, inside the one
     # transaction: a failure past the first batch rolls every batch back and
     # removes the images this import stored.
-    from annotate.importing import service as services
+    from annotate.importing.formats import mrb
 
     project = make_project()
     calls = []
-    real_hash = services.content_hash
+    real_hash = mrb.content_hash
 
     def failing_hash(record, sha256):
         calls.append(record.external_id)
@@ -1174,7 +1175,7 @@ def test_a_failure_after_a_written_batch_leaves_nothing(tmp_path, monkeypatch):
             raise OSError("disk full")
         return real_hash(record, sha256)
 
-    monkeypatch.setattr(services, "content_hash", failing_hash)
+    monkeypatch.setattr(mrb, "content_hash", failing_hash)
     path = write_mrb(tmp_path, [mrb_record(f"r{i}") for i in range(1000)])
     with pytest.raises(OSError, match="disk full"):
         import_items_from_paths(project=project, dataset=path, images=tmp_path)

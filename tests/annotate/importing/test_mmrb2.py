@@ -382,6 +382,6 @@ def test_a_changed_pair_under_an_existing_id_is_refused(tmp_path):
     data = json.loads(path.read_text())
     data["pairs"][1]["human_annotations"]["response_a_ratings"] = ["A", "A", "A"]
     path.write_text(json.dumps(data, indent=2))
-    with pytest.raises(ImportFailed, match="already exists with different content"):
+    with pytest.raises(ImportFailed, match="already in the project with different content"):
         import_mmrb2_from_paths(project=project, dataset=path)
     assert Item.objects.count() == 2

@@ -44,7 +44,7 @@ def test_update_replaces_a_changed_pair_nobody_has_judged(tmp_path):
         pairs[1]["prompt_metadata"] = {"source_split": "val"}
 
     rewrite(tmp_path / "reasoning.json", change)
-    with pytest.raises(ImportFailed, match="import again with --update"):
+    with pytest.raises(ImportFailed, match="--conflicts=replace"):
         import_mmrb2_from_paths(project=project, dataset=tmp_path / "reasoning.json")
     result = import_mmrb2_from_paths(
         project=project, dataset=tmp_path / "reasoning.json", update=True
@@ -94,9 +94,11 @@ def test_update_of_a_judged_pair_changes_its_metadata_only(tmp_path):
         pairs[1]["prompt_content"] = [["text", "Three cats"]]
 
     rewrite(tmp_path / "t2i.json", content)
-    with pytest.raises(ImportFailed, match="already has votes or claims") as failed:
+    with pytest.raises(ImportFailed, match="claimed or voted on and cannot be replaced") as failed:
         import_mmrb2_from_paths(project=project, dataset=tmp_path / "t2i.json", update=True)
-    assert "t2i.json:" in str(failed.value) and "genai_7:gpt-image-1_flux" in str(failed.value)
+    # The one report: the file, the field, the record and what differs.
+    assert str(failed.value).startswith("t2i.json: field 'id': 1 record has an ID already")
+    assert "prompt_content differs on 1 record (first: 1)" in str(failed.value)
     assert Item.objects.get(pk=item.pk).prompt == "Two cats"
 
 
@@ -120,7 +122,8 @@ def test_the_form_and_the_api_pass_update_in_their_own_words(client, tmp_path):
         {"dataset": SimpleUploadedFile("edit.zip", archive.read_bytes())},
     )
     assert refused.status_code == 400, refused.content[:500]
-    assert "update=true" in refused.content.decode() and "--update" not in refused.content.decode()
+    assert "conflicts=replace" in refused.content.decode()
+    assert "--conflicts" not in refused.content.decode()
     done = client.post(
         reverse("api_import", args=[project.slug]),
         {"dataset": SimpleUploadedFile("edit.zip", archive.read_bytes()), "update": "true"},

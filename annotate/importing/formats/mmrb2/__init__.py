@@ -57,6 +57,9 @@ from annotate.models import Domain, DomainKind, Project
 
 FORMAT = "mmrb2"
 NAMES = (FORMAT,)
+SUFFIXES = (".json",)
+# Its per-annotator labels (human_annotations) can be cast as votes.
+CASTS_VOTES = True
 LABELS = {
     "prompt": "prompt_content",
     "response_1": "response_a",
@@ -100,7 +103,7 @@ def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
     if source.archive is not None:
         assert source.member is not None
         data = context.stack.enter_context(source.archive.open_dataset(source.member))
-        images: ImageSource = context.images or source.archive
+        images: ImageSource = source.archive  # a task file's zip holds its images
     else:
         if not source.path.is_file():
             raise ImportFailed([ImportProblem(str(source.path), "file not found")])
