@@ -1,7 +1,7 @@
 """The import's size bounds, in one place (issue 29): how large one record
 may be, how many records one file may hold, how deep a record may nest, how
 much a compressed dataset may expand to and how many distinct problems are
-collected before a pass stops. Every reader (JSON, JSONL, parquet, MMRB2
+collected before a pass stops. Every reader (JSON, JSONL, parquet, task-file
 task files, release zips) checks these *before* it decodes what they bound,
 so a small hostile upload costs a bounded amount of memory and time.
 

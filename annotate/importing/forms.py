@@ -15,7 +15,7 @@ class ImportForm(forms.Form):
     dataset = forms.FileField(
         required=False,
         help_text="Multimodal RewardBench .json, a .jsonl of pairs (chosen/rejected, or "
-        "unlabelled response_1/response_2), a Hugging Face .parquet, an MMRB2 task file, a "
+        "unlabelled response_1/response_2), a Hugging Face .parquet, a benchmark's task file, a "
         ".zip holding one of them with its images, or a studio release .zip.",
     )
     # Shown only when a site admin opened import roots (IMPORT_ROOTS) to the project.
@@ -97,7 +97,7 @@ class ImportForm(forms.Form):
     cast_votes = forms.BooleanField(
         required=False,
         label="Cast published annotations as votes",
-        help_text="MMRB2 task files: each human_annotations entry becomes a vote of a "
+        help_text="Formats with per-annotator labels: each published label becomes a vote of a "
         "pseudonymous imported annotator (imported-1, imported-2, …; they cannot log in).",
     )
     # A refused attempt's files, kept on the server (annotate.importing.staging).

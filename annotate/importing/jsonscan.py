@@ -210,7 +210,7 @@ def iter_json_array(
     (memory grows with the largest record, not the file). Syntax errors are
     reported with their line and column; parsing stops at the first one.
 
-    `start` and `trailer` read an array inside an object instead (MMRB2's
+    `start` and `trailer` read an array inside an object instead (a task file's
     `{"pairs": [...]}`): the array's offset, and what closes the file after it."""
     decoder = json.JSONDecoder()
     n = len(data)

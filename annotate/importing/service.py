@@ -559,12 +559,6 @@ def _save_upload(upload: UploadedFile, folder: Path) -> Path:
     return path
 
 
-NO_PUBLISHED_VOTES = (
-    "casting published annotations as votes needs a format that carries per-annotator "
-    "labels (an MMRB2 task file's human_annotations); this file has none"
-)
-
-
 def make_thumbnails(*, image_ids: list[int]) -> int:
     """Make missing thumbnails (idempotent). Returns how many were made."""
     made = 0

@@ -23,6 +23,7 @@ registered elsewhere (a test's toy format) works the same way.
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -254,7 +255,7 @@ def find(source: DatasetSource, fmt: str | None):
     )
 
 
-# The built-in formats, most specific first (a release holds a JSON file; a
-# task file is JSON too).
-for _name in ("release", "mmrb2", "parquet", "mrb"):
-    register(importlib.import_module(f"{__name__}.{_name}"))
+# The built-in formats: every module of this package (the FALLBACK reader is
+# asked last, DEFINITIVE ones first: see register and find).
+for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+    register(importlib.import_module(f"{__name__}.{_info.name}"))
