@@ -231,7 +231,7 @@ def test_empty_array_is_refused():
 
 def test_unknown_format_is_refused():
     assert corpus_problems(make_project(), "valid.json", fmt="csv") == [
-        "valid.json: unknown format 'csv' (known: release, mmrb2, parquet, mrb, pairs)"
+        "valid.json: unknown format 'csv' (known: mmrb2, parquet, release, mrb, pairs)"
     ]
 
 
