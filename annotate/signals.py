@@ -15,7 +15,7 @@ judgement_recorded = Signal()
 # kwargs: project (Project), item_ids (list[int]), updated_ids (list[int])
 items_imported = Signal()
 
-# Sent by annotate.importing.release_import inside the import transaction,
+# Sent by annotate.importing.formats.release inside the import transaction,
 # after items_imported, for the items a studio release created: each item's
 # gold_choice holds the release's label. A receiver records the decision
 # (curation: the verdict, with the release in its audit trail).

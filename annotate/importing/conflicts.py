@@ -160,8 +160,10 @@ def _differences(parsed: ParsedFile, differing: dict[int, int]) -> dict[str, lis
     }
     parts = _stored_parts(pks)
     by_field: dict[str, list[int]] = {}
+    named: set[int] = set()  # records with a field named
 
     def note(name: str, index: int) -> None:
+        named.add(index)
         records = by_field.setdefault(name, [])
         if not records or records[-1] != index:
             records.append(index)
@@ -198,6 +200,10 @@ def _differences(parsed: ParsedFile, differing: dict[int, int]) -> dict[str, lis
                 note(name, item.index)
         for key in _meta_differences(old_meta or {}, item.meta):
             note(f"meta:{key}", item.index)
+        if item.index not in named:
+            # Only the fingerprint differs (a field the format hashes but
+            # the item does not hold): metadata, named as such.
+            note("other fields", item.index)
     return by_field
 
 

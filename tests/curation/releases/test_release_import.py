@@ -115,10 +115,15 @@ def test_same_id_with_other_content_is_refused(original):
     release = built(original, seed=SEED)
     copy = new_project()
     import_items_from_paths(project=copy, dataset=media(release.archive))
-    Item.objects.filter(project=copy, external_id="vqa_1").update(prompt="changed")
+    # Another item under the same ID: other text (its parts), so another fingerprint.
+    item = Item.objects.get(project=copy, external_id="vqa_1")
+    item.content_parts.filter(slot="prompt", kind="text").update(text="changed")
+    Item.objects.filter(pk=item.pk).update(prompt="changed", content_hash="other")
     with pytest.raises(ImportFailed) as failure:
         import_items_from_paths(project=copy, dataset=media(release.archive))
-    assert "ID 'vqa_1' is already in the project with different content" in str(failure.value)
+    assert "1 record has an ID already in the project with different content: Text differs" in (
+        str(failure.value)
+    )
 
 
 def test_an_altered_release_is_refused(original, tmp_path):
@@ -145,8 +150,10 @@ def test_a_release_folder_imports_like_its_zip(original):
 def test_plain_dataset_options_are_refused_for_a_release(original):
     release = built(original, seed=SEED)
     with pytest.raises(ImportFailed) as failure:
-        import_items_from_paths(project=new_project(), dataset=media(release.archive), domain="vqa")
-    assert "options do not apply to it: domain" in str(failure.value)
+        import_items_from_paths(
+            project=new_project(), dataset=media(release.archive), gold_from_label=True
+        )
+    assert "options do not apply to it: gold from label" in str(failure.value)
 
 
 def test_the_command_imports_a_release_zip(original):
