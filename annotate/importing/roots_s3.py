@@ -134,19 +134,7 @@ def import_bucket_items(*, project, dataset: str, images: str | None, roots: lis
     with downloaded(bucket, key) as path:
         if path.suffix.lower() == ".zip":
             return import_items_from_paths(project=project, dataset=path, **options)
-        # import_items_from_paths takes a folder or zip; a bucket is neither.
-        from annotate.importing import hfparquet
-        from annotate.importing.records import ImportFailed, ImportProblem
-        from annotate.importing.service import NO_PUBLISHED_VOTES
-
-        if options.pop("cast_votes", False):  # neither reader here carries annotators
-            raise ImportFailed([ImportProblem(path.name, NO_PUBLISHED_VOTES)])
-        from annotate.importing.jsonscan import open_dataset_file
-        from annotate.importing.service import import_items
-
-        if path.suffix.lower() == hfparquet.PARQUET_SUFFIX:
-            return hfparquet.import_parquet(project=project, path=path, images=source, **options)
-        with open_dataset_file(path) as data:
-            return import_items(
-                project=project, data=data, filename=path.name, images=source, **options
-            )
+        # The images are in the bucket: neither a folder nor a zip on disk.
+        return import_items_from_paths(
+            project=project, dataset=path, image_source=source, **options
+        )

@@ -125,10 +125,12 @@ def import_items_from_paths(
     progress: Callable[[int], None] | None = None,
     cast_votes: bool = False,
     task: str | None = None,
+    image_source: ImageSource | None = None,
 ) -> ImportResult:
     """Import from files on disk: `dataset` is a file (.json, .jsonl,
     .parquet, a task file, …), a zip holding one with its images, or a
-    release (zip or folder); `images` a folder or a zip. The format is
+    release (zip or folder); `images` a folder or a zip (or `image_source`:
+    where they are, such as a bucket). The format is
     `fmt`, else the first registered format that detects the dataset.
 
     Raises ImportFailed (nothing written) if any record, image or conflict
@@ -155,7 +157,7 @@ def import_items_from_paths(
             if not dataset.exists():
                 raise ImportFailed([ImportProblem(str(dataset), "file not found")])
             source = DatasetSource(dataset)
-        image_source = _image_source(images, stack)
+        image_source = image_source or _image_source(images, stack)
         return _import(
             project=project,
             source=source,
