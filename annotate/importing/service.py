@@ -348,25 +348,13 @@ def write_parsed(
     else:  # a new dataset (the usual case): every item is created
         actions, renames = [CREATE] * parsed.count, {}
     del existing
-    # Items hold two responses (the slot model of issue 32 item 2 admits more).
-    needed = {}
-    for item, action in zip(parsed.items(), actions, strict=True):
-        if action is None:
-            continue
-        if len(item.responses) != 2:
-            problems.add(
-                f"has {len(item.responses)} responses; items of this studio hold two",
-                line=item.line,
-                index=item.index,
-            )
-        for parts in item.slots().values():
-            for part in parts:
-                if part.kind == formats.IMAGE:
-                    info = parsed.images[part.ref]
-                    needed[info.sha256] = info
     problems.raise_if_any()
     if all(action is None for action in actions):
         return result
+    if renames or any(action != CREATE for action in actions) or parsed.skipped:
+        needed = _needed_images(parsed, actions)
+    else:  # every item is new: every image checked is stored (no pass over the file)
+        needed = {info.sha256: info for info in parsed.images.values()}
     written: list[str] = []
     try:
         # Leaving the inner block waits for the image copies (made in threads
@@ -411,6 +399,20 @@ def write_parsed(
         remove_orphans(written)
         raise
     return result
+
+
+def _needed_images(parsed: ParsedFile, actions: list) -> dict:
+    """The images of the items an import writes, by SHA-256."""
+    needed = {}
+    for item, action in zip(parsed.items(), actions, strict=True):
+        if action is None:
+            continue
+        for parts in item.slots().values():
+            for part in parts:
+                if part.kind == formats.IMAGE:
+                    info = parsed.images[part.ref]
+                    needed[info.sha256] = info
+    return needed
 
 
 # The fields of a new item's row (_write_items builds the tuples), in order.
@@ -470,6 +472,17 @@ def _write_items(project, parsed, actions, renames, domains, image_id, labelled)
     for item, action in zip(parsed.items(), actions, strict=True):
         if action is None:
             continue
+        if len(item.responses) != 2:  # the slot model of issue 32 item 2 admits more
+            raise ImportFailed(
+                [
+                    ImportProblem(
+                        parsed.filename,
+                        f"has {len(item.responses)} responses; items of this studio hold two",
+                        line=item.line,
+                        index=item.index,
+                    )
+                ]
+            )
         if item.index in renames:  # suffix: a new item beside the existing one
             item = renamed(item, renames[item.index])
         digest = parsed.fingerprint(item)
