@@ -117,7 +117,9 @@ def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
         raise ImportFailed([ImportProblem(filename, 'not an MMRB2 task file {"pairs": [...]}')])
     slug = f"mmrb2-{task}"
     known = {**context.known, slug: slug}
-    new_domains = {} if slug in context.known else {slug: domain_fields(task)}
+    derived = context.domain or context.options.domain_from or context.options.domain_map
+    # The task's domain, created with the items if they go there.
+    new_domains = {} if slug in context.known or derived else {slug: domain_fields(task)}
 
     def rules(renames=None) -> RecordRules:
         return RecordRules(
