@@ -12,16 +12,30 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from annotate.importing.records import (
     MAX_ID_LENGTH,
     SHOWN_REPEATS,
     ImportProblem,
     ProblemLog,
-    Record,
     brief,
 )
+
+
+class RuleRecord(Protocol):
+    """What RecordRules reads and sets of a record (a parse.Record, or a
+    format's ParsedItem)."""
+
+    line: int
+    index: int
+    external_id: str
+    category: str | None
+    meta: dict[str, Any]
+
+    @property
+    def image_ref(self) -> str: ...
+
 
 DUPLICATES = ("refuse", "keep-first", "suffix")
 # What becomes of a record whose ID is already in the project with other
@@ -205,6 +219,9 @@ def _listed(entries: list[str], total: int, unit: str) -> str:
     return text
 
 
+_R = TypeVar("_R", bound=RuleRecord)
+
+
 class RecordRules:
     """ImportOptions applied to the records of one file, in file order.
 
@@ -244,7 +261,7 @@ class RecordRules:
         derive it (the file's category field is then not required)."""
         return "" if self.source else None
 
-    def check(self, record: Record, value: dict[str, Any], log: ProblemLog) -> bool:
+    def check(self, record: RuleRecord, value: dict[str, Any], log: ProblemLog) -> bool:
         """Whether the record is imported (first pass); problems go to `log`."""
         ok = True
         if self.source:
@@ -321,7 +338,7 @@ class RecordRules:
                     )
                 )
 
-    def apply(self, record: Record, value: dict[str, Any]) -> Record | None:
+    def apply(self, record: _R, value: dict[str, Any]) -> _R | None:
         """The record as imported (second pass, the file already checked), or
         None if it is left out (a later record of an ID with keep-first)."""
         if self.source:
@@ -353,7 +370,7 @@ class RecordRules:
             return self.source_field
         return self.id_field if self.source == "id-prefix" else self.image_field
 
-    def _set_domain(self, record: Record, value: dict[str, Any], log: ProblemLog) -> bool:
+    def _set_domain(self, record: RuleRecord, value: dict[str, Any], log: ProblemLog) -> bool:
         mapping = self.options.domain_map
         if self.source == "field":
             raw = value.get(self.source_field)

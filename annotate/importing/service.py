@@ -30,6 +30,8 @@ from annotate.importing.bounds import import_bounds
 from annotate.importing.conflicts import CREATE, plan_import, renamed
 from annotate.importing.content import content_columns, write_item_content
 from annotate.importing.formats import DatasetSource, ParsedFile, ParsedItem, ReadContext
+from annotate.importing.formats import mrb as mrb_reader
+from annotate.importing.formats import release as release_reader
 from annotate.importing.imagestore import (
     ImageCopies,
     image_storage_name,  # noqa: F401 (bench scripts import it from here)
@@ -151,7 +153,7 @@ def import_items_from_paths(
             archive = ZipImageSource(dataset)
             stack.callback(archive.close)
             source = DatasetSource(dataset, archive)
-            if formats.release.release_folder_in_zip(archive) is None:
+            if release_reader.release_folder_in_zip(archive) is None:
                 source.member, archive.prefix = find_dataset_in_zip(archive)
         else:
             if not dataset.exists():
@@ -287,7 +289,7 @@ def _import(
         given=given,
     )
     if data is not None:  # in memory: JSON or JSONL
-        parsed = formats.mrb.read_data(
+        parsed = mrb_reader.read_data(
             data,
             filename=filename,
             fmt=context.fmt,
