@@ -104,9 +104,10 @@ class ImportApi(APIView):
             default="refuse",
             help_text="Records whose ID is already in the project with other content: refuse "
             "(the answer names the fields that differ and on how many records), metadata "
-            "(update only what annotators never saw: models, gold, reference answer, other "
+            "(update only what annotators never saw: models, reference answer, other "
             "fields), suffix (import them as new items ID#2, …) or replace (items nobody has "
-            "claimed).",
+            "claimed; only the metadata of the others). What annotators saw never changes "
+            "once an item has votes or claims, nor does its gold answer.",
         )
         cast_votes = serializers.BooleanField(
             required=False,

@@ -85,14 +85,16 @@ class ImportForm(forms.Form):
     conflicts = forms.ChoiceField(
         choices=[
             ("refuse", "Refuse the file, naming the fields that differ"),
-            ("metadata", "Update only what annotators never saw (models, gold, other fields)"),
+            ("metadata", "Update only what annotators never saw (models, other fields)"),
             ("suffix", "Import them as new items, renamed ID#2, …"),
-            ("replace", "Replace the items (only those nobody has claimed)"),
+            ("replace", "Replace items nobody has claimed; only the metadata of the others"),
         ],
         initial="refuse",
         required=False,
         label=FORM_LABELS["conflicts"],
-        help_text="Records whose ID is already in the project with other content.",
+        help_text="Records whose ID is already in the project with other content. What "
+        "annotators saw (text, images, domain) never changes once an item has votes or "
+        "claims, nor does its gold answer; its metadata may.",
     )
     cast_votes = forms.BooleanField(
         required=False,

@@ -90,7 +90,7 @@ class Command(BaseCommand):
             default="refuse",
             help="records whose ID exists with other content: refuse (default), metadata "
             "(update only what annotators never saw), suffix (import them as new items "
-            "ID#2, …) or replace (items nobody has claimed)",
+            "ID#2, …) or replace (items nobody has claimed; only the metadata of the others)",
         )
         parser.add_argument(
             "--cast-votes",
