@@ -21,6 +21,7 @@ import pytest
 from annotate.models import Item, Judgement, Membership, Project
 from curation.models import AuditEvent, Mix, Release, ReleaseStatus, Verdict, VerdictStatus
 from tests.annotate.importing.public_sets import VL_DOMAIN_MAP, vl_rewardbench
+from tests.curation.releases.test_shared_configs import elsewhere, load  # noqa: F401
 from tests.e2e.compare_helpers import log_in, start
 from tests.e2e.test_accessibility import SIZES
 from tests.e2e.test_keyboard_paths_journey import TRICKY, focused, save_and_wait
@@ -85,14 +86,7 @@ def download(page, link_name: str, target: Path) -> Path:
     return target / top
 
 
-def load(folder: Path, config: str, cache: Path):
-    """As the card says: load_dataset(<folder>, <config>), the train split."""
-    import datasets
-
-    return datasets.load_dataset(str(folder), config, split="train", cache_dir=str(cache))
-
-
-def test_a_newcomers_first_hour(live_server, browser, artifacts, tmp_path, monkeypatch):
+def test_a_newcomers_first_hour(live_server, browser, artifacts, tmp_path, elsewhere):  # noqa: F811
     base = live_server.url
     make_user("boss", is_superuser=True, is_staff=True)
     vl = vl_rewardbench()
@@ -242,23 +236,19 @@ def test_a_newcomers_first_hour(live_server, browser, artifacts, tmp_path, monke
     checked(page, "mix")
     mix_root = download(page, f"Download vl-first-{mix.version}.zip", tmp_path / "mix")
 
-    # 9. Both load with `datasets` by the same config names, from elsewhere.
-    away = tmp_path / "elsewhere"
-    away.mkdir()
-    monkeypatch.chdir(away)
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # 9. Both load with `datasets` by the same config names (the train split:
+    # every domain), from another working directory, offline.
     chosen = {"A faithful description", "The right answer"}
-    records = load(release_root, "default", tmp_path / "hf")
+    records = load(release_root, elsewhere, "default", split="train")
     assert len(records) == JUDGED - 1 and flagged.external_id not in records["ID"]
     for record in records:
         better = record[record["Better"]]
         assert any(better.startswith(c) for c in chosen), record
     for folder in (release_root, mix_root):
-        pairs = load(folder, "trl", tmp_path / "hf")
+        pairs = load(folder, elsewhere, "trl", split="train")
         assert len(pairs) == JUDGED - 1
         assert all(any(row["chosen"][0]["content"].startswith(c) for c in chosen) for row in pairs)
-    mix_rows = load(mix_root, "default", tmp_path / "hf")
+    mix_rows = load(mix_root, elsewhere, "default", split="train")
     assert len(mix_rows) == JUDGED - 1
 
     # 10. A leaderboard entry: one of the two right, 50%.
