@@ -77,7 +77,7 @@ VERDICT_VALUES = st.builds(
         dict(zip(("status", "final_choice", "provenance"), outcome, strict=True)) | rest
     ),
     OUTCOMES,
-    reason=st.text(st.characters(exclude_characters="\x00"), max_size=40),
+    reason=st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=40),
     escalations=st.integers(0, 5),
     escalated_by=st.integers(0, 5),
     contest_kind=st.sampled_from(list(ContestKind)),
