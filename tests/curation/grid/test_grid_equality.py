@@ -4,7 +4,7 @@ sorted in Python), on a random small dataset, through every way the grid
 reads them: a page at a time (GridRows, as the page and the API read it),
 all at once (grid_rows), the count, and the ids a bulk action takes
 (matching). Runs on SQLite and PostgreSQL (each gets its own query shapes:
-the flagged filter is item_id = ANY(ARRAY(...)) on PostgreSQL only)."""
+flags and searches are item_id = ANY(ARRAY(...)) on PostgreSQL only)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,11 @@ from annotate.models import Judgement
 from curation.grid.filters import (
     SORTS,
     GridRows,
+    _flagged_items,
+    among,
     grid_rows,
     matching,
-    only_flagged,
+    searched_items,
 )
 from curation.models import Verdict
 from tests.factories import make_assignment, make_item, make_project
@@ -158,14 +160,23 @@ def test_every_way_the_grid_reads_equals_the_reference():
     assert checked > len(filters) // 2
 
 
-def test_the_flagged_filters_two_forms_select_the_same_rows():
+def test_flags_and_searches_select_the_same_rows_in_both_forms():
     rng = random.Random(7)
     project = random_project(rng, 40)
     rows = Verdict.objects.filter(project=project).order_by("item_id")
-    plain = list(only_flagged(rows, any_array=False).values_list("item_id", flat=True))
-    assert plain == reference(project, {"flagged": "yes"}) and plain
-    if connection.vendor == "postgresql":  # (ANY(ARRAY(...)) is PostgreSQL's)
-        assert list(only_flagged(rows, any_array=True).values_list("item_id", flat=True)) == plain
+    phrase = project.items.order_by("pk").first().prompt[3:12].upper()  # (across words)
+    cases = [
+        (_flagged_items(), {"flagged": "yes"}),
+        (searched_items(project, "CHART"), {"q": "CHART"}),
+        (searched_items(project, phrase), {"q": phrase}),
+    ]
+    forms = [False, True] if connection.vendor == "postgresql" else [False]  # (ANY is PostgreSQL's)
+    for items, f in cases:
+        expected = reference(project, f)
+        assert expected, f
+        for any_array in forms:
+            selected = among(rows, items, any_array=any_array).values_list("item_id", flat=True)
+            assert list(selected) == expected, (f, any_array)
 
 
 def test_a_page_past_the_end_and_an_empty_match():
