@@ -1,6 +1,6 @@
 """MMRB2 import benchmark (issue 24): a text-to-image task file of N pairs,
 two ~200 KB JPEG responses each, imported through
-annotate.importing.mmrb2.import_mmrb2_from_paths.
+annotate.importing.formats.mmrb2.import_mmrb2_from_paths.
 
     .venv/bin/python bench/mmrb2_import_bench.py [--pairs N] [--data DIR]
 

@@ -1,5 +1,5 @@
 """Verdicts of items imported from a studio release
-(annotate.importing.release_import): the release already decided them.
+(annotate.importing.formats.release): the release already decided them.
 
 Each such item's gold_choice holds the side the release chose; its verdict
 becomes resolved on that side with provenance ``gold`` (not a vote of this

@@ -1,4 +1,4 @@
-"""A release zip imports back (annotate.importing.release_import): release →
+"""A release zip imports back (annotate.importing.formats.release): release →
 import → release gives byte-identical records; re-importing is a no-op, into
 the new project or the one the release came from; the released labels are
 the items' gold and their verdicts, audited with the release's SHA-256."""
