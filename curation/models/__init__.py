@@ -29,7 +29,6 @@ from curation.models.evaluation import (
     JudgeRun,
     JudgeRunQuerySet,
     JudgeRunStatus,
-    ScoringFormat,
 )
 from curation.models.mixes import Mix, MixQuerySet, MixSource
 from curation.quality.models import (
@@ -69,7 +68,6 @@ __all__ = [
     "ReleaseItem",
     "ReleaseQuerySet",
     "ReleaseStatus",
-    "ScoringFormat",
     "Side",
     "Verdict",
     "VerdictQuerySet",

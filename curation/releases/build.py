@@ -190,7 +190,7 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
     salt = release.rekey_salt
     mmrb2_pairs: list = []
     if any(d.export_category.startswith("mmrb2/") for d in domains):
-        from curation.releases.mmrb2 import export_mmrb2
+        from curation.benchmarks.mmrb2.release_files import export_mmrb2
 
         mmrb2_pairs = export_mmrb2(
             project=project,

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from curation.releases import mmrb2_card
+from curation.benchmarks.mmrb2 import card as mmrb2_card
 
 
 def _pct(x: float | None) -> str:
@@ -95,7 +95,7 @@ def card_configs(domains: Sequence[str], *, parquet: bool, trl: bool) -> list[st
 def dataset_card(meta: Any, summary: dict, *, parquet: bool = False, trl: bool = False) -> str:
     """README.md generated from the data, in the terms of each format the
     release holds: the Multimodal RewardBench records when it has any, the
-    MMRB2 task files when it has any (curation.releases.mmrb2_card)."""
+    MMRB2 task files when it has any (curation.benchmarks.mmrb2.card)."""
     titles = {slug: title for slug, title, _ in meta.domains}
     categories = {slug: category for slug, _, category in meta.domains}
     with_records = [slug for slug, n in summary["counts"].items() if n]

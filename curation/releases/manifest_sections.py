@@ -11,8 +11,8 @@ from django.db.models import Count, Q
 from annotate.models import Judgement
 from curation.agreement import graded, reports, stats
 from curation.agreement.graded_report import graded_intervals, strengths_by_domain
+from curation.benchmarks.mmrb2 import card as mmrb2_card
 from curation.models import Provenance, Verdict, VerdictStatus
-from curation.releases import mmrb2_card
 from curation.releases.decision_rules import decision_rules
 
 
@@ -161,7 +161,7 @@ def members(*, domains, ids_by_domain, mmrb2_pairs, scale: str, rekeyed: bool) -
     """Manifest counts of every member, not just MRB records (`counts`):
     `members` per domain (MRB records plus pairs only in an MMRB2 task file:
     image or interleaved responses) and `members_total`; `mmrb2` per task
-    (curation.releases.mmrb2_card.manifest_section) and `formats`; `id_rekey`
+    (curation.benchmarks.mmrb2.card.manifest_section) and `formats`; `id_rekey`
     when the release re-keyed its IDs (the salt stays secret; curators see
     the map)."""
     only: dict[str, int] = {}

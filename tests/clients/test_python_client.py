@@ -22,7 +22,7 @@ from triplet_client import (
 )
 
 from annotate.models import Item
-from curation.evaluation import scoring, scoring_input, scoring_output
+from curation.benchmarks.mrb import scoring, scoring_input, scoring_output
 from curation.models import Release
 from tests.factories import make_user, png_bytes
 

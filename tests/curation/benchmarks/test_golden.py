@@ -28,8 +28,9 @@ from django.utils import timezone
 
 from annotate.importing.mmrb2 import import_mmrb2_from_paths
 from annotate.models import Project
+from curation.benchmarks import registry
 from curation.evaluation import judge_client, judge_runs
-from curation.evaluation.service import leaderboard
+from curation.evaluation.service import leaderboards
 from curation.models import Evaluation, JudgeOrder, Release, ReleaseItem
 from tests.annotate.importing.test_mmrb2 import agree_as_published, published_fixture
 from tests.curation.releases.test_release_mmrb2_votes import cast_votes, graded_project
@@ -123,7 +124,11 @@ def _judge_outputs(release: Release) -> dict[str, str]:
     out = {}
     for scoring, records, read_image in _judge_inputs(release):
         bodies = [
-            _hide_images(judge_runs._body(record, read_image, ENDPOINT, order))
+            _hide_images(
+                registry.get(scoring).judge_request(
+                    record, read_image, ENDPOINT, swapped=order == JudgeOrder.SWAPPED
+                )
+            )
             for record in records[:3]
             for order in (JudgeOrder.ORIGINAL, JudgeOrder.SWAPPED)
         ]
@@ -132,25 +137,20 @@ def _judge_outputs(release: Release) -> dict[str, str]:
 
 
 def _leaderboard_tables(release) -> list[dict]:
-    from curation.evaluation.mmrb2_service import mmrb2_leaderboard
-
-    columns, rows = leaderboard(release)
-    tasks, mmrb2_rows = mmrb2_leaderboard(release)
-    tables = [
-        {"benchmark": "mrb", "columns": columns, "rows": rows},
-        {"benchmark": "mmrb2", "columns": tasks, "rows": mmrb2_rows},
-    ]
+    """The leaderboard's tables with entries, without what only the page
+    draws (colours, cells)."""
+    tables = []
+    for board in leaderboards(release):
+        rows = [{k: v for k, v in r.items() if k not in ("colour", "cells")} for r in board.rows]
+        tables.append({"benchmark": board.key, "columns": board.columns, "rows": rows})
     return [t for t in tables if t["rows"]]
 
 
 def _judge_inputs(release):
-    from curation.evaluation.mmrb2_service import has_mrb_records, is_mmrb2_release, mmrb2_records
-
-    records, read_image = judge_runs.release_files(release)
-    if has_mrb_records(release):
-        yield "mrb", records, read_image
-    if is_mmrb2_release(release):
-        yield "mmrb2", mmrb2_records(release), read_image
+    """Per benchmark of the release: its judge records and the file reader."""
+    read_image = judge_runs.release_reader(release)
+    for benchmark in registry.in_release(release):
+        yield benchmark.key, benchmark.judge_records(release), read_image
 
 
 _DATA_URL = re.compile(r"data:image/[a-z]+;base64,([A-Za-z0-9+/=]+)")
@@ -187,7 +187,7 @@ def _check(scenario: str, outputs: dict[str, str]) -> None:
 
 
 def _upload(release, name, data: bytes, filename: str, **kw):
-    from curation.evaluation.mmrb2_service import evaluate_upload
+    from curation.evaluation.service import evaluate_upload
 
     return evaluate_upload(release=release, name=name, predictions=data, filename=filename, **kw)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from curation.evaluation.scoring import (
+from curation.benchmarks.mrb.scoring import (
     MACRO_BOOTSTRAP_RESAMPLES,
     MACRO_BOOTSTRAP_SEED,
     OFFICIAL_SEED,

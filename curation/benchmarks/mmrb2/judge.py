@@ -10,7 +10,7 @@ the response shown first, ``[RESPONSE B:]`` and the other): text parts as
 data URL, in the OpenAI-style list the MRB judge already sends. The
 *forward* pass shows response A first; the *reverse* pass shows response B
 first, so its verdict is about swapped sides and the scorer flips it
-(curation.evaluation.mmrb2_scoring).
+(curation.benchmarks.mmrb2.scoring).
 
 Only content goes out: never a pair ID, a model name or a prompt source (a
 published reasoning ID names the chosen model first).

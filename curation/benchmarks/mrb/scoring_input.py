@@ -1,4 +1,4 @@
-"""Reading what is scored (curation.evaluation.scoring, whose docstring states
+"""Reading what is scored (curation.benchmarks.mrb.scoring, whose docstring states
 the official semantics): a predictions file, line by line, and a release's
 records. No Django import. Every problem raises ScoringInputError naming the
 file, the line (or record) and the field.
@@ -7,7 +7,7 @@ Kinds of prediction line accepted (besides ``ID``; other fields are ignored):
 
 ``output``
     Judge text (the official format; its verdict is taken as
-    curation.evaluation.scoring says). A ``Label`` on the same line is the
+    curation.benchmarks.mrb.scoring says). A ``Label`` on the same line is the
     official gold and is only cross-checked.
 ``Label`` (without ``output``)
     A verdict already extracted: exactly ``"A"`` or ``"B"``. The official

@@ -18,10 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from curation.evaluation.mmrb2_scoring import first_judgement, flip
-
-from .models import ItemPrediction
-from .probability import judge_share
+from curation.benchmarks.mmrb2.scoring import first_judgement, flip
+from curation.quality.models import ItemPrediction
+from curation.quality.probability import judge_share
 
 CANONICAL = {"A": "1", "B": "2"}
 
@@ -75,7 +74,7 @@ def build_mmrb2_item_predictions(
 
 def store_mmrb2_item_predictions(*, evaluation, predictions: Mapping[str, Any]) -> int:
     """Write the entry's per-item rows (in the caller's transaction)."""
-    from curation.evaluation.mmrb2_service import release_tasks, task_pairs
+    from curation.benchmarks.mmrb2.evaluation import release_tasks, task_pairs
 
     release = evaluation.release
     members = {
@@ -96,7 +95,7 @@ def ensure_mmrb2_item_predictions(evaluation) -> int:
     from django.core.files.storage import default_storage
     from django.db import transaction
 
-    from curation.evaluation.mmrb2_service import read_predictions_file
+    from curation.benchmarks.mmrb2.evaluation import read_predictions_file
 
     if ItemPrediction.objects.filter(evaluation=evaluation).exists():
         return 0

@@ -5,7 +5,7 @@ paths the pairs name, so a task file imported and exported again is the same
 bytes.
 
 `human_annotations` and `chosen` come from the studio's votes and verdict
-where it has them (curation.releases.mmrb2_annotations), else they are the
+where it has them (curation.benchmarks.mmrb2.annotations), else they are the
 imported ones. With `rekey`, IDs are replaced by label-free ones
 (curation.releases.rekey: the published reasoning IDs name the chosen model
 first) and response images renamed `images/{new id}_{k}{ext}` to match; the
@@ -26,8 +26,8 @@ from django.core.files.storage import default_storage
 from annotate.importing.mmrb2_format import pair_record, write_task_file
 from annotate.importing.sources import safe_relative_path
 from annotate.models import Domain, Item, ItemPart, Judgement, PartKind, Project
+from curation.benchmarks.mmrb2.annotations import Vote, published_fields, written_from_votes
 from curation.models import RELEASABLE, Verdict
-from curation.releases.mmrb2_annotations import Vote, published_fields, written_from_votes
 from curation.releases.rekey import in_new_id_order, rekeyed_id
 
 _BATCH = 500

@@ -56,8 +56,8 @@ enter the official table; they draw their fallback verdicts from their own
 ``Random(123)`` stream, so the swapped file scores exactly as the official
 script would score it on its own.
 
-Reading the files is curation.evaluation.scoring_input; the report as JSON
-and as text is curation.evaluation.scoring_output.
+Reading the files is curation.benchmarks.mrb.scoring_input; the report as JSON
+and as text is curation.benchmarks.mrb.scoring_output.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from curation.evaluation.scoring_input import KINDS, ORDERS, Prediction, check_records
+from curation.benchmarks.mrb.scoring_input import KINDS, ORDERS, Prediction, check_records
 from curation.releases.exporter import sub_bucket
 
 OFFICIAL_SEED = 123
