@@ -93,28 +93,50 @@ class BuildContext:
 
 
 @dataclass
-class Part:
-    """What a benchmark wrote (or will write) into a release being built.
+class Records:
+    """The release's pair layout, written by the shared writer
+    (curation.releases.exporter: the records files, images/, dpo/, the
+    parquet and TRL copies, provenance.jsonl): the included verdicts whose
+    items have its shape (one prompt image, two text responses) and their
+    IDs per domain, released (re-keyed or not) and external, in file order."""
 
-    `records` is set by the benchmark whose records are the release's pair
-    layout (one prompt image, two text responses: all_data.json, dpo/, the
-    parquet and TRL copies); `extra_provenance(members)` yields the
-    provenance.jsonl lines of members written only in this benchmark's own
-    files (and appends their membership). `manifest` is this benchmark's
-    manifest section (merged into the manifest before `files`)."""
+    verdicts: Any  # QuerySet of Verdict
+    ids_by_domain: dict[str, list[str]]
+    old_by_domain: dict[str, list[str]]
+
+    @property
+    def total(self) -> int:
+        return sum(len(ids) for ids in self.ids_by_domain.values())
+
+
+@dataclass
+class Part:
+    """What one benchmark wrote (or has the build write) into a release.
+
+    The benchmark whose records are the release's pair layout sets `records`;
+    the others write their own files in `prepare` and say what they hold:
+    `members_by_domain` counts members only in their files, and
+    `extra_provenance(members)` yields those members' provenance.jsonl lines
+    (appending their membership tuples to `members`). `manifest` is the
+    benchmark's manifest section, under its key; `format_name` names its
+    files in the manifest's `formats`."""
 
     key: str
+    format_name: str
     released: dict[str, str] = field(default_factory=dict)  # external ID -> released ID
-    members_by_domain: dict[str, int] = field(default_factory=dict)  # only in this part
+    members_by_domain: dict[str, int] = field(default_factory=dict)
     written: Any = None  # the verdicts of its members (QuerySet), for the decision rules
-    records: Any = None  # curation.releases.build.Records
+    records: Records | None = None
     extra_provenance: Callable[[list], Iterable[dict]] | None = None
     manifest: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
     @property
-    def empty(self) -> bool:
-        return not self.released
+    def holds(self) -> bool:
+        """Whether its files hold any member."""
+        if self.records is not None:
+            return bool(self.records.total)
+        return bool(self.manifest)
 
 
 class Benchmark(Protocol):
@@ -129,10 +151,11 @@ class Benchmark(Protocol):
     judge_both_orders: bool
 
     # --- release
+    rekey_prefix: str  # how its re-keyed IDs are prefixed (the manifest's id_rekey)
+
     def serves(self, domains: Sequence[Any]) -> bool: ...
     def prepare(self, ctx: BuildContext) -> Part: ...
-    def manifest_members(self, parts: Sequence[Part], ctx: BuildContext) -> dict: ...
-    def card(self, meta: Any, summary: dict, *, others: Sequence[str]) -> Any: ...
+    def card(self, meta: Any, summary: dict) -> Any: ...  # a CardSection (curation.releases.card)
 
     # --- evaluation
     def in_release(self, release: Any) -> bool: ...

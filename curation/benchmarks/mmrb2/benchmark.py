@@ -29,6 +29,7 @@ class MultimodalRewardBench2:
         "files as the benchmark's compute_accuracy.py does."
     )
     judge_label = "Multimodal RewardBench 2: every mmrb2/TASK.json pair, both orders"
+    rekey_prefix = "MMRB2 pairs: the task"
     detect_last = False
     judge_both_orders = True  # MMRB2 scores a forward and a reverse judgement of every pair
 
@@ -40,11 +41,8 @@ class MultimodalRewardBench2:
     def prepare(self, ctx: BuildContext) -> Part:
         return _release_part().prepare(ctx)
 
-    def manifest_members(self, parts: Sequence[Part], ctx: BuildContext) -> dict:
-        return _release_part().manifest_members(parts, ctx)
-
-    def card(self, meta: Any, summary: dict, *, others: Sequence[str]):
-        return _card().CardSection(meta, summary, others=others)
+    def card(self, meta: Any, summary: dict):
+        return _card().CardSection(meta, summary)
 
     # --- evaluation ----------------------------------------------------------------
 

@@ -144,30 +144,54 @@ def card_lines(section: dict, *, titles: dict[str, str], mixed: bool) -> list[st
     ]
 
 
-def graded_agreement_lines(rows: Sequence[tuple[str, str]], agreement: dict) -> list[str]:
-    """Graded alpha per domain (ordinal, interval, the binary collapse) with
-    their intervals; nothing when no domain has graded figures."""
-    rows = [(key, title) for key, title in rows if "graded" in agreement.get(key, {})]
-    if not rows:
-        return []
-    scale = agreement[rows[0][0]]["graded"]["scale"]
-    lines = [
-        "",
-        f"Krippendorff's alpha of the graded votes ({scale}, points oriented to response A "
-        "whatever side it was shown on), with item-bootstrap 95% intervals: ordinal (the "
-        "order of the points only), interval (equally spaced points) and the binary collapse "
-        "(nominal, A / B / tie):",
-        "",
-        "| domain | graded votes | alpha ordinal | 95% CI | alpha interval | 95% CI | "
-        "alpha binary | 95% CI |",
-        "|---|---:|---:|---|---:|---|---:|---|",
-    ]
-    for key, title in rows:
-        entry = agreement[key]
-        g = entry["graded"]
-        lines.append(
-            f"| {title} | {g['n_values']} | {g['ordinal']['alpha']} | {g['ordinal']['ci']} | "
-            f"{g['interval']['alpha']} | {g['interval']['ci']} | {entry['alpha']} | "
-            f"{entry['ci']} |"
+class CardSection:
+    """The card's words on the task files (curation.releases.card.CardSection)."""
+
+    states_consensus_rule = True  # the benchmark states its own: the card says ours
+    shows_nominal_alpha = False  # its labels are graded: the graded table has the collapse
+
+    def __init__(self, meta: Any, summary: dict):
+        self.meta = meta
+        self.section = meta.manifest_extra.get("mmrb2")
+        self.holds = bool(self.section)
+
+    def intro(self) -> str:
+        return (
+            "Expert-annotated preference pairs for multimodal reward models and judges, in "
+            "the Multimodal RewardBench 2 layout (facebookresearch/MMRB2): per task a "
+            '`{"pairs": [...]}` file of prompts and two responses (text, images or both), '
+            "`chosen` and `human_annotations`."
         )
-    return lines
+
+    def phrase(self) -> str:
+        pairs = self.section["pairs"]
+        return f"{pairs} pair{_s(pairs)} in Multimodal RewardBench 2 task files"
+
+    def owns(self, category: str) -> bool:
+        return category.startswith("mmrb2/")
+
+    def lines(self, *, mixed: bool, others: Sequence[Any]) -> list[str]:
+        titles = {slug: title for slug, title, _ in self.meta.domains}
+        return card_lines(self.section, titles=titles, mixed=mixed)
+
+    def files(self, *, parquet: bool, trl: bool) -> str:
+        return "`mmrb2/<task>.json` (the task files, their images under `mmrb2/`), "
+
+    def absent_lines(self) -> list[str]:
+        return []
+
+    def loading(self, domains: Sequence[str], *, parquet: bool, trl: bool) -> list[str]:
+        task = next(iter(self.section["tasks"]), "<task>")
+        return [
+            "## Loading",
+            "",
+            "```python",
+            "import json",
+            f'pairs = json.load(open("path/to/this/folder/mmrb2/{task}.json"))["pairs"]',
+            "```",
+            "",
+            "Image paths in a pair are relative to the task file's folder. MMRB2's own "
+            "`compute_accuracy.py` scores judges against these files (forward and reverse "
+            "order).",
+            "",
+        ]

@@ -73,6 +73,9 @@ class MultimodalRewardBench:
         "chosen_score/rejected_score."
     )
     judge_label = "Multimodal RewardBench: all_data.json records"
+    rekey_prefix = (
+        "MRB records: math/pairs where the official sub-bucket needs it, else the category's name"
+    )
     detect_last = True  # JSONL lines: what is not another benchmark's shape
     judge_both_orders = False
 
@@ -84,11 +87,8 @@ class MultimodalRewardBench:
     def prepare(self, ctx: BuildContext) -> Part:
         return _release_part().prepare(ctx)
 
-    def manifest_members(self, parts: Sequence[Part], ctx: BuildContext) -> dict:
-        return {}
-
-    def card(self, meta: Any, summary: dict, *, others: Sequence[str]):
-        return _card().CardSection(meta, summary, others=others)
+    def card(self, meta: Any, summary: dict):
+        return _card().CardSection(meta, summary)
 
     # --- evaluation ----------------------------------------------------------------
 
