@@ -153,7 +153,7 @@ def _vote_all(project, team, strength_of=None):
 
 @pytest.mark.django_db
 def test_an_mmrb2_entry_joins_the_audit_with_both_orders(tmp_path, client):
-    from curation.benchmarks.mmrb2.evaluation import evaluate_upload
+    from curation.evaluation.service import evaluate_upload
     from tests.curation.evaluation.test_mmrb2_evaluation import (
         EDIT,
         MINDCUBE,
