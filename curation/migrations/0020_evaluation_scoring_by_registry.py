@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('curation', '0018_release_heartbeat'),
+        ('curation', '0019_grid_indexes'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
