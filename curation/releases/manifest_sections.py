@@ -159,7 +159,7 @@ def _released_ids(rules: dict, released: dict[str, str] | None) -> dict:
 def members(*, domains, ids_by_domain, parts, rekey_prefixes, rekeyed: bool) -> dict:
     """Manifest counts of every member, not just the records (`counts`):
     `members` per domain (records plus members only in a benchmark's own
-    files, e.g. MMRB2 pairs with image responses) and `members_total`; when a
+    files, e.g. pairs with image responses) and `members_total`; when a
     benchmark wrote files of its own, `formats` (the formats the release
     holds; `format` names the studio's release layout, which release imports
     read) and each such benchmark's section under its key; `id_rekey` when
