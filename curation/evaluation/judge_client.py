@@ -8,7 +8,7 @@ judge script, facebookresearch/multimodal_rewardbench
 ``scripts/1_run_model_as_judge_gpt4o.py`` (``judge_prompt`` and
 ``prepare_judge_example``): assistant A is ``Output1``, assistant B is
 ``Output2``, and the verdict is ``[[A]]`` / ``[[B]]``, which
-``curation.evaluation.scoring`` reads exactly as ``scripts/2_get_accuracy.py`` does.
+``curation.benchmarks.mrb.scoring`` reads exactly as ``scripts/2_get_accuracy.py`` does.
 The swapped pass fills A with ``Output2`` and B with ``Output1``.
 
 The API key only ever goes into the ``Authorization`` header. Error texts

@@ -15,22 +15,21 @@ from django.utils import timezone
 from annotate.models import Judgement, Project
 from curation.agreement.reports import STALE_REQUEST
 from curation.evaluation.service import EvaluationError
-
-from ..models import (
+from curation.models import (
     Evaluation,
     ItemPrediction,
     ItemQuality,
     LabelQualityRun,
+    LabelQualityStatus,
     Verdict,
 )
-from .label_quality import (
+from curation.quality.label_quality import (
     QualityUnavailable,
     analyse,
     label_quality,
     libraries_available,
     models_against,
 )
-from .models import LabelQualityStatus
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from curation.benchmarks.mmrb2.scoring import first_judgement, flip
-from curation.quality.models import ItemPrediction
+from curation.models import ItemPrediction
 from curation.quality.probability import judge_share
 
 CANONICAL = {"A": "1", "B": "2"}
