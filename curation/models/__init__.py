@@ -28,7 +28,6 @@ from curation.models.evaluation import (
     JudgeRun,
     JudgeRunQuerySet,
     JudgeRunStatus,
-    ScoringFormat,
 )
 from curation.models.mixes import Mix, MixQuerySet, MixSource
 from curation.models.quality import (
@@ -68,7 +67,6 @@ __all__ = [
     "ReleaseItem",
     "ReleaseQuerySet",
     "ReleaseStatus",
-    "ScoringFormat",
     "Side",
     "Verdict",
     "VerdictQuerySet",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from curation.evaluation.scoring_input import Prediction
+from curation.benchmarks.mrb.scoring_input import Prediction
 from curation.models import ItemPrediction
 from curation.quality.probability import entry_probability, line_pick
 from curation.releases.exporter import sub_bucket

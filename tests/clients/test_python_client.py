@@ -23,7 +23,7 @@ from triplet_client import (
 )
 
 from annotate.models import Item
-from curation.evaluation import scoring, scoring_input, scoring_output
+from curation.benchmarks.mrb import scoring, scoring_input, scoring_output
 from curation.models import Release
 from tests.annotate.importing.public_sets import VL_DOMAIN_MAP, VL_REPEATED_IDS, vl_rewardbench
 from tests.curation.releases.test_shared_configs import elsewhere, load  # noqa: F401
