@@ -158,6 +158,11 @@ TEMPLATES = [
 DATA_DIR = Path(env_str("DATA_DIR", str(BASE_DIR / "var")))
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 DATABASE_URL = env_str("DATABASE_URL", "")
+# Seconds a connection is kept for the next request of its thread (0: one
+# per request). On SQLite as on PostgreSQL: opening the embedded file with its
+# PRAGMAs was 12-13 % of an API vote (issue 32). Django keeps one connection
+# per thread, so each gunicorn gthread thread reuses its own; a broken one is
+# replaced before a request uses it (CONN_HEALTH_CHECKS).
 DB_CONN_MAX_AGE = env_int("DB_CONN_MAX_AGE", 60, minimum=0)
 DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)  # PostgreSQL only
 SQLITE_OPTIONS = {
@@ -170,12 +175,13 @@ SQLITE_OPTIONS = {
 }
 if DATABASE_URL:
     try:
-        _db = dj_database_url.parse(DATABASE_URL, conn_max_age=DB_CONN_MAX_AGE)
+        _db = dj_database_url.parse(
+            DATABASE_URL, conn_max_age=DB_CONN_MAX_AGE, conn_health_checks=True
+        )
     except Exception as exc:  # dj_database_url raises several types
         raise ImproperlyConfigured(f"DATABASE_URL could not be parsed: {exc}") from None
     if _db["ENGINE"] == "django.db.backends.sqlite3":
         _db["OPTIONS"] = {**SQLITE_OPTIONS, **_db.get("OPTIONS", {})}
-        _db["CONN_MAX_AGE"] = 0
     elif _db["ENGINE"] != "django.db.backends.postgresql":
         raise ImproperlyConfigured(
             f"DATABASE_URL engine {_db['ENGINE']} is not supported (use postgres:// or sqlite://)"
@@ -191,7 +197,6 @@ if DATABASE_URL:
             "prepare_threshold": 5,
             **_db.get("OPTIONS", {}),
         }
-    _db.setdefault("CONN_HEALTH_CHECKS", True)
     DATABASES = {"default": _db}
 else:
     DATABASES = {
@@ -199,6 +204,8 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": DATA_DIR / "db.sqlite3",
             "OPTIONS": SQLITE_OPTIONS,
+            "CONN_MAX_AGE": DB_CONN_MAX_AGE,
+            "CONN_HEALTH_CHECKS": True,
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
