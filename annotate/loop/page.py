@@ -5,7 +5,7 @@ it acts on and the errors of a refused vote, in displayed terms
 
 import functools
 
-from django.db.models import Count, F, Func, IntegerField, Max, Q, Subquery, Sum
+from django.db.models import Count, F, IntegerField, Max, Q, Subquery, Sum
 from django.db.models.functions import Least
 from django.shortcuts import render
 from django.urls import reverse
@@ -53,10 +53,18 @@ def reference_progress(project: Project, user) -> dict:
     )
 
 
-def _count(queryset) -> Subquery:
-    """COUNT(*) of `queryset` as a scalar subquery."""
+def _count_mine(user, condition: Q) -> Subquery:
+    """How many of the user's assignments meet `condition`, as a scalar
+    subquery whose WHERE names the annotator alone: the plan starts from the
+    user's assignments (their index) and reaches each item by its key, never
+    from the project's items (an item predicate in the WHERE let SQLite
+    start from the claim index: every item still short of leases)."""
     return Subquery(
-        queryset.order_by().annotate(n=Func(F("pk"), function="COUNT")).values("n")[:1],
+        Assignment.objects.filter(annotator=user)
+        .order_by()
+        .values("annotator")
+        .annotate(n=Count("pk", filter=condition))
+        .values("n"),
         output_field=IntegerField(),
     )
 
@@ -66,7 +74,7 @@ def _project_progress(project: Project, user) -> dict:
     with the project: its counter rows (kept by the database in every item
     change's transaction), the user's own assignments there and their
     Membership.judged. Read afresh on every page: right after each vote."""
-    mine = Assignment.objects.filter(annotator=user, item__project=project)
+    here = Q(item__project=project)
     judged = Membership.objects.filter(project=project, user=user).values("judged")
     totals = ProgressCounter.objects.filter(project=project).aggregate(
         needed=Sum("needed"),
@@ -75,10 +83,10 @@ def _project_progress(project: Project, user) -> dict:
         # aggregate() takes only aggregates: the Max of the one value each
         # subquery gives (evaluated once), None without counter rows (a
         # project without items) or, for judged, without a membership.
-        held=Max(_count(mine.filter(status=AssignmentStatus.OPEN))),
+        held=Max(_count_mine(user, here & Q(status=AssignmentStatus.OPEN))),
         # Items still short of leases that the user was already given: never
         # offered to them again.
-        given=Max(_count(mine.filter(item__live_assignments__lt=F("item__votes_needed")))),
+        given=Max(_count_mine(user, here & Q(item__live_assignments__lt=F("item__votes_needed")))),
         judged=Max(Subquery(judged)),
     )
     return {
