@@ -158,26 +158,18 @@ TEMPLATES = [
 DATA_DIR = Path(env_str("DATA_DIR", str(BASE_DIR / "var")))
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 DATABASE_URL = env_str("DATABASE_URL", "")
-# Seconds a connection is kept for the next request of its thread (0: one
-# per request). On SQLite as on PostgreSQL: opening the embedded file with its
-# PRAGMAs was 12-13 % of an API vote (issue 32). Django keeps one connection
-# per thread, so each gunicorn gthread thread reuses its own; a broken one is
-# replaced before a request uses it (CONN_HEALTH_CHECKS).
 DB_CONN_MAX_AGE = env_int("DB_CONN_MAX_AGE", 60, minimum=0)
 DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)  # PostgreSQL only
 SQLITE_OPTIONS = {
-    # IMMEDIATE takes the write lock at BEGIN, so concurrent claims serialise
-    # instead of failing with "database is locked" on lock upgrade; WAL lets
-    # readers continue meanwhile.
+    # IMMEDIATE takes the write lock at BEGIN, so concurrent claims serialise instead of failing
+    # with "database is locked" on lock upgrade; WAL lets readers continue meanwhile.
     "transaction_mode": "IMMEDIATE",
     "timeout": 20,
     "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
 }
 if DATABASE_URL:
     try:
-        _db = dj_database_url.parse(
-            DATABASE_URL, conn_max_age=DB_CONN_MAX_AGE, conn_health_checks=True
-        )
+        _db = dj_database_url.parse(DATABASE_URL, conn_max_age=DB_CONN_MAX_AGE)
     except Exception as exc:  # dj_database_url raises several types
         raise ImproperlyConfigured(f"DATABASE_URL could not be parsed: {exc}") from None
     if _db["ENGINE"] == "django.db.backends.sqlite3":
@@ -197,6 +189,7 @@ if DATABASE_URL:
             "prepare_threshold": 5,
             **_db.get("OPTIONS", {}),
         }
+    _db["CONN_HEALTH_CHECKS"] = True  # dj_database_url sets False (docs/decisions.md, issue 32)
     DATABASES = {"default": _db}
 else:
     DATABASES = {
