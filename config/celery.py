@@ -1,15 +1,108 @@
 import ctypes
 import ctypes.util
 import gc
+import json
 import logging
 import os
+import signal
+import traceback
 
-from celery import Celery, bootsteps
-from celery.signals import task_postrun
+from celery import Celery, Task, bootsteps
+from celery.signals import task_postrun, worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-app = Celery("triplet_studio")
+# The heavy jobs: each runs in a child process of the worker that exits when
+# it is done, so the memory it took (pandas, pyarrow, scipy, the rows of a
+# whole project) goes back to the system instead of staying in the worker
+# for its lifetime (issue 32: ~290 MB kept after release builds and the
+# agreement refresh). The light tasks (thumbnails, rendering, lease sweeps)
+# run in the worker itself.
+ISOLATED_TASKS = frozenset(
+    {
+        "curation.tasks.build_release_task",
+        "curation.tasks.build_mix_task",
+        "curation.tasks.refresh_agreement",
+        "curation.tasks.compute_label_quality_task",
+    }
+)
+_in_worker = False
+
+
+@worker_init.connect(weak=False)
+def _mark_worker(**kwargs) -> None:
+    # Set in the worker's main process before its pool starts (prefork
+    # children inherit it): tasks called as plain functions, run eagerly or
+    # in tests never fork.
+    global _in_worker
+    _in_worker = True
+
+
+class ChildTaskError(RuntimeError):
+    """An isolated task failed in its child process (the child's exception
+    type, message and traceback in the text), or the child died."""
+
+
+def run_in_child(call, *args, **kwargs):
+    """`call(*args, **kwargs)` in a forked child that exits afterwards; its
+    return value (JSON) back to the caller, its exception as ChildTaskError.
+    The parent's database connections are closed first, so the child opens
+    its own (a connection is never shared across a fork)."""
+    from django.db import connections
+
+    connections.close_all()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        os.close(read_end)
+        code = 0
+        try:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            try:
+                payload = {"value": call(*args, **kwargs)}
+            except BaseException as exc:  # reported to the parent, which raises
+                payload = {"error": f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"}
+                code = 1
+            try:
+                data = json.dumps(payload).encode()
+            except (TypeError, ValueError) as exc:
+                data, code = json.dumps({"error": f"result not JSON: {exc}"}).encode(), 1
+            with os.fdopen(write_end, "wb") as out:
+                out.write(data)
+            connections.close_all()
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as incoming:
+        data = incoming.read()
+    _, status = os.waitpid(pid, 0)
+    payload = json.loads(data) if data else {}
+    if "value" in payload and os.waitstatus_to_exitcode(status) == 0:
+        return payload["value"]
+    raise ChildTaskError(
+        payload.get("error") or f"the task's child process ended with status {status}"
+    )
+
+
+class IsolatingTask(Task):
+    """The app's task class: a task named in ISOLATED_TASKS, run by a worker
+    (not called directly, not eager), runs in a child process
+    (run_in_child)."""
+
+    def __call__(self, *args, **kwargs):
+        request = self.request
+        if (
+            _in_worker
+            and self.name in ISOLATED_TASKS
+            and not request.called_directly
+            and not request.is_eager
+        ):
+            return run_in_child(super().__call__, *args, **kwargs)
+        return super().__call__(*args, **kwargs)
+
+
+app = Celery("triplet_studio", task_cls=IsolatingTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 

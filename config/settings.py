@@ -161,9 +161,8 @@ DATABASE_URL = env_str("DATABASE_URL", "")
 DB_CONN_MAX_AGE = env_int("DB_CONN_MAX_AGE", 60, minimum=0)
 DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)  # PostgreSQL only
 SQLITE_OPTIONS = {
-    # IMMEDIATE takes the write lock at BEGIN, so concurrent claims serialise
-    # instead of failing with "database is locked" on lock upgrade; WAL lets
-    # readers continue meanwhile.
+    # IMMEDIATE takes the write lock at BEGIN, so concurrent claims serialise instead of failing
+    # with "database is locked" on lock upgrade; WAL lets readers continue meanwhile.
     "transaction_mode": "IMMEDIATE",
     "timeout": 20,
     "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
@@ -175,7 +174,6 @@ if DATABASE_URL:
         raise ImproperlyConfigured(f"DATABASE_URL could not be parsed: {exc}") from None
     if _db["ENGINE"] == "django.db.backends.sqlite3":
         _db["OPTIONS"] = {**SQLITE_OPTIONS, **_db.get("OPTIONS", {})}
-        _db["CONN_MAX_AGE"] = 0
     elif _db["ENGINE"] != "django.db.backends.postgresql":
         raise ImproperlyConfigured(
             f"DATABASE_URL engine {_db['ENGINE']} is not supported (use postgres:// or sqlite://)"
@@ -191,7 +189,7 @@ if DATABASE_URL:
             "prepare_threshold": 5,
             **_db.get("OPTIONS", {}),
         }
-    _db.setdefault("CONN_HEALTH_CHECKS", True)
+    _db["CONN_HEALTH_CHECKS"] = True  # dj_database_url sets False (docs/decisions.md, issue 32)
     DATABASES = {"default": _db}
 else:
     DATABASES = {
@@ -199,6 +197,8 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": DATA_DIR / "db.sqlite3",
             "OPTIONS": SQLITE_OPTIONS,
+            "CONN_MAX_AGE": DB_CONN_MAX_AGE,
+            "CONN_HEALTH_CHECKS": True,
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

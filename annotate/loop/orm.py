@@ -14,7 +14,7 @@ IMMEDIATE transactions serialise writers anyway (config/settings.py).
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Case, Exists, F, Q, When
 from django.utils import timezone
 
 from annotate.loop.rules import Vote, tally_delta
@@ -33,22 +33,25 @@ def tally_update(delta: dict[str, int]) -> dict:
 
 
 def check_leases(*, project: Project, annotator, now=None) -> tuple[Assignment | None, bool]:
-    """The two questions a claim asks first, in one query over the project's
-    open leases: the annotator's own unexpired one, if any (oldest first), and
-    whether any lease has run out."""
+    """The two questions a claim asks first, in one statement that makes at
+    most one instance: the annotator's own unexpired open lease, if any
+    (oldest first), and whether any lease of the project has run out (an
+    EXISTS, not a walk over the leases)."""
     now = now or timezone.now()
-    current, any_stale = None, False
-    leases = (
-        Assignment.objects.filter(item__project=project, status=AssignmentStatus.OPEN)
-        .filter(Q(annotator=annotator, lease_expires_at__gt=now) | Q(lease_expires_at__lte=now))
-        .order_by("claimed_at", "pk")
+    open_leases = Assignment.objects.filter(item__project=project, status=AssignmentStatus.OPEN)
+    stale = Q(lease_expires_at__lte=now)
+    first = (
+        open_leases.filter(Q(annotator=annotator, lease_expires_at__gt=now) | stale)
+        .annotate(any_stale=Exists(open_leases.filter(stale)))
+        # Their own lease first; a stale one only when they hold none.
+        .order_by(Case(When(stale, then=1), default=0), "claimed_at", "pk")
+        .first()
     )
-    for lease in leases:
-        if lease.lease_expires_at <= now:
-            any_stale = True
-        elif current is None:
-            current = lease
-    return current, any_stale
+    if first is None:
+        return None, False
+    if first.lease_expires_at <= now:
+        return None, True
+    return first, first.any_stale
 
 
 def claim(

@@ -19,6 +19,7 @@ from annotate.models import (
     Item,
     Judgement,
     Membership,
+    ProgressCounter,
     Project,
     parts_by_slot,
     shown_parts,
@@ -26,12 +27,10 @@ from annotate.models import (
 )
 
 
-def _project_progress(project: Project, user) -> dict:
-    """Votes collected and needed over the whole project, how many items are
-    left for `user` (the ones they hold open, the one on screen included,
-    and those they could still be given) and their Membership.judged, in
-    one statement read afresh on every page: right after each vote, not a
-    cached figure."""
+def reference_progress(project: Project, user) -> dict:
+    """The progress figures aggregated over every item of the project: what
+    the counters (annotate.models.progress) must always equal. Tests only:
+    its cost grows with the project."""
     mine = Assignment.objects.filter(annotator=user)
     judged = Membership.objects.filter(project=project, user=user).values("judged")
     return Item.objects.filter(project=project).aggregate(
@@ -52,6 +51,51 @@ def _project_progress(project: Project, user) -> dict:
         # project without items).
         judged=Max(Subquery(judged)),
     )
+
+
+def _count_mine(user, condition: Q) -> Subquery:
+    """How many of the user's assignments meet `condition`, as a scalar
+    subquery whose WHERE names the annotator alone: the plan starts from the
+    user's assignments (their index) and reaches each item by its key, never
+    from the project's items (an item predicate in the WHERE let SQLite
+    start from the claim index: every item still short of leases)."""
+    return Subquery(
+        Assignment.objects.filter(annotator=user)
+        .order_by()
+        .values("annotator")
+        .annotate(n=Count("pk", filter=condition))
+        .values("n"),
+        output_field=IntegerField(),
+    )
+
+
+def _project_progress(project: Project, user) -> dict:
+    """reference_progress's figures in one statement whose cost does not grow
+    with the project: its counter rows (kept by the database in every item
+    change's transaction), the user's own assignments there and their
+    Membership.judged. Read afresh on every page: right after each vote."""
+    here = Q(item__project=project)
+    judged = Membership.objects.filter(project=project, user=user).values("judged")
+    totals = ProgressCounter.objects.filter(project=project).aggregate(
+        needed=Sum("needed"),
+        collected=Sum("collected"),
+        unfilled=Sum("unfilled"),
+        # aggregate() takes only aggregates: the Max of the one value each
+        # subquery gives (evaluated once), None without counter rows (a
+        # project without items) or, for judged, without a membership.
+        held=Max(_count_mine(user, here & Q(status=AssignmentStatus.OPEN))),
+        # Items still short of leases that the user was already given: never
+        # offered to them again.
+        given=Max(_count_mine(user, here & Q(item__live_assignments__lt=F("item__votes_needed")))),
+        judged=Max(Subquery(judged)),
+    )
+    return {
+        "needed": totals["needed"],
+        "collected": totals["collected"],
+        "held": totals["held"] or 0,
+        "open": (totals["unfilled"] or 0) - (totals["given"] or 0),
+        "judged": totals["judged"],
+    }
 
 
 def progress(project: Project, user) -> dict:

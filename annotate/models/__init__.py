@@ -24,6 +24,7 @@ from annotate.models.parts import (
     shown_parts,
     write_mrb_parts,
 )
+from annotate.models.progress import ProgressCounter
 from annotate.models.projects import (
     DOMAIN_WORDING,
     MULTIMODAL_REWARDBENCH_DOMAINS,
@@ -72,6 +73,7 @@ __all__ = [
     "Membership",
     "PartKind",
     "PreferenceScale",
+    "ProgressCounter",
     "Project",
     "ProjectQuerySet",
     "Role",
