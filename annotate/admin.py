@@ -149,7 +149,7 @@ class ItemAdmin(admin.ModelAdmin):
 
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
-    list_display = ["item", "annotator", "status", "shown_swapped", "claimed_at"]
+    list_display = ["item", "annotator", "status", "display_order", "claimed_at"]
     list_filter = ["status"]
     list_select_related = ["item", "annotator"]
     raw_id_fields = ["item"]

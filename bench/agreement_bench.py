@@ -342,13 +342,13 @@ def build_project(
         copy_rows(
             Assignment,
             [
-                "id", "item_id", "annotator_id", "status", "shown_swapped", "claimed_at",
+                "id", "item_id", "annotator_id", "status", "display_order", "claimed_at",
                 "lease_expires_at", "submitted_at",
             ],
             (
                 (
                     assignment_ids[j], item_pk[j], annotator_pk[j], AssignmentStatus.SUBMITTED,
-                    swapped[j], claimed[j], claimed[j] + timedelta(minutes=30),
+                    "21" if swapped[j] else "12", claimed[j], claimed[j] + timedelta(minutes=30),
                     claimed[j] + timedelta(seconds=seconds[j]),
                 )
                 for j in range(n)
@@ -624,7 +624,7 @@ def measure_submits(project, annotators, submitter, per_case: int) -> dict:
                 for voter in annotators[:k]:
                     a = Assignment.objects.create(
                         item=item, annotator=voter, status=AssignmentStatus.SUBMITTED,
-                        shown_swapped=False, claimed_at=now - timedelta(minutes=5),
+                        display_order="12", claimed_at=now - timedelta(minutes=5),
                         lease_expires_at=now + timedelta(minutes=25), submitted_at=now,
                     )  # fmt: skip
                     Judgement.objects.create(
@@ -633,7 +633,7 @@ def measure_submits(project, annotators, submitter, per_case: int) -> dict:
                     )  # fmt: skip
                 mine = Assignment.objects.create(
                     item=item, annotator=submitter, status=AssignmentStatus.OPEN,
-                    shown_swapped=bool(m % 2), claimed_at=now - timedelta(seconds=40),
+                    display_order="21" if m % 2 else "12", claimed_at=now - timedelta(seconds=40),
                     lease_expires_at=now + timedelta(minutes=30),
                 )  # fmt: skip
                 ids.append(mine.pk)

@@ -137,11 +137,11 @@ def build_project(*, n_votes: int, seed: int) -> dict:
         claimed = [t0 + timedelta(seconds=20 * j) for j in range(n_current)]
         copy_rows(
             Assignment,
-            ["id", "item_id", "annotator_id", "status", "shown_swapped", "claimed_at",
+            ["id", "item_id", "annotator_id", "status", "display_order", "claimed_at",
              "lease_expires_at", "submitted_at"],
             (
                 (assignment_ids[j], item_ids[j // VOTES_PER_ITEM], annotator_pk[j], "submitted",
-                 swapped[j], claimed[j], claimed[j] + timedelta(minutes=30),
+                 "21" if swapped[j] else "12", claimed[j], claimed[j] + timedelta(minutes=30),
                  claimed[j] + timedelta(seconds=seconds[j]))
                 for j in range(n_current)
             ),

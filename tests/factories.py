@@ -92,10 +92,13 @@ def make_item(project: Project | None = None, domain: Domain | None = None, **kw
 def make_assignment(item: Item, annotator=None, **kwargs) -> Assignment:
     now = timezone.now()
     fields = {
-        "shown_swapped": False,
+        "display_order": "12",
         "claimed_at": now,
         "lease_expires_at": now + timedelta(minutes=30),
     }
+    # Tests written for pairs say shown_swapped=True/False (response 2 on the left).
+    if "shown_swapped" in kwargs:
+        fields["display_order"] = "21" if kwargs.pop("shown_swapped") else "12"
     fields.update(kwargs)
     return Assignment.objects.create(item=item, annotator=annotator or make_user(), **fields)
 

@@ -180,7 +180,7 @@ def cast_votes(
                     item_id=pk,
                     annotator=annotators[n],
                     status=AssignmentStatus.SUBMITTED,
-                    shown_swapped=False,
+                    display_order="12",
                     claimed_at=now,
                     lease_expires_at=now + timedelta(seconds=1),
                     submitted_at=now,

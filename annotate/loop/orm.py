@@ -52,7 +52,7 @@ def check_leases(*, project: Project, annotator, now=None) -> tuple[Assignment |
 
 
 def claim(
-    *, project: Project, annotator, swapped: bool, now, lease_expires_at, check_stale: bool
+    *, project: Project, annotator, order: str, now, lease_expires_at, check_stale: bool
 ) -> tuple[Assignment | None, bool]:
     """(The leased or resumed assignment, or None; whether nothing was leased
     because stale leases wait to be returned: with check_stale, any lease of
@@ -92,7 +92,7 @@ def claim(
         assignment = Assignment.objects.create(
             item=item,
             annotator=annotator,
-            shown_swapped=swapped,
+            display_order=order,
             claimed_at=now,
             lease_expires_at=lease_expires_at,
         )

@@ -103,7 +103,7 @@ _CLAIM_IMAGE = _select_columns("g", ImageAsset)
 #   that comes from the UPDATE's RETURNING.
 CLAIM_SQL = """
     WITH own AS (
-        SELECT a.id, a.item_id, a.shown_swapped, a.claimed_at, a.lease_expires_at
+        SELECT a.id, a.item_id, a.display_order, a.claimed_at, a.lease_expires_at
         FROM annotate_assignment a INNER JOIN annotate_item o ON o.id = a.item_id
         WHERE a.annotator_id = %(user)s AND a.status = 'open'
           AND a.lease_expires_at > %(now)s AND o.project_id = %(project)s AND {member}
@@ -129,11 +129,11 @@ CLAIM_SQL = """
         RETURNING u.id, u.live_assignments
     ), leased AS (
         INSERT INTO annotate_assignment
-            (item_id, annotator_id, status, shown_swapped, claimed_at, lease_expires_at,
+            (item_id, annotator_id, status, display_order, claimed_at, lease_expires_at,
              submitted_at, skip_reason)
-        SELECT id, %(user)s, 'open', %(swapped)s, %(now)s, %(lease)s, NULL, ''
+        SELECT id, %(user)s, 'open', %(order)s, %(now)s, %(lease)s, NULL, ''
         FROM counted
-        RETURNING id, item_id, shown_swapped, claimed_at, lease_expires_at
+        RETURNING id, item_id, display_order, claimed_at, lease_expires_at
     ), found AS (
         SELECT leased.*, counted.live_assignments AS live
         FROM leased INNER JOIN counted ON counted.id = leased.item_id
@@ -142,7 +142,7 @@ CLAIM_SQL = """
     )
     SELECT
         EXISTS (SELECT 1 FROM stale),
-        found.id, found.shown_swapped, found.claimed_at, found.lease_expires_at,
+        found.id, found.display_order, found.claimed_at, found.lease_expires_at,
         COALESCE(found.live, i.live_assignments),
         {columns}
     FROM (SELECT 1) AS one
@@ -157,14 +157,14 @@ CLAIM_SQL = """
 
 
 def claim_parameters(
-    *, project: Project, annotator, swapped: bool, now, lease_expires_at, check_stale: bool
+    *, project: Project, annotator, order: str, now, lease_expires_at, check_stale: bool
 ) -> dict:
     """CLAIM_SQL's parameters."""
     return {
         "project": project.pk,
         "user": annotator.pk,
         "superuser": annotator.is_superuser,
-        "swapped": swapped,
+        "order": order,
         "now": now,
         "lease": lease_expires_at,
         "check_stale": check_stale,
@@ -172,7 +172,7 @@ def claim_parameters(
 
 
 def claim(
-    *, project: Project, annotator, swapped: bool, now, lease_expires_at, check_stale: bool
+    *, project: Project, annotator, order: str, now, lease_expires_at, check_stale: bool
 ) -> tuple[Assignment | None, bool]:
     """(The leased or resumed assignment, or None; whether nothing was leased
     because stale leases wait to be returned.) The assignment comes with its
@@ -181,7 +181,7 @@ def claim(
     parameters = claim_parameters(
         project=project,
         annotator=annotator,
-        swapped=swapped,
+        order=order,
         now=now,
         lease_expires_at=lease_expires_at,
         check_stale=check_stale,
@@ -204,7 +204,7 @@ def claim(
         with connection.cursor() as cursor:
             cursor.execute(CLAIM_SQL, parameters)
             row = cursor.fetchone()
-    stale, assignment_id, shown_swapped, claimed_at, lease_until, live = row[:6]
+    stale, assignment_id, display_order, claimed_at, lease_until, live = row[:6]
     if assignment_id is None:
         return None, stale
     item, domain, image = _instances(
@@ -218,7 +218,7 @@ def claim(
         "item_id": item.pk,
         "annotator_id": annotator.pk,
         "status": AssignmentStatus.OPEN,
-        "shown_swapped": shown_swapped,
+        "display_order": display_order,
         "claimed_at": claimed_at,
         "lease_expires_at": lease_until,
         "submitted_at": None,

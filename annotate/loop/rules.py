@@ -3,10 +3,15 @@ counts in, when it may be revised, and the one mapping between what the
 annotator saw (left/right) and the canonical terms every judgement is stored
 in (response 1 / response 2). No Django import: tested without a database.
 
-`shown_swapped` (an Assignment's) is True when response 2 was displayed on
-the left. Everything that turns a side into a response or back (the compare
-page's form, its error messages and history, the REST API) calls the
-functions below.
+An Assignment stores the order its item's response slots were displayed
+in, as a permutation of the slots (`display_order`: "12" or "21" for a
+pair, the slot shown first first; up to MAX_SLOTS slots, one digit each),
+chosen on the server (draw_order). For a pair, "swapped" (is_swapped) means
+response 2 was displayed on the left. The services take a vote as
+displayed (DisplayedVote) and map it here (canonical_vote), after locking
+the assignment; everything else that turns a side into a response or back
+(the compare page's error messages and history, the REST API's answers, the
+votes export) calls the functions below.
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ TIE = "tie"
 LABELS = ("yes", "no", "unsure")
 GRADES = ("A", "B", "C")  # a response's letter grade (annotate.models.Grade)
 SIDES = ("left", "right")
+# Response slots are numbered 1..N in import order; a display order holds
+# one digit per slot, so an item has at most nine.
+MAX_SLOTS = 9
+PAIR_ORDERS = ("12", "21")
 
 
 class AnnotationError(Exception):
@@ -49,6 +58,26 @@ class Vote:
     strength: int | None = None
     grade_1: str = ""
     grade_2: str = ""
+    confidence: int | None = None
+    rationale: str = ""
+    active_seconds: float = 0.0
+    flagged_problem: bool = False
+    problem_reason: str = ""
+
+
+@dataclass(frozen=True)
+class DisplayedVote:
+    """A pair's answer as the annotator gave it, in displayed terms (left /
+    right, a strength oriented to the left response): what the compare page
+    and the REST API hand to the services, which map it to a Vote with the
+    assignment's display order once they hold its lock (canonical_vote)."""
+
+    choice: str = ""  # "left", "right", "tie" ("" with a graded strength)
+    correct_left: str = ""
+    correct_right: str = ""
+    strength: int | None = None
+    grade_left: str = ""
+    grade_right: str = ""
     confidence: int | None = None
     rationale: str = ""
     active_seconds: float = 0.0
@@ -185,6 +214,46 @@ def tally_delta(*, new: _Labelled, old: _Labelled | None = None) -> dict[str, in
 # --- What was displayed <-> canonical terms -----------------------------------------------
 
 
+def draw_order(n_slots: int, rng: Any) -> str:
+    """A display order for an item of `n_slots` response slots, drawn on the
+    server from `rng` (random.Random's interface): uniform over the
+    permutations. A pair takes one draw, response 2 first below 0.5."""
+    if not 2 <= n_slots <= MAX_SLOTS:
+        raise ValueError(f"an item has 2 to {MAX_SLOTS} response slots, not {n_slots}")
+    if n_slots == 2:
+        return PAIR_ORDERS[1] if rng.random() < 0.5 else PAIR_ORDERS[0]
+    slots = [str(slot) for slot in range(1, n_slots + 1)]
+    rng.shuffle(slots)
+    return "".join(slots)
+
+
+def is_order(order: str, n_slots: int | None = None) -> bool:
+    """Whether `order` is a display order: a permutation of the slots 1..N
+    (N = `n_slots` when given), one digit each."""
+    n = len(order)
+    if n_slots is not None and n != n_slots:
+        return False
+    return 2 <= n <= MAX_SLOTS and sorted(order) == [str(s) for s in range(1, n + 1)]
+
+
+def displayed_slots(order: str) -> tuple[int, ...]:
+    """The canonical slot displayed at each position, first to last."""
+    return tuple(int(slot) for slot in order)
+
+
+def is_swapped(order: str) -> bool:
+    """A pair's display order in the left/right terms of the functions
+    below: True when response 2 was displayed on the left."""
+    if order not in PAIR_ORDERS:
+        raise ValueError(f"not the display order of a pair: {order!r}")
+    return order == PAIR_ORDERS[1]
+
+
+def pair_order(*, swapped: bool) -> str:
+    """The display order of a pair shown swapped (response 2 on the left) or not."""
+    return PAIR_ORDERS[1] if swapped else PAIR_ORDERS[0]
+
+
 def response_on(side: str, *, swapped: bool) -> str:
     """The canonical response ("1"/"2") displayed on `side` ("left"/"right")."""
     if side not in SIDES:
@@ -240,33 +309,21 @@ def choice_contradiction(choice: str, strength: int | None) -> str:
     )
 
 
-def vote_from_displayed(
-    *,
-    swapped: bool,
-    choice: str = "",
-    correct_left: str = "",
-    correct_right: str = "",
-    strength: int | None = None,
-    grade_left: str = "",
-    grade_right: str = "",
-    confidence: int | None = None,
-    rationale: str = "",
-    active_seconds: float = 0.0,
-    flagged_problem: bool = False,
-    problem_reason: str = "",
-) -> Vote:
-    """The Vote of an answer given in displayed terms (left/right). A graded
-    answer gives `strength` (oriented to the left response); its collapsed
-    choice comes from it. (A `choice` sent with it that says otherwise is
-    refused before this, by the form and the API: choice_contradiction.)"""
+def canonical_vote(vote: DisplayedVote, *, order: str) -> Vote:
+    """The Vote of an answer given in displayed terms, for an assignment whose
+    display order is `order` (a pair's). A graded answer gives `strength`
+    (oriented to the left response); its collapsed choice comes from it. (A
+    `choice` sent with it that says otherwise is refused before this, by the
+    form and the API: choice_contradiction.)"""
+    swapped = is_swapped(order)
     # (The swap is its own inverse: displayed_pair turns (left, right) back
     # into (response 1, response 2).)
-    correct_1, correct_2 = displayed_pair(correct_left, correct_right, swapped=swapped)
-    grade_1, grade_2 = displayed_pair(grade_left, grade_right, swapped=swapped)
-    canonical = canonical_strength(strength, swapped=swapped)
+    correct_1, correct_2 = displayed_pair(vote.correct_left, vote.correct_right, swapped=swapped)
+    grade_1, grade_2 = displayed_pair(vote.grade_left, vote.grade_right, swapped=swapped)
+    canonical = canonical_strength(vote.strength, swapped=swapped)
     return Vote(
         choice=(
-            canonical_choice(choice, swapped=swapped)
+            canonical_choice(vote.choice, swapped=swapped)
             if canonical is None
             else scales.choice_of(canonical)
         ),
@@ -275,12 +332,17 @@ def vote_from_displayed(
         strength=canonical,
         grade_1=grade_1,
         grade_2=grade_2,
-        confidence=confidence,
-        rationale=rationale,
-        active_seconds=active_seconds,
-        flagged_problem=flagged_problem,
-        problem_reason=problem_reason,
+        confidence=vote.confidence,
+        rationale=vote.rationale,
+        active_seconds=vote.active_seconds,
+        flagged_problem=vote.flagged_problem,
+        problem_reason=vote.problem_reason,
     )
+
+
+def vote_from_displayed(*, order: str, **displayed: Any) -> Vote:
+    """canonical_vote() of the DisplayedVote with these fields."""
+    return canonical_vote(DisplayedVote(**displayed), order=order)
 
 
 def displayed_answer(judgement: _Labelled, *, swapped: bool) -> dict[str, Any]:
@@ -313,3 +375,10 @@ def displayed_field(name: str, *, swapped: bool) -> str:
     if name in ("grade_1", "grade_2"):
         return "grade_" + side_of(name[-1], swapped=swapped)
     return name
+
+
+def displayed_errors(errors: dict[str, str], *, order: str) -> dict[str, str]:
+    """validate_vote's messages (by canonical field name) by the field names
+    the annotator saw, for an assignment displayed in `order`."""
+    swapped = is_swapped(order)
+    return {displayed_field(name, swapped=swapped): message for name, message in errors.items()}

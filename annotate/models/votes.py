@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import ExpressionWrapper, F, Q
+from django.db.models.functions import Length
+from django.db.models.lookups import GreaterThanOrEqual, LessThan, LessThanOrEqual
 
 from annotate.loop import rules
 from annotate.models.items import Item
@@ -20,6 +22,16 @@ class AssignmentStatus(models.TextChoices):
 
 # Statuses that count towards an item's votes_needed.
 LIVE_ASSIGNMENT_STATUSES = (AssignmentStatus.OPEN, AssignmentStatus.SUBMITTED)
+
+
+def _permutation_of_its_length(field: str) -> Q:
+    """`field` is a permutation of the digits 1..N, N its length (2 to
+    MAX_SLOTS): each digit d is there whenever the length reaches d."""
+    length = Length(field)
+    condition = Q(GreaterThanOrEqual(length, 2)) & Q(LessThanOrEqual(length, rules.MAX_SLOTS))
+    for digit in range(1, rules.MAX_SLOTS + 1):
+        condition &= Q(LessThan(length, digit)) | Q(**{f"{field}__contains": str(digit)})
+    return condition
 
 
 class Assignment(models.Model):
@@ -38,8 +50,10 @@ class Assignment(models.Model):
     status = models.CharField(
         max_length=16, choices=AssignmentStatus.choices, default=AssignmentStatus.OPEN
     )
-    # True when response 2 was displayed on the left. Chosen on the server.
-    shown_swapped = models.BooleanField()
+    # The item's response slots in the order they were displayed, first
+    # (left) to last: a permutation of 1..N, one digit per slot ("12" or
+    # "21" for a pair). Chosen on the server (annotate.loop.rules.draw_order).
+    display_order = models.CharField(max_length=rules.MAX_SLOTS)
     claimed_at = models.DateTimeField()
     lease_expires_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
@@ -49,6 +63,13 @@ class Assignment(models.Model):
 
     class Meta:
         constraints = [
+            # A permutation of the slots 1..N, N its length (2 to 9): every
+            # digit up to the length is there, so no other character fits.
+            models.CheckConstraint(
+                condition=Q(display_order__in=rules.PAIR_ORDERS)  # the common case, decided at once
+                | _permutation_of_its_length("display_order"),
+                name="annotate_assignment_display_order_permutation",
+            ),
             models.UniqueConstraint(
                 fields=["item", "annotator"], name="annotate_assignment_one_per_annotator"
             ),
@@ -79,6 +100,12 @@ class Assignment(models.Model):
     def __str__(self) -> str:
         return f"{self.item} → {self.annotator} ({self.status})"
 
+    @property
+    def shown_swapped(self) -> bool:
+        """A pair's display order in left/right terms: True when response 2
+        was displayed on the left (derived from display_order, not stored)."""
+        return rules.is_swapped(self.display_order)
+
     def displayed_to_canonical(self, side: str) -> str:
         """The canonical response ("1"/"2") displayed on `side` ("left"/"right")."""
         return rules.response_on(side, swapped=self.shown_swapped)
@@ -104,6 +131,21 @@ class Grade(models.TextChoices):
     A = "A", "A"
     B = "B", "B"
     C = "C", "C"
+
+
+class JudgementQuerySet(models.QuerySet):
+    def with_pair_answers(self) -> JudgementQuerySet:
+        """The one way to read a pair's vote in the terms readers have always
+        used: each judgement with `shown_swapped` (its assignment's display
+        order put as a pair's left/right: True when response 2 was on the
+        left). Use the name in values()/values_list() and filters like a
+        field."""
+        return self.annotate(
+            shown_swapped=ExpressionWrapper(
+                Q(assignment__display_order=rules.PAIR_ORDERS[1]),
+                output_field=models.BooleanField(),
+            )
+        )
 
 
 class Judgement(models.Model):
@@ -147,6 +189,8 @@ class Judgement(models.Model):
     imported = models.BooleanField(default=False)
     problem_reason = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = JudgementQuerySet.as_manager()
 
     class Meta:
         constraints = [

@@ -115,14 +115,15 @@ VERDICT_COLUMNS: tuple[tuple[str, str], ...] = (
 COLUMNS = {"votes": VOTE_COLUMNS, "verdicts": VERDICT_COLUMNS}
 
 # What the service reads of each Judgement (values_list through its
-# assignment and item), in this order; vote_record turns it into a row.
+# assignment and item, on Judgement.objects.with_pair_answers()), in this
+# order; vote_record turns it into a row.
 VOTE_FIELDS = (
     "pk",
     "assignment_id",
     "assignment__item__domain_id",
     "assignment__item__external_id",
     "assignment__annotator_id",
-    "assignment__shown_swapped",
+    "shown_swapped",
     "revision",
     "is_current",
     "choice",

@@ -489,3 +489,15 @@ def test_a_grade_outside_a_b_c_is_rejected():
     assignment = make_assignment(make_item())
     with rejected_by("annotate_judgement_grade_valid"):
         Judgement.objects.create(assignment=assignment, choice="1", grade_2="F")
+
+
+@pytest.mark.parametrize("order", ["", "1", "11", "13", "122", "1234567891", "2x", "0 1"])
+def test_a_display_order_that_is_no_permutation_of_its_slots_is_rejected(order):
+    item = make_item()
+    with rejected_by("annotate_assignment_display_order_permutation"):
+        make_assignment(item, display_order=order)
+
+
+@pytest.mark.parametrize("order", ["12", "21", "312", "4132", "987654321"])
+def test_display_orders_of_two_to_nine_slots_are_accepted(order):
+    assert make_assignment(make_item(), display_order=order).pk

@@ -77,7 +77,7 @@ def test_submit_converts_displayed_choice_to_canonical(project, swapped):
     user = make_member(project)
     client = token_client(user)
     a = client.post(next_url(project)).json()
-    Assignment.objects.filter(pk=a["id"]).update(shown_swapped=swapped)
+    Assignment.objects.filter(pk=a["id"]).update(display_order="21" if swapped else "12")
     r = client.post(
         f"/api/v1/assignments/{a['id']}/judgement/",
         {"choice": "left", "correct_left": "yes", "correct_right": "no", "rationale": "ok"},
@@ -151,7 +151,7 @@ def test_loop_bodies_are_exactly_what_the_documented_serializers_write(project, 
     client = token_client(make_member(project))
     a = client.post(next_url(project)).json()
     assert AssignmentSerializer(a).data == a
-    Assignment.objects.filter(pk=a["id"]).update(shown_swapped=swapped)
+    Assignment.objects.filter(pk=a["id"]).update(display_order="21" if swapped else "12")
     vote = {"choice": "right", "correct_left": "no", "correct_right": "yes", "rationale": "r"}
     url = f"/api/v1/assignments/{a['id']}/judgement/"
     for query in ("?next=true", ""):

@@ -54,7 +54,7 @@ def test_graded6_is_mmrb2s_scale_and_graded7_has_a_tie_in_the_middle():
 )
 def test_a_displayed_graded_answer_is_stored_oriented_to_response_1(swapped, strength, grades):
     vote = rules.vote_from_displayed(
-        swapped=swapped,
+        order=rules.pair_order(swapped=swapped),
         choice="left",  # (the form and the API refuse one that contradicts the strength)
         strength=strength,
         grade_left=grades[0],

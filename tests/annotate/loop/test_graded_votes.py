@@ -27,7 +27,7 @@ def graded_item(scale="graded6", *, swapped=False, asks_grade=False, votes_per_i
     make_item(project, domain=domain)
     user = make_member(project)
     assignment = claim_next_item(project=project, annotator=user)
-    Assignment.objects.filter(pk=assignment.pk).update(shown_swapped=swapped)
+    Assignment.objects.filter(pk=assignment.pk).update(display_order="21" if swapped else "12")
     return project, user, assignment
 
 
@@ -110,7 +110,7 @@ def test_the_api_takes_a_graded_vote_in_displayed_terms(swapped):
     assert a["preference_scale"] == "graded6" and a["asks_grade"] is False
     assert a["scale"][0]["label"] == "A much better"
     assert [p["strength"] for p in a["scale"]] == [3, 2, 1, -1, -2, -3]
-    Assignment.objects.filter(pk=a["id"]).update(shown_swapped=swapped)
+    Assignment.objects.filter(pk=a["id"]).update(display_order="21" if swapped else "12")
     url = f"/api/v1/assignments/{a['id']}/judgement/"
     refused = api.post(url, {"choice": "left"}, format="json")
     assert refused.status_code == 400

@@ -195,7 +195,7 @@ def test_what_the_annotator_pressed_comes_back_as_displayed():
         user = make_member(project)
         assignment = claim_next_item(project=project, annotator=user)
         vote = rules.vote_from_displayed(
-            swapped=assignment.shown_swapped, strength=shown, grade_left="", rationale="r"
+            order=assignment.display_order, strength=shown, grade_left="", rationale="r"
         )
         submit_judgement(assignment_id=assignment.pk, annotator=user, vote=vote)
         given[assignment.pk] = (shown, assignment.shown_swapped)
