@@ -49,6 +49,7 @@ from harness import (
     Results,
     bench_database,
     copy_rows,
+    copy_votes,
     database_url,
     mb,
     migrate,
@@ -176,8 +177,7 @@ def build_project(*, n_votes: int, seed: int) -> dict:
                 yield (assignment_ids[j], 2 if j in revised else 1, True, choices[j], c1, c2,
                        confidence[j], text, seconds[j], 0.8 * seconds[j], at)  # fmt: skip
 
-        written = copy_rows(
-            Judgement,
+        written = copy_votes(
             ["assignment_id", "revision", "is_current", "choice", "correct_1", "correct_2",
              "confidence", "rationale", "seconds_spent", "active_seconds", "created_at"],
             judgements(),

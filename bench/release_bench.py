@@ -58,6 +58,7 @@ from harness import (
     Results,
     bench_database,
     copy_rows,
+    copy_votes,
     database_url,
     mb,
     memory,
@@ -287,8 +288,7 @@ def build_project(*, slug: str, n_items: int, n_images: int, n_annotators: int, 
         choices = ("1", "2", "tie")
         flat = votes.ravel().tolist()
         confidence = rng.integers(1, 4, n_votes).tolist()
-        copy_rows(
-            Judgement,
+        copy_votes(
             [
                 "assignment_id", "revision", "is_current", "choice", "correct_1", "correct_2",
                 "confidence", "rationale", "seconds_spent", "active_seconds",

@@ -17,8 +17,16 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotate.loop.rules import Vote, tally_delta
-from annotate.models import Assignment, AssignmentStatus, Item, Judgement, Membership, Project
+from annotate.loop.rules import SLOT_ANSWER_FIELDS, Vote, slot_answers, tally_delta
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    Item,
+    Judgement,
+    JudgementSlot,
+    Membership,
+    Project,
+)
 
 # What update_verdict() reads from the item a vote was counted on.
 ITEM_COUNTS = ("votes_needed", "votes_1", "votes_2", "votes_tie")
@@ -122,12 +130,24 @@ def assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
     )
 
 
-def record_vote(*, assignment: Assignment, annotator, fields: dict, vote: Vote, now) -> Judgement:
-    """Store the judgement (`fields`), mark the assignment submitted, count
-    the vote in its item's tallies and in the annotator's Membership.judged;
-    `assignment.item` gets its tallies back."""
-    item = assignment.item
+def create_judgement(fields: dict, vote: Vote) -> Judgement:
+    """A judgement row (`fields`) and its slot rows (rules.slot_answers)."""
     judgement = Judgement.objects.create(**fields)
+    answers = slot_answers(vote)
+    if answers:
+        JudgementSlot.objects.bulk_create(
+            JudgementSlot(judgement=judgement, **dict(zip(SLOT_ANSWER_FIELDS, row, strict=True)))
+            for row in answers
+        )
+    return judgement
+
+
+def record_vote(*, assignment: Assignment, annotator, fields: dict, vote: Vote, now) -> Judgement:
+    """Store the judgement (`fields`) and its per-slot answers, mark the
+    assignment submitted, count the vote in its item's tallies and in the
+    annotator's Membership.judged; `assignment.item` gets its tallies back."""
+    item = assignment.item
+    judgement = create_judgement(fields, vote)
     Assignment.objects.filter(pk=assignment.pk).update(
         status=AssignmentStatus.SUBMITTED, submitted_at=now
     )

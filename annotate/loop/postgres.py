@@ -22,7 +22,7 @@ from functools import cache
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Model
 
-from annotate.loop.rules import Vote, tally_columns
+from annotate.loop.rules import SLOT_ANSWER_FIELDS, Vote, slot_answers, tally_columns
 from annotate.models import (
     Assignment,
     AssignmentStatus,
@@ -30,6 +30,7 @@ from annotate.models import (
     ImageAsset,
     Item,
     Judgement,
+    JudgementSlot,
     Project,
 )
 from annotate.projects import MEMBER_SQL
@@ -332,16 +333,29 @@ def assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
 _JUDGEMENT_FIELDS = [f for f in Judgement._meta.concrete_fields if not f.primary_key]
 
 
+# A slot row's columns after its judgement's (rules.SLOT_ANSWER_FIELDS).
+_SLOT_COLUMNS = [JudgementSlot._meta.get_field(name).column for name in SLOT_ANSWER_FIELDS]
+
+
 @cache
-def _record_vote_sql(tally: tuple[str, ...]) -> str:
+def _record_vote_sql(tally: tuple[str, ...], n_slots: int = 0) -> str:
     """record_vote()'s statement for a vote counted in the `tally` columns
-    (from a fixed set: validate_vote checked the labels), built once."""
+    (from a fixed set: validate_vote checked the labels) with `n_slots`
+    slot rows (rules.slot_answers), built once."""
     quote = connection.ops.quote_name
+    slotted = ""
+    if n_slots:
+        row = "(" + ", ".join(["%s::smallint", "%s", "%s", "%s::smallint"]) + ")"
+        slotted = f"""
+        ), slotted AS (
+            INSERT INTO annotate_judgementslot (judgement_id, {", ".join(_SLOT_COLUMNS)})
+            SELECT judged.id, v.* FROM judged
+            CROSS JOIN (VALUES {", ".join([row] * n_slots)}) AS v ({", ".join(_SLOT_COLUMNS)})"""
     return f"""
         WITH judged AS (
             INSERT INTO annotate_judgement ({", ".join(f.column for f in _JUDGEMENT_FIELDS)})
             VALUES ({", ".join(["%s"] * len(_JUDGEMENT_FIELDS))})
-            RETURNING id
+            RETURNING id{slotted}
         ), submitted AS (
             UPDATE annotate_assignment SET status = %s, submitted_at = %s WHERE id = %s
         ), counted AS (
@@ -358,22 +372,24 @@ def _record_vote_sql(tally: tuple[str, ...]) -> str:
 
 
 def record_vote(*, assignment: Assignment, annotator, fields: dict, vote: Vote, now) -> Judgement:
-    """Store the judgement (`fields`), mark the assignment submitted, count
-    the vote in its item's tallies and in the annotator's Membership.judged,
-    in one statement; `assignment.item` gets its tallies back (the UPDATE
-    holds the item row until commit, so they include every vote committed
-    before and none after)."""
+    """Store the judgement (`fields`) and its per-slot answers, mark the
+    assignment submitted, count the vote in its item's tallies and in the
+    annotator's Membership.judged, in one statement; `assignment.item` gets
+    its tallies back (the UPDATE holds the item row until commit, so they
+    include every vote committed before and none after)."""
     item = assignment.item
     # A field the vote does not set gets the model's default, as the ORM's
     # create() gives it (a column added with a default needs no edit here).
     values = [
         fields[f.attname] if f.attname in fields else f.get_default() for f in _JUDGEMENT_FIELDS
     ]
+    answers = slot_answers(vote)
     with connection.cursor() as cursor:
         cursor.execute(
-            _record_vote_sql(tuple(tally_columns(vote))),
+            _record_vote_sql(tuple(tally_columns(vote)), len(answers)),
             [
                 *values,
+                *(value for row in answers for value in row),
                 AssignmentStatus.SUBMITTED,
                 now,
                 assignment.pk,

@@ -33,6 +33,9 @@ SIDES = ("left", "right")
 # one digit per slot, so an item has at most nine.
 MAX_SLOTS = 9
 PAIR_ORDERS = ("12", "21")
+PAIR_SLOTS = (1, 2)
+# A best-of-N judgement's choice: the slot picked, or none of them.
+BEST_OF_N_CHOICES = (*(str(slot) for slot in range(1, MAX_SLOTS + 1)), "none")
 
 
 class AnnotationError(Exception):
@@ -145,20 +148,29 @@ def validate_vote(vote: Vote, *, project: _Project, domain: _Domain) -> None:
 
 
 def vote_fields(vote: Vote) -> dict[str, Any]:
-    """The Judgement fields a vote sets, cleaned as they are stored."""
+    """The Judgement fields a vote sets, cleaned as they are stored (its
+    per-slot answers are slot_answers())."""
     return {
         "choice": vote.choice,
-        "correct_1": vote.correct_1,
-        "correct_2": vote.correct_2,
         "strength": vote.strength,
-        "grade_1": vote.grade_1,
-        "grade_2": vote.grade_2,
         "confidence": vote.confidence,
         "rationale": vote.rationale.strip(),
         "active_seconds": vote.active_seconds,
         "flagged_problem": vote.flagged_problem,
         "problem_reason": vote.problem_reason.strip()[:500],
     }
+
+
+# A JudgementSlot row's values, in this order.
+SLOT_ANSWER_FIELDS = ("slot", "correctness", "grade", "rank")
+
+
+def slot_answers(vote: Vote) -> list[tuple[int, str, str, int | None]]:
+    """The JudgementSlot rows of a vote, (slot, correctness, grade, rank) in
+    slot order: one for each slot that got an answer, none for the others
+    (not asked)."""
+    answers = ((1, vote.correct_1, vote.grade_1), (2, vote.correct_2, vote.grade_2))
+    return [(slot, label, grade, None) for slot, label, grade in answers if label or grade]
 
 
 class _Revisable(Protocol):

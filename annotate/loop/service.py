@@ -550,13 +550,17 @@ def revise_judgement(*, assignment_id: int, annotator, vote: DisplayedVote | Vot
         if not can_revise(item):
             raise AnnotationError("This item has all its votes; it can no longer be revised.")
         vote = _checked_vote(vote, assignment=assignment, project=item.project, domain=item.domain)
-        old = assignment.judgements.get(is_current=True)
+        # The old vote's labels, read through the one accessor of pair answers.
+        old = Judgement.objects.with_pair_answers().get(assignment=assignment, is_current=True)
         Judgement.objects.filter(pk=old.pk).update(is_current=False)
-        judgement = Judgement.objects.create(
-            assignment=assignment,
-            revision=old.revision + 1,
-            seconds_spent=old.seconds_spent,
-            **vote_fields(vote),
+        judgement = orm.create_judgement(
+            {
+                "assignment": assignment,
+                "revision": old.revision + 1,
+                "seconds_spent": old.seconds_spent,
+                **vote_fields(vote),
+            },
+            vote,
         )
         changes = tally_delta(new=vote, old=old)
         if changes:

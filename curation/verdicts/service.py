@@ -56,8 +56,12 @@ def verdict_snapshot(verdict: Verdict) -> dict:
 
 def _rule_votes(item_ids) -> dict[int, list[RuleVote]]:
     votes: dict[int, list[RuleVote]] = defaultdict(list)
-    rows = Judgement.objects.filter(assignment__item_id__in=item_ids, is_current=True).values_list(
-        "assignment__item_id", "choice", "correct_1", "correct_2", "flagged_problem", "strength"
+    rows = (
+        Judgement.objects.with_pair_answers()
+        .filter(assignment__item_id__in=item_ids, is_current=True)
+        .values_list(
+            "assignment__item_id", "choice", "correct_1", "correct_2", "flagged_problem", "strength"
+        )
     )
     for item_id, choice, c1, c2, flagged, strength in rows:
         votes[item_id].append(RuleVote(choice, c1, c2, flagged, strength))
@@ -182,8 +186,11 @@ _SAVE_VERDICT_SQL = (
 # (autovacuum off, or not yet run) got a hash join over every judgement, 2 ms
 # at 13,000 of them and growing.
 _ITEM_RULE_VOTES_SQL = """
-    SELECT j.choice, j.correct_1, j.correct_2, j.flagged_problem, j.strength
+    SELECT j.choice, COALESCE(s1.correctness, ''), COALESCE(s2.correctness, ''),
+        j.flagged_problem, j.strength
     FROM annotate_judgement j
+    LEFT JOIN annotate_judgementslot s1 ON s1.judgement_id = j.id AND s1.slot = 1
+    LEFT JOIN annotate_judgementslot s2 ON s2.judgement_id = j.id AND s2.slot = 2
     WHERE j.is_current AND j.assignment_id {}
 """
 _ITEM_ASSIGNMENTS = "(SELECT a.id FROM annotate_assignment a WHERE a.item_id = %s)"

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from annotate.loop import orm, postgres, service
 from annotate.loop.rules import AnnotationError, Vote
-from annotate.models import Assignment, AssignmentStatus, Item, Judgement, Membership
+from annotate.models import Assignment, AssignmentStatus, Item, Judgement, JudgementSlot, Membership
 from curation.models import AuditEvent, Verdict
 from tests.conftest import requires_postgres
 from tests.factories import make_item, make_member, make_project, make_user
@@ -128,9 +128,7 @@ def run(project, people, steps) -> list:
                     answers.append(None)
                     continue
 
-                def vote(a, drawn=drawn):
-                    return vote_for(drawn, a.item)
-
+                vote = vote_for(drawn, target.item)
                 if kind == "submit":
                     j = service.submit_judgement(
                         assignment_id=target.pk, annotator=person, vote=vote, now=now
@@ -221,6 +219,22 @@ def database(project) -> dict:
                 r["revision"],
             ),
             skip=("assignment_id",),
+        ),
+        # Each judgement's per-slot answers (issue 32), by judgement and slot.
+        "slots": rows(
+            JudgementSlot.objects.filter(judgement__assignment__item__project=project).values(
+                "judgement__assignment__item__external_id",
+                "judgement__assignment__annotator__username",
+                "judgement__revision",
+                *_fields(JudgementSlot),
+            ),
+            lambda r: (
+                r["judgement__assignment__item__external_id"],
+                r["judgement__assignment__annotator__username"],
+                r["judgement__revision"],
+                r["slot"],
+            ),
+            skip=("judgement_id",),
         ),
         "items": rows(Item.objects.filter(project=project).values(), lambda r: r["external_id"]),
         "memberships": dict(

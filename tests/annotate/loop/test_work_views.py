@@ -90,7 +90,7 @@ def test_correctness_labels_are_mapped_to_canonical_responses(client):
         reverse("work_submit", args=[a.pk]),
         {"choice": "right", "correct_left": "no", "correct_right": "yes"},
     )
-    j = Judgement.objects.get(assignment=a)
+    j = Judgement.objects.with_pair_answers().get(assignment=a)
     # right was response 1 on a swapped display
     assert (j.choice, j.correct_1, j.correct_2) == ("1", "yes", "no")
 

@@ -214,7 +214,7 @@ def test_the_graded_header():
         "scale,strength,scale_value,grade_1,grade_2,correct_1,correct_2,shown_left,"
         "choice_displayed,strength_displayed,point_displayed,grade_left,grade_right,"
         "correct_left,correct_right,confidence,rationale,flagged_problem,problem_reason,"
-        "claimed_at,submitted_at,voted_at,seconds_spent,active_seconds,imported"
+        "claimed_at,submitted_at,voted_at,seconds_spent,active_seconds,imported,task"
     )
 
 

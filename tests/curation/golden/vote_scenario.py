@@ -132,6 +132,8 @@ def _export(project: Project, kind: str, varying: set[str]) -> list[dict]:
     rows = []
     for row in export_rows(project=project, kind=kind):
         record = dict(zip(names, row, strict=True))
+        # Issue 32 added the vote's task as the last column: every pair's is "pairwise".
+        assert record.pop("task", "pairwise") == "pairwise"
         rows.append({k: v for k, v in record.items() if k not in varying})
     return rows
 
