@@ -50,10 +50,15 @@ class JudgementInvalid(AnnotationError):
 
 @dataclass(frozen=True)
 class Vote:
-    """A judgement in canonical terms (response 1 / response 2), as the form or
-    API hands it over after undoing the displayed order (vote_from_displayed)."""
+    """A judgement in canonical slot terms, as the services store it after
+    undoing the displayed order (canonical_vote). A pair's (task
+    "pairwise"): choice "1", "2" or "tie" and its per-slot answers as
+    correct_1/2, grade_1/2. Best of N: choice the slot picked ("1".."9") or
+    "none". A ranking: choice "" and `ranks`, one per slot 1..N (ties share a
+    rank). The N-slot tasks are admitted by the schema and these rules; no
+    page or endpoint asks them yet."""
 
-    choice: str  # "1", "2" or "tie"
+    choice: str  # pairwise "1", "2" or "tie"; best of N a slot or "none"; ranking ""
     correct_1: str = ""
     correct_2: str = ""
     # Graded projects: the signed strength oriented to response 1
@@ -66,6 +71,8 @@ class Vote:
     active_seconds: float = 0.0
     flagged_problem: bool = False
     problem_reason: str = ""
+    task: str = "pairwise"  # annotate.models.Task
+    ranks: tuple[int, ...] = ()  # a ranking's rank of slot 1, 2, … N
 
 
 @dataclass(frozen=True)
@@ -151,6 +158,7 @@ def vote_fields(vote: Vote) -> dict[str, Any]:
     """The Judgement fields a vote sets, cleaned as they are stored (its
     per-slot answers are slot_answers())."""
     return {
+        "task": vote.task,
         "choice": vote.choice,
         "strength": vote.strength,
         "confidence": vote.confidence,
@@ -169,8 +177,62 @@ def slot_answers(vote: Vote) -> list[tuple[int, str, str, int | None]]:
     """The JudgementSlot rows of a vote, (slot, correctness, grade, rank) in
     slot order: one for each slot that got an answer, none for the others
     (not asked)."""
+    if vote.ranks:
+        return [(slot, "", "", rank) for slot, rank in enumerate(vote.ranks, start=1)]
     answers = ((1, vote.correct_1, vote.grade_1), (2, vote.correct_2, vote.grade_2))
     return [(slot, label, grade, None) for slot, label, grade in answers if label or grade]
+
+
+# --- Answers over N slots (best of N, rankings) ------------------------------------------
+
+BEST_OF_N = "best_of_n"
+RANKING = "ranking"
+
+
+def is_competition_ranking(ranks: tuple[int, ...]) -> bool:
+    """Whether `ranks` (one per slot) rank the slots with ties as sports do
+    ("1224"): each rank is one more than the number of slots ranked above."""
+    return all(rank == 1 + sum(1 for other in ranks if other < rank) for rank in ranks)
+
+
+def validate_slot_vote(vote: Vote, *, n_slots: int) -> None:
+    """Raise JudgementInvalid unless `vote` is a valid best-of-N pick or
+    ranking over an item of `n_slots` response slots (in canonical terms)."""
+    errors: dict[str, str] = {}
+    if vote.task == BEST_OF_N:
+        if vote.choice != "none" and vote.choice not in {str(s) for s in range(1, n_slots + 1)}:
+            errors["choice"] = "Pick one of the responses, or none of them."
+        if vote.ranks:
+            errors["ranks"] = "A best-of-N vote picks one response; it ranks none."
+    elif vote.task == RANKING:
+        if vote.choice:
+            errors["choice"] = "A ranking has no single choice."
+        if len(vote.ranks) != n_slots:
+            errors["ranks"] = f"Rank each of the {n_slots} responses."
+        elif not is_competition_ranking(vote.ranks):
+            errors["ranks"] = "Ranks run from 1 with ties sharing one (e.g. 1, 2, 2, 4)."
+    else:
+        errors["task"] = f"Not a task over N responses: {vote.task!r}."
+    if vote.strength is not None:
+        errors["strength"] = "Only a pair's vote has a strength."
+    if vote.correct_1 or vote.correct_2 or vote.grade_1 or vote.grade_2:
+        errors["correct_1"] = "Per-response labels of N responses are not asked yet."
+    if errors:
+        raise JudgementInvalid(errors)
+
+
+def canonical_pick(position: int | None, *, order: str) -> str:
+    """A best-of-N pick given as a displayed position (0 = shown first;
+    None = none of them) as the choice stored: the slot displayed there."""
+    return "none" if position is None else order[position]
+
+
+def canonical_ranks(displayed: tuple[int, ...], *, order: str) -> tuple[int, ...]:
+    """Ranks given per displayed position, as ranks per canonical slot 1..N."""
+    if len(displayed) != len(order):
+        raise ValueError("one rank per displayed response")
+    by_slot = {int(slot): rank for slot, rank in zip(order, displayed, strict=True)}
+    return tuple(by_slot[slot] for slot in range(1, len(order) + 1))
 
 
 class _Revisable(Protocol):
