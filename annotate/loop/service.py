@@ -452,9 +452,11 @@ def _checked_vote(vote: DisplayedVote | Vote, *, assignment: Assignment, project
     """`vote` in canonical terms (mapped with the assignment's display order
     when it came as displayed), or JudgementInvalid with the messages by the
     field names the caller used."""
-    if not isinstance(vote, DisplayedVote):
+    if isinstance(vote, Vote):
         validate_vote(vote, project=project, domain=domain)
         return vote
+    if not isinstance(vote, DisplayedVote):
+        raise TypeError(f"a vote is a DisplayedVote or a Vote, not {type(vote).__name__}")
     canonical = canonical_vote(vote, order=assignment.display_order)
     try:
         validate_vote(canonical, project=project, domain=domain)

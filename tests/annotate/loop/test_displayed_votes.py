@@ -86,3 +86,12 @@ def test_a_drawn_display_order_is_a_permutation_of_the_slots(n):
     assert all(rules.is_order(o, n) for o in orders)
     assert len(orders) > 1
     assert not rules.is_order("11") and not rules.is_order("13") and rules.is_order("312")
+
+
+def test_the_services_take_a_vote_not_a_callback():
+    a, user, _ = claimed("12", domain="general_preference")
+    with pytest.raises(TypeError, match="DisplayedVote or a Vote"):
+        submit_judgement(
+            assignment_id=a.pk, annotator=user, vote=lambda assignment: DisplayedVote("left")
+        )
+    assert not Judgement.objects.exists()
