@@ -15,7 +15,16 @@ from django.db import migrations, models
 PAIR = (1, 2)
 
 
+def _checks_now(schema_editor):
+    """PostgreSQL: check the foreign keys of the rows written here at once, so
+    that no trigger event is left pending when the table is altered next in
+    the same transaction ("cannot ALTER TABLE ... pending trigger events")."""
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+
+
 def slots_from_columns(apps, schema_editor):
+    _checks_now(schema_editor)
     Judgement = apps.get_model("annotate", "Judgement")
     JudgementSlot = apps.get_model("annotate", "JudgementSlot")
     rows = (
@@ -37,6 +46,7 @@ def slots_from_columns(apps, schema_editor):
 
 
 def columns_from_slots(apps, schema_editor):
+    _checks_now(schema_editor)
     JudgementSlot = apps.get_model("annotate", "JudgementSlot")
     Judgement = apps.get_model("annotate", "Judgement")
     rows = JudgementSlot.objects.values_list("judgement_id", "slot", "correctness", "grade")
@@ -227,6 +237,7 @@ class Migration(migrations.Migration):
                         ("task", "best_of_n"),
                     ),
                     models.Q(("choice", ""), ("task", "ranking")),
+                    models.Q(("task__in", ["pairwise", "best_of_n", "ranking"]), _negated=True),
                     _connector="OR",
                 ),
                 name="annotate_judgement_choice_valid",

@@ -222,7 +222,9 @@ class Judgement(models.Model):
             models.CheckConstraint(
                 condition=Q(task=Task.PAIRWISE, choice__in=Choice.values)
                 | Q(task=Task.BEST_OF_N, choice__in=rules.BEST_OF_N_CHOICES)
-                | Q(task=Task.RANKING, choice=""),
+                | Q(task=Task.RANKING, choice="")
+                # An unknown task is annotate_judgement_task_valid's to refuse.
+                | ~Q(task__in=Task.values),
                 name="annotate_judgement_choice_valid",
             ),
             models.CheckConstraint(
