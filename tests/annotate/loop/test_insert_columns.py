@@ -90,8 +90,6 @@ def test_every_field_the_claim_does_not_set_gets_the_models_default():
         assert new[f"new_{f.column}"] == f.get_db_prep_save(expected, connection), f.name
     # The same instance the ORM path saves.
     assert (
-        orm.new_lease(
-            item=None, annotator=user, order="21", now=now, lease_expires_at=lease
-        ).status
+        orm.new_lease(item=None, annotator=user, order="21", now=now, lease_expires_at=lease).status
         == new["new_status"]
     )
