@@ -19,9 +19,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from curation.evaluation.mmrb2_scoring import first_judgement, flip
-
-from .models import ItemPrediction
-from .probability import judge_share
+from curation.models import ItemPrediction
+from curation.quality.probability import judge_share
 
 CANONICAL = {"A": "1", "B": "2"}
 

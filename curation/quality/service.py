@@ -15,24 +15,23 @@ from django.utils import timezone
 from annotate.models import Judgement, Project
 from curation.agreement.reports import STALE_REQUEST
 from curation.evaluation.service import EvaluationError
-
-from ..models import (
+from curation.models import (
     Evaluation,
     ItemPrediction,
     ItemQuality,
     LabelQualityRun,
+    LabelQualityStatus,
     ScoringFormat,
     Verdict,
 )
-from .label_quality import (
+from curation.quality.label_quality import (
     QualityUnavailable,
     analyse,
     label_quality,
     libraries_available,
     models_against,
 )
-from .mmrb2_predictions import ensure_mmrb2_item_predictions
-from .models import LabelQualityStatus
+from curation.quality.mmrb2_predictions import ensure_mmrb2_item_predictions
 
 log = logging.getLogger(__name__)
 

@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 CHUNK = 2000
 # The least time between two progress updates of a building release.
 PROGRESS_SECONDS = 0.5
-# Training mixes (curation.releases.mix_build): one still "building" after
+# Training mixes (curation.releases.mixes.build): one still "building" after
 # this long is taken to have died with its worker. Releases have a heartbeat.
 STALE_BUILD = timedelta(minutes=30)
 

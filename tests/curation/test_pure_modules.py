@@ -16,6 +16,8 @@ PURE_MODULES = [
     "curation.agreement.diagnostics",
     "curation.releases.exporter",
     "curation.releases.parquet",
+    "curation.releases.mixes.rows",
+    "curation.releases.mixes.files",
     "curation.exports.records",
     "curation.exports.formats",
     "curation.evaluation.scoring",

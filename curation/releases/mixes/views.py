@@ -20,8 +20,8 @@ from common.body_guard import guard_body
 from common.storage import open_stored
 from curation.models import Mix, ReleaseStatus
 from curation.releases import publishing
-from curation.releases.mix_forms import MixForm
-from curation.releases.mix_service import MixError, create_mix, curated_projects, may_mix
+from curation.releases.mixes.forms import MixForm
+from curation.releases.mixes.service import MixError, create_mix, curated_projects, may_mix
 from curation.releases.views import attachment_name
 
 PAGE_SIZE = 50

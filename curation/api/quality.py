@@ -19,6 +19,16 @@ from common.api.errors import Conflict, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.api.schema import OPTIONAL_RESPONSES, RESPONSES
 from common.body_guard import guard_body
+from curation.models import ItemQuality, LabelQualityRun, LabelQualityStatus, Verdict
+from curation.quality.label_quality import libraries_available
+from curation.quality.service import INSTALL_HINT, LabelQualityError, request_label_quality
+from curation.quality.views import (
+    VIEWS,
+    entry_for,
+    entry_predictions,
+    item_entries,
+    suspected_errors,
+)
 from curation.verdicts.decisions import (
     ConflictOfInterest,
     CurationError,
@@ -26,11 +36,6 @@ from curation.verdicts.decisions import (
     confirm_label,
     overturn_label,
 )
-
-from ..models import ItemQuality, LabelQualityRun, LabelQualityStatus, Verdict
-from .label_quality import libraries_available
-from .service import INSTALL_HINT, LabelQualityError, request_label_quality
-from .views import VIEWS, entry_for, entry_predictions, item_entries, suspected_errors
 
 
 def _project(request, slug):

@@ -18,8 +18,8 @@ from rest_framework.test import APIClient
 from annotate.models import Membership
 from curation.models import Mix, ReleaseStatus
 from curation.releases import publishing
-from curation.releases.mix_build import build_mix
-from curation.releases.mix_service import (
+from curation.releases.mixes.build import build_mix
+from curation.releases.mixes.service import (
     PROVENANCES,
     STATUSES,
     MixError,

@@ -21,7 +21,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from curation.models import RELEASABLE, Mix, ReleaseItem, ReleaseStatus, Verdict
-from curation.releases import exporter, mix_files, parquet, publishing
+from curation.releases import exporter, parquet, publishing
 from curation.releases.build import (
     _HOST,
     PROGRESS_SECONDS,
@@ -30,7 +30,8 @@ from curation.releases.build import (
     _remove_dead_attempts,
     public_error,
 )
-from curation.releases.mix_rows import Candidate, Filters, SourceSpec, select
+from curation.releases.mixes import files
+from curation.releases.mixes.rows import Candidate, Filters, SourceSpec, select
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +193,7 @@ def _write(mix: Mix, folder):
             for s in sources
         ],
     }
-    return mix_files.write_mix(
+    return files.write_mix(
         folder,
         selection,
         labels=[s.label for s in specs],

@@ -1,5 +1,5 @@
 """Recording a training mix (built in the background by
-curation.releases.mix_build) and who may mix what."""
+curation.releases.mixes.build) and who may mix what."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def create_mix(
 ) -> Mix:
     """Check and record a mix, and queue its build once the transaction commits."""
     from config.celery import enqueue_on_commit
-    from curation.releases.mix_tasks import build_mix_task
+    from curation.releases.mixes.tasks import build_mix_task
 
     if not SLUG.fullmatch(name or ""):
         raise MixError("Name the mix with letters, digits, dashes or underscores (a slug).")

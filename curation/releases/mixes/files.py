@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.releases import card, exporter, trl
-from curation.releases.mix_rows import Candidate, Selection, trl_row
+from curation.releases.mixes.rows import Candidate, Selection, trl_row
 
 SCHEMA_VERSION = "1.0"
 NORMALISATION = "Unicode NFKC, then casefold, then white space collapsed to one space and trimmed"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django import forms
 
 from curation.models import Mix, Provenance, VerdictStatus
-from curation.releases.mix_service import SourceChoice, curated_projects, mixable_releases
+from curation.releases.mixes.service import SourceChoice, curated_projects, mixable_releases
 
 PROVENANCE_CHOICES = [(p.value, p.label) for p in Provenance if p.value]
 

@@ -8,7 +8,7 @@ from celery import shared_task
 )
 def build_mix_task(self, mix_id: int) -> str:
     """Build a mix (idempotent: a ready mix is left as it is)."""
-    from curation.releases.mix_build import build_mix
+    from curation.releases.mixes.build import build_mix
 
     redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
     return build_mix(mix_id=mix_id, take_over=redelivered).status

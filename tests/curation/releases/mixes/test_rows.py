@@ -3,7 +3,7 @@ deduplication and its report, the TRL row (no database)."""
 
 from __future__ import annotations
 
-from curation.releases.mix_rows import (
+from curation.releases.mixes.rows import (
     Candidate,
     Filters,
     SourceSpec,
