@@ -3,7 +3,16 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import TokenProxy
 
-from .models import Assignment, Domain, ImageAsset, Item, Judgement, Membership, Project
+from .models import (
+    Assignment,
+    Domain,
+    ImageAsset,
+    Item,
+    Judgement,
+    JudgementSlot,
+    Membership,
+    Project,
+)
 from .models.parts import (
     SLOT_COLUMNS,
     ItemPart,
@@ -149,19 +158,36 @@ class ItemAdmin(admin.ModelAdmin):
 
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
-    list_display = ["item", "annotator", "status", "shown_swapped", "claimed_at"]
+    list_display = ["item", "annotator", "status", "display_order", "claimed_at"]
     list_filter = ["status"]
     list_select_related = ["item", "annotator"]
     raw_id_fields = ["item"]
+
+
+class JudgementSlotInline(admin.TabularInline):
+    """A judgement's per-slot answers (issue 32), read-only as the judgement."""
+
+    model = JudgementSlot
+    fields = ["slot", "correctness", "grade", "rank"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(Judgement)
 class JudgementAdmin(admin.ModelAdmin):
     """Judgements are append-only: viewable, never editable or deletable."""
 
-    list_display = ["assignment", "revision", "is_current", "choice", "created_at"]
-    list_filter = ["choice", "is_current"]
+    list_display = ["assignment", "revision", "is_current", "task", "choice", "created_at"]
+    list_filter = ["task", "choice", "is_current"]
     list_select_related = ["assignment"]
+    inlines = [JudgementSlotInline]
 
     def has_add_permission(self, request):
         return False

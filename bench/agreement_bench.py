@@ -67,6 +67,7 @@ from harness import (
     Results,
     bench_database,
     copy_rows,
+    copy_votes,
     database_url,
     finish,
     next_ids,
@@ -216,7 +217,6 @@ def build_project(
         Assignment,
         AssignmentStatus,
         Item,
-        Judgement,
         Membership,
         Project,
         shuffle_key,
@@ -342,20 +342,19 @@ def build_project(
         copy_rows(
             Assignment,
             [
-                "id", "item_id", "annotator_id", "status", "shown_swapped", "claimed_at",
+                "id", "item_id", "annotator_id", "status", "display_order", "claimed_at",
                 "lease_expires_at", "submitted_at",
             ],
             (
                 (
                     assignment_ids[j], item_pk[j], annotator_pk[j], AssignmentStatus.SUBMITTED,
-                    swapped[j], claimed[j], claimed[j] + timedelta(minutes=30),
+                    "21" if swapped[j] else "12", claimed[j], claimed[j] + timedelta(minutes=30),
                     claimed[j] + timedelta(seconds=seconds[j]),
                 )
                 for j in range(n)
             ),
         )  # fmt: skip
-        copy_rows(
-            Judgement,
+        copy_votes(
             [
                 "assignment_id", "revision", "is_current", "choice", "correct_1", "correct_2",
                 "rationale", "seconds_spent", "active_seconds", "flagged_problem",
@@ -528,7 +527,7 @@ def tally_mismatches(project) -> int:
 
     recount = ", ".join(
         [f"count(*) FILTER (WHERE j.choice = '{c}')" for c in CHOICES]
-        + [f"count(*) FILTER (WHERE j.correct_{r} = '{lab}')" for r in "12" for lab in LABELS]
+        + [f"count(*) FILTER (WHERE s{r}.correctness = '{lab}')" for r in "12" for lab in LABELS]
     )
     stored = ", ".join(
         f"i.{c}::bigint" for c in ["votes_1", "votes_2", "votes_tie", *LABEL_TALLIES]
@@ -540,6 +539,8 @@ def tally_mismatches(project) -> int:
                     SELECT a.item_id, ROW({recount}) AS counts
                     FROM {Judgement._meta.db_table} j
                     JOIN {Assignment._meta.db_table} a ON a.id = j.assignment_id
+                    LEFT JOIN annotate_judgementslot s1 ON s1.judgement_id = j.id AND s1.slot = 1
+                    LEFT JOIN annotate_judgementslot s2 ON s2.judgement_id = j.id AND s2.slot = 2
                     WHERE j.is_current GROUP BY a.item_id
                 ) r ON r.item_id = i.id
                 WHERE i.project_id = %s
@@ -596,7 +597,14 @@ def measure_submits(project, annotators, submitter, per_case: int) -> dict:
 
     import curation.verdicts.receivers as receivers
     from annotate.loop.service import Vote, submit_judgement
-    from annotate.models import Assignment, AssignmentStatus, Item, Judgement, Membership
+    from annotate.models import (
+        Assignment,
+        AssignmentStatus,
+        Item,
+        Judgement,
+        JudgementSlot,
+        Membership,
+    )
     from curation.models import Verdict
 
     Membership.objects.get_or_create(
@@ -624,16 +632,17 @@ def measure_submits(project, annotators, submitter, per_case: int) -> dict:
                 for voter in annotators[:k]:
                     a = Assignment.objects.create(
                         item=item, annotator=voter, status=AssignmentStatus.SUBMITTED,
-                        shown_swapped=False, claimed_at=now - timedelta(minutes=5),
+                        display_order="12", claimed_at=now - timedelta(minutes=5),
                         lease_expires_at=now + timedelta(minutes=25), submitted_at=now,
                     )  # fmt: skip
-                    Judgement.objects.create(
-                        assignment=a, choice="1", correct_1="yes", correct_2="no",
-                        seconds_spent=30,
-                    )  # fmt: skip
+                    judgement = Judgement.objects.create(assignment=a, choice="1", seconds_spent=30)
+                    JudgementSlot.objects.bulk_create([
+                        JudgementSlot(judgement=judgement, slot=1, correctness="yes"),
+                        JudgementSlot(judgement=judgement, slot=2, correctness="no"),
+                    ])  # fmt: skip
                 mine = Assignment.objects.create(
                     item=item, annotator=submitter, status=AssignmentStatus.OPEN,
-                    shown_swapped=bool(m % 2), claimed_at=now - timedelta(seconds=40),
+                    display_order="21" if m % 2 else "12", claimed_at=now - timedelta(seconds=40),
                     lease_expires_at=now + timedelta(minutes=30),
                 )  # fmt: skip
                 ids.append(mine.pk)

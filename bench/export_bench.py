@@ -49,6 +49,7 @@ from harness import (
     Results,
     bench_database,
     copy_rows,
+    copy_votes,
     database_url,
     mb,
     migrate,
@@ -137,11 +138,11 @@ def build_project(*, n_votes: int, seed: int) -> dict:
         claimed = [t0 + timedelta(seconds=20 * j) for j in range(n_current)]
         copy_rows(
             Assignment,
-            ["id", "item_id", "annotator_id", "status", "shown_swapped", "claimed_at",
+            ["id", "item_id", "annotator_id", "status", "display_order", "claimed_at",
              "lease_expires_at", "submitted_at"],
             (
                 (assignment_ids[j], item_ids[j // VOTES_PER_ITEM], annotator_pk[j], "submitted",
-                 swapped[j], claimed[j], claimed[j] + timedelta(minutes=30),
+                 "21" if swapped[j] else "12", claimed[j], claimed[j] + timedelta(minutes=30),
                  claimed[j] + timedelta(seconds=seconds[j]))
                 for j in range(n_current)
             ),
@@ -176,8 +177,7 @@ def build_project(*, n_votes: int, seed: int) -> dict:
                 yield (assignment_ids[j], 2 if j in revised else 1, True, choices[j], c1, c2,
                        confidence[j], text, seconds[j], 0.8 * seconds[j], at)  # fmt: skip
 
-        written = copy_rows(
-            Judgement,
+        written = copy_votes(
             ["assignment_id", "revision", "is_current", "choice", "correct_1", "correct_2",
              "confidence", "rationale", "seconds_spent", "active_seconds", "created_at"],
             judgements(),

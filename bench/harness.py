@@ -255,6 +255,45 @@ def copy_rows(model, columns: Sequence[str], rows: Iterable[Sequence]) -> int:
     return n
 
 
+# A pair's per-slot answers, as the benches give them beside a judgement's
+# columns, and where each goes: (slot, JudgementSlot column).
+PAIR_SLOT_COLUMNS = {
+    "correct_1": (1, "correctness"),
+    "correct_2": (2, "correctness"),
+    "grade_1": (1, "grade"),
+    "grade_2": (2, "grade"),
+}
+
+
+def copy_votes(columns: Sequence[str], rows: Iterable[Sequence]) -> int:
+    """COPY judgements given with a pair's correct_1/correct_2/grade_1/grade_2
+    among `columns`: the judgement rows, then their per-slot answers as
+    JudgementSlot rows (issue 32), one per slot that has an answer."""
+    from annotate.models import Judgement, JudgementSlot
+
+    rows = list(rows)
+    ids = next_ids(Judgement, len(rows))
+    own = [i for i, c in enumerate(columns) if c not in PAIR_SLOT_COLUMNS]
+    answers = [(i, *PAIR_SLOT_COLUMNS[c]) for i, c in enumerate(columns) if c in PAIR_SLOT_COLUMNS]
+    written = copy_rows(
+        Judgement,
+        ["id", *(columns[i] for i in own)],
+        ([pk, *(row[i] for i in own)] for pk, row in zip(ids, rows, strict=True)),
+    )
+
+    def slot_rows():
+        for pk, row in zip(ids, rows, strict=True):
+            by_slot: dict[int, dict[str, str]] = {}
+            for i, slot, column in answers:
+                if row[i]:
+                    by_slot.setdefault(slot, {})[column] = row[i]
+            for slot, given in sorted(by_slot.items()):
+                yield (pk, slot, given.get("correctness", ""), given.get("grade", ""))
+
+    copy_rows(JudgementSlot, ["judgement_id", "slot", "correctness", "grade"], slot_rows())
+    return written
+
+
 # --- The results table ---------------------------------------------------------------------
 
 

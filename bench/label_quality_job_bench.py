@@ -118,7 +118,7 @@ def build(n_items: int, votes: int) -> dict:
                     item_id=ids[i],
                     annotator=annotators[a],
                     status="submitted",
-                    shown_swapped=False,
+                    display_order="12",
                     claimed_at=now,
                     lease_expires_at=now + timedelta(minutes=30),
                     submitted_at=now,

@@ -58,6 +58,7 @@ from harness import (
     Results,
     bench_database,
     copy_rows,
+    copy_votes,
     database_url,
     mb,
     memory,
@@ -271,13 +272,14 @@ def build_project(*, slug: str, n_items: int, n_images: int, n_annotators: int, 
         copy_rows(
             Assignment,
             [
-                "id", "item_id", "annotator_id", "status", "shown_swapped", "claimed_at",
+                "id", "item_id", "annotator_id", "status", "display_order", "claimed_at",
                 "lease_expires_at", "submitted_at",
             ],
             (
                 (
                     assignment_ids[j], item_ids[j // VOTES_PER_ITEM], annotator_pk[j],
-                    "submitted", swapped[j], claimed[j], claimed[j] + timedelta(minutes=30),
+                    "submitted", "21" if swapped[j] else "12", claimed[j],
+                    claimed[j] + timedelta(minutes=30),
                     claimed[j] + timedelta(seconds=seconds[j]),
                 )
                 for j in range(n_votes)
@@ -286,8 +288,7 @@ def build_project(*, slug: str, n_items: int, n_images: int, n_annotators: int, 
         choices = ("1", "2", "tie")
         flat = votes.ravel().tolist()
         confidence = rng.integers(1, 4, n_votes).tolist()
-        copy_rows(
-            Judgement,
+        copy_votes(
             [
                 "assignment_id", "revision", "is_current", "choice", "correct_1", "correct_2",
                 "confidence", "rationale", "seconds_spent", "active_seconds",

@@ -400,8 +400,11 @@ def check_database(url: str, acknowledged: dict[int, str], decided: dict[int, st
         )
         votes: dict[int, list[RuleVote]] = defaultdict(list)
         for item_id, choice, c1, c2, flagged in conn.execute(
-            """SELECT a.item_id, j.choice, j.correct_1, j.correct_2, j.flagged_problem
+            """SELECT a.item_id, j.choice, COALESCE(s1.correctness, ''),
+                      COALESCE(s2.correctness, ''), j.flagged_problem
                FROM annotate_judgement j JOIN annotate_assignment a ON a.id = j.assignment_id
+               LEFT JOIN annotate_judgementslot s1 ON s1.judgement_id = j.id AND s1.slot = 1
+               LEFT JOIN annotate_judgementslot s2 ON s2.judgement_id = j.id AND s2.slot = 2
                WHERE j.is_current"""
         ):
             votes[item_id].append(RuleVote(choice, c1, c2, flagged))

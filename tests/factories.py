@@ -19,6 +19,7 @@ from annotate.models import (
     ImageAsset,
     Item,
     Judgement,
+    JudgementSlot,
     Membership,
     Project,
     write_mrb_parts,
@@ -92,18 +93,35 @@ def make_item(project: Project | None = None, domain: Domain | None = None, **kw
 def make_assignment(item: Item, annotator=None, **kwargs) -> Assignment:
     now = timezone.now()
     fields = {
-        "shown_swapped": False,
+        "display_order": "12",
         "claimed_at": now,
         "lease_expires_at": now + timedelta(minutes=30),
     }
+    # Tests written for pairs say shown_swapped=True/False (response 2 on the left).
+    if "shown_swapped" in kwargs:
+        fields["display_order"] = "21" if kwargs.pop("shown_swapped") else "12"
     fields.update(kwargs)
     return Assignment.objects.create(item=item, annotator=annotator or make_user(), **fields)
 
 
 def make_judgement(assignment: Assignment, choice: str = "1", **kwargs) -> Judgement:
     """A judgement row; a current one is counted in its item's tallies, as
-    annotate.loop.service counts a vote (the dashboard reads only the tallies)."""
+    annotate.loop.service counts a vote (the dashboard reads only the tallies).
+    A pair's per-slot answers may be given as correct_1/2 and grade_1/2: they
+    become JudgementSlot rows (issue 32), and the judgement comes back with
+    them as attributes, as Judgement.objects.with_pair_answers() reads it."""
+    answers = {
+        name: kwargs.pop(name, "") for name in ("correct_1", "correct_2", "grade_1", "grade_2")
+    }
     judgement = Judgement.objects.create(assignment=assignment, choice=choice, **kwargs)
+    for slot in (1, 2):
+        correctness, grade = answers[f"correct_{slot}"], answers[f"grade_{slot}"]
+        if correctness or grade:
+            JudgementSlot.objects.create(
+                judgement=judgement, slot=slot, correctness=correctness, grade=grade
+            )
+    for name, value in answers.items():
+        setattr(judgement, name, value)
     if assignment.status == AssignmentStatus.OPEN:
         # A judged assignment is no longer an open lease (a curator's decision
         # ends open leases).
@@ -116,7 +134,7 @@ def make_judgement(assignment: Assignment, choice: str = "1", **kwargs) -> Judge
         columns = [{"1": "votes_1", "2": "votes_2", "tie": "votes_tie"}.get(choice)]
         columns += [
             f"correct_{response}_{label}"
-            for response, label in (("1", judgement.correct_1), ("2", judgement.correct_2))
+            for response, label in (("1", answers["correct_1"]), ("2", answers["correct_2"]))
             if label in ("yes", "no", "unsure")
         ]
         # Values the constraint tests feed in on purpose have no tally column.

@@ -3,7 +3,8 @@
 Annotators are blind here as in the browser: an assignment carries the two
 responses in *displayed* order (left/right), never model names, gold, the
 item's external ID or anyone's votes; a judgement is sent in displayed terms
-and turned into canonical ones before it reaches the service.
+and goes to the service as it is: the service maps it to canonical terms
+with the assignment's display order after locking it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from annotate.loop import rules, scales
 from annotate.loop.service import (
     AnnotationError,
     JudgementInvalid,
-    Vote,
     claim_next_item,
     skip_item,
     submit_and_claim_next,
@@ -373,31 +373,24 @@ class SubmitJudgementApi(APIView):
             raise exceptions.ValidationError(serializer.errors)
         claim_next = _flag(request, "next")
         data = serializer.validated_data
-        # The service reads and locks the assignment (with its item and
-        # project) and hands it here to map displayed sides to canonical ones:
-        # nothing is read before it.
-        seen: list[Assignment] = []
-
-        def vote_for(assignment: Assignment) -> Vote:
-            seen.append(assignment)
-            return rules.vote_from_displayed(swapped=assignment.shown_swapped, **data)
-
+        # The vote goes as displayed: the service reads and locks the
+        # assignment and maps it to canonical terms with its display order.
+        vote = rules.DisplayedVote(**data)
         try:
             if claim_next:
                 # The next item is leased in the vote's transaction (one commit).
                 judgement, following = submit_and_claim_next(
-                    assignment_id=assignment_id, annotator=request.user, vote=vote_for
+                    assignment_id=assignment_id, annotator=request.user, vote=vote
                 )
             else:
                 judgement = submit_judgement(
-                    assignment_id=assignment_id, annotator=request.user, vote=vote_for
+                    assignment_id=assignment_id, annotator=request.user, vote=vote
                 )
         except Assignment.DoesNotExist:
             raise exceptions.NotFound("No such assignment.") from None
         except JudgementInvalid as exc:
-            swapped = seen[0].shown_swapped
-            fields = {rules.displayed_field(k, swapped=swapped): [v] for k, v in exc.errors.items()}
-            raise exceptions.ValidationError(fields) from None
+            # By the field names sent (left/right): the service maps them back.
+            raise exceptions.ValidationError({k: [v] for k, v in exc.errors.items()}) from None
         except AnnotationError as exc:
             raise Conflict(str(exc)) from None
         assignment = judgement.assignment

@@ -40,9 +40,9 @@ from annotate.importing.records import ImportFailed, ImportProblem
 from annotate.models import (
     Assignment,
     AssignmentStatus,
-    Grade,
     Item,
     Judgement,
+    JudgementSlot,
     Membership,
     Project,
     Role,
@@ -120,7 +120,7 @@ def cast_votes(
                     item_id=pk,
                     annotator=annotators[n],
                     status=AssignmentStatus.SUBMITTED,
-                    shown_swapped=False,
+                    display_order="12",
                     claimed_at=now,
                     lease_expires_at=now + timedelta(seconds=1),
                     submitted_at=now,
@@ -128,20 +128,27 @@ def cast_votes(
             )
     Assignment.objects.bulk_create(assignments, batch_size=2000)
     judgements = []
+    grades = []
     it = iter(assignments)
     for item_votes in votes.values():
         for vote in item_votes:
             judgements.append(
                 Judgement(
-                    assignment=next(it),
-                    choice=vote.choice,
-                    strength=vote.strength,
-                    grade_1=vote.grade_1 or Grade.NONE,
-                    grade_2=vote.grade_2 or Grade.NONE,
-                    imported=True,
+                    assignment=next(it), choice=vote.choice, strength=vote.strength, imported=True
                 )
             )
+            grades.append((vote.grade_1, vote.grade_2))
     Judgement.objects.bulk_create(judgements, batch_size=2000)
+    # Letter grades are per-slot answers: a row for each graded slot.
+    JudgementSlot.objects.bulk_create(
+        (
+            JudgementSlot(judgement=judgement, slot=slot, grade=grade)
+            for judgement, pair in zip(judgements, grades, strict=True)
+            for slot, grade in enumerate(pair, start=1)
+            if grade
+        ),
+        batch_size=2000,
+    )
     # One UPDATE per distinct tally (items with the same counts together).
     tallies: dict[tuple[int, int, int], list[int]] = defaultdict(list)
     for pk, item_votes in votes.items():

@@ -1,5 +1,7 @@
 """The compare page's judgement and skip forms."""
 
+import dataclasses
+
 from django import forms
 
 from annotate.loop import rules, scales
@@ -8,8 +10,9 @@ _GRADES = [("", "—"), *((g, g) for g in rules.GRADES)]
 
 
 class JudgementForm(forms.Form):
-    """What the compare page posts, in *displayed* terms (left/right). The one
-    place that turns them into canonical terms is `to_vote`."""
+    """What the compare page posts, in *displayed* terms (left/right), handed
+    to the services as they are (`to_vote`): the services map them to
+    canonical terms after locking the assignment."""
 
     # Not required here: an A/B project's page sends `choice`, a graded
     # one's `strength` (oriented to the left response); the vote rules
@@ -51,11 +54,11 @@ class JudgementForm(forms.Form):
             self.add_error("choice", problem)
         return data
 
-    def to_vote(self, assignment):
+    def to_vote(self) -> rules.DisplayedVote:
+        """The answer as displayed; the service maps it to canonical terms."""
         data = self.cleaned_data
-        return rules.vote_from_displayed(
-            swapped=assignment.shown_swapped,
-            choice=data["choice"],
+        return rules.DisplayedVote(
+            choice=data.get("choice") or "",
             correct_left=data.get("correct_left") or "",
             correct_right=data.get("correct_right") or "",
             strength=data.get("strength"),
@@ -70,33 +73,27 @@ class JudgementForm(forms.Form):
 
     def other_problems(self, assignment) -> dict[str, str]:
         """For a form that failed its own checks (say, no choice): what the
-        vote rules would also refuse in the rest of it, so that one Enter
-        shows every missing answer instead of one at a time."""
-        data = self.cleaned_data
+        vote rules would also refuse in the rest of it (by displayed field
+        name), so that one Enter shows every missing answer instead of one at
+        a time. `assignment` comes with its item, project and domain."""
         # Rules that depend on the choice (a tie needs a rationale) are
         # checked with the choice sent, or with "left" when there was none.
-        sent = {**data, "choice": data.get("choice") or "left"}
-        vote = JudgementForm.to_vote(_Cleaned(sent), assignment)
+        shown = self.to_vote()
+        shown = dataclasses.replace(shown, choice=shown.choice or "left")
+        vote = rules.canonical_vote(shown, order=assignment.display_order)
         item = assignment.item
         try:
             rules.validate_vote(vote, project=item.project, domain=item.domain)
         except rules.JudgementInvalid as exc:
+            errors = rules.displayed_errors(exc.errors, order=assignment.display_order)
             skip = ("choice", "strength", "active_seconds")
-            return {k: v for k, v in exc.errors.items() if k not in skip}
+            return {k: v for k, v in errors.items() if k not in skip}
         return {}
 
-    def add_service_errors(self, errors: dict[str, str], assignment) -> None:
-        """Map canonical field names in service errors back to what was displayed."""
+    def add_service_errors(self, errors: dict[str, str]) -> None:
+        """Show the service's refusals (by displayed field name) beside their field."""
         for name, message in errors.items():
-            field = rules.displayed_field(name, swapped=assignment.shown_swapped)
-            self.add_error(field if field in self.fields else None, message)
-
-
-class _Cleaned:
-    """Stands in for a form with these cleaned_data (JudgementForm.to_vote)."""
-
-    def __init__(self, cleaned_data: dict):
-        self.cleaned_data = cleaned_data
+            self.add_error(name if name in self.fields else None, message)
 
 
 class SkipForm(forms.Form):

@@ -17,8 +17,16 @@ from django.db import transaction
 from django.db.models import Case, Exists, F, Q, When
 from django.utils import timezone
 
-from annotate.loop.rules import Vote, tally_delta
-from annotate.models import Assignment, AssignmentStatus, Item, Judgement, Membership, Project
+from annotate.loop.rules import SLOT_ANSWER_FIELDS, Vote, slot_answers, tally_delta
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    Item,
+    Judgement,
+    JudgementSlot,
+    Membership,
+    Project,
+)
 
 # What update_verdict() reads from the item a vote was counted on.
 ITEM_COUNTS = ("votes_needed", "votes_1", "votes_2", "votes_tie")
@@ -55,7 +63,7 @@ def check_leases(*, project: Project, annotator, now=None) -> tuple[Assignment |
 
 
 def claim(
-    *, project: Project, annotator, swapped: bool, now, lease_expires_at, check_stale: bool
+    *, project: Project, annotator, order: str, now, lease_expires_at, check_stale: bool
 ) -> tuple[Assignment | None, bool]:
     """(The leased or resumed assignment, or None; whether nothing was leased
     because stale leases wait to be returned: with check_stale, any lease of
@@ -95,7 +103,7 @@ def claim(
         assignment = new_lease(
             item=item,
             annotator=annotator,
-            swapped=swapped,
+            order=order,
             now=now,
             lease_expires_at=lease_expires_at,
         )
@@ -103,14 +111,14 @@ def claim(
     return assignment, False
 
 
-def new_lease(*, item, annotator, swapped: bool, now, lease_expires_at) -> Assignment:
+def new_lease(*, item, annotator, order: str, now, lease_expires_at) -> Assignment:
     """The new, unsaved assignment a claim leases, every field not named here
     at its default: saved by claim() above, and written by
     annotate.loop.postgres's claim from these very values."""
     return Assignment(
         item=item,
         annotator=annotator,
-        shown_swapped=swapped,
+        display_order=order,
         claimed_at=now,
         lease_expires_at=lease_expires_at,
     )
@@ -139,12 +147,24 @@ def assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
     )
 
 
-def record_vote(*, assignment: Assignment, annotator, fields: dict, vote: Vote, now) -> Judgement:
-    """Store the judgement (`fields`), mark the assignment submitted, count
-    the vote in its item's tallies and in the annotator's Membership.judged;
-    `assignment.item` gets its tallies back."""
-    item = assignment.item
+def create_judgement(fields: dict, vote: Vote) -> Judgement:
+    """A judgement row (`fields`) and its slot rows (rules.slot_answers)."""
     judgement = Judgement.objects.create(**fields)
+    answers = slot_answers(vote)
+    if answers:
+        JudgementSlot.objects.bulk_create(
+            JudgementSlot(judgement=judgement, **dict(zip(SLOT_ANSWER_FIELDS, row, strict=True)))
+            for row in answers
+        )
+    return judgement
+
+
+def record_vote(*, assignment: Assignment, annotator, fields: dict, vote: Vote, now) -> Judgement:
+    """Store the judgement (`fields`) and its per-slot answers, mark the
+    assignment submitted, count the vote in its item's tallies and in the
+    annotator's Membership.judged; `assignment.item` gets its tallies back."""
+    item = assignment.item
+    judgement = create_judgement(fields, vote)
     Assignment.objects.filter(pk=assignment.pk).update(
         status=AssignmentStatus.SUBMITTED, submitted_at=now
     )

@@ -323,7 +323,7 @@ def render_work(
     domain = item.domain
     judgement = None
     if assignment.status == AssignmentStatus.SUBMITTED:
-        judgement = assignment.judgements.get(is_current=True)
+        judgement = assignment.judgements.with_pair_answers().get(is_current=True)
     html = item.rendered()
     left, right = rules.displayed_pair(
         html["response_1"], html["response_2"], swapped=assignment.shown_swapped

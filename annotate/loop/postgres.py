@@ -23,7 +23,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Model
 
 from annotate.loop import orm
-from annotate.loop.rules import Vote, tally_columns
+from annotate.loop.rules import SLOT_ANSWER_FIELDS, Vote, slot_answers, tally_columns
 from annotate.models import (
     Assignment,
     AssignmentStatus,
@@ -31,6 +31,7 @@ from annotate.models import (
     ImageAsset,
     Item,
     Judgement,
+    JudgementSlot,
     Project,
 )
 from annotate.projects import MEMBER_SQL
@@ -180,13 +181,13 @@ CLAIM_SQL = """
 
 
 def claim_parameters(
-    *, project: Project, annotator, swapped: bool, now, lease_expires_at, check_stale: bool
+    *, project: Project, annotator, order: str, now, lease_expires_at, check_stale: bool
 ) -> dict:
     """CLAIM_SQL's parameters: the new assignment's values (new_<column>)
     are those of the instance orm.new_lease builds, as its save() would
     write them."""
     new = orm.new_lease(
-        item=None, annotator=annotator, swapped=swapped, now=now, lease_expires_at=lease_expires_at
+        item=None, annotator=annotator, order=order, now=now, lease_expires_at=lease_expires_at
     )
     return {
         "project": project.pk,
@@ -203,7 +204,7 @@ def claim_parameters(
 
 
 def claim(
-    *, project: Project, annotator, swapped: bool, now, lease_expires_at, check_stale: bool
+    *, project: Project, annotator, order: str, now, lease_expires_at, check_stale: bool
 ) -> tuple[Assignment | None, bool]:
     """(The leased or resumed assignment, or None; whether nothing was leased
     because stale leases wait to be returned.) The assignment comes with its
@@ -212,7 +213,7 @@ def claim(
     parameters = claim_parameters(
         project=project,
         annotator=annotator,
-        swapped=swapped,
+        order=order,
         now=now,
         lease_expires_at=lease_expires_at,
         check_stale=check_stale,
@@ -353,16 +354,34 @@ def assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
 _JUDGEMENT_FIELDS = [f for f in Judgement._meta.concrete_fields if not f.primary_key]
 
 
+# A slot row's columns after its judgement's (rules.SLOT_ANSWER_FIELDS),
+# from the model.
+_SLOT = JudgementSlot._meta
+_SLOT_COLUMNS = [_SLOT.get_field(name).column for name in SLOT_ANSWER_FIELDS]
+_SLOT_INSERT = (
+    f"{_SLOT.db_table} ({_SLOT.get_field('judgement').column}, {', '.join(_SLOT_COLUMNS)})"
+)
+
+
 @cache
-def _record_vote_sql(tally: tuple[str, ...]) -> str:
+def _record_vote_sql(tally: tuple[str, ...], n_slots: int = 0) -> str:
     """record_vote()'s statement for a vote counted in the `tally` columns
-    (from a fixed set: validate_vote checked the labels), built once."""
+    (from a fixed set: validate_vote checked the labels) with `n_slots`
+    slot rows (rules.slot_answers), built once."""
     quote = connection.ops.quote_name
+    slotted = ""
+    if n_slots:
+        row = "(%s::smallint, %s, %s, %s::smallint)"
+        slotted = f"""
+        ), slotted AS (
+            INSERT INTO {_SLOT_INSERT}
+            SELECT judged.id, v.* FROM judged
+            CROSS JOIN (VALUES {", ".join([row] * n_slots)}) AS v ({", ".join(_SLOT_COLUMNS)})"""
     return f"""
         WITH judged AS (
             INSERT INTO annotate_judgement ({", ".join(f.column for f in _JUDGEMENT_FIELDS)})
             VALUES ({", ".join(["%s"] * len(_JUDGEMENT_FIELDS))})
-            RETURNING id
+            RETURNING id{slotted}
         ), submitted AS (
             UPDATE annotate_assignment SET status = %s, submitted_at = %s WHERE id = %s
         ), counted AS (
@@ -379,11 +398,11 @@ def _record_vote_sql(tally: tuple[str, ...]) -> str:
 
 
 def record_vote(*, assignment: Assignment, annotator, fields: dict, vote: Vote, now) -> Judgement:
-    """Store the judgement (`fields`), mark the assignment submitted, count
-    the vote in its item's tallies and in the annotator's Membership.judged,
-    in one statement; `assignment.item` gets its tallies back (the UPDATE
-    holds the item row until commit, so they include every vote committed
-    before and none after)."""
+    """Store the judgement (`fields`) and its per-slot answers, mark the
+    assignment submitted, count the vote in its item's tallies and in the
+    annotator's Membership.judged, in one statement; `assignment.item` gets
+    its tallies back (the UPDATE holds the item row until commit, so they
+    include every vote committed before and none after)."""
     item = assignment.item
     # Every concrete field but the key (the list from the model), each value
     # as the ORM's create(**fields) writes it: the instance's (its default
@@ -391,14 +410,16 @@ def record_vote(*, assignment: Assignment, annotator, fields: dict, vote: Vote, 
     # get_db_prep_save. A field added to Judgement needs no edit here.
     new = Judgement(**fields)
     values = [f.pre_save(new, True) for f in _JUDGEMENT_FIELDS]
+    answers = slot_answers(vote)
     with connection.cursor() as cursor:
         cursor.execute(
-            _record_vote_sql(tuple(tally_columns(vote))),
+            _record_vote_sql(tuple(tally_columns(vote)), len(answers)),
             [
                 *(
                     f.get_db_prep_save(v, connection)
                     for f, v in zip(_JUDGEMENT_FIELDS, values, strict=True)
                 ),
+                *(value for row in answers for value in row),
                 AssignmentStatus.SUBMITTED,
                 now,
                 assignment.pk,

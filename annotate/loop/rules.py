@@ -3,10 +3,15 @@ counts in, when it may be revised, and the one mapping between what the
 annotator saw (left/right) and the canonical terms every judgement is stored
 in (response 1 / response 2). No Django import: tested without a database.
 
-`shown_swapped` (an Assignment's) is True when response 2 was displayed on
-the left. Everything that turns a side into a response or back (the compare
-page's form, its error messages and history, the REST API) calls the
-functions below.
+An Assignment stores the order its item's response slots were displayed
+in, as a permutation of the slots (`display_order`: "12" or "21" for a
+pair, the slot shown first first; up to MAX_SLOTS slots, one digit each),
+chosen on the server (draw_order). For a pair, "swapped" (is_swapped) means
+response 2 was displayed on the left. The services take a vote as
+displayed (DisplayedVote) and map it here (canonical_vote), after locking
+the assignment; everything else that turns a side into a response or back
+(the compare page's error messages and history, the REST API's answers, the
+votes export) calls the functions below.
 """
 
 from __future__ import annotations
@@ -24,6 +29,13 @@ TIE = "tie"
 LABELS = ("yes", "no", "unsure")
 GRADES = ("A", "B", "C")  # a response's letter grade (annotate.models.Grade)
 SIDES = ("left", "right")
+# Response slots are numbered 1..N in import order; a display order holds
+# one digit per slot, so an item has at most nine.
+MAX_SLOTS = 9
+PAIR_ORDERS = ("12", "21")
+PAIR_SLOTS = (1, 2)
+# A best-of-N judgement's choice: the slot picked, or none of them.
+BEST_OF_N_CHOICES = (*(str(slot) for slot in range(1, MAX_SLOTS + 1)), "none")
 
 
 class AnnotationError(Exception):
@@ -38,10 +50,15 @@ class JudgementInvalid(AnnotationError):
 
 @dataclass(frozen=True)
 class Vote:
-    """A judgement in canonical terms (response 1 / response 2), as the form or
-    API hands it over after undoing the displayed order (vote_from_displayed)."""
+    """A judgement in canonical slot terms, as the services store it after
+    undoing the displayed order (canonical_vote). A pair's (task
+    "pairwise"): choice "1", "2" or "tie" and its per-slot answers as
+    correct_1/2, grade_1/2. Best of N: choice the slot picked ("1".."9") or
+    "none". A ranking: choice "" and `ranks`, one per slot 1..N (ties share a
+    rank). The N-slot tasks are admitted by the schema and these rules; no
+    page or endpoint asks them yet."""
 
-    choice: str  # "1", "2" or "tie"
+    choice: str  # pairwise "1", "2" or "tie"; best of N a slot or "none"; ranking ""
     correct_1: str = ""
     correct_2: str = ""
     # Graded projects: the signed strength oriented to response 1
@@ -49,6 +66,28 @@ class Vote:
     strength: int | None = None
     grade_1: str = ""
     grade_2: str = ""
+    confidence: int | None = None
+    rationale: str = ""
+    active_seconds: float = 0.0
+    flagged_problem: bool = False
+    problem_reason: str = ""
+    task: str = "pairwise"  # annotate.models.Task
+    ranks: tuple[int, ...] = ()  # a ranking's rank of slot 1, 2, … N
+
+
+@dataclass(frozen=True)
+class DisplayedVote:
+    """A pair's answer as the annotator gave it, in displayed terms (left /
+    right, a strength oriented to the left response): what the compare page
+    and the REST API hand to the services, which map it to a Vote with the
+    assignment's display order once they hold its lock (canonical_vote)."""
+
+    choice: str = ""  # "left", "right", "tie" ("" with a graded strength)
+    correct_left: str = ""
+    correct_right: str = ""
+    strength: int | None = None
+    grade_left: str = ""
+    grade_right: str = ""
     confidence: int | None = None
     rationale: str = ""
     active_seconds: float = 0.0
@@ -116,20 +155,84 @@ def validate_vote(vote: Vote, *, project: _Project, domain: _Domain) -> None:
 
 
 def vote_fields(vote: Vote) -> dict[str, Any]:
-    """The Judgement fields a vote sets, cleaned as they are stored."""
+    """The Judgement fields a vote sets, cleaned as they are stored (its
+    per-slot answers are slot_answers())."""
     return {
+        "task": vote.task,
         "choice": vote.choice,
-        "correct_1": vote.correct_1,
-        "correct_2": vote.correct_2,
         "strength": vote.strength,
-        "grade_1": vote.grade_1,
-        "grade_2": vote.grade_2,
         "confidence": vote.confidence,
         "rationale": vote.rationale.strip(),
         "active_seconds": vote.active_seconds,
         "flagged_problem": vote.flagged_problem,
         "problem_reason": vote.problem_reason.strip()[:500],
     }
+
+
+# A JudgementSlot row's values, in this order.
+SLOT_ANSWER_FIELDS = ("slot", "correctness", "grade", "rank")
+
+
+def slot_answers(vote: Vote) -> list[tuple[int, str, str, int | None]]:
+    """The JudgementSlot rows of a vote, (slot, correctness, grade, rank) in
+    slot order: one for each slot that got an answer, none for the others
+    (not asked)."""
+    if vote.ranks:
+        return [(slot, "", "", rank) for slot, rank in enumerate(vote.ranks, start=1)]
+    answers = ((1, vote.correct_1, vote.grade_1), (2, vote.correct_2, vote.grade_2))
+    return [(slot, label, grade, None) for slot, label, grade in answers if label or grade]
+
+
+# --- Answers over N slots (best of N, rankings) ------------------------------------------
+
+BEST_OF_N = "best_of_n"
+RANKING = "ranking"
+
+
+def is_competition_ranking(ranks: tuple[int, ...]) -> bool:
+    """Whether `ranks` (one per slot) rank the slots with ties as sports do
+    ("1224"): each rank is one more than the number of slots ranked above."""
+    return all(rank == 1 + sum(1 for other in ranks if other < rank) for rank in ranks)
+
+
+def validate_slot_vote(vote: Vote, *, n_slots: int) -> None:
+    """Raise JudgementInvalid unless `vote` is a valid best-of-N pick or
+    ranking over an item of `n_slots` response slots (in canonical terms)."""
+    errors: dict[str, str] = {}
+    if vote.task == BEST_OF_N:
+        if vote.choice != "none" and vote.choice not in {str(s) for s in range(1, n_slots + 1)}:
+            errors["choice"] = "Pick one of the responses, or none of them."
+        if vote.ranks:
+            errors["ranks"] = "A best-of-N vote picks one response; it ranks none."
+    elif vote.task == RANKING:
+        if vote.choice:
+            errors["choice"] = "A ranking has no single choice."
+        if len(vote.ranks) != n_slots:
+            errors["ranks"] = f"Rank each of the {n_slots} responses."
+        elif not is_competition_ranking(vote.ranks):
+            errors["ranks"] = "Ranks run from 1 with ties sharing one (e.g. 1, 2, 2, 4)."
+    else:
+        errors["task"] = f"Not a task over N responses: {vote.task!r}."
+    if vote.strength is not None:
+        errors["strength"] = "Only a pair's vote has a strength."
+    if vote.correct_1 or vote.correct_2 or vote.grade_1 or vote.grade_2:
+        errors["correct_1"] = "Per-response labels of N responses are not asked yet."
+    if errors:
+        raise JudgementInvalid(errors)
+
+
+def canonical_pick(position: int | None, *, order: str) -> str:
+    """A best-of-N pick given as a displayed position (0 = shown first;
+    None = none of them) as the choice stored: the slot displayed there."""
+    return "none" if position is None else order[position]
+
+
+def canonical_ranks(displayed: tuple[int, ...], *, order: str) -> tuple[int, ...]:
+    """Ranks given per displayed position, as ranks per canonical slot 1..N."""
+    if len(displayed) != len(order):
+        raise ValueError("one rank per displayed response")
+    by_slot = {int(slot): rank for slot, rank in zip(order, displayed, strict=True)}
+    return tuple(by_slot[slot] for slot in range(1, len(order) + 1))
 
 
 class _Revisable(Protocol):
@@ -183,6 +286,46 @@ def tally_delta(*, new: _Labelled, old: _Labelled | None = None) -> dict[str, in
 
 
 # --- What was displayed <-> canonical terms -----------------------------------------------
+
+
+def draw_order(n_slots: int, rng: Any) -> str:
+    """A display order for an item of `n_slots` response slots, drawn on the
+    server from `rng` (random.Random's interface): uniform over the
+    permutations. A pair takes one draw, response 2 first below 0.5."""
+    if not 2 <= n_slots <= MAX_SLOTS:
+        raise ValueError(f"an item has 2 to {MAX_SLOTS} response slots, not {n_slots}")
+    if n_slots == 2:
+        return PAIR_ORDERS[1] if rng.random() < 0.5 else PAIR_ORDERS[0]
+    slots = [str(slot) for slot in range(1, n_slots + 1)]
+    rng.shuffle(slots)
+    return "".join(slots)
+
+
+def is_order(order: str, n_slots: int | None = None) -> bool:
+    """Whether `order` is a display order: a permutation of the slots 1..N
+    (N = `n_slots` when given), one digit each."""
+    n = len(order)
+    if n_slots is not None and n != n_slots:
+        return False
+    return 2 <= n <= MAX_SLOTS and sorted(order) == [str(s) for s in range(1, n + 1)]
+
+
+def displayed_slots(order: str) -> tuple[int, ...]:
+    """The canonical slot displayed at each position, first to last."""
+    return tuple(int(slot) for slot in order)
+
+
+def is_swapped(order: str) -> bool:
+    """A pair's display order in the left/right terms of the functions
+    below: True when response 2 was displayed on the left."""
+    if order not in PAIR_ORDERS:
+        raise ValueError(f"not the display order of a pair: {order!r}")
+    return order == PAIR_ORDERS[1]
+
+
+def pair_order(*, swapped: bool) -> str:
+    """The display order of a pair shown swapped (response 2 on the left) or not."""
+    return PAIR_ORDERS[1] if swapped else PAIR_ORDERS[0]
 
 
 def response_on(side: str, *, swapped: bool) -> str:
@@ -240,33 +383,21 @@ def choice_contradiction(choice: str, strength: int | None) -> str:
     )
 
 
-def vote_from_displayed(
-    *,
-    swapped: bool,
-    choice: str = "",
-    correct_left: str = "",
-    correct_right: str = "",
-    strength: int | None = None,
-    grade_left: str = "",
-    grade_right: str = "",
-    confidence: int | None = None,
-    rationale: str = "",
-    active_seconds: float = 0.0,
-    flagged_problem: bool = False,
-    problem_reason: str = "",
-) -> Vote:
-    """The Vote of an answer given in displayed terms (left/right). A graded
-    answer gives `strength` (oriented to the left response); its collapsed
-    choice comes from it. (A `choice` sent with it that says otherwise is
-    refused before this, by the form and the API: choice_contradiction.)"""
+def canonical_vote(vote: DisplayedVote, *, order: str) -> Vote:
+    """The Vote of an answer given in displayed terms, for an assignment whose
+    display order is `order` (a pair's). A graded answer gives `strength`
+    (oriented to the left response); its collapsed choice comes from it. (A
+    `choice` sent with it that says otherwise is refused before this, by the
+    form and the API: choice_contradiction.)"""
+    swapped = is_swapped(order)
     # (The swap is its own inverse: displayed_pair turns (left, right) back
     # into (response 1, response 2).)
-    correct_1, correct_2 = displayed_pair(correct_left, correct_right, swapped=swapped)
-    grade_1, grade_2 = displayed_pair(grade_left, grade_right, swapped=swapped)
-    canonical = canonical_strength(strength, swapped=swapped)
+    correct_1, correct_2 = displayed_pair(vote.correct_left, vote.correct_right, swapped=swapped)
+    grade_1, grade_2 = displayed_pair(vote.grade_left, vote.grade_right, swapped=swapped)
+    canonical = canonical_strength(vote.strength, swapped=swapped)
     return Vote(
         choice=(
-            canonical_choice(choice, swapped=swapped)
+            canonical_choice(vote.choice, swapped=swapped)
             if canonical is None
             else scales.choice_of(canonical)
         ),
@@ -275,12 +406,17 @@ def vote_from_displayed(
         strength=canonical,
         grade_1=grade_1,
         grade_2=grade_2,
-        confidence=confidence,
-        rationale=rationale,
-        active_seconds=active_seconds,
-        flagged_problem=flagged_problem,
-        problem_reason=problem_reason,
+        confidence=vote.confidence,
+        rationale=vote.rationale,
+        active_seconds=vote.active_seconds,
+        flagged_problem=vote.flagged_problem,
+        problem_reason=vote.problem_reason,
     )
+
+
+def vote_from_displayed(*, order: str, **displayed: Any) -> Vote:
+    """canonical_vote() of the DisplayedVote with these fields."""
+    return canonical_vote(DisplayedVote(**displayed), order=order)
 
 
 def displayed_answer(judgement: _Labelled, *, swapped: bool) -> dict[str, Any]:
@@ -313,3 +449,10 @@ def displayed_field(name: str, *, swapped: bool) -> str:
     if name in ("grade_1", "grade_2"):
         return "grade_" + side_of(name[-1], swapped=swapped)
     return name
+
+
+def displayed_errors(errors: dict[str, str], *, order: str) -> dict[str, str]:
+    """validate_vote's messages (by canonical field name) by the field names
+    the annotator saw, for an assignment displayed in `order`."""
+    swapped = is_swapped(order)
+    return {displayed_field(name, swapped=swapped): message for name, message in errors.items()}

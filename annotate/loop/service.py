@@ -14,7 +14,6 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
@@ -29,9 +28,13 @@ from annotate.loop import orm, postgres
 from annotate.loop.orm import COMPARE_PAGE_RELATED, ITEM_COUNTS, tally_update
 from annotate.loop.rules import (
     AnnotationError,
+    DisplayedVote,
     JudgementInvalid,
     Vote,
     can_revise,
+    canonical_vote,
+    displayed_errors,
+    draw_order,
     tally_delta,
     validate_vote,
     vote_fields,
@@ -43,6 +46,7 @@ __all__ = [
     "COMPARE_PAGE_RELATED",
     "MAX_HELD",
     "AnnotationError",
+    "DisplayedVote",
     "JudgementInvalid",
     "Vote",
     "can_revise",
@@ -69,8 +73,11 @@ def _statements() -> ModuleType:
     return postgres if connection.vendor == "postgresql" else orm
 
 
-# The display order of each lease: a fair coin, drawn here for both paths.
+# The display order of each lease (rules.draw_order), drawn here for both
+# paths: uniform over the permutations of the item's response slots. Items
+# are pairs today (two response slots).
 _coin = random.SystemRandom()
+PAIR_SLOTS = 2
 
 
 # --- Leases ----------------------------------------------------------------------------
@@ -194,7 +201,7 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
         _statements().claim,
         project=project,
         annotator=annotator,
-        swapped=_coin.random() < 0.5,
+        order=draw_order(PAIR_SLOTS, _coin),
         now=now,
         lease_expires_at=now + timedelta(minutes=project.lease_minutes),
     )
@@ -311,7 +318,7 @@ def _lease_ahead(*, project: Project, annotator, now) -> Assignment | None:
         return Assignment.objects.create(
             item=item,
             annotator=annotator,
-            shown_swapped=_coin.random() < 0.5,
+            display_order=draw_order(PAIR_SLOTS, _coin),
             claimed_at=now,
             lease_expires_at=now + timedelta(minutes=project.lease_minutes),
         )
@@ -321,13 +328,15 @@ def _lease_ahead(*, project: Project, annotator, now) -> Assignment | None:
 
 
 def submit_judgement(
-    *, assignment_id: int, annotator, vote: Vote | Callable[[Assignment], Vote], now=None
+    *, assignment_id: int, annotator, vote: DisplayedVote | Vote, now=None
 ) -> Judgement:
     """Record a vote for the annotator's assignment, in canonical terms.
 
-    `vote` is the Vote, or a function making it from the assignment (as read
-    and locked here): how a page or API maps what it displayed (left/right)
-    to canonical terms without reading the assignment first.
+    `vote` is what the annotator answered as displayed (a DisplayedVote: the
+    compare page, the REST API), mapped here to canonical terms with the
+    assignment's display order once its row is locked (rules.canonical_vote),
+    its refusals raised by displayed field names; or a Vote already in
+    canonical terms (imports, seeding, tests), refused by canonical names.
 
     Idempotent per assignment: a double click or a retry after a network
     error returns the judgement already stored, with `already_submitted` set
@@ -348,7 +357,7 @@ def submit_judgement(
 
 
 def submit_and_claim_next(
-    *, assignment_id: int, annotator, vote: Vote | Callable[[Assignment], Vote], now=None
+    *, assignment_id: int, annotator, vote: DisplayedVote | Vote, now=None
 ) -> tuple[Judgement, Assignment | None]:
     """submit_judgement(), then claim_next_item() in the item's project, in one
     transaction: the page's and the API's submit-and-next. One commit (one WAL
@@ -424,9 +433,7 @@ def _check_submit(*, assignment_id: int, annotator, vote) -> _CheckedSubmit:
         stored.already_submitted = True
         return _CheckedSubmit(assignment, None, stored)
     item = assignment.item
-    if callable(vote):
-        vote = vote(assignment)
-    validate_vote(vote, project=item.project, domain=item.domain)
+    vote = _checked_vote(vote, assignment=assignment, project=item.project, domain=item.domain)
     if assignment.status == AssignmentStatus.SKIPPED:
         raise AnnotationError("You skipped this item; it can no longer be judged.")
     # A late submit after the lease expired still counts if the item has room
@@ -439,6 +446,25 @@ def _check_submit(*, assignment_id: int, annotator, vote) -> _CheckedSubmit:
             "given to someone else, or a curator closed it."
         )
     return _CheckedSubmit(assignment, vote)
+
+
+def _checked_vote(vote: DisplayedVote | Vote, *, assignment: Assignment, project, domain) -> Vote:
+    """`vote` in canonical terms (mapped with the assignment's display order
+    when it came as displayed), or JudgementInvalid with the messages by the
+    field names the caller used."""
+    if isinstance(vote, Vote):
+        validate_vote(vote, project=project, domain=domain)
+        return vote
+    if not isinstance(vote, DisplayedVote):
+        raise TypeError(f"a vote is a DisplayedVote or a Vote, not {type(vote).__name__}")
+    canonical = canonical_vote(vote, order=assignment.display_order)
+    try:
+        validate_vote(canonical, project=project, domain=domain)
+    except JudgementInvalid as exc:
+        raise JudgementInvalid(
+            displayed_errors(exc.errors, order=assignment.display_order)
+        ) from None
+    return canonical
 
 
 def _write_submit(checked: _CheckedSubmit, *, annotator, now) -> Judgement:
@@ -505,9 +531,10 @@ def skip_item(*, assignment_id: int, annotator, reason: str) -> Assignment:
         return assignment
 
 
-def revise_judgement(*, assignment_id: int, annotator, vote: Vote) -> Judgement:
+def revise_judgement(*, assignment_id: int, annotator, vote: DisplayedVote | Vote) -> Judgement:
     """Supersede the annotator's current judgement with a new revision.
-    The old row stays (is_current=False): history is never lost."""
+    The old row stays (is_current=False): history is never lost. `vote` as
+    submit_judgement() takes it (as displayed, or canonical)."""
     with transaction.atomic():
         assignment = (
             Assignment.objects.own(annotator)
@@ -524,14 +551,18 @@ def revise_judgement(*, assignment_id: int, annotator, vote: Vote) -> Judgement:
         )
         if not can_revise(item):
             raise AnnotationError("This item has all its votes; it can no longer be revised.")
-        validate_vote(vote, project=item.project, domain=item.domain)
-        old = assignment.judgements.get(is_current=True)
+        vote = _checked_vote(vote, assignment=assignment, project=item.project, domain=item.domain)
+        # The old vote's labels, read through the one accessor of pair answers.
+        old = Judgement.objects.with_pair_answers().get(assignment=assignment, is_current=True)
         Judgement.objects.filter(pk=old.pk).update(is_current=False)
-        judgement = Judgement.objects.create(
-            assignment=assignment,
-            revision=old.revision + 1,
-            seconds_spent=old.seconds_spent,
-            **vote_fields(vote),
+        judgement = orm.create_judgement(
+            {
+                "assignment": assignment,
+                "revision": old.revision + 1,
+                "seconds_spent": old.seconds_spent,
+                **vote_fields(vote),
+            },
+            vote,
         )
         changes = tally_delta(new=vote, old=old)
         if changes:

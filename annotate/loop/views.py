@@ -230,7 +230,7 @@ def work_submit(request, assignment_id):
                     revised = revise_judgement(
                         assignment_id=assignment.pk,
                         annotator=request.user,
-                        vote=form.to_vote(assignment),
+                        vote=form.to_vote(),
                     )
                     messages.success(
                         request,
@@ -239,12 +239,12 @@ def work_submit(request, assignment_id):
                     )
                     project = assignment.item.project
                     return _full_page_redirect(request, _return_after_revise(request, project))
-            # The vote needs the assignment's display order: the service reads
-            # and locks the assignment (with its item and project) and maps the
-            # form's sides to canonical terms; the view reads nothing first.
-            # The next item is leased in the vote's transaction (one commit).
+            # The vote goes as displayed: the service reads and locks the
+            # assignment and maps it to canonical terms with its display
+            # order; the view reads nothing first. The next item is leased
+            # in the vote's transaction (one commit).
             judgement, following = submit_and_claim_next(
-                assignment_id=assignment_id, annotator=request.user, vote=form.to_vote
+                assignment_id=assignment_id, annotator=request.user, vote=form.to_vote()
             )
         except Assignment.DoesNotExist:
             raise Http404("No such assignment") from None
@@ -258,7 +258,7 @@ def work_submit(request, assignment_id):
     assignment = _assignment_for(request, assignment_id)
     if not errors and form.errors and not form.non_field_errors():
         errors = form.other_problems(assignment)
-    form.add_service_errors(errors, assignment)
+    form.add_service_errors(errors)
     return render_work(
         request,
         assignment,

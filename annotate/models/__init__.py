@@ -2,8 +2,9 @@
 every caller import them from here.
 
 Canonical order: `response_1`/`response_2` are stored in import order and every
-judgement stores its choice in those canonical terms. What the annotator saw on
-the left is a display detail kept on the Assignment (`shown_swapped`).
+judgement stores its answer in those canonical slot terms (per-slot answers in
+JudgementSlot rows). What the annotator saw, in which order, is a display
+detail kept on the Assignment (`display_order`, a permutation of the slots).
 """
 
 from annotate.models.items import (
@@ -44,6 +45,8 @@ from annotate.models.votes import (
     Correctness,
     Grade,
     Judgement,
+    JudgementSlot,
+    Task,
     submitted_count,
 )
 
@@ -70,6 +73,7 @@ __all__ = [
     "ItemPart",
     "ItemQuerySet",
     "Judgement",
+    "JudgementSlot",
     "Membership",
     "PartKind",
     "PreferenceScale",
@@ -79,6 +83,7 @@ __all__ = [
     "Role",
     "SetupEvent",
     "Slot",
+    "Task",
     "mrb_parts",
     "parts_by_slot",
     "shown_parts",

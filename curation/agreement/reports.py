@@ -39,16 +39,20 @@ STALE_REQUEST = timedelta(minutes=10)
 def project_votes(project: Project) -> tuple[list[agreement.Vote], dict[int, int]]:
     """Every current judgement of the project in canonical terms, and the
     domain of each voted item. One query."""
-    rows = Judgement.objects.filter(assignment__item__project=project, is_current=True).values_list(
-        "assignment__item_id",
-        "assignment__item__domain_id",
-        "assignment__annotator_id",
-        "choice",
-        "correct_1",
-        "correct_2",
-        "assignment__shown_swapped",
-        "seconds_spent",
-        "assignment__item__gold_choice",
+    rows = (
+        Judgement.objects.with_pair_answers()
+        .filter(assignment__item__project=project, is_current=True)
+        .values_list(
+            "assignment__item_id",
+            "assignment__item__domain_id",
+            "assignment__annotator_id",
+            "choice",
+            "correct_1",
+            "correct_2",
+            "shown_swapped",
+            "seconds_spent",
+            "assignment__item__gold_choice",
+        )
     )
     vote = agreement.Vote
     votes = []

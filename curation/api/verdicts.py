@@ -169,7 +169,8 @@ def _verdict_detail(project, item_id: int, user) -> dict:
     names = dict(Membership.objects.filter(project=project).values_list("user_id", "pseudonym"))
     votes = []
     you_voted = False
-    for j in Judgement.objects.filter(assignment__item_id=item_id).select_related("assignment"):
+    judgements = Judgement.objects.with_pair_answers().filter(assignment__item_id=item_id)
+    for j in judgements.select_related("assignment"):
         a = j.assignment
         you_voted = you_voted or a.annotator_id == user.pk
         if not j.is_current:

@@ -65,6 +65,7 @@ VOTE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("seconds_spent", "float"),
     ("active_seconds", "float"),
     ("imported", "bool"),  # a published annotation cast as a vote by the import
+    ("task", "string"),  # what the vote answers: "pairwise" (every pair's vote)
 )
 
 # Every field of annotate's Judgement and the vote column that carries it
@@ -77,10 +78,6 @@ JUDGEMENT_COLUMNS = {
     "is_current": "is_current",
     "choice": "choice",
     "strength": "strength",
-    "grade_1": "grade_1",
-    "grade_2": "grade_2",
-    "correct_1": "correct_1",
-    "correct_2": "correct_2",
     "confidence": "confidence",
     "rationale": "rationale",
     "seconds_spent": "seconds_spent",
@@ -89,7 +86,11 @@ JUDGEMENT_COLUMNS = {
     "problem_reason": "problem_reason",
     "created_at": "voted_at",
     "imported": "imported",
+    "task": "task",
 }
+# A pair's per-slot answers (annotate's JudgementSlot rows, read through
+# Judgement.objects.with_pair_answers()) and the columns that carry them.
+SLOT_COLUMNS = ("grade_1", "grade_2", "correct_1", "correct_2")
 
 VERDICT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("item_id", "int"),
@@ -115,14 +116,15 @@ VERDICT_COLUMNS: tuple[tuple[str, str], ...] = (
 COLUMNS = {"votes": VOTE_COLUMNS, "verdicts": VERDICT_COLUMNS}
 
 # What the service reads of each Judgement (values_list through its
-# assignment and item), in this order; vote_record turns it into a row.
+# assignment and item, on Judgement.objects.with_pair_answers()), in this
+# order; vote_record turns it into a row.
 VOTE_FIELDS = (
     "pk",
     "assignment_id",
     "assignment__item__domain_id",
     "assignment__item__external_id",
     "assignment__annotator_id",
-    "assignment__shown_swapped",
+    "shown_swapped",
     "revision",
     "is_current",
     "choice",
@@ -141,6 +143,7 @@ VOTE_FIELDS = (
     "seconds_spent",
     "active_seconds",
     "imported",
+    "task",
 )
 
 VERDICT_FIELDS = (
@@ -209,6 +212,7 @@ def vote_record(
         seconds,
         active,
         imported,
+        task,
     ) = row
     correct_left, correct_right = rules.displayed_pair(correct_1, correct_2, swapped=swapped)
     grade_left, grade_right = rules.displayed_pair(grade_1, grade_2, swapped=swapped)
@@ -255,6 +259,7 @@ def vote_record(
         seconds,
         active,
         imported,
+        task,
     )
 
 

@@ -52,7 +52,7 @@ def export_rows(*, project: Project, kind: str, domain: Domain | None = None) ->
     domains = dict(Domain.objects.filter(project=project).values_list("pk", "slug"))
     record: Callable[..., tuple]
     if kind == "votes":
-        judgements = Judgement.objects.filter(assignment__item__project=project)
+        judgements = Judgement.objects.with_pair_answers().filter(assignment__item__project=project)
         if domain is not None:
             judgements = judgements.filter(assignment__item__domain=domain)
         # Each vote's revisions together, votes in claim order: the order of

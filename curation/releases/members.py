@@ -48,7 +48,8 @@ def _vote_dicts(item_ids, pseudonyms, extras: VoteExtras) -> dict[int, list[dict
     id (one query)."""
     votes: dict[int, list[dict]] = defaultdict(list)
     rows = (
-        Judgement.objects.filter(assignment__item_id__in=item_ids, is_current=True)
+        Judgement.objects.with_pair_answers()
+        .filter(assignment__item_id__in=item_ids, is_current=True)
         .order_by("assignment__item_id", "assignment__annotator_id")
         .values_list(
             "assignment__item_id",

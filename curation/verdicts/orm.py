@@ -25,14 +25,17 @@ VOTE_FIELDS = (
     "version",
     "updated_at",
 )
-# What the contested rule reads of a current judgement, in RuleVote's order.
+# What the contested rule reads of a current judgement, in RuleVote's order
+# (correct_1/2 through Judgement.objects.with_pair_answers()).
 RULE_VOTE_FIELDS = ("choice", "correct_1", "correct_2", "flagged_problem", "strength")
 
 
 def item_rule_votes(item_id: int) -> list[RuleVote]:
     """The current votes on one item, as the contested rule reads them."""
-    rows = Judgement.objects.filter(assignment__item_id=item_id, is_current=True).values_list(
-        *RULE_VOTE_FIELDS
+    rows = (
+        Judgement.objects.with_pair_answers()
+        .filter(assignment__item_id=item_id, is_current=True)
+        .values_list(*RULE_VOTE_FIELDS)
     )
     return [RuleVote(*row) for row in rows]
 

@@ -17,19 +17,42 @@ from __future__ import annotations
 
 from django.db import connection
 
-from annotate.models import Assignment, Judgement
+from annotate.models import Assignment, Judgement, JudgementSlot
 from curation.models import Verdict
 from curation.verdicts.orm import RULE_VOTE_FIELDS, VOTE_FIELDS
 from curation.verdicts.rule import RuleVote
 
 # Table and column names from the models, never written by hand.
-_judgement, _assignment = Judgement._meta, Assignment._meta
+_judgement, _assignment, _slot = Judgement._meta, Assignment._meta, JudgementSlot._meta
+
+
+def _rule_vote_column(name: str) -> str:
+    """A RULE_VOTE_FIELDS value: the judgement's column, or a pair's per-slot
+    correctness from its slot row (s1, s2), "" without one, as
+    Judgement.objects.with_pair_answers() reads it."""
+    if name in ("correct_1", "correct_2"):
+        return f"COALESCE(s{name[-1]}.{_slot.get_field('correctness').column}, '')"
+    return f"j.{_judgement.get_field(name).column}"
+
+
+_SLOT_JOIN = "LEFT JOIN {table} s{n} ON s{n}.{judgement} = j.{pk} AND s{n}.{slot} = {n}"
 ITEM_RULE_VOTES_SQL = """
-    SELECT {columns} FROM {judgement}
-    WHERE {current} AND {assignment} = ANY(ARRAY(
+    SELECT {columns} FROM {judgement} j
+    {slots}
+    WHERE j.{current} AND j.{assignment} = ANY(ARRAY(
         SELECT {assignment_pk} FROM {assignments} WHERE {item} = %s))
 """.format(
-    columns=", ".join(_judgement.get_field(name).column for name in RULE_VOTE_FIELDS),
+    columns=", ".join(_rule_vote_column(name) for name in RULE_VOTE_FIELDS),
+    slots="\n    ".join(
+        _SLOT_JOIN.format(
+            table=_slot.db_table,
+            n=n,
+            judgement=_slot.get_field("judgement").column,
+            pk=_judgement.pk.column,
+            slot=_slot.get_field("slot").column,
+        )
+        for n in (1, 2)
+    ),
     judgement=_judgement.db_table,
     current=_judgement.get_field("is_current").column,
     assignment=_judgement.get_field("assignment").column,

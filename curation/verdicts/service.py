@@ -66,8 +66,12 @@ def verdict_snapshot(verdict: Verdict) -> dict:
 
 def _rule_votes(item_ids) -> dict[int, list[RuleVote]]:
     votes: dict[int, list[RuleVote]] = defaultdict(list)
-    rows = Judgement.objects.filter(assignment__item_id__in=item_ids, is_current=True).values_list(
-        "assignment__item_id", "choice", "correct_1", "correct_2", "flagged_problem", "strength"
+    rows = (
+        Judgement.objects.with_pair_answers()
+        .filter(assignment__item_id__in=item_ids, is_current=True)
+        .values_list(
+            "assignment__item_id", "choice", "correct_1", "correct_2", "flagged_problem", "strength"
+        )
     )
     for item_id, choice, c1, c2, flagged, strength in rows:
         votes[item_id].append(RuleVote(choice, c1, c2, flagged, strength))

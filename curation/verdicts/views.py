@@ -219,7 +219,8 @@ def _adjudication_context(request, project, role, item_id):
         raise Http404("No such item")
     item = verdict.item
     judgements = list(
-        Judgement.objects.filter(assignment__item=item)
+        Judgement.objects.with_pair_answers()
+        .filter(assignment__item=item)
         .select_related("assignment__annotator")
         .order_by("assignment__annotator_id", "revision")
     )

@@ -22,6 +22,7 @@ from annotate.models import (
     Item,
     ItemPart,
     Judgement,
+    JudgementSlot,
     Membership,
     Project,
     Role,
@@ -396,7 +397,7 @@ def test_canonical_choices_are_accepted():
 
 @pytest.mark.parametrize("field", ["correct_1", "correct_2"])
 def test_unknown_correctness_answer_is_rejected(field):
-    with rejected_by("annotate_judgement_correctness_valid"):
+    with rejected_by("annotate_judgementslot_correctness_valid"):
         make_judgement(make_assignment(make_item()), **{field: "maybe"})
 
 
@@ -404,6 +405,76 @@ def test_correctness_answers_are_accepted():
     item = make_item()
     for answer in ["", "yes", "no", "unsure"]:
         make_judgement(make_assignment(item), correct_1=answer, correct_2=answer)
+
+
+def a_judgement(**fields) -> Judgement:
+    return Judgement.objects.create(assignment=make_assignment(make_item()), **fields)
+
+
+def test_an_unknown_task_is_rejected():
+    with rejected_by("annotate_judgement_task_valid"):
+        a_judgement(task="rating", choice="1")
+
+
+@pytest.mark.parametrize(
+    "task,choice",
+    [
+        ("pairwise", "3"),
+        ("pairwise", "none"),
+        ("best_of_n", "tie"),
+        ("best_of_n", "0"),
+        ("best_of_n", ""),
+        ("ranking", "1"),
+        ("ranking", "tie"),
+    ],
+)
+def test_a_choice_that_is_not_its_tasks_answer_is_rejected(task, choice):
+    with rejected_by("annotate_judgement_choice_valid"):
+        a_judgement(task=task, choice=choice)
+
+
+@pytest.mark.parametrize(
+    "task,choice", [("best_of_n", "4"), ("best_of_n", "none"), ("ranking", ""), ("pairwise", "2")]
+)
+def test_best_of_n_picks_a_slot_or_none_and_a_ranking_has_no_choice(task, choice):
+    assert a_judgement(task=task, choice=choice).pk
+
+
+def test_a_strength_on_a_vote_that_is_no_pair_is_rejected():
+    with rejected_by("annotate_judgement_strength_matches_choice"):
+        a_judgement(task="best_of_n", choice="1", strength=2)
+
+
+def test_a_slot_answered_twice_in_one_judgement_is_rejected():
+    judgement = a_judgement(choice="1")
+    JudgementSlot.objects.create(judgement=judgement, slot=1, correctness="yes")
+    with rejected_by("annotate_judgementslot_one_per_slot"):
+        JudgementSlot.objects.create(judgement=judgement, slot=1, grade="A")
+
+
+@pytest.mark.parametrize("slot", [0, 10])
+def test_a_slot_outside_1_to_9_is_rejected(slot):
+    with rejected_by("annotate_judgementslot_slot_range"):
+        JudgementSlot.objects.create(judgement=a_judgement(choice="1"), slot=slot, grade="A")
+
+
+@pytest.mark.parametrize("rank", [0, 10])
+def test_a_rank_outside_1_to_9_is_rejected(rank):
+    judgement = a_judgement(task="ranking", choice="")
+    with rejected_by("annotate_judgementslot_rank_range"):
+        JudgementSlot.objects.create(judgement=judgement, slot=1, rank=rank)
+
+
+def test_a_slot_row_without_any_answer_is_rejected():
+    with rejected_by("annotate_judgementslot_answers_something"):
+        JudgementSlot.objects.create(judgement=a_judgement(choice="1"), slot=2)
+
+
+def test_a_ranking_with_ties_has_a_rank_per_slot():
+    judgement = a_judgement(task="ranking", choice="")
+    for slot, rank in [(1, 2), (2, 1), (3, 2), (4, 3)]:
+        JudgementSlot.objects.create(judgement=judgement, slot=slot, rank=rank)
+    assert list(judgement.slots.order_by("slot").values_list("rank", flat=True)) == [2, 1, 2, 3]
 
 
 @pytest.mark.parametrize("confidence", [0, 4])
@@ -487,5 +558,18 @@ def test_a_strength_on_the_other_side_of_its_choice_is_rejected(choice, strength
 
 def test_a_grade_outside_a_b_c_is_rejected():
     assignment = make_assignment(make_item())
-    with rejected_by("annotate_judgement_grade_valid"):
-        Judgement.objects.create(assignment=assignment, choice="1", grade_2="F")
+    judgement = Judgement.objects.create(assignment=assignment, choice="1")
+    with rejected_by("annotate_judgementslot_grade_valid"):
+        JudgementSlot.objects.create(judgement=judgement, slot=2, grade="F")
+
+
+@pytest.mark.parametrize("order", ["", "1", "11", "13", "122", "123456788", "2x", "0 1"])
+def test_a_display_order_that_is_no_permutation_of_its_slots_is_rejected(order):
+    item = make_item()
+    with rejected_by("annotate_assignment_display_order_permutation"):
+        make_assignment(item, display_order=order)
+
+
+@pytest.mark.parametrize("order", ["12", "21", "312", "4132", "987654321"])
+def test_display_orders_of_two_to_nine_slots_are_accepted(order):
+    assert make_assignment(make_item(), display_order=order).pk

@@ -77,7 +77,7 @@ def test_submit_converts_displayed_choice_to_canonical(project, swapped):
     user = make_member(project)
     client = token_client(user)
     a = client.post(next_url(project)).json()
-    Assignment.objects.filter(pk=a["id"]).update(shown_swapped=swapped)
+    Assignment.objects.filter(pk=a["id"]).update(display_order="21" if swapped else "12")
     r = client.post(
         f"/api/v1/assignments/{a['id']}/judgement/",
         {"choice": "left", "correct_left": "yes", "correct_right": "no", "rationale": "ok"},
@@ -91,7 +91,7 @@ def test_submit_converts_displayed_choice_to_canonical(project, swapped):
         "revision": 1,
         "already_submitted": False,
     }
-    j = Judgement.objects.get(assignment_id=a["id"])
+    j = Judgement.objects.with_pair_answers().get(assignment_id=a["id"])
     assert j.choice == ("2" if swapped else "1")
     assert (j.correct_1, j.correct_2) == (("no", "yes") if swapped else ("yes", "no"))
 
@@ -151,7 +151,7 @@ def test_loop_bodies_are_exactly_what_the_documented_serializers_write(project, 
     client = token_client(make_member(project))
     a = client.post(next_url(project)).json()
     assert AssignmentSerializer(a).data == a
-    Assignment.objects.filter(pk=a["id"]).update(shown_swapped=swapped)
+    Assignment.objects.filter(pk=a["id"]).update(display_order="21" if swapped else "12")
     vote = {"choice": "right", "correct_left": "no", "correct_right": "yes", "rationale": "r"}
     url = f"/api/v1/assignments/{a['id']}/judgement/"
     for query in ("?next=true", ""):
@@ -184,7 +184,7 @@ def test_submit_with_next_adds_only_the_claim_statement(project):
     vote = {"choice": "left", "correct_left": "yes", "correct_right": "no"}
     # test_submit_query_count_is_constant's statements, then the claim (see
     # test_next_assignment_query_count_is_constant, without token and project).
-    with exact_queries(6 if on_postgres() else 14):
+    with exact_queries(6 if on_postgres() else 15):
         r = client.post(f"/api/v1/assignments/{a['id']}/judgement/?next=true", vote, format="json")
     assert r.status_code == 201 and r.json()["next"]["id"] != a["id"]
 
@@ -304,11 +304,12 @@ def test_submit_query_count_is_constant(project):
     vote = {"choice": "left", "correct_left": "yes", "correct_right": "no"}
     # token+user, the body check (the assignment is the sender's own, before
     # the body is read: issue 29), the locked assignment with item, project
-    # and domain (and the membership test); then insert the judgement, mark
-    # the assignment, count the vote for the item and the annotator (one
-    # statement on PostgreSQL; on SQLite four and a read-back of the
-    # tallies); curation's receiver locks the item's verdict. The item is
-    # below its votes: the rule reads no votes and the verdict stays as it is.
-    with exact_queries(5 if on_postgres() else 9):
+    # and domain (and the membership test); then insert the judgement and
+    # its per-slot answers, mark the assignment, count the vote for the item
+    # and the annotator (one statement on PostgreSQL; on SQLite five and a
+    # read-back of the tallies); curation's receiver locks the item's
+    # verdict. The item is below its votes: the rule reads no votes and the
+    # verdict stays as it is.
+    with exact_queries(5 if on_postgres() else 10):
         r = client.post(f"/api/v1/assignments/{a['id']}/judgement/", vote, format="json")
     assert r.status_code == 201

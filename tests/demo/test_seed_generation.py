@@ -99,9 +99,9 @@ def test_the_generation_projects_hold_the_drawn_pairs_and_graded_demo_votes(gene
         # Two thirds of the items judged by the three demo annotators, each
         # vote the pair's human_annotations[k] for annotator k+1.
         judgements = list(
-            Judgement.objects.filter(assignment__item__project=project).select_related(
-                "assignment__annotator", "assignment__item__domain"
-            )
+            Judgement.objects.with_pair_answers()
+            .filter(assignment__item__project=project)
+            .select_related("assignment__annotator", "assignment__item__domain")
         )
         voted = {j.assignment.item_id for j in judgements}
         assert len(voted) == len(items) * 2 // 3 and len(judgements) == 3 * len(voted)

@@ -70,7 +70,7 @@ def test_a_graded_item_is_judged_by_keyboard(live_server, browser, tmp_path, art
     page.wait_for_url("**/work/done/")
     for slug, assignment_id in stored.items():
         a = Assignment.objects.get(pk=assignment_id)
-        j = Judgement.objects.get(assignment=a)
+        j = Judgement.objects.with_pair_answers().get(assignment=a)
         # "B slightly better" as displayed: response 1 if it was shown on the right.
         assert j.strength == (1 if a.shown_swapped else -1)
         assert j.choice == ("1" if a.shown_swapped else "2")

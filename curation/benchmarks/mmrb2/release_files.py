@@ -181,7 +181,8 @@ def current_votes(item_ids: list[int]) -> dict[int, list[Vote]]:
     order the annotators first submitted (Assignment.submitted_at is set by
     the first submission; a revision keeps its place), by item id."""
     rows = (
-        Judgement.objects.filter(assignment__item_id__in=item_ids, is_current=True)
+        Judgement.objects.with_pair_answers()
+        .filter(assignment__item_id__in=item_ids, is_current=True)
         .order_by("assignment__item_id", "assignment__submitted_at", "assignment_id")
         .values_list("assignment__item_id", "strength", "grade_1", "grade_2")
     )

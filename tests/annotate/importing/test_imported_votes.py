@@ -86,7 +86,11 @@ def test_annotations_become_votes_of_imported_annotators(source, client):
         ("2", -3, True),
     ]  # [2, 2, 1]: B better, B better, B much better
     reasoning = Item.objects.get(external_id="mindcube_gpt-4o_claude_1")
-    grades = Judgement.objects.filter(assignment__item=reasoning).order_by("assignment_id")
+    grades = (
+        Judgement.objects.with_pair_answers()
+        .filter(assignment__item=reasoning)
+        .order_by("assignment_id")
+    )
     assert [(j.grade_1, j.grade_2, j.choice) for j in grades] == [
         ("A", "C", "1"),
         ("B", "C", "1"),

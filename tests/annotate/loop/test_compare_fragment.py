@@ -32,7 +32,7 @@ def setup(client, *, swapped=False):
     user = make_member(project, role="annotator")
     client.force_login(user)
     assignment = claim_next_item(project=project, annotator=user)
-    Assignment.objects.filter(pk=assignment.pk).update(shown_swapped=swapped)
+    Assignment.objects.filter(pk=assignment.pk).update(display_order="21" if swapped else "12")
     return user, assignment
 
 

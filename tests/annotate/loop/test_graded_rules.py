@@ -54,7 +54,7 @@ def test_graded6_is_mmrb2s_scale_and_graded7_has_a_tie_in_the_middle():
 )
 def test_a_displayed_graded_answer_is_stored_oriented_to_response_1(swapped, strength, grades):
     vote = rules.vote_from_displayed(
-        swapped=swapped,
+        order=rules.pair_order(swapped=swapped),
         choice="left",  # (the form and the API refuse one that contradicts the strength)
         strength=strength,
         grade_left=grades[0],
@@ -115,5 +115,6 @@ def test_grades_are_asked_only_where_the_domain_asks_them():
     with pytest.raises(JudgementInvalid) as exc:
         rules.validate_vote(graded, project=project(), domain=PREFERENCE)
     assert set(exc.value.errors) == {"grade_1"}
-    fields = rules.vote_fields(graded)
-    assert (fields["strength"], fields["grade_1"], fields["grade_2"]) == (2, "A", "C")
+    assert rules.vote_fields(graded)["strength"] == 2
+    # Grades are per-slot answers (issue 32): (slot, correctness, grade, rank) rows.
+    assert rules.slot_answers(graded) == [(1, "", "A", None), (2, "", "C", None)]

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotate.loop import scales
 from annotate.loop.service import Vote, claim_next_item, revise_judgement, submit_judgement
-from annotate.models import Assignment, Item, Judgement
+from annotate.models import Assignment, Item, Judgement, JudgementSlot
 from tests.api.test_annotation_api import next_url, token_client
 from tests.factories import make_assignment, make_item, make_member, make_project
 
@@ -27,7 +27,7 @@ def graded_item(scale="graded6", *, swapped=False, asks_grade=False, votes_per_i
     make_item(project, domain=domain)
     user = make_member(project)
     assignment = claim_next_item(project=project, annotator=user)
-    Assignment.objects.filter(pk=assignment.pk).update(shown_swapped=swapped)
+    Assignment.objects.filter(pk=assignment.pk).update(display_order="21" if swapped else "12")
     return project, user, assignment
 
 
@@ -47,7 +47,7 @@ def test_the_compare_page_stores_a_graded_vote_oriented_to_response_1(client, sw
         {"strength": "3", "grade_left": "C", "grade_right": "A", "confidence": "2"},
     )
     assert response.status_code == 302
-    j = Judgement.objects.get(assignment=assignment)
+    j = Judgement.objects.with_pair_answers().get(assignment=assignment)
     assert j.strength == (-3 if swapped else 3)
     assert j.choice == ("2" if swapped else "1")
     assert (j.grade_1, j.grade_2) == (("A", "C") if swapped else ("C", "A"))
@@ -110,7 +110,7 @@ def test_the_api_takes_a_graded_vote_in_displayed_terms(swapped):
     assert a["preference_scale"] == "graded6" and a["asks_grade"] is False
     assert a["scale"][0]["label"] == "A much better"
     assert [p["strength"] for p in a["scale"]] == [3, 2, 1, -1, -2, -3]
-    Assignment.objects.filter(pk=a["id"]).update(shown_swapped=swapped)
+    Assignment.objects.filter(pk=a["id"]).update(display_order="21" if swapped else "12")
     url = f"/api/v1/assignments/{a['id']}/judgement/"
     refused = api.post(url, {"choice": "left"}, format="json")
     assert refused.status_code == 400
@@ -143,7 +143,9 @@ def test_the_database_refuses_a_strength_that_is_not_its_choices_side(choice, st
     with pytest.raises(IntegrityError), transaction.atomic():
         Judgement.objects.create(assignment=assignment, choice=choice, strength=strength)
     with pytest.raises(IntegrityError), transaction.atomic():
-        Judgement.objects.create(assignment=assignment, choice="1", grade_1="D")
+        JudgementSlot.objects.create(
+            judgement=Judgement.objects.create(assignment=assignment, choice="1"), slot=1, grade="D"
+        )
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from django.db import connection
 from django.utils import timezone
 
 from annotate.loop import orm, postgres
-from annotate.models import Assignment, Judgement
+from annotate.models import Assignment, Judgement, JudgementSlot
 from tests.factories import make_member, make_project
 
 
@@ -49,7 +49,12 @@ def test_the_claim_returns_every_column_of_the_assignment_it_leases_or_resumes()
 
 def test_the_vote_inserts_every_field_of_judgement_but_its_key():
     for tally in (("votes_1",), ("votes_tie", "correct_1_yes")):
-        assert inserted(postgres._record_vote_sql(tally), Judgement) == model_columns(Judgement)
+        for n_slots in (0, 2):
+            sql = postgres._record_vote_sql(tally, n_slots)
+            assert inserted(sql, Judgement) == model_columns(Judgement)
+    # Its per-slot answers: every field of JudgementSlot but its key (issue 32).
+    sql = postgres._record_vote_sql(("votes_1",), 2)
+    assert inserted(sql, JudgementSlot) == model_columns(JudgementSlot)
 
 
 @pytest.mark.django_db
@@ -65,14 +70,14 @@ def test_every_field_the_claim_does_not_set_gets_the_models_default():
     parameters = postgres.claim_parameters(
         project=project,
         annotator=user,
-        swapped=True,
+        order="21",
         now=now,
         lease_expires_at=lease,
         check_stale=False,
     )
     set_by_claim = {
         "annotator_id": user.pk,
-        "shown_swapped": True,
+        "display_order": "21",
         "claimed_at": now,
         "lease_expires_at": lease,
     }
@@ -85,8 +90,6 @@ def test_every_field_the_claim_does_not_set_gets_the_models_default():
         assert new[f"new_{f.column}"] == f.get_db_prep_save(expected, connection), f.name
     # The same instance the ORM path saves.
     assert (
-        orm.new_lease(
-            item=None, annotator=user, swapped=True, now=now, lease_expires_at=lease
-        ).status
+        orm.new_lease(item=None, annotator=user, order="21", now=now, lease_expires_at=lease).status
         == new["new_status"]
     )

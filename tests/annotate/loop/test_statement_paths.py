@@ -22,9 +22,16 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotate.loop import orm, postgres, service
+from annotate.loop import orm, postgres, rules, service
 from annotate.loop.rules import AnnotationError, Vote, vote_fields
-from annotate.models import Assignment, AssignmentStatus, Item, Judgement, Membership
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    Item,
+    Judgement,
+    JudgementSlot,
+    Membership,
+)
 from curation.models import AuditEvent, Verdict
 from tests.conftest import requires_postgres
 from tests.factories import make_item, make_member, make_project, make_user
@@ -128,9 +135,7 @@ def run(project, people, steps) -> list:
                     answers.append(None)
                     continue
 
-                def vote(a, drawn=drawn):
-                    return vote_for(drawn, a.item)
-
+                vote = vote_for(drawn, target.item)
                 if kind == "submit":
                     j = service.submit_judgement(
                         assignment_id=target.pk, annotator=person, vote=vote, now=now
@@ -221,6 +226,22 @@ def database(project) -> dict:
                 r["revision"],
             ),
             skip=("assignment_id",),
+        ),
+        # Each judgement's per-slot answers (issue 32), by judgement and slot.
+        "slots": rows(
+            JudgementSlot.objects.filter(judgement__assignment__item__project=project).values(
+                "judgement__assignment__item__external_id",
+                "judgement__assignment__annotator__username",
+                "judgement__revision",
+                *_fields(JudgementSlot),
+            ),
+            lambda r: (
+                r["judgement__assignment__item__external_id"],
+                r["judgement__assignment__annotator__username"],
+                r["judgement__revision"],
+                r["slot"],
+            ),
+            skip=("judgement_id",),
         ),
         "items": rows(Item.objects.filter(project=project).values(), lambda r: r["external_id"]),
         "memberships": dict(
@@ -328,7 +349,7 @@ def test_the_raw_claim_and_vote_return_every_field_of_the_rows_they_write():
     leased, _ = postgres.claim(
         project=project,
         annotator=people[0],
-        swapped=True,
+        order="21",
         now=now,
         lease_expires_at=now + timedelta(minutes=30),
         check_stale=False,
@@ -337,7 +358,7 @@ def test_the_raw_claim_and_vote_return_every_field_of_the_rows_they_write():
     resumed, _ = postgres.claim(
         project=project,
         annotator=people[0],
-        swapped=False,
+        order="12",
         now=now + timedelta(minutes=1),
         lease_expires_at=now + timedelta(minutes=31),
         check_stale=False,
@@ -356,3 +377,8 @@ def test_the_raw_claim_and_vote_return_every_field_of_the_rows_they_write():
         )
     assert _row(judgement) == _row(Judgement.objects.get(pk=judgement.pk))
     assert judgement.created_at is not None  # auto_now_add, as create() gives it
+    # Its per-slot answers went in with it, in the same statement (issue 32).
+    written = JudgementSlot.objects.filter(judgement_id=judgement.pk).order_by("slot")
+    assert [tuple(r) for r in written.values_list("slot", "correctness", "grade", "rank")] == (
+        rules.slot_answers(vote)
+    )

@@ -40,9 +40,11 @@ CHOICE_COLUMN = {"1": "votes_1", "2": "votes_2", "tie": "votes_tie"}
 def recount(item: Item) -> dict[str, int]:
     """The tallies counted afresh from the item's current judgements."""
     counts: Counter[str] = Counter({column: 0 for column in TALLIES})
-    for choice, c1, c2 in Judgement.objects.filter(
-        assignment__item=item, is_current=True
-    ).values_list("choice", "correct_1", "correct_2"):
+    for choice, c1, c2 in (
+        Judgement.objects.with_pair_answers()
+        .filter(assignment__item=item, is_current=True)
+        .values_list("choice", "correct_1", "correct_2")
+    ):
         counts[CHOICE_COLUMN[choice]] += 1
         for response, label in (("1", c1), ("2", c2)):
             if label:

@@ -70,7 +70,7 @@ def test_submitted_choice_is_stored_in_canonical_terms(client, swapped):
     user = login(client, project)
     start(client, project)
     a = Assignment.objects.get(annotator=user)
-    Assignment.objects.filter(pk=a.pk).update(shown_swapped=swapped)
+    Assignment.objects.filter(pk=a.pk).update(display_order="21" if swapped else "12")
     response = client.post(
         reverse("work_submit", args=[a.pk]), {"choice": "left", "confidence": "3"}
     )
@@ -85,12 +85,12 @@ def test_correctness_labels_are_mapped_to_canonical_responses(client):
     user = login(client, project)
     start(client, project)
     a = Assignment.objects.get(annotator=user)
-    Assignment.objects.filter(pk=a.pk).update(shown_swapped=True)
+    Assignment.objects.filter(pk=a.pk).update(display_order="21")
     client.post(
         reverse("work_submit", args=[a.pk]),
         {"choice": "right", "correct_left": "no", "correct_right": "yes"},
     )
-    j = Judgement.objects.get(assignment=a)
+    j = Judgement.objects.with_pair_answers().get(assignment=a)
     # right was response 1 on a swapped display
     assert (j.choice, j.correct_1, j.correct_2) == ("1", "yes", "no")
 
@@ -197,7 +197,7 @@ def test_annotator_html_never_shows_model_names_gold_or_other_votes(client):
         a = Assignment.objects.create(
             item=item,
             annotator=other,
-            shown_swapped=False,
+            display_order="12",
             claimed_at=item.created_at,
             lease_expires_at=item.created_at.replace(year=2100),
         )

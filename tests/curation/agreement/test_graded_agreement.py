@@ -79,10 +79,7 @@ def graded_project(seed=5):
     for user in annotators:
         while (a := claim_next_item(project=project, annotator=user)) is not None:
             shown = rng.choice(scales.POINTS["graded6"])  # a point as displayed
-
-            def vote(assignment, shown=shown):
-                return rules.vote_from_displayed(swapped=assignment.shown_swapped, strength=shown)
-
+            vote = rules.DisplayedVote(strength=shown)
             submit_judgement(assignment_id=a.pk, annotator=user, vote=vote)
     return project
 

@@ -90,7 +90,9 @@ def reliability_data(project, domain_id=None, *, labels=False) -> np.ndarray:
     """Annotators x units (NaN = no value) straight from the current judgement
     rows, without curation's code: units are items, or (item, response) for
     correctness labels."""
-    rows = Judgement.objects.filter(assignment__item__project=project, is_current=True)
+    rows = Judgement.objects.with_pair_answers().filter(
+        assignment__item__project=project, is_current=True
+    )
     if domain_id is not None:
         rows = rows.filter(assignment__item__domain_id=domain_id)
     values = []

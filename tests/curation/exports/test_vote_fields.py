@@ -195,7 +195,7 @@ def test_what_the_annotator_pressed_comes_back_as_displayed():
         user = make_member(project)
         assignment = claim_next_item(project=project, annotator=user)
         vote = rules.vote_from_displayed(
-            swapped=assignment.shown_swapped, strength=shown, grade_left="", rationale="r"
+            order=assignment.display_order, strength=shown, grade_left="", rationale="r"
         )
         submit_judgement(assignment_id=assignment.pk, annotator=user, vote=vote)
         given[assignment.pk] = (shown, assignment.shown_swapped)
@@ -214,7 +214,7 @@ def test_the_graded_header():
         "scale,strength,scale_value,grade_1,grade_2,correct_1,correct_2,shown_left,"
         "choice_displayed,strength_displayed,point_displayed,grade_left,grade_right,"
         "correct_left,correct_right,confidence,rationale,flagged_problem,problem_reason,"
-        "claimed_at,submitted_at,voted_at,seconds_spent,active_seconds,imported"
+        "claimed_at,submitted_at,voted_at,seconds_spent,active_seconds,imported,task"
     )
 
 

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from annotate.loop import postgres as loop_postgres
 from annotate.loop import service as loop_service
-from annotate.models import Assignment, AssignmentStatus, Judgement
+from annotate.models import Assignment, AssignmentStatus
 from curation.models import (
     ContestKind,
     FinalChoice,
@@ -36,7 +36,7 @@ from curation.models import (
 from curation.verdicts import orm, postgres, service
 from tests.annotate.loop.test_statement_paths import STEPS, database, make_world, run
 from tests.conftest import requires_postgres
-from tests.factories import make_item, make_project, make_user
+from tests.factories import make_item, make_judgement, make_project, make_user
 
 pytestmark = [requires_postgres, pytest.mark.django_db]
 
@@ -91,7 +91,7 @@ def _judge(item, annotator, drawn) -> None:
         item=item,
         annotator=annotator,
         status=AssignmentStatus.SUBMITTED,
-        shown_swapped=False,
+        display_order="12",
         claimed_at=CLAIMED,
         lease_expires_at=CLAIMED + timedelta(minutes=30),
         submitted_at=CLAIMED,
@@ -103,11 +103,13 @@ def _judge(item, annotator, drawn) -> None:
         "correct_2": c2,
         "flagged_problem": flagged,
     }
+    # make_judgement writes correct_1/2 as slot rows (issue 32); the tallies
+    # it also counts are not what these statements read.
     if superseded:
-        Judgement.objects.create(assignment=assignment, is_current=False, **vote)
-        Judgement.objects.create(assignment=assignment, revision=2, choice=choice)
+        make_judgement(assignment, is_current=False, **vote)
+        make_judgement(assignment, revision=2, choice=choice)
     else:
-        Judgement.objects.create(assignment=assignment, **vote)
+        make_judgement(assignment, **vote)
 
 
 def _sorted(votes) -> list[tuple]:
