@@ -7,8 +7,8 @@ from django.db import connection
 
 from tests.migrations import migrate, migrated_to
 
-BEFORE = [("annotate", "0018_judgement_imported")]
-AFTER = [("annotate", "0019_progresscounter")]
+BEFORE = [("annotate", "0020_judgement_slots")]
+AFTER = [("annotate", "0021_progresscounter")]
 
 
 def _sums(apps, project_id) -> tuple[int, int, int]:

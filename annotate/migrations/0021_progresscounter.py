@@ -144,7 +144,7 @@ def drop_triggers(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotate", "0018_judgement_imported"),
+        ("annotate", "0020_judgement_slots"),
     ]
 
     operations = [
