@@ -335,20 +335,14 @@ def import_mmrb2(
             )
             if published:
                 result.votes_cast = _cast_published(project, task, published, filename)
-            from annotate.importing.tasks import (
-                make_thumbnails,
-                render_item_html,
-                render_part_html,
-            )
+            from annotate.importing.tasks import make_thumbnails, render_part_html
             from config.celery import enqueue_on_commit
 
             if new_images:
                 enqueue_on_commit(make_thumbnails, new_images)
             if result.item_ids or updated_ids:
-                # The page shows the parts; the item's own HTML serves the API's
-                # text and pages that read it (first view renders it otherwise).
+                # The parts' HTML (the first view renders it otherwise).
                 enqueue_on_commit(render_part_html, [*result.item_ids, *updated_ids])
-                enqueue_on_commit(render_item_html, [*result.item_ids, *updated_ids])
     except BaseException:
         remove_orphans(written)
         raise
@@ -496,10 +490,6 @@ def _replace(pk: int, item: Item, pair: mmrb2_format.Pair) -> None:
     caller writes them again)."""
     Item.objects.filter(pk=pk).update(
         **{name: getattr(item, name) for name in _REPLACED},
-        prompt_html="",
-        response_1_html="",
-        response_2_html="",
-        rendered_version=0,
     )
     ItemPart.objects.filter(item_id=pk).delete()
 

@@ -19,7 +19,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from PIL import Image
 
-from annotate import rendering, signals
+from annotate import signals
 from annotate.importing import hfparquet, release_import
 from annotate.importing.bounds import import_bounds
 from annotate.importing.conflicts import CREATE as _CREATE
@@ -48,15 +48,17 @@ from annotate.importing.sources import (
     ZipImageSource,
     find_dataset_in_zip,
 )
-from annotate.models import (
-    RENDERED_FIELDS,
-    ImageAsset,
-    Item,
-    Project,
-    shuffle_key,
-    write_mrb_parts,
+from annotate.models import ImageAsset, Item, Project, shuffle_key
+from annotate.models.parts import (
+    DERIVED_COLUMNS,
+    MRB_PART_FIELDS,
+    ItemPart,
+    image_part,
+    mrb_part_rows,
+    render_parts_html,
+    text_part,
+    write_item_content,
 )
-from annotate.models.parts import MRB_PART_FIELDS, ItemPart, mrb_part_rows
 from common.bulk import insert_rows
 
 log = logging.getLogger(__name__)
@@ -286,11 +288,14 @@ def _write_dataset(
                         batch = []
                     continue
                 fields = _item_fields(record, domains)
-                Item.objects.filter(pk=action).update(
-                    content_hash=digest, image_id=image_ids[info.sha256], **fields, **_NOT_RENDERED
-                )
-                write_mrb_parts(
-                    [Item(pk=action, image_id=image_ids[info.sha256], **fields)], replace=True
+                content = {name: fields.pop(name) for name in DERIVED_COLUMNS if name in fields}
+                Item.objects.filter(pk=action).update(content_hash=digest, **fields)
+                write_item_content(
+                    Item(pk=action),
+                    [image_part(image_ids[info.sha256], content["image_path"]),
+                     text_part(content["prompt"])],
+                    [[text_part(content["response_1"])], [text_part(content["response_2"])]],
+                    render=False,
                 )
                 updated_ids.append(action)
             if batch:
@@ -302,14 +307,14 @@ def _write_dataset(
             signals.items_imported.send(
                 sender=Item, project=project, item_ids=result.item_ids, updated_ids=updated_ids
             )
-            from annotate.importing.tasks import make_thumbnails, render_item_html
+            from annotate.importing.tasks import make_thumbnails, render_part_html
             from config.celery import enqueue_on_commit
 
             if new_images:
                 enqueue_on_commit(make_thumbnails, new_images)
             # Rendering 3 texts an item would double the import's CPU time:
-            # a worker stores the HTML (the first view does if none has).
-            enqueue_on_commit(render_item_html, [*result.item_ids, *updated_ids])
+            # a worker stores the parts' HTML (the first view does if none has).
+            enqueue_on_commit(render_part_html, [*result.item_ids, *updated_ids])
     except BaseException:
         remove_orphans(written)
         raise
@@ -357,33 +362,10 @@ def _create_items(batch: list[tuple]) -> list[int]:
 _WRITE_BATCH = 500
 
 
-# A replaced prompt or response makes the stored HTML stale.
-_NOT_RENDERED = {
-    "prompt_html": "",
-    "response_1_html": "",
-    "response_2_html": "",
-    "rendered_version": 0,
-}
-
-
 def render_item_html(*, item_ids: list[int]) -> int:
-    """Store the compare page's HTML of items that lack it for the current
-    renderer (idempotent). Returns how many were rendered."""
-    rendered = 0
-    for start in range(0, len(item_ids), 500):
-        batch = (
-            Item.objects.filter(pk__in=item_ids[start : start + 500])
-            .exclude(rendered_version=rendering.RENDERER_VERSION)
-            .only("pk", "prompt", "response_1", "response_2", "content_hash")
-        )
-        for item in batch:
-            item.render_html()
-            # One short UPDATE each (no lock held while rendering), and none
-            # if an --update import replaced the text meanwhile.
-            rendered += Item.objects.filter(pk=item.pk, content_hash=item.content_hash).update(
-                **{name: getattr(item, name) for name in RENDERED_FIELDS}
-            )
-    return rendered
+    """The items' parts' HTML (render_parts_html; the name kept for its
+    callers and the queued tasks of an earlier release)."""
+    return render_parts_html(item_ids=item_ids)
 
 
 def _existing_items(project: Project) -> list[tuple[str, int, str, bool]]:

@@ -7,8 +7,6 @@ the left is a display detail kept on the Assignment (`shown_swapped`).
 """
 
 from annotate.models.items import (
-    RENDERED_FIELDS,
-    RENDERED_SOURCES,
     GoldChoice,
     ImageAsset,
     Item,
@@ -19,10 +17,14 @@ from annotate.models.parts import (
     ItemPart,
     PartKind,
     Slot,
-    mrb_parts,
+    derive_item_text,
+    image_part,
+    parts_by_item,
     parts_by_slot,
+    response_slot,
     shown_parts,
-    write_mrb_parts,
+    text_part,
+    write_item_content,
 )
 from annotate.models.projects import (
     DOMAIN_WORDING,
@@ -53,8 +55,6 @@ __all__ = [
     "DOMAIN_WORDING",
     "LIVE_ASSIGNMENT_STATUSES",
     "MULTIMODAL_REWARDBENCH_DOMAINS",
-    "RENDERED_FIELDS",
-    "RENDERED_SOURCES",
     "Assignment",
     "AssignmentStatus",
     "Choice",
@@ -77,10 +77,14 @@ __all__ = [
     "Role",
     "SetupEvent",
     "Slot",
-    "mrb_parts",
+    "derive_item_text",
+    "image_part",
+    "parts_by_item",
     "parts_by_slot",
+    "response_slot",
     "shown_parts",
     "shuffle_key",
     "submitted_count",
-    "write_mrb_parts",
+    "text_part",
+    "write_item_content",
 ]
