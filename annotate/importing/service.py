@@ -292,8 +292,10 @@ def _write_dataset(
                 Item.objects.filter(pk=action).update(content_hash=digest, **fields)
                 write_item_content(
                     Item(pk=action),
-                    [image_part(image_ids[info.sha256], content["image_path"]),
-                     text_part(content["prompt"])],
+                    [
+                        image_part(image_ids[info.sha256], content["image_path"]),
+                        text_part(content["prompt"]),
+                    ],
                     [[text_part(content["response_1"])], [text_part(content["response_2"])]],
                     render=False,
                 )

@@ -416,6 +416,7 @@ def _layout(shown: dict[str, list[dict]]) -> str:
     prompt holds an image: the input beside both results); "parts" (text
     and pictures in order, the pictures zoomed together); "text" (parts
     without a picture)."""
+
     def pictures_alone(parts):
         return bool(parts) and all("image" in p for p in parts)
 

@@ -147,9 +147,7 @@ def _queue(project, params):
         to_attr="prompt_pictures",
     )
     return (
-        verdicts.select_related("item__domain")
-        .prefetch_related(prompt_pictures)
-        .order_by(*order)
+        verdicts.select_related("item__domain").prefetch_related(prompt_pictures).order_by(*order)
     )
 
 

@@ -25,7 +25,7 @@ from annotate.importing.parse import pairs_swap
 from annotate.importing.records import ImportFailed
 from annotate.importing.service import import_items, import_items_from_paths
 from annotate.importing.sources import DirectoryImageSource
-from annotate.models import ItemPart, ImageAsset, Item
+from annotate.models import ImageAsset, Item, ItemPart
 from curation.models import Verdict
 from tests.factories import make_assignment, make_project, mrb_record, pairs_record, png_bytes
 
