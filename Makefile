@@ -23,7 +23,7 @@ THREADS ?= 8
 CHROMIUM_PATH ?= $(shell command -v chromium || command -v chromium-browser || true)
 export CHROMIUM_PATH
 
-.PHONY: check-trl install install-runtime run web worker migrate demo test test-pg test-fast lint format typecheck bench bench-annotate bench-embedded bench-release bench-agreement bench-curation bench-label-quality clean
+.PHONY: check-trl install install-runtime run web worker migrate demo test test-pg test-sqlite test-fast lint format typecheck bench bench-annotate bench-embedded bench-release bench-agreement bench-curation bench-label-quality clean
 
 $(RUNTIME_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -105,21 +105,27 @@ typecheck: install
 	$(VENV)/bin/mypy annotate curation common config demo
 	cd clients/python && $(abspath $(VENV))/bin/mypy --config-file pyproject.toml
 
-# The whole suite. With DATABASE_URL / REDIS_URL set it runs against those
-# servers (as .ci/run does); without them on SQLite, skipping only what needs a server.
+# The whole suite, on the database it can have, saying which and why
+# (.ci/throwaway-postgres --or-sqlite): the one DATABASE_URL names when it is
+# set (CI: .ci/run sets it); else a throw-away PostgreSQL, started for the run
+# in a temporary directory and removed after it, when PostgreSQL's server
+# binaries are installed (about 2 s to start), so the raw-SQL paths
+# (annotate/loop/postgres.py, curation/verdicts/postgres.py) run beside their
+# ORM twins; else SQLite, skipping only what needs a server. A test under
+# tests/annotate/loop/ skipped on PostgreSQL fails.
 test: install
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest $(PYTEST_ARGS)
+	@.ci/throwaway-postgres --or-sqlite $(PY) -m pytest $(PYTEST_ARGS)
 
-# The whole suite on a throw-away PostgreSQL (started for the run in a
-# temporary directory, then removed; see .ci/throwaway-postgres), so both of
-# the annotation loop's statement paths run: annotate/loop/postgres.py's raw
-# SQL here, annotate/loop/orm.py on SQLite and beside it in
-# tests/annotate/loop/test_statement_paths.py. A test under
-# tests/annotate/loop/ skipped on PostgreSQL fails. Needs PostgreSQL's server
-# binaries installed; says so when there are none.
+# Always a throw-away PostgreSQL (even with DATABASE_URL set); fails when
+# PostgreSQL's server binaries are not installed.
 test-pg: install
 	.ci/throwaway-postgres $(PY) -m pytest $(PYTEST_ARGS)
+
+# Always SQLite (the embedded default), whatever is installed or set.
+test-sqlite: install
+	@echo "Tests on SQLite: make test-sqlite."
+	env -u DATABASE_URL $(PY) -m pytest $(PYTEST_ARGS)
 
 test-fast: install
 	$(PY) -m pytest -x -q -m "not e2e" $(PYTEST_ARGS)

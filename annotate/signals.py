@@ -33,20 +33,10 @@ imported_votes_cast = Signal()
 # Sent inside the transaction when annotators stopped being eligible for some
 # items without voting (annotate.eligibility): leases ran out
 # (expire_stale_leases) or an item was skipped (skip_item). Membership and
-# account changes are seen through Membership's and User's own model signals.
+# account changes are seen through Membership's and User's own model signals
+# (post_save/post_delete: they also catch Django admin's edits).
 # kwargs: project_id (int), item_ids (list[int])
 eligibility_changed = Signal()
-# Sent by annotate.setup.service inside the transaction that changed a
-# project's team, after the change is written (and, for a deactivation or a
-# removal, after the member's open leases went back to the pool), so a
-# receiver can re-check what depends on who is on the team (curation: items
-# escalated for votes that can no longer come).
-# kwargs: project (Project), user (User), action (str: "added", "role_changed",
-# "deactivated", "reactivated", "removed"), membership (Membership, or None
-# after a removal), released_item_ids (list[int]: items whose open lease of
-# this member was returned).
-membership_changed = Signal()
-
 # Sent by annotate.setup.service before a domain's export Category string or
 # slug changes. A receiver returns a reason (str) if a release uses the
 # domain, which refuses the change; None otherwise.

@@ -89,14 +89,28 @@ def claim(
             return None, False
         item.live_assignments += 1
         item.project = project
-        assignment = Assignment.objects.create(
+        assignment = new_lease(
             item=item,
             annotator=annotator,
-            shown_swapped=swapped,
-            claimed_at=now,
+            swapped=swapped,
+            now=now,
             lease_expires_at=lease_expires_at,
         )
+        assignment.save(force_insert=True)
     return assignment, False
+
+
+def new_lease(*, item, annotator, swapped: bool, now, lease_expires_at) -> Assignment:
+    """The new, unsaved assignment a claim leases, every field not named here
+    at its default: saved by claim() above, and written by
+    annotate.loop.postgres's claim from these very values."""
+    return Assignment(
+        item=item,
+        annotator=annotator,
+        shown_swapped=swapped,
+        claimed_at=now,
+        lease_expires_at=lease_expires_at,
+    )
 
 
 def locked_assignment(*, assignment_id: int, annotator) -> Assignment | None:

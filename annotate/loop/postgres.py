@@ -22,6 +22,7 @@ from functools import cache
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Model
 
+from annotate.loop import orm
 from annotate.loop.rules import Vote, tally_columns
 from annotate.models import (
     Assignment,
@@ -71,6 +72,24 @@ _MEMBER = MEMBER_SQL.format(project="%(project)s")
 _CLAIM_ITEM = _select_columns("i", Item, skip=("reference_answer",))
 _CLAIM_DOMAIN = _select_columns("d", Domain)
 _CLAIM_IMAGE = _select_columns("g", ImageAsset)
+# The claim's INSERT writes every concrete field of Assignment but its key,
+# the list taken from the model (never written by hand), so a field added to
+# Assignment is written here too: the item from the statement, every other
+# field from the same unsaved instance the ORM's create() saves
+# (orm.new_lease), through its pre_save and get_db_prep_save as Django's own
+# INSERT does. tests/annotate/loop/test_statement_paths.py holds the list
+# equal to the model's fields.
+NEW_ASSIGNMENT_FIELDS = [f for f in Assignment._meta.concrete_fields if not f.primary_key]
+# What `own` selects and `leased` returns, in one order: every column.
+_ASSIGNMENT_ROW = [f.column for f in Assignment._meta.concrete_fields]
+# What the final SELECT reads of the assignment (JSON-like fields deferred).
+_CLAIM_ASSIGNMENT = _select_columns("found", Assignment)
+
+
+def _new_value(field) -> str:
+    """The INSERT's expression for `field` of a new assignment."""
+    return "counted.id" if field.attname == "item_id" else f"%(new_{field.column})s"
+
 
 # The claim: the lease checks, the pick, the count and the lease in one
 # statement (its own transaction), bringing back what the compare page
@@ -103,7 +122,7 @@ _CLAIM_IMAGE = _select_columns("g", ImageAsset)
 #   that comes from the UPDATE's RETURNING.
 CLAIM_SQL = """
     WITH own AS (
-        SELECT a.id, a.item_id, a.shown_swapped, a.claimed_at, a.lease_expires_at
+        SELECT {own}
         FROM annotate_assignment a INNER JOIN annotate_item o ON o.id = a.item_id
         WHERE a.annotator_id = %(user)s AND a.status = 'open'
           AND a.lease_expires_at > %(now)s AND o.project_id = %(project)s AND {member}
@@ -128,12 +147,10 @@ CLAIM_SQL = """
         FROM picked WHERE u.id = picked.id AND u.live_assignments < u.votes_needed
         RETURNING u.id, u.live_assignments
     ), leased AS (
-        INSERT INTO annotate_assignment
-            (item_id, annotator_id, status, shown_swapped, claimed_at, lease_expires_at,
-             submitted_at, skip_reason)
-        SELECT id, %(user)s, 'open', %(swapped)s, %(now)s, %(lease)s, NULL, ''
+        INSERT INTO {table} ({insert_columns})
+        SELECT {insert_values}
         FROM counted
-        RETURNING id, item_id, shown_swapped, claimed_at, lease_expires_at
+        RETURNING {returned}
     ), found AS (
         SELECT leased.*, counted.live_assignments AS live
         FROM leased INNER JOIN counted ON counted.id = leased.item_id
@@ -142,7 +159,6 @@ CLAIM_SQL = """
     )
     SELECT
         EXISTS (SELECT 1 FROM stale),
-        found.id, found.shown_swapped, found.claimed_at, found.lease_expires_at,
         COALESCE(found.live, i.live_assignments),
         {columns}
     FROM (SELECT 1) AS one
@@ -151,7 +167,14 @@ CLAIM_SQL = """
     LEFT JOIN annotate_domain d ON d.id = i.domain_id
     LEFT JOIN annotate_imageasset g ON g.id = i.image_id
 """.format(
-    columns=", ".join(column for _, column in _CLAIM_ITEM + _CLAIM_DOMAIN + _CLAIM_IMAGE),
+    own=", ".join(f"a.{column}" for column in _ASSIGNMENT_ROW),
+    table=Assignment._meta.db_table,
+    insert_columns=", ".join(f.column for f in NEW_ASSIGNMENT_FIELDS),
+    insert_values=", ".join(_new_value(f) for f in NEW_ASSIGNMENT_FIELDS),
+    returned=", ".join(_ASSIGNMENT_ROW),
+    columns=", ".join(
+        column for _, column in _CLAIM_ASSIGNMENT + _CLAIM_ITEM + _CLAIM_DOMAIN + _CLAIM_IMAGE
+    ),
     member=_MEMBER,
 )
 
@@ -159,15 +182,23 @@ CLAIM_SQL = """
 def claim_parameters(
     *, project: Project, annotator, swapped: bool, now, lease_expires_at, check_stale: bool
 ) -> dict:
-    """CLAIM_SQL's parameters."""
+    """CLAIM_SQL's parameters: the new assignment's values (new_<column>)
+    are those of the instance orm.new_lease builds, as its save() would
+    write them."""
+    new = orm.new_lease(
+        item=None, annotator=annotator, swapped=swapped, now=now, lease_expires_at=lease_expires_at
+    )
     return {
         "project": project.pk,
         "user": annotator.pk,
         "superuser": annotator.is_superuser,
-        "swapped": swapped,
         "now": now,
-        "lease": lease_expires_at,
         "check_stale": check_stale,
+        **{
+            f"new_{f.column}": f.get_db_prep_save(f.pre_save(new, True), connection)
+            for f in NEW_ASSIGNMENT_FIELDS
+            if f.attname != "item_id"
+        },
     }
 
 
@@ -204,30 +235,19 @@ def claim(
         with connection.cursor() as cursor:
             cursor.execute(CLAIM_SQL, parameters)
             row = cursor.fetchone()
-    stale, assignment_id, shown_swapped, claimed_at, lease_until, live = row[:6]
-    if assignment_id is None:
-        return None, stale
-    item, domain, image = _instances(
-        row[6:], (Item, _CLAIM_ITEM), (Domain, _CLAIM_DOMAIN), (ImageAsset, _CLAIM_IMAGE)
+    stale, live = row[:2]
+    assignment, item, domain, image = _instances(
+        row[2:],
+        (Assignment, _CLAIM_ASSIGNMENT),
+        (Item, _CLAIM_ITEM),
+        (Domain, _CLAIM_DOMAIN),
+        (ImageAsset, _CLAIM_IMAGE),
     )
+    if assignment.pk is None:
+        return None, stale
     item.live_assignments = live
     item.project, item.domain = project, domain
     item.image = image if image.pk is not None else None  # none: issue 24's parts
-    values = {
-        "id": assignment_id,
-        "item_id": item.pk,
-        "annotator_id": annotator.pk,
-        "status": AssignmentStatus.OPEN,
-        "shown_swapped": shown_swapped,
-        "claimed_at": claimed_at,
-        "lease_expires_at": lease_until,
-        "submitted_at": None,
-        "skip_reason": "",
-    }
-    fields = Assignment._meta.concrete_fields  # from_db takes values in their order
-    assignment = Assignment.from_db(
-        connection.alias, list(values), [values[f.attname] for f in fields]
-    )
     assignment.item, assignment.annotator = item, annotator
     return assignment, False
 
@@ -327,6 +347,7 @@ def assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
     return assignment
 
 
+# The vote's INSERT: every concrete field of Judgement but the key.
 _JUDGEMENT_FIELDS = [f for f in Judgement._meta.concrete_fields if not f.primary_key]
 
 
@@ -362,16 +383,20 @@ def record_vote(*, assignment: Assignment, annotator, fields: dict, vote: Vote, 
     holds the item row until commit, so they include every vote committed
     before and none after)."""
     item = assignment.item
-    # A field the vote does not set gets the model's default, as the ORM's
-    # create() gives it (a column added with a default needs no edit here).
-    values = [
-        fields[f.attname] if f.attname in fields else f.get_default() for f in _JUDGEMENT_FIELDS
-    ]
+    # Every concrete field but the key (the list from the model), each value
+    # as the ORM's create(**fields) writes it: the instance's (its default
+    # where `fields` leaves it out) through pre_save (auto_now_add) and
+    # get_db_prep_save. A field added to Judgement needs no edit here.
+    new = Judgement(**fields)
+    values = [f.pre_save(new, True) for f in _JUDGEMENT_FIELDS]
     with connection.cursor() as cursor:
         cursor.execute(
             _record_vote_sql(tuple(tally_columns(vote))),
             [
-                *values,
+                *(
+                    f.get_db_prep_save(v, connection)
+                    for f, v in zip(_JUDGEMENT_FIELDS, values, strict=True)
+                ),
                 AssignmentStatus.SUBMITTED,
                 now,
                 assignment.pk,

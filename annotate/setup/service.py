@@ -199,7 +199,7 @@ def create_project(
             )
             for position, (d_slug, title, category, kind) in enumerate(domains)
         )
-        membership = Membership.objects.create(
+        Membership.objects.create(
             project=project, user=actor, role=Role.ADMIN, pseudonym=_pseudonym(project)
         )
         _audit(
@@ -214,14 +214,6 @@ def create_project(
                 "agree_share": agree_share,
                 **_fields(project, PROJECT_FIELDS),
             },
-        )
-        signals.membership_changed.send(
-            sender=Membership,
-            project=project,
-            user=actor,
-            action="added",
-            membership=membership,
-            released_item_ids=[],
         )
     return project
 

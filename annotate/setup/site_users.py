@@ -23,7 +23,7 @@ from annotate.models import (
 )
 from annotate.setup.accounts import check_may_manage_account
 from annotate.setup.service import SetupError, _audit, _check_writable
-from annotate.setup.team import _changed, _pseudonym
+from annotate.setup.team import _pseudonym
 
 # --- Users (site admins) -----------------------------------------------------------------
 
@@ -150,7 +150,7 @@ def create_users_from_csv(
             if row["role"] == "creator":
                 user.user_permissions.add(permission)
             elif row["role"]:
-                membership = Membership.objects.create(
+                Membership.objects.create(
                     project=project, user=user, role=row["role"], pseudonym=_pseudonym(project)
                 )
                 _audit(
@@ -160,7 +160,6 @@ def create_users_from_csv(
                     subject=user,
                     after={"role": row["role"], "is_active": True, "from": "csv"},
                 )
-                _changed(project, user, "added", membership)
             _audit(
                 actor=actor,
                 action="user_created",

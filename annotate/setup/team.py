@@ -14,7 +14,6 @@ from django.db.models import F
 from django.urls import reverse
 from django.utils import timezone
 
-from annotate import signals
 from annotate.loop.service import return_leases
 from annotate.models import (
     Judgement,
@@ -26,17 +25,6 @@ from annotate.setup.models import Invitation, token_digest
 from annotate.setup.service import SetupError, _audit, _check_writable, _pseudonym
 
 # --- Members -----------------------------------------------------------------------------
-
-
-def _changed(project, user, action, membership, released=()) -> None:
-    signals.membership_changed.send(
-        sender=Membership,
-        project=project,
-        user=user,
-        action=action,
-        membership=membership,
-        released_item_ids=list(released),
-    )
 
 
 def add_member(*, actor, project: Project, user, role: str) -> Membership:
@@ -72,7 +60,6 @@ def add_member(*, actor, project: Project, user, role: str) -> Membership:
             before=before,
             after={"role": role, "is_active": True},
         )
-        _changed(project, user, action, membership)
     return membership
 
 
@@ -113,7 +100,6 @@ def change_member_role(*, actor, project: Project, user, role: str) -> Membershi
             before={"role": before},
             after={"role": role},
         )
-        _changed(project, user, "role_changed", membership)
     return membership
 
 
@@ -137,7 +123,6 @@ def deactivate_member(*, actor, project: Project, user) -> list[int]:
             before={"role": membership.role, "is_active": True},
             after={"is_active": False, "released_leases": len(released)},
         )
-        _changed(project, user, "deactivated", membership, released)
     return released
 
 
@@ -158,7 +143,6 @@ def reactivate_member(*, actor, project: Project, user) -> Membership:
             before={"is_active": False},
             after={"is_active": True},
         )
-        _changed(project, user, "reactivated", membership)
     return membership
 
 
@@ -179,7 +163,6 @@ def remove_member(*, actor, project: Project, user) -> list[int]:
         before = {"role": membership.role, "is_active": membership.is_active}
         membership.delete()
         _audit(actor=actor, action="member_removed", project=project, subject=user, before=before)
-        _changed(project, user, "removed", None, released)
     return released
 
 
@@ -300,7 +283,6 @@ def accept_invitation(*, token: str, user) -> Membership:
             subject=user,
             after={"invitation": invitation.pk, "role": invitation.role},
         )
-        _changed(project, user, "added", membership)
     return membership
 
 

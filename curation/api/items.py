@@ -17,7 +17,7 @@ from common.body_guard import guard_body
 from curation.api.access import curated_project
 from curation.api.verdicts import VerdictSerializer
 from curation.grid.bulk import ACTIONS, MAX_BULK_ITEMS, apply_bulk
-from curation.grid.filters import SORT_LABELS, GridFilterForm, decorate, grid_rows
+from curation.grid.filters import SORT_LABELS, GridFilterForm, GridRows, decorate
 from curation.models import ContestKind, ExclusionCategory, VerdictStatus
 from curation.verdicts.decisions import CurationError
 
@@ -95,7 +95,7 @@ class ItemGridApi(APIView):
                 fields={k: [str(e) for e in v] for k, v in form.errors.items()},
             )
         paginator = Pagination()
-        rows = paginator.paginate_queryset(grid_rows(project, form.cleaned_data), request, self)
+        rows = paginator.paginate_queryset(GridRows(project, form.cleaned_data), request, self)
         decorate(rows)
         for v in rows:
             v.thumbnail = (

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotate.projects import CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
 from curation.grid.bulk import ACTIONS, MAX_BULK_ITEMS, apply_bulk
-from curation.grid.filters import DEFAULT_PAGE_SIZE, GridFilterForm, decorate, grid_rows
+from curation.grid.filters import DEFAULT_PAGE_SIZE, GridFilterForm, GridRows, decorate, matching
 from curation.models import ExclusionCategory
 from curation.verdicts.decisions import CurationError
 
@@ -72,7 +72,7 @@ def item_grid(request, slug):
         filters = form.cleaned_data if form.is_bound else {}
         status = 200
     size = filters.get("page_size") or DEFAULT_PAGE_SIZE
-    page = Paginator(grid_rows(project, filters), size).get_page(request.GET.get("page"))
+    page = Paginator(GridRows(project, filters), size).get_page(request.GET.get("page"))
     rows = list(page.object_list)
     decorate(rows)
     query = request.GET.copy()
@@ -121,7 +121,7 @@ def item_grid_bulk(request, slug):
             messages.error(request, "The filter is not valid any more; nothing was changed.")
             return redirect(back)
         ids = list(
-            grid_rows(project, filter_form.cleaned_data).values_list("item_id", flat=True)[
+            matching(project, filter_form.cleaned_data).values_list("item_id", flat=True)[
                 : MAX_BULK_ITEMS + 1
             ]
         )

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from functools import partial
+from types import ModuleType
 
 from django.db import connection, transaction
 from django.db.models import F
-from django.utils import timezone
 
 from annotate.eligibility import eligible_counts, short_of_annotators
 from annotate.models import Item, Judgement, Project
@@ -25,10 +25,20 @@ from curation.models import (
     Verdict,
     VerdictStatus,
 )
+from curation.verdicts import orm, postgres
+from curation.verdicts.orm import VOTE_FIELDS
 from curation.verdicts.rule import NO_ONE_LEFT, RuleVote, Thresholds, decide
 
 # Verdicts a curator decided; new votes never overturn them.
 CURATOR_DECIDED = (VerdictStatus.RESOLVED, VerdictStatus.EXCLUDED)
+
+
+def _statements() -> ModuleType:
+    """The vote's two verdict statements: raw SQL on PostgreSQL
+    (curation.verdicts.postgres), the plain ORM reference elsewhere
+    (curation.verdicts.orm); tests/curation/verdicts/test_statement_paths.py
+    holds them equal."""
+    return postgres if connection.vendor == "postgresql" else orm
 
 
 def thresholds_for(project: Project) -> Thresholds:
@@ -137,70 +147,14 @@ def update_verdict(*, item: Item) -> Verdict:
     # The sender's item carries its tallies with this vote counted. Below the
     # votes it needs, the rule looks at nothing but that count (needs_votes),
     # so the votes themselves need not be read.
-    votes = [] if item.n_votes < item.votes_needed else _item_rule_votes(item.pk)
+    votes = [] if item.n_votes < item.votes_needed else _statements().item_rule_votes(item.pk)
 
     def eligible() -> int:
         return eligible_counts(project=item.project, item_ids=[item.pk])[item.pk]
 
     if _apply(verdict, item, votes, thresholds_for(item.project), eligible=eligible):
-        # What verdict.save(update_fields=VOTE_FIELDS) writes, as plain SQL
-        # (this too runs inside every vote that completes an item).
-        verdict.updated_at = timezone.now()
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _SAVE_VERDICT_SQL,
-                [
-                    *(getattr(verdict, name) for name in VOTE_FIELDS[:-1]),
-                    connection.ops.adapt_datetimefield_value(verdict.updated_at),
-                    verdict.pk,
-                ],
-            )
+        _statements().save_after_vote(verdict)
     return verdict
-
-
-# The verdict fields the rule's outcome changes, then updated_at (written by a
-# vote's save; reevaluate_items' bulk update leaves it).
-VOTE_FIELDS = (
-    "status",
-    "final_choice",
-    "provenance",
-    "reason",
-    "escalations",
-    "escalated_by",
-    "contest_kind",
-    "version",
-    "updated_at",
-)
-_SAVE_VERDICT_SQL = (
-    "UPDATE curation_verdict SET "
-    + ", ".join(f"{name} = %s" for name in VOTE_FIELDS)
-    + " WHERE id = %s"
-)
-# _rule_votes() for one item, as plain SQL. On PostgreSQL the item's
-# assignments go in as an array, so the judgements are read by index whatever
-# the statistics say: with a join, a table not analysed since it was small
-# (autovacuum off, or not yet run) got a hash join over every judgement, 2 ms
-# at 13,000 of them and growing.
-_ITEM_RULE_VOTES_SQL = """
-    SELECT j.choice, j.correct_1, j.correct_2, j.flagged_problem, j.strength
-    FROM annotate_judgement j
-    WHERE j.is_current AND j.assignment_id {}
-"""
-_ITEM_ASSIGNMENTS = "(SELECT a.id FROM annotate_assignment a WHERE a.item_id = %s)"
-
-
-def _item_rule_votes(item_id: int) -> list[RuleVote]:
-    assignments = _ITEM_ASSIGNMENTS
-    if connection.vendor == "postgresql":
-        sql = _ITEM_RULE_VOTES_SQL.format(f"= ANY(ARRAY{assignments})")
-    else:
-        sql = _ITEM_RULE_VOTES_SQL.format(f"IN {assignments}")
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [item_id])
-        return [
-            RuleVote(choice, c1, c2, bool(flagged), strength)
-            for choice, c1, c2, flagged, strength in cursor
-        ]
 
 
 def update_thresholds(

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotate.loop import orm, postgres, service
-from annotate.loop.rules import AnnotationError, Vote
+from annotate.loop.rules import AnnotationError, Vote, vote_fields
 from annotate.models import Assignment, AssignmentStatus, Item, Judgement, Membership
 from curation.models import AuditEvent, Verdict
 from tests.conftest import requires_postgres
@@ -313,3 +313,46 @@ def test_a_scripted_sequence_touches_every_kind_of_step():
     assert any(key[2] == 2 for key in orm_state["judgements"])  # a revision
     assert orm_state["memberships"] == {"person-0": 1, "person-1": 1, "person-2": 0, "person-3": 1}
     assert {a["status"] for a in orm_state["assignments"].values()} == set(AssignmentStatus)
+
+
+def _row(instance) -> dict:
+    return {f.attname: getattr(instance, f.attname) for f in type(instance)._meta.concrete_fields}
+
+
+def test_the_raw_claim_and_vote_return_every_field_of_the_rows_they_write():
+    """What postgres.claim and postgres.record_vote hand back is the row in
+    the database, field for field (the lists come from the models: a new
+    field is read back too)."""
+    project, people = make_world()
+    now = START
+    leased, _ = postgres.claim(
+        project=project,
+        annotator=people[0],
+        swapped=True,
+        now=now,
+        lease_expires_at=now + timedelta(minutes=30),
+        check_stale=False,
+    )
+    assert _row(leased) == _row(Assignment.objects.get(pk=leased.pk))
+    resumed, _ = postgres.claim(
+        project=project,
+        annotator=people[0],
+        swapped=False,
+        now=now + timedelta(minutes=1),
+        lease_expires_at=now + timedelta(minutes=31),
+        check_stale=False,
+    )
+    assert resumed.pk == leased.pk
+    assert _row(resumed) == _row(Assignment.objects.get(pk=leased.pk))
+    with transaction.atomic():
+        locked = postgres.locked_assignment(assignment_id=leased.pk, annotator=people[0])
+        vote = vote_for(("1", True, "yes", "no", "", (False, "")), locked.item)
+        judgement = postgres.record_vote(
+            assignment=locked,
+            annotator=people[0],
+            fields={"assignment_id": leased.pk, **vote_fields(vote)},
+            vote=vote,
+            now=now,
+        )
+    assert _row(judgement) == _row(Judgement.objects.get(pk=judgement.pk))
+    assert judgement.created_at is not None  # auto_now_add, as create() gives it
