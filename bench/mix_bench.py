@@ -13,7 +13,7 @@ deduplication has work to do. A release of the first project is built (not
 measured). The mix's sources: that release, the whole second project, the
 whole third project capped at 4,000; every provenance, dedup on.
 
-Measured: ``curation.releases.mix_build.build_mix`` in a fresh subprocess per
+Measured: ``curation.releases.mixes.build.build_mix`` in a fresh subprocess per
 run (Django set up, the mix recorded, then the build): wall-clock time, CPU
 time, peak memory. ``--runs`` runs (each a new version of the mix) give the
 run-to-run spread (min / median / max). Exits 1 when the median misses the
@@ -77,9 +77,11 @@ def measure(version: str, slugs: list[str]) -> dict:
     from django.contrib.auth import get_user_model
 
     from curation.models import Mix
-    from curation.releases import exporter, mix_build, mix_files, trl
-    from curation.releases.mix_build import build_mix
-    from curation.releases.mix_service import PROVENANCES, STATUSES, SourceChoice, create_mix
+    from curation.releases import exporter, trl
+    from curation.releases.mixes import build as mix_build
+    from curation.releases.mixes import files as mix_files
+    from curation.releases.mixes.build import build_mix
+    from curation.releases.mixes.service import PROVENANCES, STATUSES, SourceChoice, create_mix
 
     phases = release_bench.Phases()
     phases.wrap(mix_build, "read_candidates", "read sources (one query each)")

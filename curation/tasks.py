@@ -10,7 +10,7 @@ from celery import shared_task
 from curation.agreement.tasks import refresh_agreement
 from curation.evaluation.tasks import judge_release_task
 from curation.quality.tasks import compute_label_quality_task
-from curation.releases.mix_tasks import build_mix_task
+from curation.releases.mixes.tasks import build_mix_task
 from curation.releases.tasks import build_release_task
 
 __all__ = [

@@ -7,8 +7,8 @@ from curation.evaluation import views as evaluation_views
 from curation.exports import views as export_views
 from curation.grid import views as grid_views
 from curation.quality import views as quality_views
-from curation.releases import mix_views
 from curation.releases import views as release_views
+from curation.releases.mixes import views as mix_views
 from curation.verdicts import views as verdict_views
 
 urlpatterns = [

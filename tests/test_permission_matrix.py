@@ -176,7 +176,7 @@ MATRIX: dict[str, Row] = {
     ),
     "leaderboard": Row(get=access("curator", 200), post=access("curator", 400)),
     # training mixes (issue 22): across projects, for anyone who curates one;
-    # a mix with a source they do not curate is a 404 (tests/curation/releases/test_mixes.py)
+    # a mix with a source they do not curate is a 404 (tests/curation/releases/mixes/test_mixes.py)
     "mixes": Row(get=MIXERS, post=None),
     "mix_new": Row(get=MIXERS, post=MIXERS, note="empty POST: unbound form"),
     "mix_detail": Row(get=MIXERS, post=None),

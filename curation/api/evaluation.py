@@ -18,8 +18,7 @@ from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.body_guard import guard_body
 from curation.api.access import curated_project
 from curation.api.releases import release_for
-from curation.evaluation.mmrb2_service import FORMATS, evaluate_upload
-from curation.evaluation.service import MAX_PREDICTIONS_BYTES, EvaluationError
+from curation.evaluation.service import MAX_PREDICTIONS_BYTES, EvaluationError, evaluate_upload
 from curation.models import (
     Evaluation,
 )
@@ -154,12 +153,12 @@ class EvaluationListApi(APIView):
             'or chosen_score/rejected_score. MMRB2: one JSON object {"<pair id>": {"forward": '
             '[{"judgement": "A"}], "reverse": [{"judgement": "B"}]}}.'
         )
-        predictions_format = serializers.ChoiceField(
-            choices=list(FORMATS),
+        predictions_format = serializers.CharField(
             required=False,
             default="auto",
             help_text="auto: from the file's shape (a JSON object of pair IDs is MMRB2's); "
-            "mmrb2 scores against the release's mmrb2/<task>.json files.",
+            "else a benchmark's key (mrb, mmrb2, …: curation.benchmarks), which scores "
+            "against that benchmark's files in the release.",
         )
         swapped = serializers.FileField(
             required=False, help_text="Optional: the same model with the order swapped."

@@ -188,14 +188,13 @@ class JudgeRunListApi(APIView):
         swapped = serializers.BooleanField(
             required=False, default=False, help_text="Also judge with Output1/Output2 swapped."
         )
-        scoring = serializers.ChoiceField(
-            choices=["mrb", "mmrb2"],
+        scoring = serializers.CharField(
             required=False,
             allow_null=True,
             default=None,
-            help_text="mmrb2: judge the release's MMRB2 pairs in both orders (forward, "
-            "reverse); mrb: its all_data.json records. Default: mmrb2 when the release has "
-            "MMRB2 pairs.",
+            help_text="A benchmark's key (mrb, mmrb2, …): mmrb2 judges the release's MMRB2 "
+            "pairs in both orders (forward, reverse); mrb its all_data.json records. "
+            "Default: the release's most specific benchmark (mmrb2 when it has MMRB2 pairs).",
         )
         concurrency = serializers.IntegerField(
             required=False, default=4, min_value=1, help_text="Requests in flight at once."

@@ -18,7 +18,7 @@ from common.api.errors import Conflict, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.body_guard import guard_body
 from curation.models import Mix, ReleaseStatus
-from curation.releases.mix_service import (
+from curation.releases.mixes.service import (
     PROVENANCES,
     STATUSES,
     MixError,
@@ -28,7 +28,7 @@ from curation.releases.mix_service import (
     curated_projects,
     may_mix,
 )
-from curation.releases.mix_views import mix_file_response
+from curation.releases.mixes.views import mix_file_response
 
 
 def require_curator_api(user) -> None:

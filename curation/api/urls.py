@@ -12,7 +12,7 @@ from curation.api import (
     releases,
     verdicts,
 )
-from curation.quality import apis as quality_apis
+from curation.api import quality as quality_apis
 
 P = "projects/<slug:slug>/"
 R = P + "releases/<int:release_id>/"

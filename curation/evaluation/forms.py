@@ -7,27 +7,19 @@ from django import forms
 from django.conf import settings
 from django.core.validators import MaxValueValidator
 
+from curation.benchmarks import registry
 from curation.evaluation import judge_client
 
 
 class EvaluationForm(forms.Form):
     name = forms.CharField(max_length=120, help_text="The model or judge evaluated.")
-    predictions = forms.FileField(
-        help_text="MRB: JSONL, ID with judge text (output), Label (A/B), score_1/score_2, or "
-        'chosen_score/rejected_score. MMRB2: one JSON object, {"pair ID": {"forward": '
-        '[{"judgement": "A"}], "reverse": [{"judgement": "B"}]}}.'
-    )
+    predictions = forms.FileField()
     format = forms.ChoiceField(
         required=False,
-        choices=[
-            ("auto", "From the file's shape"),
-            ("mrb", "Multimodal RewardBench (JSONL)"),
-            ("mmrb2", "Multimodal RewardBench 2 (forward/reverse JSON)"),
-        ],
         initial="auto",
         label="Predictions format",
-        help_text="MMRB2 predictions are scored against the release's mmrb2/TASK.json "
-        "files, as the benchmark's compute_accuracy.py does.",
+        help_text="Each benchmark's predictions are scored against its own files in the "
+        "release, as its official scorer does.",
     )
     swapped = forms.FileField(
         required=False,
@@ -41,6 +33,15 @@ class EvaluationForm(forms.Form):
         "not scored; with this, a line that carries Label is scored against it, in its "
         "Meta.Category, as the official Multimodal RewardBench script does.",
     )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        benchmarks = registry.all_benchmarks()
+        fmt = cast(forms.ChoiceField, self.fields["format"])
+        fmt.choices = [("auto", "From the file's shape")] + [
+            (b.key, b.upload_label) for b in benchmarks
+        ]
+        self.fields["predictions"].help_text = " ".join(b.upload_help for b in benchmarks)
 
     def clean_format(self):
         return self.cleaned_data["format"] or "auto"
@@ -155,14 +156,9 @@ class JudgeRunForm(forms.Form):
     )
     scoring = forms.ChoiceField(
         required=False,
-        choices=[
-            ("", "As the release suggests (MMRB2 if it has MMRB2 pairs)"),
-            ("mrb", "Multimodal RewardBench: all_data.json records"),
-            ("mmrb2", "Multimodal RewardBench 2: every mmrb2/TASK.json pair, both orders"),
-        ],
         label="Benchmark rules",
-        help_text="MMRB2 sends each pair forward (A first) and reverse (B first), builds "
-        "the prompt from its text and image parts, and scores it as compute_accuracy.py.",
+        help_text="Which benchmark's items are sent, with its judge prompt, and whose "
+        "scorer reads the answers.",
     )
     concurrency = forms.IntegerField(
         min_value=1, initial=4, help_text="Requests in flight at once."
@@ -173,6 +169,11 @@ class JudgeRunForm(forms.Form):
 
     def __init__(self, *args, project, max_concurrency: int, **kwargs):
         super().__init__(*args, **kwargs)
+        benchmarks = registry.all_benchmarks()
+        scoring = cast(forms.ChoiceField, self.fields["scoring"])
+        scoring.choices = [("", "As the release suggests (its most specific benchmark)")] + [
+            (b.key, b.judge_label) for b in benchmarks
+        ]
         endpoint = cast(forms.ModelChoiceField, self.fields["endpoint"])
         endpoint.queryset = project.judge_endpoints.order_by("name")
         concurrency = cast(forms.IntegerField, self.fields["concurrency"])

@@ -8,7 +8,7 @@ judge script, facebookresearch/multimodal_rewardbench
 ``scripts/1_run_model_as_judge_gpt4o.py`` (``judge_prompt`` and
 ``prepare_judge_example``): assistant A is ``Output1``, assistant B is
 ``Output2``, and the verdict is ``[[A]]`` / ``[[B]]``, which
-``curation.evaluation.scoring`` reads exactly as ``scripts/2_get_accuracy.py`` does.
+``curation.benchmarks.mrb.scoring`` reads exactly as ``scripts/2_get_accuracy.py`` does.
 The swapped pass fills A with ``Output2`` and B with ``Output1``.
 
 The API key only ever goes into the ``Authorization`` header. Error texts
@@ -44,26 +44,6 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-# Verbatim from facebookresearch/multimodal_rewardbench,
-# scripts/1_run_model_as_judge_gpt4o.py (`judge_prompt`); the "\n" escapes are
-# newlines there too (a plain, not raw, triple-quoted string).
-JUDGE_PROMPT = (
-    "Please act as an impartial judge and evaluate the quality of the responses provided by "
-    "two AI assistants to the user question displayed below. You should choose the assistant "
-    "that follows the user's instructions and answers the user's question better. Your "
-    "evaluation should consider factors such as the helpfulness, relevance, accuracy, depth, "
-    "creativity, and level of detail of their responses. Begin your evaluation by comparing the "
-    "two responses and provide a short explanation. Avoid any position biases and ensure that "
-    "the order in which the responses were presented does not influence your decision. Do not "
-    "allow the length of the responses to influence your evaluation. Do not favor certain names "
-    "of the assistants. Be as objective as possible. After providing your explanation, output "
-    'your final verdict by strictly following this format: "[[A]]" if assistant A is better, '
-    '"[[B]]" if assistant B is better.\n\n'
-    "[User Question]\n{question}\n\n"
-    "[The Start of Assistant A's Answer]\n{answer_a}\n[The End of Assistant A's Answer]\n\n"
-    "[The Start of Assistant B's Answer]\n{answer_b}\n[The End of Assistant B's Answer]"
-)
 
 # What the official script writes when every attempt failed: a text without a
 # verdict, so the scorer gives the line its random fallback.
@@ -140,45 +120,12 @@ class JudgeResult:
     seconds: float
 
 
-def build_prompt(record: dict, *, swapped: bool) -> str:
-    first, second = ("Output2", "Output1") if swapped else ("Output1", "Output2")
-    return JUDGE_PROMPT.format(
-        question=record["Text"], answer_a=record[first], answer_b=record[second]
-    )
-
-
 def image_data_url(data: bytes, name: str) -> str:
     """The image as a data URL, its MIME type guessed from the file name as
     the official script does."""
     mime, _ = mimetypes.guess_type(name)
     encoded = base64.b64encode(data).decode("ascii")
     return f"data:{mime or 'application/octet-stream'};base64,{encoded}"
-
-
-def request_body(record: dict, image: bytes, endpoint: Endpoint, *, swapped: bool) -> dict:
-    """The chat-completions request for one record; `image` is the bytes of
-    the file the record's ``Image`` names. ``temperature`` is in the body
-    only when the endpoint sets one: the benchmark's judge script sends none,
-    so the server's default applies."""
-    body = {
-        "model": endpoint.model,
-        "messages": [
-            {
-                "role": "user",
-                "content": [
-                    {"type": "text", "text": build_prompt(record, swapped=swapped)},
-                    {
-                        "type": "image_url",
-                        "image_url": {"url": image_data_url(image, record["Image"])},
-                    },
-                ],
-            }
-        ],
-        "max_tokens": endpoint.max_tokens,
-    }
-    if endpoint.temperature is not None:
-        body["temperature"] = endpoint.temperature
-    return body
 
 
 def redact(text: str, secret: str) -> str:

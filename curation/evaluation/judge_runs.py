@@ -19,7 +19,6 @@ resumed run tries them again.
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import threading
@@ -35,18 +34,10 @@ from django.utils import timezone
 
 from annotate.models import Project
 from common.storage import read_stored
-from curation.evaluation import judge_client, mmrb2_judge, scoring_input
+from curation.benchmarks import registry
+from curation.evaluation import judge_client
 from curation.evaluation.key_encryption import UndecryptableKey, origin_of
-from curation.evaluation.mmrb2_service import (
-    evaluate_mmrb2,
-    has_mrb_records,
-    is_mmrb2_release,
-    mmrb2_records,
-    predictions_mmrb2,
-    release_tasks,
-    task_pairs,
-)
-from curation.evaluation.service import EvaluationError, evaluate_release
+from curation.evaluation.service import EvaluationError, evaluate
 from curation.models import (
     AuditEvent,
     Evaluation,
@@ -57,7 +48,6 @@ from curation.models import (
     JudgeRunStatus,
     Release,
     ReleaseStatus,
-    ScoringFormat,
 )
 from curation.releases import publishing
 
@@ -207,9 +197,10 @@ def start_judge_run(
     scoring: str | None = None,
 ) -> JudgeRun:
     """Record a run of `endpoint` over a ready release and queue it once the
-    transaction commits. `scoring` "mmrb2" judges the release's MMRB2 pairs
-    in both orders (the default for a release that has them), "mrb" its
-    all_data.json records."""
+    transaction commits. `scoring` names the benchmark whose items are judged
+    and whose rules score the answers (curation.benchmarks); by default the
+    release's most specific one (registry.default_for). Some benchmarks
+    always send both orders (`judge_both_orders`)."""
     from config.celery import enqueue_on_commit
     from curation.evaluation.tasks import judge_release_task
 
@@ -227,19 +218,22 @@ def start_judge_run(
         raise JudgeRunError(f"{name!r} is already on this release's leaderboard.")
     if JudgeRun.objects.filter(release=release, name=name).exists():
         raise JudgeRunError(f"A judge run named {name!r} already exists for this release.")
-    if scoring is None:
-        scoring = ScoringFormat.MMRB2 if is_mmrb2_release(release) else ScoringFormat.MRB
-    if scoring not in ScoringFormat.values:
-        raise JudgeRunError(f"Unknown scoring {scoring!r}.")
-    if scoring == ScoringFormat.MMRB2:
-        if not is_mmrb2_release(release):
-            raise JudgeRunError("This release has no MMRB2 pairs (mmrb2/<task>.json).")
-        swapped = True  # MMRB2 scores a forward and a reverse judgement of every pair
-        items = sum(len(task_pairs(release, name)) for _, name in release_tasks(release))
-    else:
-        if not has_mrb_records(release):
-            raise JudgeRunError("This release holds only MMRB2 pairs: judge them MMRB2-style.")
-        items = int(release.manifest.get("total", 0))
+    benchmark = registry.default_for(release) if scoring is None else None
+    if scoring is not None:
+        if scoring not in registry.known_keys():
+            raise JudgeRunError(f"Unknown scoring {scoring!r}.")
+        benchmark = registry.get(scoring)
+    if benchmark is None or not benchmark.in_release(release):
+        raise JudgeRunError(
+            benchmark.missing_message(release)
+            if benchmark
+            else "This release has nothing to judge."
+        )
+    swapped = swapped or benchmark.judge_both_orders
+    try:
+        items = benchmark.judge_item_count(release)
+    except EvaluationError as exc:
+        raise JudgeRunError(str(exc)) from None
     passes = 2 if swapped else 1
     with transaction.atomic():
         try:
@@ -253,7 +247,7 @@ def start_judge_run(
                 max_tokens=endpoint.max_tokens,
                 timeout_seconds=endpoint.timeout_seconds,
                 swapped=swapped,
-                scoring=scoring,
+                scoring=benchmark.key,
                 concurrency=concurrency,
                 progress_total=items * passes,
                 created_by=user,
@@ -339,12 +333,7 @@ def run_judge(
     try:
         endpoint = _client_endpoint(run)
         key = endpoint.api_key
-        records, read_image = release_files(run.release)
-        if run.scoring == ScoringFormat.MMRB2:
-            try:
-                records = mmrb2_records(run.release)
-            except EvaluationError as exc:
-                raise JudgeRunError(str(exc)) from None
+        records, read_image = judge_inputs(run)
         if _send_missing(run, records, read_image, endpoint, policy or retry_policy()):
             _finish(run, records)
     except JudgeRunError as exc:  # a problem the page explains; nothing to trace
@@ -380,18 +369,21 @@ def _client_endpoint(run: JudgeRun) -> judge_client.Endpoint:
     )
 
 
-def release_files(release: Release) -> tuple[list[dict], Callable[[str], bytes]]:
-    """The release's records (all_data.json, release order) and a reader of
+def judge_inputs(run: JudgeRun) -> tuple[list[dict], Callable[[str], bytes]]:
+    """The records the run's benchmark judges (release order) and a reader of
     the files they name, relative to the release folder: exactly what the
-    official judge script reads from a downloaded release. Read from the
+    benchmark's judge script reads from a downloaded release. Read from the
     releases storage, local or a bucket."""
-    storage = publishing.release_storage()
-    data_name = f"{release.folder}/all_data.json"
     try:
-        text = read_stored(storage, data_name).decode("utf-8-sig")
-    except FileNotFoundError:
-        raise JudgeRunError(f"{data_name} is missing from the releases storage.") from None
-    records = scoring_input.parse_release_records(text, data_name)
+        records = registry.get(run.scoring).judge_records(run.release)
+    except EvaluationError as exc:
+        raise JudgeRunError(str(exc)) from None
+    return records, release_reader(run.release)
+
+
+def release_reader(release: Release) -> Callable[[str], bytes]:
+    """A reader of the release's files by their path in the release folder."""
+    storage = publishing.release_storage()
 
     def read_image(name: str) -> bytes:
         parts = PurePosixPath(name).parts
@@ -399,28 +391,22 @@ def release_files(release: Release) -> tuple[list[dict], Callable[[str], bytes]]
             raise OSError(f"{name} is outside the release")
         return read_stored(storage, f"{release.folder}/{name}")
 
-    return records, read_image
+    return read_image
 
 
-def _body(record: dict, read_image, endpoint, order: str) -> dict:
-    if "pair" in record:  # MMRB2: forward = original order, reverse = swapped
-        direction = "reverse" if order == JudgeOrder.SWAPPED else "forward"
-        content = mmrb2_judge.content_list(
-            record["pair"],
-            record["task"],
-            lambda path: read_image(f"{record['folder']}/{path}"),
-            direction=direction,
-        )
-        return mmrb2_judge.request_body(content, endpoint)
-    return judge_client.request_body(
-        record, read_image(record["Image"]), endpoint, swapped=order == JudgeOrder.SWAPPED
-    )
+def request_body(run: JudgeRun, record: dict, read_image, endpoint, order: str) -> dict:
+    """The request that asks the run's judge about one record in one order."""
+    benchmark = registry.get(run.scoring)
+    swapped = order == JudgeOrder.SWAPPED
+    return benchmark.judge_request(record, read_image, endpoint, swapped=swapped)
 
 
-def _ask(record: dict, read_image, endpoint, policy, order: str, stop) -> judge_client.JudgeResult:
+def _ask(
+    run: JudgeRun, record: dict, read_image, endpoint, policy, order: str, stop
+) -> judge_client.JudgeResult:
     """One item, in a pool thread: no database access here."""
     try:
-        body = _body(record, read_image, endpoint, order)
+        body = request_body(run, record, read_image, endpoint, order)
     except OSError as exc:
         name = record.get("Image") or exc.filename or "of the pair"
         return judge_client.JudgeResult(
@@ -459,7 +445,9 @@ def _send_missing(run: JudgeRun, records, read_image, endpoint, policy) -> bool:
                 job = next(queue, None)
                 if job is None:
                     break
-                future = executor.submit(_ask, job[0], read_image, endpoint, policy, job[1], stop)
+                future = executor.submit(
+                    _ask, run, job[0], read_image, endpoint, policy, job[1], stop
+                )
                 pending[future] = job
             if not pending:
                 break
@@ -519,28 +507,14 @@ def _store(run: JudgeRun, external_id: str, order: str, result: judge_client.Jud
         )
 
 
-def predictions_jsonl(run: JudgeRun, records: list[dict]) -> tuple[bytes, bytes | None]:
-    """The run's answers as predictions files ({ID, output} per line, release
-    order): the original order, and the swapped order if that pass ran."""
-    outputs = {
+def run_outputs(run: JudgeRun) -> dict[tuple[str, str], str]:
+    """The run's stored answers by (ID, order)."""
+    return {
         (external_id, order): text
         for external_id, order, text in JudgeOutput.objects.filter(run=run).values_list(
             "external_id", "order", "output"
         )
     }
-    files = []
-    for order in run.passes:
-        lines = [
-            scoring_line(r["ID"], outputs[(r["ID"], order)])
-            for r in records
-            if (r["ID"], order) in outputs
-        ]
-        files.append(("\n".join(lines) + "\n").encode())
-    return files[0], (files[1] if run.swapped else None)
-
-
-def scoring_line(external_id: str, output: str) -> str:
-    return json.dumps({"ID": external_id, "output": output}, ensure_ascii=False)
 
 
 class _Overtaken(Exception):
@@ -548,23 +522,12 @@ class _Overtaken(Exception):
 
 
 def _evaluate(run: JudgeRun, records: list[dict]) -> Evaluation:
-    if run.scoring == ScoringFormat.MMRB2:
-        return evaluate_mmrb2(
-            release=run.release,
-            name=run.name,
-            predictions=predictions_mmrb2(run, records),
-            filename=f"judge-run-{run.pk}.json",
-            user=run.created_by,
-        )
-    original, swapped = predictions_jsonl(run, records)
-    return evaluate_release(
-        release=run.release,
-        name=run.name,
-        predictions=original,
-        filename=f"judge-run-{run.pk}.jsonl",
-        swapped=swapped,
-        swapped_filename=f"judge-run-{run.pk}-swapped.jsonl",
-        user=run.created_by,
+    """The answers as the predictions file the run's benchmark reads, scored
+    through the upload's own path (curation.evaluation.service.evaluate)."""
+    benchmark = registry.get(run.scoring)
+    upload = benchmark.judge_predictions(run_outputs(run), records, run)
+    return evaluate(
+        release=run.release, benchmark=benchmark, name=run.name, upload=upload, user=run.created_by
     )
 
 

@@ -1,75 +1,102 @@
-"""Scoring uploaded predictions against a ready release (curation.evaluation.scoring does
-the science) and the leaderboard's rows."""
+"""Scoring uploaded predictions against a ready release, and the release's
+leaderboard tables. The rules are the benchmark's (curation.benchmarks): this
+module picks the benchmark (given, or seen from the file's shape, among those
+the release holds), checks what every entry needs (a name, a ready release,
+no second entry of that name), stores the file and the report, and loops
+over the release's benchmarks for the leaderboard. It names none of them."""
 
 from __future__ import annotations
 
-import codecs
-import io
 import uuid
-from collections.abc import Iterator
 
 from django.core.files.base import ContentFile, File
 from django.core.files.storage import default_storage
 from django.db import transaction
 
-from common.storage import read_stored
-from curation.evaluation import scoring, scoring_input, scoring_output
-from curation.models import Evaluation, Release, ReleaseStatus, ScoringFormat
-from curation.quality.predictions import store_item_predictions
-from curation.releases import publishing
+from curation.benchmarks import registry
+from curation.benchmarks.base import (
+    MAX_PREDICTIONS_BYTES,
+    Board,
+    EvaluationError,
+    Predictions,
+    Upload,
+    read_head,
+    size_of,
+)
+from curation.models import Evaluation, Release, ReleaseStatus
 
-MAX_PREDICTIONS_BYTES = 200 * 1024 * 1024
-# One prediction line: an ID and a judge's answer of a few kB.
-MAX_LINE_BYTES = 1024 * 1024
+__all__ = [
+    "MAX_PREDICTIONS_BYTES",
+    "EvaluationError",
+    "Predictions",
+    "evaluate",
+    "evaluate_upload",
+    "formats",
+    "leaderboards",
+    "resolve_benchmark",
+    "size_of",
+]
 
-
-class EvaluationError(Exception):
-    pass
-
-
-Predictions = bytes | File
-
-
-def size_of(predictions: Predictions) -> int:
-    return len(predictions) if isinstance(predictions, bytes) else predictions.size
-
-
-def _lines(predictions: Predictions, filename: str) -> Iterator[str]:
-    """The file's lines (split at "\\n" only), read and decoded one at a
-    time: an upload is never read whole."""
-    fh = io.BytesIO(predictions) if isinstance(predictions, bytes) else predictions.file
-    fh.seek(0)
-    offset = 0  # in bytes after a byte-order mark, as utf-8-sig counts
-    for number, raw in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), start=1):
-        if len(raw) > MAX_LINE_BYTES:
-            raise EvaluationError(f"{filename}: line {number}: longer than {MAX_LINE_BYTES} bytes")
-        if number == 1 and raw.startswith(codecs.BOM_UTF8):
-            raw = raw[len(codecs.BOM_UTF8) :]
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise EvaluationError(
-                f"{filename}: not valid UTF-8 (byte {offset + exc.start})"
-            ) from None
-        offset += len(raw)
-        yield line.removesuffix("\n")
+# Enough of a file's start to see its shape (a JSONL line is at most 1 MiB).
+HEAD_BYTES = 1024 * 1024 + 1
 
 
-def evaluate_release(
+def formats() -> tuple[str, ...]:
+    """What an upload's `format` may say: "auto" or a benchmark's key."""
+    return ("auto", *registry.known_keys())
+
+
+def resolve_benchmark(release: Release, predictions: Predictions, fmt: str = "auto"):
+    """Which benchmark's rules score this file: `fmt` if given, else the
+    file's shape; refused when the release holds no files of that benchmark."""
+    if fmt not in formats():
+        raise EvaluationError(f"Unknown predictions format {fmt!r}: use one of {formats()}.")
+    if fmt == "auto":
+        benchmark = registry.detect(read_head(predictions, HEAD_BYTES))
+    else:
+        benchmark = registry.get(fmt)
+    if not benchmark.in_release(release):
+        held = ", ".join(f"{b.title} ({b.key})" for b in registry.in_release(release))
+        raise EvaluationError(
+            f"These are {benchmark.title} predictions ({benchmark.key}). "
+            f"{benchmark.missing_message(release)} It holds: {held or 'nothing to score'}."
+        )
+    return benchmark
+
+
+def evaluate_upload(
     *,
     release: Release,
     name: str,
     predictions: Predictions,
     filename: str,
+    fmt: str = "auto",
     swapped: Predictions | None = None,
     swapped_filename: str = "",
-    user=None,
     official_compat: bool = False,
+    user=None,
 ) -> Evaluation:
-    """Score a predictions file (and optionally the swapped-order one) against
-    a ready release and store the evaluation. Nothing is stored on error.
-    `official_compat`: lines whose ID is not in the release are scored against
-    the Label they carry, as the official script does (scoring.score)."""
+    """An uploaded predictions file (page, API), scored by the rules of its
+    benchmark (given as `fmt`, or seen from its shape). Nothing is stored on
+    error. `swapped` (the swapped-order file) and `official_compat` are
+    options of the benchmarks that take them."""
+    for data, label in ((predictions, filename), (swapped or b"", swapped_filename)):
+        if size_of(data) > MAX_PREDICTIONS_BYTES:  # before a byte of it is read
+            raise EvaluationError(f"{label}: larger than {MAX_PREDICTIONS_BYTES} bytes")
+    benchmark = resolve_benchmark(release, predictions, fmt)
+    upload = Upload(
+        predictions=predictions,
+        filename=filename,
+        swapped=swapped or None,
+        swapped_filename=swapped_filename,
+        official_compat=official_compat,
+    )
+    return evaluate(release=release, benchmark=benchmark, name=name, upload=upload, user=user)
+
+
+def evaluate(*, release: Release, benchmark, name: str, upload: Upload, user=None) -> Evaluation:
+    """Score `upload` by `benchmark` against a ready release and store the
+    entry with its files and per-item results (one transaction)."""
     name = name.strip()
     if not name:
         raise EvaluationError("Name the model or judge being evaluated.")
@@ -77,47 +104,25 @@ def evaluate_release(
         raise EvaluationError("Only ready releases can be evaluated.")
     if Evaluation.objects.filter(release=release, name=name).exists():
         raise EvaluationError(f"{name!r} is already on this release's leaderboard.")
-    for data, label in ((predictions, filename), (swapped or b"", swapped_filename)):
-        if size_of(data) > MAX_PREDICTIONS_BYTES:  # before a byte of it is read
-            raise EvaluationError(f"{label}: larger than {MAX_PREDICTIONS_BYTES} bytes")
-    # From the releases storage (local or a bucket) by name, not by path.
-    # Not `name`: that is the evaluation's name, stored below.
-    data_name = f"{release.folder}/all_data.json"
-    records = scoring_input.parse_release_records(
-        read_stored(publishing.release_storage(), data_name).decode("utf-8-sig"),
-        data_name,
-    )
-    try:
-        parsed = scoring_input.parse_predictions(_lines(predictions, filename), filename=filename)
-        if swapped:
-            parsed += scoring_input.parse_predictions(
-                _lines(swapped, swapped_filename), filename=swapped_filename, order="swapped"
-            )
-        report = scoring.score(records, parsed, official_compat=official_compat)
-    except scoring_input.ScoringInputError as exc:
-        raise EvaluationError(str(exc)) from None
-    result = scoring_output.report_as_dict(report)
+    scored = benchmark.score(release, upload)
     base = f"evaluations/{release.project.slug}/{release.version}/{uuid.uuid4().hex}"
     with transaction.atomic():
-        stored = default_storage.save(f"{base}.jsonl", stored_content(predictions))
-        stored_swapped = (
-            default_storage.save(f"{base}-swapped.jsonl", stored_content(swapped))
-            if swapped
-            else ""
-        )
+        stored = {
+            suffix: default_storage.save(f"{base}{suffix}", stored_content(data))
+            for suffix, data in scored.files.items()
+        }
+        names = list(stored.values())
         evaluation = Evaluation.objects.create(
             release=release,
             name=name,
-            predictions=stored,
-            swapped_predictions=stored_swapped,
-            report=result,
-            accuracy=report.group("all").accuracy,
+            scoring=benchmark.key,
+            predictions=names[0],
+            swapped_predictions=names[1] if len(names) > 1 else "",
+            report=scored.report,
+            accuracy=scored.accuracy,
             created_by=user,
         )
-        # Per-item results in the project's canonical terms (drill-down, label quality).
-        store_item_predictions(
-            evaluation=evaluation, records=records, predictions=parsed, report=report
-        )
+        scored.store_items(evaluation)
         return evaluation
 
 
@@ -128,43 +133,14 @@ def stored_content(predictions: Predictions) -> File:
     return predictions
 
 
-def leaderboard(release: Release) -> tuple[list[str], list[dict]]:
-    """Column names (overall, categories, sub-buckets in release order) and one
-    row per evaluation with its accuracy per column and extras."""
-    # MMRB2 evaluations have their own table (mmrb2_service.mmrb2_leaderboard).
-    evaluations = list(
-        release.evaluations.filter(scoring=ScoringFormat.MRB).select_related("created_by")
-    )
-    columns: list[str] = []
-    rows = []
-    for e in evaluations:
-        groups = e.report.get("official", {}).get("groups", [])
-        for g in groups:
-            if g["name"] not in columns:
-                columns.append(g["name"])
-        extras = e.report.get("extras", {})
-        intervals = extras.get("ci95", {})
-        coverage = extras.get("coverage", {})
-        rows.append(
-            {
-                "evaluation": e,
-                "accuracy": {g["name"]: g["accuracy"] for g in groups},
-                # Per column: correct, total and the Wilson 95% interval (extras).
-                "counts": {g["name"]: (g["correct"], g["total"]) for g in groups},
-                "ci": {g["name"]: _pair(intervals.get(g["name"])) for g in groups},
-                "macro": extras.get("macro_average", {}).get("value"),
-                "macro_ci": _pair(extras.get("macro_average", {}).get("ci95")),
-                "missing": len(coverage.get("missing", [])),
-                "unknown": len(coverage.get("unknown", [])),
-                "consistency": (extras.get("consistency") or {}).get("rate"),
-                # Scored with official_compat: unknown IDs by their own Label.
-                "official_compat": e.report.get("official", {}).get("official_compat", False),
-                "scored_by_label": extras.get("coverage", {}).get("scored_by_label", 0),
-            }
-        )
-    return columns, rows
-
-
-def _pair(interval) -> tuple[float, float] | None:
-    """A stored interval ([low, high], scoring_output) as a pair, or None."""
-    return (interval[0], interval[1]) if interval else None
+def leaderboards(release: Release, *, sort: str = "") -> list[Board]:
+    """One table per benchmark the release holds (and per benchmark an entry
+    was scored by), in the registry's order."""
+    evaluations = release.evaluations.select_related("created_by")
+    scored = set(evaluations.order_by().values_list("scoring", flat=True).distinct())
+    boards = []
+    for benchmark in registry.all_benchmarks():
+        if benchmark.key in scored or benchmark.in_release(release):
+            entries = evaluations.filter(scoring=benchmark.key)
+            boards.append(benchmark.leaderboard(release, entries, sort=sort))
+    return boards

@@ -9,7 +9,6 @@ redacted by the client before they are stored."""
 
 import io
 import json
-import re
 from pathlib import Path
 
 from django.conf import settings
@@ -35,8 +34,7 @@ from curation.evaluation.judge_runs import (
     save_endpoint,
     start_judge_run,
 )
-from curation.evaluation.mmrb2_service import evaluate_upload, is_mmrb2_release, mmrb2_leaderboard
-from curation.evaluation.service import EvaluationError, leaderboard
+from curation.evaluation.service import EvaluationError, evaluate_upload, leaderboards
 from curation.models import (
     JudgeEndpoint,
     JudgeOutput,
@@ -287,8 +285,6 @@ def judge_run_resume(request, slug, run_id):
 
 # --- Leaderboard ---------------------------------------------------------------------
 
-CHART_COLOURS = ["#2557d6", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285", "#c2255c"]
-
 
 @guard_body(member_of(CURATOR_ROLES), uploads=True)
 @require_http_methods(["GET", "POST"])
@@ -321,16 +317,7 @@ def leaderboard_view(request, slug, release_id):
                 return redirect("leaderboard", slug=project.slug, release_id=release.pk)
         else:
             status = 400
-    columns, rows = leaderboard(release)
-    sort = request.GET.get("sort", "all")
-    if sort in columns or sort == "macro":
-
-        def key(row):
-            value = row["macro"] if sort == "macro" else row["accuracy"].get(sort)
-            return (value is None, -(value or 0))
-
-        rows.sort(key=key)
-    mmrb2_tasks, mmrb2_rows = mmrb2_leaderboard(release) if is_mmrb2_release(release) else ([], [])
+    boards = leaderboards(release, sort=request.GET.get("sort", "all"))
     download = request.GET.get("download")
     if download == "json":
         payload = [
@@ -339,7 +326,8 @@ def leaderboard_view(request, slug, release_id):
                 "scoring": r["evaluation"].scoring,
                 "report": r["evaluation"].report,
             }
-            for r in [*rows, *mmrb2_rows]
+            for board in boards
+            for r in board.rows
         ]
         response = HttpResponse(
             json.dumps(payload, indent=2), content_type="application/json; charset=utf-8"
@@ -350,32 +338,21 @@ def leaderboard_view(request, slug, release_id):
         )
         return response
     if download == "csv":
+        # The first table that offers one (?table=<benchmark> picks another).
+        wanted = request.GET.get("table")
+        board = next((b for b in boards if b.csv and (wanted is None or b.key == wanted)), None)
+        if board is None:
+            raise Http404("No table of this leaderboard has a CSV download.")
         out = io.StringIO()
         writer = SafeWriter(out)
-        writer.writerow(
-            ["model", *columns, "macro_average_extra", "missing_ids_extra", "unknown_ids_extra"]
-            + [f"{c} ci95_{end}_extra" for c in [*columns, "macro_average"] for end in ENDS]
-        )
-        for r in rows:
-            intervals = [r["ci"].get(c) for c in columns] + [r["macro_ci"]]
-            writer.writerow(
-                [r["evaluation"].name]
-                + [_csv_number(r["accuracy"].get(c)) for c in columns]
-                + [_csv_number(r["macro"]), r["missing"], r["unknown"]]
-                + [_csv_number(ci[i] if ci else None) for ci in intervals for i in (0, 1)]
-            )
+        for row in board.csv():
+            writer.writerow(row)
         response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = (
             f'attachment; filename="{attachment_name(f"{project.slug}-{release.version}")}'
             '-leaderboard.csv"'
         )
         return response
-    for i, r in enumerate(rows):
-        r["colour"] = CHART_COLOURS[i % len(CHART_COLOURS)]
-        r["cells"] = [
-            {"value": r["accuracy"].get(c), "ci": r["ci"].get(c), "counts": r["counts"].get(c)}
-            for c in columns
-        ]
     return render(
         request,
         "curation/leaderboard.html",
@@ -384,12 +361,8 @@ def leaderboard_view(request, slug, release_id):
             "role": role,
             "release": release,
             "form": form,
-            "columns": columns,
-            "rows": rows,
-            "sort": sort,
-            "chart": _leaderboard_chart(columns, rows),
-            "mmrb2_tasks": mmrb2_tasks,
-            "mmrb2_rows": mmrb2_rows,
+            "boards": boards,
+            "has_entries": any(board.rows for board in boards),
             "release_path": _local_release_path(release),
             "api_url": request.build_absolute_uri(
                 reverse("api_evaluations", args=[project.slug, release.pk])
@@ -403,9 +376,6 @@ def leaderboard_view(request, slug, release_id):
     )
 
 
-ENDS = ("low", "high")
-
-
 def _local_release_path(release) -> str:
     """Where the release's folder is on this server, as a shell in the
     project's folder reaches it (var/media/releases/…), or "" when releases
@@ -416,58 +386,3 @@ def _local_release_path(release) -> str:
         return ""
     base = Path(settings.BASE_DIR)
     return str(path.relative_to(base)) if path.is_relative_to(base) else str(path)
-
-
-def _csv_number(value) -> str:
-    return "" if value is None else f"{value:.6f}"
-
-
-def _leaderboard_chart(columns, rows) -> dict:
-    """Accuracy per column (x) for each model (coloured dots), 0-100% on y."""
-    width, height, left, right, top, bottom = 760, 260, 44, 12, 12, 80
-    step = (width - left - right) / max(1, len(columns))
-    points = []
-    # Each model has its own place within a column (equal scores never hide
-    # each other), with its 95% interval as a whisker.
-    spread = min(12.0, step * 0.7 / max(1, len(rows)))
-
-    def y_of(value: float) -> float:
-        return round(top + (1 - value) * (height - top - bottom), 1)
-
-    for m, r in enumerate(rows):
-        offset = (m - (len(rows) - 1) / 2) * spread
-        for i, c in enumerate(columns):
-            value = r["accuracy"].get(c)
-            if value is None:
-                continue
-            ci = r["ci"].get(c)
-            band = f" (95% CI {100 * ci[0]:.1f} to {100 * ci[1]:.1f}%)" if ci else ""
-            points.append(
-                {
-                    "x": round(left + step * (i + 0.5) + offset, 1),
-                    "y": y_of(value),
-                    "low": y_of(ci[0]) if ci else None,
-                    "high": y_of(ci[1]) if ci else None,
-                    "colour": r["colour"],
-                    "title": f"{r['evaluation'].name} · {c}: {100 * value:.1f}%{band}",
-                }
-            )
-    # Names break after "/" and "_" (open_/generation/…): a column is narrow.
-    labels = [
-        {"x": round(left + step * (i + 0.5), 1), "lines": re.split(r"(?<=[/_])", c)}
-        for i, c in enumerate(columns)
-    ]
-    ticks = [
-        {"y": round(top + (1 - v / 100) * (height - top - bottom), 1), "label": f"{v}%"}
-        for v in (0, 25, 50, 75, 100)
-    ]
-    return {
-        "width": width,
-        "height": height,
-        "left": left,
-        "right": width - right,
-        "label_y": height - bottom + 16,
-        "points": points,
-        "labels": labels,
-        "ticks": ticks,
-    }

@@ -1,7 +1,6 @@
-"""The curation app's models, one module per sub-domain (the label-quality
-audit's are in curation/quality/models.py), all importable from here: Django
-loads the app's models through this package, and every importer, the admin
-and the migrations name them as curation.models.<Name>."""
+"""The curation app's models, one module per sub-domain, all importable from
+here: Django loads the app's models through this package, and every
+importer, the admin and the migrations name them as curation.models.<Name>."""
 
 # isort: off
 # Imported in the order the models are declared across the modules, the
@@ -29,10 +28,9 @@ from curation.models.evaluation import (
     JudgeRun,
     JudgeRunQuerySet,
     JudgeRunStatus,
-    ScoringFormat,
 )
 from curation.models.mixes import Mix, MixQuerySet, MixSource
-from curation.quality.models import (
+from curation.models.quality import (
     ItemPrediction,
     ItemQuality,
     LabelQualityRun,
@@ -69,7 +67,6 @@ __all__ = [
     "ReleaseItem",
     "ReleaseQuerySet",
     "ReleaseStatus",
-    "ScoringFormat",
     "Side",
     "Verdict",
     "VerdictQuerySet",

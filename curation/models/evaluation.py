@@ -11,12 +11,14 @@ from django.db.models import F, Q
 from annotate.models import Project
 from curation.models.releases import Release
 
-
-class ScoringFormat(models.TextChoices):
-    """Which benchmark's rules scored an evaluation (or a judge run will be scored by)."""
-
-    MRB = "mrb", "Multimodal RewardBench (JSONL lines, all_data.json)"
-    MMRB2 = "mmrb2", "Multimodal RewardBench 2 (forward/reverse judgements, mmrb2/<task>.json)"
+# Which benchmark's rules scored an evaluation (or will score a judge run):
+# the key of a benchmark of curation.benchmarks.registry. The registry, not
+# the schema, knows the benchmarks (a new one needs no migration); the
+# services refuse an unknown key, the database an empty one.
+SCORING_HELP = "The key of the benchmark whose rules score it (curation.benchmarks)."
+# The first benchmark's key: what rows made before the field existed hold,
+# and what a row created without one (fixtures, the shell) gets.
+FIRST_SCORING = "mrb"
 
 
 class Evaluation(models.Model):
@@ -24,11 +26,9 @@ class Evaluation(models.Model):
 
     release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="evaluations")
     name = models.CharField(max_length=120, help_text="The model or judge evaluated.")
-    # The report's shape follows it: MRB's {"official", "extras"}, or MMRB2's
-    # {"mmrb2": ...} (curation.evaluation.mmrb2_service). One leaderboard table each.
-    scoring = models.CharField(
-        max_length=8, choices=ScoringFormat.choices, default=ScoringFormat.MRB
-    )
+    # The report's shape follows it (the benchmark's Scored.report); one
+    # leaderboard table per benchmark.
+    scoring = models.CharField(max_length=32, default=FIRST_SCORING, help_text=SCORING_HELP)
     predictions = models.CharField(max_length=300, help_text="Stored predictions file.")
     swapped_predictions = models.CharField(max_length=300, blank=True)
     report = models.JSONField(default=dict)
@@ -49,7 +49,7 @@ class Evaluation(models.Model):
                 name="curation_evaluation_accuracy_range",
             ),
             models.CheckConstraint(
-                condition=Q(scoring__in=ScoringFormat.values),
+                condition=~Q(scoring=""),
                 name="curation_evaluation_scoring_valid",
             ),
         ]
@@ -164,11 +164,9 @@ class JudgeRun(models.Model):
     max_tokens = models.PositiveIntegerField()
     timeout_seconds = models.FloatField()
     swapped = models.BooleanField(default=False, help_text="Also judge with the order swapped.")
-    # MMRB2: the release's mmrb2/<task>.json pairs, always in both orders
-    # (forward = original, reverse = swapped), scored by the MMRB2 rules.
-    scoring = models.CharField(
-        max_length=8, choices=ScoringFormat.choices, default=ScoringFormat.MRB
-    )
+    # The benchmark whose items are judged, with its prompt, and whose rules
+    # score the answers (some always send both orders: Benchmark.judge_both_orders).
+    scoring = models.CharField(max_length=32, default=FIRST_SCORING, help_text=SCORING_HELP)
     concurrency = models.PositiveSmallIntegerField(default=4)
     status = models.CharField(
         max_length=10, choices=JudgeRunStatus.choices, default=JudgeRunStatus.PENDING
@@ -200,7 +198,7 @@ class JudgeRun(models.Model):
                 condition=Q(status__in=JudgeRunStatus.values), name="curation_judgerun_status_valid"
             ),
             models.CheckConstraint(
-                condition=Q(scoring__in=ScoringFormat.values),
+                condition=~Q(scoring=""),
                 name="curation_judgerun_scoring_valid",
             ),
             models.CheckConstraint(

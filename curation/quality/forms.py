@@ -1,6 +1,6 @@
 from django import forms
 
-from ..models import Evaluation
+from curation.models import Evaluation
 
 
 class RefreshForm(forms.Form):

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from curation.evaluation.scoring_input import Prediction
+from curation.benchmarks.mrb.scoring_input import Prediction
+from curation.models import ItemPrediction
+from curation.quality.probability import entry_probability, line_pick
 from curation.releases.exporter import sub_bucket
-
-from .models import ItemPrediction
-from .probability import entry_probability, line_pick
 
 MAX_RAW_TEXT = 4000  # characters of judge text kept per order
 

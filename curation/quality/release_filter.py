@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from django.db.models import Exists, OuterRef, Q
 
+from curation.models import ItemQuality, LabelQualityRun, LabelQualityStatus, Provenance
 from curation.releases.service import ReleaseError
-
-from ..models import ItemQuality, LabelQualityRun, LabelQualityStatus, Provenance
 
 FILTERED_PROVENANCE = (Provenance.UNANIMOUS, Provenance.MAJORITY)
 
@@ -41,7 +40,7 @@ def below_threshold(threshold: float) -> Q:
 
 
 def filter_summary(release) -> dict:
-    from ..models import RELEASABLE, Verdict
+    from curation.models import RELEASABLE, Verdict
 
     run = LabelQualityRun.objects.filter(project=release.project).first()
     excluded = (

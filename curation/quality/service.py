@@ -15,24 +15,21 @@ from django.utils import timezone
 from annotate.models import Judgement, Project
 from curation.agreement.reports import STALE_REQUEST
 from curation.evaluation.service import EvaluationError
-
-from ..models import (
+from curation.models import (
     Evaluation,
     ItemPrediction,
     ItemQuality,
     LabelQualityRun,
-    ScoringFormat,
+    LabelQualityStatus,
     Verdict,
 )
-from .label_quality import (
+from curation.quality.label_quality import (
     QualityUnavailable,
     analyse,
     label_quality,
     libraries_available,
     models_against,
 )
-from .mmrb2_predictions import ensure_mmrb2_item_predictions
-from .models import LabelQualityStatus
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +70,12 @@ def request_label_quality(*, project: Project, evaluations: list[int], user=None
     known = set(project_entries(project).filter(pk__in=chosen).values_list("pk", flat=True))
     if unknown := [pk for pk in chosen if pk not in known]:
         raise LabelQualityError(f"No such leaderboard entries in this project: {unknown}")
-    # MMRB2 entries scored before their per-item results were kept get them now.
-    for evaluation in Evaluation.objects.filter(pk__in=chosen, scoring=ScoringFormat.MMRB2):
+    # Entries scored before their per-item results were kept get them now.
+    from curation.benchmarks import registry
+
+    for evaluation in Evaluation.objects.filter(pk__in=chosen).select_related("release"):
         try:
-            ensure_mmrb2_item_predictions(evaluation)
+            registry.get(evaluation.scoring).ensure_item_predictions(evaluation)
         except (OSError, ValueError, EvaluationError) as exc:  # the file is gone or unreadable
             raise LabelQualityError(
                 f"{evaluation.name}: its predictions file cannot be read again ({exc})."

@@ -24,14 +24,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .label_quality import (
+from curation.quality.label_quality import (
     analyse,
     average_precision,
     label_quality,
     models_against,
     precision_at_k,
 )
-from .probability import ensemble, judge_share, sigmoid
+from curation.quality.probability import ensemble, judge_share, sigmoid
 
 ANNOTATOR_ACCURACY = (0.55, 0.65, 0.75, 0.85, 0.95)
 LEFT_BIASED = 1  # index of the annotator with a left bias

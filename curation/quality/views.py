@@ -16,9 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotate.models import Item, Judgement
 from annotate.projects import CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
-from curation.verdicts.decisions import CurationError, StaleDecision, confirm_label, overturn_label
-
-from ..models import (
+from curation.models import (
     Evaluation,
     ItemPrediction,
     ItemQuality,
@@ -28,9 +26,15 @@ from ..models import (
     Verdict,
     VerdictStatus,
 )
-from .forms import RefreshForm, ReviewForm
-from .label_quality import libraries_available
-from .service import INSTALL_HINT, LabelQualityError, project_entries, request_label_quality
+from curation.quality.forms import RefreshForm, ReviewForm
+from curation.quality.label_quality import libraries_available
+from curation.quality.service import (
+    INSTALL_HINT,
+    LabelQualityError,
+    project_entries,
+    request_label_quality,
+)
+from curation.verdicts.decisions import CurationError, StaleDecision, confirm_label, overturn_label
 
 PAGE_SIZE = 50
 SHOW = {"wrong": "Wrong", "right": "Right", "all": "All"}

@@ -23,6 +23,9 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from functools import reduce
+from itertools import chain
+from operator import or_
 from pathlib import Path
 
 from django.conf import settings
@@ -33,6 +36,8 @@ from django.utils import timezone
 
 from annotate.models import Membership
 from common.storage import local_path, open_stored
+from curation.benchmarks import registry
+from curation.benchmarks.base import BuildContext, Records
 from curation.models import (
     Release,
     ReleaseItem,
@@ -40,13 +45,8 @@ from curation.models import (
 )
 from curation.releases import exporter, manifest_sections, parquet, publishing, snapshot, trl
 from curation.releases.heartbeat import BuildHeartbeat
-from curation.releases.members import (
-    ROW_FIELDS,
-    VoteExtras,
-    export_items,
-    mmrb2_provenance,
-)
-from curation.releases.rekey import in_new_id_order, mrb_prefix, rekeyed_id
+from curation.releases.members import ROW_FIELDS, VoteExtras, export_items
+from curation.releases.rekey import in_new_id_order
 from curation.releases.service import ReleaseError, included_verdicts
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 CHUNK = 2000
 # The least time between two progress updates of a building release.
 PROGRESS_SECONDS = 0.5
-# Training mixes (curation.releases.mix_build): one still "building" after
+# Training mixes (curation.releases.mixes.build): one still "building" after
 # this long is taken to have died with its worker. Releases have a heartbeat.
 STALE_BUILD = timedelta(minutes=30)
 
@@ -179,57 +179,53 @@ def _included(release: Release):
 
 
 def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
+    """Write every file of the release: each of its benchmarks prepares its
+    part (curation.benchmarks: its own files, its members, its manifest
+    section), then the shared pair layout is streamed from the records part,
+    and the card and manifest are written from all of them."""
     project = release.project
     domains = list(project.domains.filter(slug__in=release.domains).order_by("position", "slug"))
     included = _included(release)
-    # The MRB files hold the items of the MRB shape (one prompt image, text
-    # responses: those with Item.image); MMRB2 domains' items also go to
-    # mmrb2/<task>.json in the published layout (issue 24). Pairs only there
-    # (image or interleaved responses) are members and counted too.
-    verdicts = included.filter(item__image__isnull=False)
     salt = release.rekey_salt
-    mmrb2_pairs: list = []
-    if any(d.export_category.startswith("mmrb2/") for d in domains):
-        from curation.releases.mmrb2 import export_mmrb2
-
-        mmrb2_pairs = export_mmrb2(
-            project=project,
-            folder=folder / "mmrb2",
-            item_ids=included.values("item_id"),
-            domain_slugs=release.domains,
-            rekey=bool(salt),
-            salt=salt,
-        )["pairs"]
-    mmrb2_only = [pair for pair in mmrb2_pairs if not pair.mrb_shaped]
-    # Released IDs: the external IDs, or label-free ones (Release.rekey_salt).
-    released: dict[str, str] = {p.external_id: p.released_id for p in mmrb2_pairs}
-    ids_by_domain: dict[str, list[str]] = {d.slug: [] for d in domains}
-    old_by_domain: dict[str, list[str]] = {d.slug: [] for d in domains}
-    rows = verdicts.values_list(
-        "item__domain__slug", "item__domain__export_category", "item__external_id"
-    )
-    for slug, category, ext_id in rows:
-        new_id = rekeyed_id(salt, mrb_prefix(category, ext_id), ext_id) if salt else ext_id
-        released[ext_id] = new_id
-        ids_by_domain[slug].append(new_id)
-        old_by_domain[slug].append(ext_id)
-    total = sum(len(v) for v in ids_by_domain.values())
-    # Emptied since it was cut (create_release refuses an empty one).
-    if not total and not mmrb2_only:
-        raise ReleaseError(
-            "Nothing to release: no included item is agreed or resolved any more "
-            "(reopened since the release was cut); nothing was published."
-        )
-    beat.report(progress_total=total, progress_done=0)
-    warnings = wrong_bucket_warnings(
-        (d.export_category, i) for d in domains for i in ids_by_domain[d.slug]
-    )
     pseudonyms = dict(
         Membership.objects.filter(project=project).values_list("user_id", "pseudonym")
     )
     # Graded strengths and letter grades join each vote in provenance.jsonl
     # where the project collects them (other releases' bytes are unchanged).
     vote_extras = VoteExtras(strength=project.is_graded, grades=any(d.asks_grade for d in domains))
+    ctx = BuildContext(
+        release=release,
+        project=project,
+        domains=domains,
+        included=included,
+        folder=folder,
+        salt=salt,
+        pseudonyms=pseudonyms,
+        vote_extras=vote_extras,
+    )
+    benchmarks = registry.for_domains(domains)
+    parts = [benchmark.prepare(ctx) for benchmark in benchmarks]
+    records = next((p.records for p in parts if p.records is not None), None) or Records(
+        verdicts=included.none(),
+        ids_by_domain={d.slug: [] for d in domains},
+        old_by_domain={d.slug: [] for d in domains},
+    )
+    verdicts = records.verdicts
+    ids_by_domain, old_by_domain = records.ids_by_domain, records.old_by_domain
+    # Released IDs: the external IDs, or label-free ones (Release.rekey_salt);
+    # the records' win where a member is also in a benchmark's own files.
+    released: dict[str, str] = {}
+    for part in sorted(parts, key=lambda p: p.records is not None):
+        released.update(part.released)
+    total = records.total
+    # Emptied since it was cut (create_release refuses an empty one).
+    if not total and not any(part.members_by_domain for part in parts):
+        raise ReleaseError(
+            "Nothing to release: no included item is agreed or resolved any more "
+            "(reopened since the release was cut); nothing was published."
+        )
+    beat.report(progress_total=total, progress_done=0)
+    warnings = [w for part in parts for w in part.warnings]
     snapshot = included.aggregate(at=Max("updated_at"))["at"]
     meta = exporter.ReleaseMeta(
         project=project.slug,
@@ -242,21 +238,20 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
         domains=[(d.slug, d.title, d.export_category) for d in domains],
         agreement=manifest_sections.agreement(project, domains),
         annotation=manifest_sections.annotation(project, release.domains),
+        card_sections=benchmarks,
     )
-    # Every member: the MRB records and the pairs written to task files.
-    written = verdicts | included.filter(
-        item__domain__export_category__startswith="mmrb2/", item__meta__has_key="mmrb2"
-    )
+    # Every member: the records and the members of each benchmark's own files.
+    written = reduce(or_, [p.written for p in parts if p.written is not None], included.none())
     meta.manifest_extra = manifest_sections.extra(
         release, written, meta.snapshot_at, released=released if salt else None
     )
-    if mmrb2_pairs or salt:
+    if any(part.manifest for part in parts) or salt:
         meta.manifest_extra.update(
             manifest_sections.members(
                 domains=domains,
                 ids_by_domain=ids_by_domain,
-                mmrb2_pairs=mmrb2_pairs,
-                scale=project.preference_scale,
+                parts=parts,
+                rekey_prefixes=[b.rekey_prefix for b in registry.all_benchmarks()],
                 rekeyed=bool(salt),
             )
         )
@@ -348,7 +343,9 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
             copy_image=copy_image,
             progress=progress,
             extra_writers=writers,  # closed by write_release
-            extra_provenance=mmrb2_provenance(mmrb2_only, pseudonyms, members, vote_extras),
+            extra_provenance=chain.from_iterable(
+                part.extra_provenance(members) for part in parts if part.extra_provenance
+            ),
         )
     except BaseException:
         for writer in writers:
@@ -407,25 +404,6 @@ def _copy_image(item: exporter.ExportItem, destination: Path) -> None:
         os.link(source, destination)
     except OSError:  # another file system, or one without hard links
         shutil.copyfile(source, destination)  # the kernel copies (copy_file_range)
-
-
-def wrong_bucket_warnings(pairs) -> list[str]:
-    """IDs that the official scorer would put in a sub-bucket their name
-    suggests they do not belong to (e.g. `geo_math_3` counted as coding)."""
-    warnings = []
-    for category, ext_id in pairs:
-        lowered = ext_id.lower()
-        if category == "reasoning" and "math" in lowered and not lowered.startswith("math"):
-            warnings.append(
-                f"{ext_id}: contains 'math' but not as a prefix, so the official scorer "
-                "counts it as reasoning/coding"
-            )
-        if category == "safety" and "pairs" in lowered and not lowered.startswith("pairs"):
-            warnings.append(
-                f"{ext_id}: contains 'pairs' but not as a prefix, so the official scorer "
-                "counts it as safety/toxicity"
-            )
-    return warnings
 
 
 def _publish(release, folder, archive, sha, manifest, members, warnings) -> None:

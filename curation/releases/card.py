@@ -1,5 +1,7 @@
-"""The dataset card (README.md) of a release, generated from the data (DESIGN §7).
-No Django import.
+"""The dataset card (README.md) of a release, generated from the data (DESIGN §7):
+the frame (title, annotation, agreement, licence, files, loading) and each
+benchmark's own section (curation.benchmarks: CardSection below). No Django
+import.
 
 Its YAML front matter holds `configs:` for the Hugging Face `datasets`
 library, so `load_dataset(<release folder>)` reads the records (parquet/, or
@@ -12,9 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
-
-from curation.releases import mmrb2_card
+from typing import Any, Protocol
 
 
 def _pct(x: float | None) -> str:
@@ -93,56 +93,45 @@ def card_configs(domains: Sequence[str], *, parquet: bool, trl: bool) -> list[st
 
 
 def dataset_card(meta: Any, summary: dict, *, parquet: bool = False, trl: bool = False) -> str:
-    """README.md generated from the data, in the terms of each format the
-    release holds: the Multimodal RewardBench records when it has any, the
-    MMRB2 task files when it has any (curation.releases.mmrb2_card)."""
+    """README.md generated from the data, in the terms of each benchmark
+    whose files the release holds (meta.card_sections: curation.benchmarks,
+    each a CardSection, see below); the first benchmark (the records of the
+    pair layout) speaks when none holds anything."""
     titles = {slug: title for slug, title, _ in meta.domains}
-    categories = {slug: category for slug, _, category in meta.domains}
+    sections = [benchmark.card(meta, summary) for benchmark in meta.card_sections]
+    shown = [section for section in sections if section.holds] or sections[:1]
+    mixed = len(shown) > 1
     with_records = [slug for slug, n in summary["counts"].items() if n]
-    mmrb2 = meta.manifest_extra.get("mmrb2")
-    mrb = bool(summary["total"]) or not mmrb2
     lines = card_configs(with_records, parquet=parquet, trl=trl) if with_records else []
     lines += [f"# {meta.project_name} — release {meta.version}", ""]
-    if mrb and mmrb2:
-        total, pairs = summary["total"], mmrb2["pairs"]
+    if mixed:
+        phrases = [section.phrase() for section in shown]
         lines += [
             "Expert-annotated preference data for multimodal reward models and judges, in "
-            f"two formats: {total} record{'' if total == 1 else 's'} in the Multimodal "
-            "RewardBench format (`ID, Text, Image, Output1, Output2, Better, Category`) and "
-            f"{pairs} pair{'' if pairs == 1 else 's'} in Multimodal RewardBench 2 task files.",
-            "",
-        ]
-    elif mrb:
-        lines += [
-            "A benchmark of expert-annotated (prompt, chosen, rejected) triplets for "
-            "vision-language reward models, in the Multimodal RewardBench format "
-            "(`ID, Text, Image, Output1, Output2, Better, Category`).",
+            f"{_NUMBERS.get(len(shown), len(shown))} formats: "
+            + ", ".join(phrases[:-1])
+            + f" and {phrases[-1]}.",
             "",
         ]
     else:
-        lines += [
-            "Expert-annotated preference pairs for multimodal reward models and judges, in "
-            "the Multimodal RewardBench 2 layout (facebookresearch/MMRB2): per task a "
-            '`{"pairs": [...]}` file of prompts and two responses (text, images or both), '
-            "`chosen` and `human_annotations`.",
-            "",
-        ]
+        lines += [shown[0].intro(), ""]
     if meta.notes:
         lines += [meta.notes, ""]
     # One section per format the release holds.
-    if mrb:
-        lines += _mrb_lines(meta, summary, titles, categories, mixed=bool(mmrb2))
-    if mmrb2:
-        if lines[-1] == "":
+    for section in shown:
+        own = section.lines(mixed=mixed, others=[o for o in shown if o is not section])
+        if own and own[0] == "" and lines[-1] == "":
             lines.pop()  # the section opens with its own blank line
-        lines += mmrb2_card.card_lines(mmrb2, titles=titles, mixed=mrb)
+        lines += own
     ann = meta.annotation
-    lines += ["", "## How it was annotated", "", *_annotation_lines(ann, mmrb2=bool(mmrb2))]
+    rule = any(section.states_consensus_rule for section in shown)
+    lines += ["", "## How it was annotated", "", *_annotation_lines(ann, consensus_rule=rule)]
     lines += ["", "## Agreement"]
-    graded = mmrb2_card.graded_agreement_lines(
+    graded = graded_agreement_lines(
         [(slug, titles.get(slug, slug)) for slug, _, _ in meta.domains], meta.agreement
     )
-    if mrb or not graded:  # else the graded table has the binary collapse
+    # Else the graded table has the binary collapse.
+    if any(section.shows_nominal_alpha for section in shown) or not graded:
         lines += [
             "",
             "Krippendorff's alpha (nominal) on canonical choices, with item-bootstrap 95% "
@@ -158,6 +147,8 @@ def dataset_card(meta: Any, summary: dict, *, parquet: bool = False, trl: bool =
     lines += graded
     if meta.manifest_extra.get("id_rekey"):
         lines += ["", "IDs are re-keyed: label-free, stable across this project's releases."]
+    files = "".join(section.files(parquet=parquet, trl=trl) for section in shown)
+    absent = [line for s in sections if s not in shown for line in s.absent_lines()]
     lines += [
         "",
         f"Decision provenance: {_provenance_counts(summary['provenance'])}. Per-record votes, "
@@ -169,53 +160,67 @@ def dataset_card(meta: Any, summary: dict, *, parquet: bool = False, trl: bool =
         "",
         "## Files",
         "",
-        *_files_lines(mrb=mrb, mmrb2=bool(mmrb2), parquet=parquet, trl=trl),
+        files + "`provenance.jsonl`, `manifest.json` (counts and the sha256 of every file).",
+        *absent,
         "",
     ]
-    if mrb:
-        lines += _loading_lines(with_records, parquet=parquet, trl=trl)
-    else:
-        lines += _mmrb2_loading_lines(mmrb2)
+    lines += shown[0].loading(with_records, parquet=parquet, trl=trl)
     return "\n".join(lines)
+
+
+_NUMBERS = {2: "two", 3: "three", 4: "four", 5: "five"}
+
+
+class CardSection(Protocol):
+    """What a benchmark says in a release's card (its `card(meta, summary)`)."""
+
+    holds: bool  # the release holds files of this benchmark
+    states_consensus_rule: bool  # its benchmark states the rule: the card says ours
+    shows_nominal_alpha: bool  # the nominal alpha table speaks to its labels
+
+    def intro(self) -> str: ...  # the card's opening sentence when alone
+    def phrase(self) -> str: ...  # its part of the opening sentence beside others
+    def owns(self, category: str) -> bool: ...  # a domain whose items are its own
+    def lines(self, *, mixed: bool, others: Sequence[Any]) -> list[str]: ...
+    def files(self, *, parquet: bool, trl: bool) -> str: ...
+    def absent_lines(self) -> list[str]: ...  # said when it holds nothing beside others
+    def loading(self, domains: Sequence[str], *, parquet: bool, trl: bool) -> list[str]: ...
+
+
+def graded_agreement_lines(rows: Sequence[tuple[str, str]], agreement: dict) -> list[str]:
+    """Graded alpha per domain (ordinal, interval, the binary collapse) with
+    their intervals; nothing when no domain has graded figures."""
+    rows = [(key, title) for key, title in rows if "graded" in agreement.get(key, {})]
+    if not rows:
+        return []
+    scale = agreement[rows[0][0]]["graded"]["scale"]
+    lines = [
+        "",
+        f"Krippendorff's alpha of the graded votes ({scale}, points oriented to response A "
+        "whatever side it was shown on), with item-bootstrap 95% intervals: ordinal (the "
+        "order of the points only), interval (equally spaced points) and the binary collapse "
+        "(nominal, A / B / tie):",
+        "",
+        "| domain | graded votes | alpha ordinal | 95% CI | alpha interval | 95% CI | "
+        "alpha binary | 95% CI |",
+        "|---|---:|---:|---|---:|---|---:|---|",
+    ]
+    for key, title in rows:
+        entry = agreement[key]
+        g = entry["graded"]
+        lines.append(
+            f"| {title} | {g['n_values']} | {g['ordinal']['alpha']} | {g['ordinal']['ci']} | "
+            f"{g['interval']['alpha']} | {g['interval']['ci']} | {entry['alpha']} | "
+            f"{entry['ci']} |"
+        )
+    return lines
 
 
 def _provenance_counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in counts.items()) or "no members"
 
 
-def _mrb_lines(meta, summary, titles, categories, *, mixed: bool) -> list[str]:
-    """The Multimodal RewardBench records: counts per domain and sub-bucket.
-    In a release that also holds MMRB2 task files, only the domains that
-    have records or are not MMRB2 tasks are listed."""
-    counts = summary["counts"]
-    shown = [
-        slug
-        for slug in counts
-        if not mixed or counts[slug] or not categories.get(slug, "").startswith("mmrb2/")
-    ]
-    lines = [
-        "## Multimodal RewardBench records" if mixed else "## Contents",
-        "",
-        f"{summary['total']} record{'' if summary['total'] == 1 else 's'}. Which slot holds "
-        f"the chosen response is a seeded shuffle per domain (seed {meta.seed}), balanced "
-        "within each domain.",
-        "",
-        "| domain | Category | records | Output1 better | Output2 better |",
-        "|---|---|---:|---:|---:|",
-    ]
-    for slug in shown:
-        b = summary["balance"][slug]
-        lines.append(
-            f"| {titles.get(slug, slug)} | `{categories.get(slug, slug)}` | {counts[slug]} | "
-            f"{b['Output1']} | {b['Output2']} |"
-        )
-    if summary["sub_buckets"]:
-        lines += ["", "Sub-buckets used by the official scorer (by ID prefix):", ""]
-        lines += [f"- `{bucket}`: {n}" for bucket, n in summary["sub_buckets"].items()]
-    return lines
-
-
-def _annotation_lines(ann: dict, *, mmrb2: bool) -> list[str]:
+def _annotation_lines(ann: dict, *, consensus_rule: bool) -> list[str]:
     """How the labels came about, from what happened (curation.releases.
     manifest_sections.annotation): no sentence about votes when none were
     collected, escalation only when an item was escalated, imported gold and
@@ -237,7 +242,7 @@ def _annotation_lines(ann: dict, *, mmrb2: bool) -> list[str]:
         ]
     else:
         lines.append("- No votes were collected in the studio for these items.")
-    rule = _rule_line(ann, mmrb2=mmrb2)
+    rule = _rule_line(ann, consensus_rule=consensus_rule)
     if rule:
         lines.append(rule)
     decisions = (
@@ -253,9 +258,9 @@ def _annotation_lines(ann: dict, *, mmrb2: bool) -> list[str]:
     return [*lines, decisions, *_label_quality_lines(ann.get("label_quality_filter"))]
 
 
-def _rule_line(ann: dict, *, mmrb2: bool) -> str:
+def _rule_line(ann: dict, *, consensus_rule: bool) -> str:
     """The consensus rule, for graded projects that set one and for releases
-    of MMRB2 task files (whose benchmark states its own)."""
+    holding a benchmark that states its own (CardSection.states_consensus_rule)."""
     least = ann.get("consensus_strength")
     if least is not None:
         return (
@@ -263,7 +268,7 @@ def _rule_line(ann: dict, *, mmrb2: bool) -> str:
             f"their mean strength is at least {least:g} (1 slightly, 2 better, 3 much "
             "better); any other item went to a curator, never to more votes."
         )
-    if not mmrb2 or "agree_share" not in ann:
+    if not consensus_rule or "agree_share" not in ann:
         return ""
     return (
         f"- Consensus rule: an item is agreed when at least {100 * ann['agree_share']:g}% of "
@@ -272,44 +277,7 @@ def _rule_line(ann: dict, *, mmrb2: bool) -> str:
     )
 
 
-def _files_lines(*, mrb: bool, mmrb2: bool, parquet: bool, trl: bool) -> list[str]:
-    mrb_files = (
-        "`all_data.json` (all records), `<domain>.json` (per domain), `images/`, "
-        "`dpo/<domain>.jsonl` (prompt/chosen/rejected as chat messages, image paths), "
-        + ("`parquet/<domain>.parquet` (the records, images embedded), " if parquet else "")
-        + ("`trl/<domain>.parquet` (conversational rows for TRL, images embedded), " if trl else "")
-    )
-    task_files = "`mmrb2/<task>.json` (the task files, their images under `mmrb2/`), "
-    tail = "`provenance.jsonl`, `manifest.json` (counts and the sha256 of every file)."
-    if not mmrb2:
-        return [mrb_files + tail]
-    if mrb:
-        return [mrb_files + task_files + tail]
-    return [
-        task_files + tail,
-        "",
-        "No pair has the Multimodal RewardBench shape (one prompt image, text responses), so "
-        "that format's files (`all_data.json`, `<domain>.json`, `dpo/`) are present but empty.",
-    ]
-
-
-def _mmrb2_loading_lines(mmrb2: dict) -> list[str]:
-    task = next(iter(mmrb2["tasks"]), "<task>")
-    return [
-        "## Loading",
-        "",
-        "```python",
-        "import json",
-        f'pairs = json.load(open("path/to/this/folder/mmrb2/{task}.json"))["pairs"]',
-        "```",
-        "",
-        "Image paths in a pair are relative to the task file's folder. MMRB2's own "
-        "`compute_accuracy.py` scores judges against these files (forward and reverse order).",
-        "",
-    ]
-
-
-def _loading_lines(domains: Sequence[str], *, parquet: bool, trl: bool) -> list[str]:
+def loading_lines(domains: Sequence[str], *, parquet: bool, trl: bool) -> list[str]:
     """The card's "Loading" section: `datasets`, TRL (vision and text-only DPO,
     reward modelling) and the dpo/ files."""
     split = ALL_SPLIT

@@ -87,6 +87,9 @@ class ReleaseMeta:
     # Manifest entries the caller adds or overrides (before "files"), e.g. the
     # release's real creation time and the rule each verdict was decided under.
     manifest_extra: dict[str, Any] = field(default_factory=dict)
+    # The release's benchmarks (curation.benchmarks), in order: each writes its
+    # section of the card (curation.releases.card).
+    card_sections: Sequence[Any] = ()
 
 
 def sub_bucket(category: str, external_id: str) -> str:

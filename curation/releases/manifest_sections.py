@@ -12,7 +12,6 @@ from annotate.models import Judgement
 from curation.agreement import graded, reports, stats
 from curation.agreement.graded_report import graded_intervals, strengths_by_domain
 from curation.models import Provenance, Verdict, VerdictStatus
-from curation.releases import mmrb2_card
 from curation.releases.decision_rules import decision_rules
 
 
@@ -157,30 +156,28 @@ def _released_ids(rules: dict, released: dict[str, str] | None) -> dict:
     return rules
 
 
-def members(*, domains, ids_by_domain, mmrb2_pairs, scale: str, rekeyed: bool) -> dict:
-    """Manifest counts of every member, not just MRB records (`counts`):
-    `members` per domain (MRB records plus pairs only in an MMRB2 task file:
-    image or interleaved responses) and `members_total`; `mmrb2` per task
-    (curation.releases.mmrb2_card.manifest_section) and `formats`; `id_rekey`
-    when the release re-keyed its IDs (the salt stays secret; curators see
-    the map)."""
+def members(*, domains, ids_by_domain, parts, rekey_prefixes, rekeyed: bool) -> dict:
+    """Manifest counts of every member, not just the records (`counts`):
+    `members` per domain (records plus members only in a benchmark's own
+    files, e.g. pairs with image responses) and `members_total`; when a
+    benchmark wrote files of its own, `formats` (the formats the release
+    holds; `format` names the studio's release layout, which release imports
+    read) and each such benchmark's section under its key; `id_rekey` when
+    the release re-keyed its IDs (the salt stays secret; curators see the
+    map), with each benchmark's prefix rule."""
     only: dict[str, int] = {}
-    for pair in mmrb2_pairs:
-        if not pair.mrb_shaped:
-            only[pair.domain] = only.get(pair.domain, 0) + 1
+    for part in parts:
+        for slug, n in part.members_by_domain.items():
+            only[slug] = only.get(slug, 0) + n
     per_domain = {d.slug: len(ids_by_domain[d.slug]) + only.get(d.slug, 0) for d in domains}
     out: dict = {"members": per_domain, "members_total": sum(per_domain.values())}
-    if mmrb2_pairs:
-        # The formats the release holds (`format` names the studio's release
-        # layout, which release imports read): MRB only with MRB records.
-        has_records = any(ids_by_domain.values())
-        out["formats"] = ["multimodal-rewardbench"] * has_records + ["mmrb2"]
-        out["mmrb2"] = mmrb2_card.manifest_section(mmrb2_pairs, scale=scale)
+    if any(part.manifest for part in parts):
+        out["formats"] = [part.format_name for part in parts if part.holds]
+        out.update({part.key: part.manifest for part in parts if part.manifest})
     if rekeyed:
         out["id_rekey"] = {
             "method": "<prefix>_<first 16 hex digits of sha256(salt:prefix:old id)>",
-            "prefix": "MRB records: math/pairs where the official sub-bucket needs it, "
-            "else the category's name; MMRB2 pairs: the task",
+            "prefix": "; ".join(prefix for prefix in rekey_prefixes if prefix),
             "salt": "secret (kept by the studio; the same for every re-keyed release of "
             "the project, so an item keeps its ID)",
             "mapping": "curators and admins of the project only (release page, API)",

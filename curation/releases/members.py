@@ -1,7 +1,7 @@
 """The rows a release build writes and the membership it records (used by
-curation.releases.build): MRB records from the included verdicts' rows, the
-provenance of pairs only in MMRB2 task files, and each vote as
-provenance.jsonl holds it.
+curation.releases.build): the pair layout's records from the included
+verdicts' rows, and each vote as provenance.jsonl holds it (also for the
+members only in a benchmark's own files: curation.benchmarks).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from typing import NamedTuple
 
 from annotate.models import Judgement
 from curation.exports.records import pseudonym_of
-from curation.models import Verdict
 from curation.releases import exporter
 
 CHUNK = 2000
@@ -122,44 +121,3 @@ def export_items(chunk, pseudonyms, members, slots, released, extras):
             )
         )
         yield export
-
-
-def mmrb2_provenance(pairs, pseudonyms, members, extras):
-    """provenance.jsonl records of the pairs only in MMRB2 task files (after
-    the MRB records; `Better` null, the file and its `chosen` under
-    "mmrb2"), appending their membership to `members` (export_items)."""
-    for start in range(0, len(pairs), CHUNK):
-        chunk = pairs[start : start + CHUNK]
-        ids = [pair.item_id for pair in chunk]
-        votes = _vote_dicts(ids, pseudonyms, extras)
-        verdicts = {
-            row[0]: row[1:]
-            for row in Verdict.objects.filter(item_id__in=ids).values_list(
-                "item_id", "final_choice", "provenance", "reason", "item__model_1", "item__model_2"
-            )
-        }
-        for pair in chunk:
-            final_choice, provenance, reason, model_1, model_2 = verdicts[pair.item_id]
-            released_id = "" if pair.released_id == pair.external_id else pair.released_id
-            members.append(
-                (
-                    pair.item_id,
-                    pair.external_id,
-                    released_id,
-                    pair.domain,
-                    final_choice,
-                    pair.chosen,
-                    provenance,
-                )
-            )
-            yield {
-                "ID": pair.released_id,
-                "Better": None,
-                "chosen_canonical": final_choice,
-                "provenance": provenance,
-                "curator_reason": reason if provenance == "adjudicated" else "",
-                "votes": votes.get(pair.item_id, []),
-                "model_1": model_1,
-                "model_2": model_2,
-                "mmrb2": {"file": f"mmrb2/{pair.task}.json", "chosen": pair.chosen},
-            }

@@ -12,7 +12,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from curation.evaluation import scoring, scoring_input, scoring_output
+from curation.benchmarks.mrb import scoring, scoring_input, scoring_output
 from tests.factories import make_member, make_project, png_bytes
 
 pytestmark = pytest.mark.django_db

@@ -14,7 +14,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotate.models import Assignment, AssignmentStatus, SetupEvent
-from curation.evaluation import scoring, scoring_input, scoring_output
+from curation.benchmarks.mrb import scoring, scoring_input, scoring_output
 from tests.factories import make_user, png_bytes
 
 pytestmark = pytest.mark.django_db

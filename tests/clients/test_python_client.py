@@ -6,6 +6,7 @@ import hashlib
 import io
 import json
 import zipfile
+from collections import Counter
 
 import pytest
 from rest_framework.authtoken.models import Token
@@ -22,8 +23,10 @@ from triplet_client import (
 )
 
 from annotate.models import Item
-from curation.evaluation import scoring, scoring_input, scoring_output
+from curation.benchmarks.mrb import scoring, scoring_input, scoring_output
 from curation.models import Release
+from tests.annotate.importing.public_sets import VL_DOMAIN_MAP, VL_REPEATED_IDS, vl_rewardbench
+from tests.curation.releases.test_shared_configs import elsewhere, load  # noqa: F401
 from tests.factories import make_user, png_bytes
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -111,7 +114,7 @@ def annotate_in_one_round_trip_each(studio: Client, slug: str, by_prompt: dict) 
     return judged
 
 
-def test_a_notebook_runs_the_readme_steps_through_the_client(live_server, tmp_path):
+def test_a_notebook_runs_the_readme_steps_through_the_client(live_server, tmp_path, elsewhere):  # noqa: F811
     boss = make_user("boss", is_superuser=True, is_staff=True)
     studio = client_for(live_server, boss)
 
@@ -240,6 +243,20 @@ def test_a_notebook_runs_the_readme_steps_through_the_client(live_server, tmp_pa
     assert {r["ID"] for r in records} == {ext_id for ext_id, _ in ITEMS}
     assert [r.id for r in curator.releases("cli")] == [ready.id]
 
+    # The downloaded release loads with `datasets` by its card's config names
+    # (default: the benchmark records; trl: preference rows), from elsewhere.
+    by_id = {r["ID"]: r for r in records}
+    default = load(folder, elsewhere, "default", split="train")
+    assert sorted(default["ID"]) == sorted(by_id)
+    assert all(row["Better"] == by_id[row["ID"]]["Better"] for row in default)
+    pairs = load(folder, elsewhere, "trl", split="train")
+    assert sorted(pairs["id"]) == sorted(by_id)
+    for row in pairs:
+        record = by_id[row["id"]]
+        worse = "Output2" if record["Better"] == "Output1" else "Output1"
+        assert row["chosen"] == [{"role": "assistant", "content": record[record["Better"]]}]
+        assert row["rejected"] == [{"role": "assistant", "content": record[worse]}]
+
     # 10. Predictions scored as the official scorer does; the leaderboard.
     lines = []
     for n, rec in enumerate(records):
@@ -260,6 +277,39 @@ def test_a_notebook_runs_the_readme_steps_through_the_client(live_server, tmp_pa
     assert entry.accuracy == pytest.approx((len(ITEMS) - 1) / len(ITEMS), abs=1e-12)
     assert [e.name for e in curator.leaderboard("cli", ready)] == ["judge-1"]
     assert curator.evaluation("cli", ready, entry).per_category == entry.per_category
+
+
+def test_the_published_vl_rewardbench_file_imports_in_one_call(live_server):
+    """The first hour's import from a notebook: the published VL-RewardBench
+    JSONL (chosen/rejected, no category, repeated IDs) with its images, in one
+    call, the options as Python values; the grid's rows show where each went."""
+    studio = client_for(live_server, make_user("boss", is_superuser=True))
+    studio.create_project("VL relabel", "vl")
+    vl = vl_rewardbench()
+    domains = dict(pair.split("=") for pair in VL_DOMAIN_MAP.split(","))
+    result = studio.import_items(
+        "vl",
+        ("vl_rewardbench.jsonl", vl.jsonl()),
+        ("images.zip", vl.images_zip()),
+        domain_from="id-prefix",
+        domain_map=domains,
+        duplicates="suffix",
+    )
+    assert (result.format, result.created, result.duplicates_renamed, result.images_stored) == (
+        "pairs",
+        len(vl.rows),
+        VL_REPEATED_IDS,
+        len(vl.images),
+    )
+    longest_first = sorted(domains.items(), key=lambda kv: -len(kv[0]))
+    expected = Counter(
+        next(domain for prefix, domain in longest_first if row["id"].startswith(prefix))
+        for row in vl.rows
+    )
+    rows = list(studio.items("vl"))
+    assert Counter(r.domain for r in rows) == expected
+    assert sum(r.external_id.endswith("#2") for r in rows) == VL_REPEATED_IDS
+    assert {r.status for r in rows} == {"needs_votes"}
 
 
 def test_refusals_are_typed_exceptions_and_lists_come_whole(live_server, monkeypatch):

@@ -217,7 +217,7 @@ def test_evaluation_name_is_unique_per_release_and_accuracy_is_a_share():
     with rejected_by("curation_evaluation_accuracy_range"):
         Evaluation.objects.create(release=release, name="n", predictions="p", accuracy=1.5)
     with rejected_by("curation_evaluation_scoring_valid"):
-        Evaluation.objects.create(release=release, name="q", predictions="p", scoring="mmrb3")
+        Evaluation.objects.create(release=release, name="q", predictions="p", scoring="")
     assert Evaluation.objects.create(release=release, name="o", predictions="p").accuracy is None
 
 

@@ -14,6 +14,7 @@ from django.urls import reverse
 from hypothesis import given
 from hypothesis import strategies as st
 
+from curation.benchmarks.mrb import benchmark as mrb_benchmark
 from curation.evaluation import service as evaluations
 from curation.models import AuditEvent, Evaluation
 from curation.spreadsheet_cells import neutralised
@@ -149,7 +150,7 @@ def test_an_oversized_predictions_file_is_refused_before_it_is_read(client, rele
     def never(*args, **kwargs):
         raise AssertionError("the file was read")
 
-    monkeypatch.setattr(evaluations, "_lines", never)
+    monkeypatch.setattr(mrb_benchmark, "lines_of", never)
     response = upload(client, release, "big", judge_lines(records_of(release)))
     assert response.status_code == 400
     assert "larger than 100 bytes" in response.content.decode()
@@ -165,7 +166,7 @@ class LineByLineOnly(io.BytesIO):
 def test_predictions_are_read_line_by_line_not_whole(release):
     data = judge_lines(records_of(release))
     upload_file = File(LineByLineOnly(data), name="preds.jsonl")
-    evaluation = evaluations.evaluate_release(
+    evaluation = evaluations.evaluate_upload(
         release=release, name="ok", predictions=upload_file, filename="preds.jsonl",
         user=make_user(),
     )  # fmt: skip
@@ -175,9 +176,9 @@ def test_predictions_are_read_line_by_line_not_whole(release):
 
 
 def test_a_predictions_line_over_the_limit_is_refused(release, monkeypatch):
-    monkeypatch.setattr(evaluations, "MAX_LINE_BYTES", 50)
+    monkeypatch.setattr(mrb_benchmark, "MAX_LINE_BYTES", 50)
     with pytest.raises(evaluations.EvaluationError, match=r"p\.jsonl: line 1: longer than 50"):
-        evaluations.evaluate_release(
+        evaluations.evaluate_upload(
             release=release, name="x", predictions=b'{"ID": "' + b"x" * 100 + b'"}',
             filename="p.jsonl",
         )  # fmt: skip

@@ -43,12 +43,30 @@ def annotator_project(
     return project, user
 
 
-def log_in(page, base_url: str, username: str, next_url: str = "/") -> None:
+def log_in(
+    page,
+    base_url: str,
+    username: str,
+    next_url: str = "/",
+    *,
+    password: str = "pw",
+    keyboard: bool = False,
+) -> None:
+    """Log in through the log-in page (by keyboard alone with `keyboard`) and
+    wait until the browser has left it for `next_url`."""
     page.goto(f"{base_url}/accounts/login/?next={next_url}")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", "pw")
-    page.press("input[name=password]", "Enter")
-    page.wait_for_url(f"**{next_url}")
+    if keyboard:
+        page.wait_for_selector("input[name=username]:focus")
+        page.keyboard.type(username)
+        page.keyboard.press("Tab")
+        page.keyboard.type(password)
+        page.keyboard.press("Enter")
+    else:
+        page.fill("input[name=username]", username)
+        page.fill("input[name=password]", password)
+        page.press("input[name=password]", "Enter")
+    # The log-in page's own URL ends with ?next=<next_url>: wait until it is left.
+    page.wait_for_url(lambda url: "/accounts/login/" not in url and url.endswith(next_url))
 
 
 def start(page, base_url: str, slug: str = "p19") -> None:

@@ -9,6 +9,7 @@ from annotate.importing.service import import_items_from_paths
 from annotate.models import Membership
 from curation.models import Verdict, VerdictStatus
 from curation.releases.service import create_release
+from tests.e2e.compare_helpers import log_in
 from tests.e2e.test_annotate_journey import make_dataset
 from tests.e2e.test_curation_journey import SLUG, make_contested_project
 from tests.factories import make_project, make_user
@@ -55,14 +56,6 @@ class Watch:
         found = [f"{where}: {v}" for v in seen] + [f"{where}: {p}" for p in self.problems]
         self.problems.clear()
         return found
-
-
-def log_in(page, base, username, next_url):
-    page.goto(f"{base}/accounts/login/?next={next_url}")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", "pw")
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(f"**{next_url}")
 
 
 def test_no_page_of_the_studio_violates_the_content_security_policy(live_server, browser, tmp_path):

@@ -19,6 +19,7 @@ from annotate.management.commands.seed_demo import DEMO_PASSWORD, DEMO_SLUG
 from annotate.models import Item, Project
 from curation.models import Release, ReleaseItem, Verdict, VerdictStatus
 from curation.verdicts.service import stuck_items
+from tests.e2e.compare_helpers import log_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -64,13 +65,7 @@ def judge_everything(project, usernames, seed=17):
 
 
 def sign_in(page, base, username, next_url):
-    page.goto(f"{base}/accounts/login/?next={next_url}")
-    page.wait_for_selector("input[name=username]:focus")
-    page.keyboard.type(username)
-    page.keyboard.press("Tab")
-    page.keyboard.type(DEMO_PASSWORD)
-    page.keyboard.press("Enter")
-    page.wait_for_url(f"**{next_url}")
+    log_in(page, base, username, next_url, password=DEMO_PASSWORD, keyboard=True)
 
 
 def test_three_annotators_finish_the_demo_and_the_curator_empties_the_queue(

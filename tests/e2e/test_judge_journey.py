@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from annotate.models import Membership
-from curation.evaluation import scoring_input
+from curation.benchmarks.mrb import scoring_input
 from curation.evaluation.judge_runs import run_judge, start_judge_run
 from curation.models import JudgeEndpoint, JudgeRun, JudgeRunStatus
 from curation.releases.build import build_release

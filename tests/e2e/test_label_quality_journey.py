@@ -23,6 +23,7 @@ from curation.releases import publishing
 from curation.releases.build import build_release
 from curation.releases.service import create_release
 from tests.curation.quality.conftest import needs_quality_extra
+from tests.e2e.compare_helpers import log_in
 
 pytestmark = [
     pytest.mark.e2e,
@@ -89,13 +90,7 @@ def judge_file(release, items_by_id, planted, wrong_every: int, offset: int):
 
 
 def sign_in(page, base, username, next_url):
-    page.goto(f"{base}/accounts/login/?next={next_url}")
-    page.wait_for_selector("input[name=username]:focus")
-    page.keyboard.type(username)
-    page.keyboard.press("Tab")
-    page.keyboard.type(DEMO_PASSWORD)
-    page.keyboard.press("Enter")
-    page.wait_for_url(f"**{next_url}")
+    log_in(page, base, username, next_url, password=DEMO_PASSWORD, keyboard=True)
 
 
 def test_planted_wrong_labels_top_the_queue_and_are_overturned_by_keyboard(

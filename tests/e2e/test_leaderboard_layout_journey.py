@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
-from curation.evaluation.service import evaluate_release
+from curation.evaluation.service import evaluate_upload
 from tests.curation.releases.test_releases import built, make_release_project
 from tests.e2e.compare_helpers import log_in
 from tests.e2e.test_accessibility import AXE_OPTIONS, SIZES
@@ -42,7 +42,7 @@ def test_leaderboard_is_readable_at_1280_and_on_a_phone(
         ("twin-a", {records[0]["ID"]}),
         ("twin-b", {records[0]["ID"]}),
     ):
-        evaluate_release(
+        evaluate_upload(
             release=release, name=name, predictions=lines(records, wrong), filename="p.jsonl"
         )
     context = browser.new_context(**SIZES[size])

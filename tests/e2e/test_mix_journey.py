@@ -11,7 +11,7 @@ import pytest
 
 from annotate.models import Membership, Project
 from curation.models import Mix, ReleaseStatus
-from curation.releases.mix_build import build_mix
+from curation.releases.mixes.build import build_mix
 from tests.curation.releases.test_releases import INCLUDED, built, make_release_project
 from tests.e2e.test_accessibility import AXE_OPTIONS, SIZES
 from tests.e2e.test_release_journey import login

@@ -11,6 +11,7 @@ from curation.releases.build import build_release
 from curation.releases.service import create_release
 from tests.curation.releases.test_exporter import check_release_zip
 from tests.curation.releases.test_releases import INCLUDED, make_release_project
+from tests.e2e.compare_helpers import log_in
 from tests.factories import make_user
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -19,13 +20,7 @@ SLUG = "rel"  # make_release_project's default
 
 
 def login(page, base, username, next_url):
-    page.goto(f"{base}/accounts/login/?next={next_url}")
-    page.wait_for_selector("input[name=username]:focus")
-    page.keyboard.type(username)
-    page.keyboard.press("Tab")
-    page.keyboard.type("pw")
-    page.keyboard.press("Enter")
-    page.wait_for_url(f"**{next_url}")
+    log_in(page, base, username, next_url, keyboard=True)
 
 
 def test_a_curator_builds_watches_and_downloads_a_release(

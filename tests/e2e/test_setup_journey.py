@@ -13,6 +13,7 @@ import pytest
 
 from annotate.models import Membership, Project
 from curation.models import Release, ReleaseStatus, Verdict
+from tests.e2e.compare_helpers import log_in
 from tests.factories import make_user, png_bytes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -45,11 +46,7 @@ def dataset(tmp_path):
 
 
 def login(page, base, username, password, next_url):
-    page.goto(f"{base}/accounts/login/?next={next_url}")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", password)
-    page.keyboard.press("Enter")
-    page.wait_for_url(f"**{next_url}")
+    log_in(page, base, username, next_url, password=password)
 
 
 def judge_everything(page, *, dissent: bool) -> int:

@@ -5,7 +5,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.importing import mmrb2_format
-from curation.evaluation import mmrb2_scoring, scoring, scoring_input, scoring_output
+from curation.benchmarks.mmrb2 import scoring as mmrb2_scoring
+from curation.benchmarks.mrb import scoring, scoring_input, scoring_output
 
 
 def read_predictions(path: str, order: str | None = None) -> list[scoring_input.Prediction]:

@@ -4,7 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Project
-from curation.releases.mmrb2 import ExportConflict, export_mmrb2
+from curation.benchmarks.mmrb2.release_files import ExportConflict, export_mmrb2
 
 
 class Command(BaseCommand):

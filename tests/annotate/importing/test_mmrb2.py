@@ -17,8 +17,8 @@ from annotate.importing.mmrb2_format import write_task_file
 from annotate.importing.records import ImportFailed
 from annotate.loop.service import claim_next_item
 from annotate.models import ImageAsset, Item, ItemPart
+from curation.benchmarks.mmrb2.release_files import export_mmrb2
 from curation.models import Verdict
-from curation.releases.mmrb2 import export_mmrb2
 from tests.factories import make_member, make_project, png_bytes
 
 pytestmark = pytest.mark.django_db

@@ -21,7 +21,7 @@ from annotate.importing.mmrb2 import import_mmrb2_from_paths
 from annotate.importing.records import ImportFailed
 from annotate.importing.service import import_items_from_paths
 from annotate.models import ImageAsset, Item, ItemPart
-from curation.releases.mmrb2 import export_mmrb2
+from curation.benchmarks.mmrb2.release_files import export_mmrb2
 from tests.annotate.importing.test_mmrb2 import published_fixture
 from tests.factories import make_assignment, make_judgement, make_member, make_project, make_user
 

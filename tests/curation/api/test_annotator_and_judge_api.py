@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from curation.agreement import reports
 from curation.agreement import stats as agreement
-from curation.evaluation import scoring_input
+from curation.benchmarks.mrb import scoring_input
 from curation.models import AuditEvent, JudgeEndpoint, JudgeRun, JudgeRunStatus
 from tests.curation.agreement.test_dashboard import voted_project
 from tests.curation.evaluation.fake_openai import FakeJudge

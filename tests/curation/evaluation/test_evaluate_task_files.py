@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from curation.evaluation import mmrb2_scoring
+from curation.benchmarks.mmrb2 import scoring as mmrb2_scoring
 from tests.annotate.importing.test_mmrb2 import published_fixture
 from tests.curation.evaluation.test_mmrb2_evaluation import PREDICTIONS
 

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from curation.evaluation import scoring, scoring_input
+from curation.benchmarks.mrb import scoring, scoring_input
 from curation.models import Evaluation
 from tests.curation.releases.test_releases import built, make_release_project
 from tests.factories import make_member, make_user
@@ -69,7 +69,7 @@ def test_leaderboard_sorts_and_downloads(client, release):
     upload(client, release, "weak", judge_lines(records, {r["ID"] for r in records[:4]}))
     upload(client, release, "strong", judge_lines(records))
     url = reverse("leaderboard", args=[release.project.slug, release.pk])
-    rows = client.get(url).context["rows"]
+    rows = client.get(url).context["boards"][0].rows
     assert [r["evaluation"].name for r in rows] == ["strong", "weak"]
     table = list(csv.reader(io.StringIO(client.get(url + "?download=csv").content.decode())))
     assert table[0][0] == "model" and table[0][1] == "all" and len(table) == 3

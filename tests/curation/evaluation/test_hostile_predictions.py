@@ -12,9 +12,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from curation.evaluation import mmrb2_scoring, scoring_input
-from curation.evaluation.mmrb2_scoring import PredictionsError, looks_like_predictions
-from curation.evaluation.scoring_input import ScoringInputError, parse_predictions
+from curation.benchmarks.mmrb2 import scoring as mmrb2_scoring
+from curation.benchmarks.mmrb2.scoring import PredictionsError, looks_like_predictions
+from curation.benchmarks.mrb import scoring_input
+from curation.benchmarks.mrb.scoring_input import ScoringInputError, parse_predictions
 from curation.models import Evaluation
 from tests.curation.evaluation.test_mmrb2_evaluation import mmrb2_release
 from tests.factories import make_member

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from curation.evaluation import judge_client, scoring_input
+from curation.benchmarks.mrb import scoring_input
+from curation.evaluation import judge_client
 from curation.evaluation.forms import JudgeEndpointForm
 from curation.evaluation.judge_runs import KEY_CLEARED_ADDRESS_CHANGED, run_judge
 from curation.evaluation.key_encryption import KeyForAnotherOrigin, origin_of

@@ -13,12 +13,15 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from curation.evaluation import judge_client, judge_runs, scoring, scoring_input, scoring_output
+from curation.benchmarks import registry
+from curation.benchmarks.mrb import judge as mrb_judge
+from curation.benchmarks.mrb import scoring, scoring_input, scoring_output
+from curation.evaluation import judge_client, judge_runs
 from curation.evaluation.judge_runs import (
     cancel_judge_run,
-    predictions_jsonl,
     resume_judge_run,
     run_judge,
+    run_outputs,
     save_endpoint,
     start_judge_run,
 )
@@ -88,7 +91,7 @@ def start(release, endpoint, *, name="fake judge", swapped=False, concurrency=2)
 
 
 def expected_report(run, records):
-    """curation.evaluation.scoring over the run's stored outputs, built here independently."""
+    """curation.benchmarks.mrb.scoring over the run's stored outputs, built here independently."""
     lines = {order: [] for order in run.passes}
     outputs = {(o.external_id, o.order): o.output for o in JudgeOutput.objects.filter(run=run)}
     for order in run.passes:
@@ -135,9 +138,10 @@ def test_evaluation_accuracy_equals_scoring_over_the_same_outputs(release, recor
     assert run.evaluation.accuracy == expected.group("all").accuracy
     assert run.evaluation.report == scoring_output.report_as_dict(expected)
     assert run.evaluation.report["official"]["random_fallbacks"] == 1
-    # Same numbers as uploading the files predictions_jsonl builds.
-    original, swapped = predictions_jsonl(run, records)
-    assert original.decode().count("\n") == len(records) and swapped is not None
+    # Same numbers as uploading the files the benchmark builds from the answers.
+    upload = registry.get(run.scoring).judge_predictions(run_outputs(run), records, run)
+    assert upload.predictions.decode().count("\n") == len(records)
+    assert upload.swapped is not None
 
 
 def test_swapped_pass_sends_output2_as_assistant_a(release, records, fake):
@@ -406,14 +410,14 @@ def test_audit_events_say_whether_a_key_is_set_never_the_key(release, fake):
 
 def test_the_prompt_is_the_benchmarks_template_with_output1_as_a():
     record = {"Text": "Q?", "Output1": "one", "Output2": "two"}
-    prompt = judge_client.build_prompt(record, swapped=False)
+    prompt = mrb_judge.build_prompt(record, swapped=False)
     assert prompt.endswith(
         'output your final verdict by strictly following this format: "[[A]]" if assistant A '
         'is better, "[[B]]" if assistant B is better.\n\n[User Question]\nQ?\n\n'
         "[The Start of Assistant A's Answer]\none\n[The End of Assistant A's Answer]\n\n"
         "[The Start of Assistant B's Answer]\ntwo\n[The End of Assistant B's Answer]"
     )
-    swapped = judge_client.build_prompt(record, swapped=True)
+    swapped = mrb_judge.build_prompt(record, swapped=True)
     assert "Answer]\ntwo\n[The End of Assistant A" in swapped
 
 
@@ -433,7 +437,7 @@ def test_stop_interrupts_a_retry_wait(release, records, fake):
         base_url=fake.base_url, model=MODEL, api_key=API_KEY, allowed_networks=("127.0.0.1/32",)
     )
     image = (Path(settings.MEDIA_ROOT) / release.folder / records[0]["Image"]).read_bytes()
-    body = judge_client.request_body(records[0], image, endpoint, swapped=False)
+    body = mrb_judge.request_body(records[0], image, endpoint, swapped=False)
     stop = threading.Event()
     stop.set()
     policy = judge_client.RetryPolicy(max_retries=5, backoff_base=30)

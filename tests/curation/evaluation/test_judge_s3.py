@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from curation.evaluation.judge_runs import release_files, run_judge
+from curation.benchmarks import registry
+from curation.evaluation.judge_runs import release_reader, run_judge
 from curation.models import JudgeRunStatus, ReleaseStatus
 from curation.releases.build import build_release
 from tests.curation.evaluation.fake_openai import FakeJudge
@@ -30,7 +31,8 @@ def test_a_judge_runs_on_a_release_in_a_bucket(project, s3_storages, settings):
     settings.JUDGE_BACKOFF_BASE = 0.01
     release = build_release(release_id=new_release(project).pk)
     assert release.status == ReleaseStatus.READY, release.error
-    records, read_image = release_files(release)
+    records = registry.get("mrb").judge_records(release)
+    read_image = release_reader(release)
     assert read_image(records[0]["Image"]).startswith(b"\x89PNG")
     with pytest.raises(OSError, match="outside the release"):
         read_image("../../images/x.png")

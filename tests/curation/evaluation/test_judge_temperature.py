@@ -7,7 +7,9 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
-from curation.evaluation import judge_client, scoring_input
+from curation.benchmarks.mrb import judge as mrb_judge
+from curation.benchmarks.mrb import scoring_input
+from curation.evaluation import judge_client
 from curation.evaluation.judge_runs import run_judge, save_endpoint
 from curation.models import JudgeEndpoint, JudgeRunStatus
 from tests.curation.evaluation.fake_openai import FakeJudge
@@ -41,7 +43,7 @@ RECORD = {
 
 
 def body(**endpoint):
-    return judge_client.request_body(
+    return mrb_judge.request_body(
         RECORD, b"\x89PNG", judge_client.Endpoint(base_url="https://x/v1", model="m", **endpoint),
         swapped=False,
     )  # fmt: skip

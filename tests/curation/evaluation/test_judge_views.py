@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from curation.evaluation import scoring_input
+from curation.benchmarks.mrb import scoring_input
 from curation.evaluation.judge_runs import run_judge
 from curation.models import AuditEvent, JudgeEndpoint, JudgeRun, JudgeRunStatus
 from tests.curation.evaluation.fake_openai import FakeJudge

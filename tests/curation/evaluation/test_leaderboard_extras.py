@@ -16,7 +16,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 from statsmodels.stats.proportion import proportion_confint
 
-from curation.evaluation.scoring import (
+from curation.benchmarks.mrb.scoring import (
     MACRO_BOOTSTRAP_RESAMPLES,
     MACRO_BOOTSTRAP_SEED,
     macro_bootstrap_ci,
@@ -54,7 +54,7 @@ def test_macro_bootstrap_equals_a_line_by_line_reference():
     within Monte Carlo error of it."""
     from scipy.stats import bootstrap
 
-    from curation.evaluation.scoring import Group
+    from curation.benchmarks.mrb.scoring import Group
 
     groups = [
         Group("knowledge", "category", 40, 50),
@@ -103,7 +103,7 @@ def test_hints_name_the_real_release_folder_the_download_and_the_api(client, rel
     ).resolve()
     assert (Path(settings.BASE_DIR) / path / "all_data.json").is_file()
     html = page.content.decode()
-    assert f"manage.py evaluate {path} predictions.jsonl" in html
+    assert f"manage.py evaluate --format mrb {path} PREDICTIONS" in html
     assert "media/releases" not in html.replace(path, "")  # no other, guessed path
     assert reverse("release_download", args=[release.project.slug, release.pk]) in html
     api = reverse("api_evaluations", args=[release.project.slug, release.pk])
@@ -123,7 +123,7 @@ def test_intervals_and_id_counts_on_the_page_and_in_the_api(client, release):
     low, high = proportion_confint(overall["correct"], overall["total"], method="wilson")
 
     page = client.get(reverse("leaderboard", args=[release.project.slug, release.pk]))
-    row = page.context["rows"][0]
+    row = page.context["boards"][0].rows[0]
     assert row["missing"] == 2 and row["unknown"] == 1
     assert row["ci"]["all"][0] == pytest.approx(low, abs=1e-9)
     assert row["ci"]["all"][1] == pytest.approx(high, abs=1e-9)
@@ -148,9 +148,8 @@ def test_equal_scores_do_not_hide_each_other_in_the_chart(client, release):
     data = judge_lines(records_of(release))
     upload(client, release, "twin-a", data)
     upload(client, release, "twin-b", data)
-    chart = client.get(reverse("leaderboard", args=[release.project.slug, release.pk])).context[
-        "chart"
-    ]
+    page = client.get(reverse("leaderboard", args=[release.project.slug, release.pk]))
+    chart = page.context["boards"][0].context["chart"]
     places = [(p["x"], p["y"]) for p in chart["points"]]
     assert len(places) == len(set(places))  # same y, different x
     assert all(p["low"] is not None and p["low"] >= p["y"] >= p["high"] for p in chart["points"])

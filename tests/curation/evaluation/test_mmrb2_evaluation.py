@@ -18,8 +18,9 @@ from rest_framework.test import APIClient
 
 from annotate.importing.mmrb2 import import_mmrb2_from_paths
 from annotate.models import Project
-from curation.evaluation import mmrb2_scoring, service
-from curation.models import Evaluation, ReleaseStatus, ScoringFormat
+from curation.benchmarks.mmrb2 import scoring as mmrb2_scoring
+from curation.evaluation import service
+from curation.models import Evaluation, ReleaseStatus
 from curation.releases.build import build_release
 from curation.releases.service import create_release
 from tests.annotate.importing.test_mmrb2 import agree_as_published, published_fixture
@@ -106,7 +107,7 @@ def test_upload_leaderboard_and_api_give_the_official_numbers(client, release):
     response = page_upload(client, release, data)
     assert response.status_code == 302, response.content.decode()[:2000]
     evaluation = Evaluation.objects.get(release=release, name="judge-2")
-    assert evaluation.scoring == ScoringFormat.MMRB2
+    assert evaluation.scoring == "mmrb2"
 
     expected = pure_scores(release)
     by_task = {t.task: t for t in expected.tasks}
@@ -203,7 +204,7 @@ def test_bad_files_name_the_file_pair_and_field_and_store_nothing(client, releas
 
 def test_a_file_over_the_size_limit_is_refused_unread(client, release, monkeypatch):
     monkeypatch.setattr(service, "MAX_PREDICTIONS_BYTES", 10)
-    monkeypatch.setattr("curation.evaluation.mmrb2_service.MAX_PREDICTIONS_BYTES", 10)
+    monkeypatch.setattr("curation.benchmarks.mmrb2.evaluation.MAX_PREDICTIONS_BYTES", 10)
     client.force_login(make_member(release.project, role="curator"))
     response = page_upload(client, release, json.dumps(PREDICTIONS).encode())
     assert response.status_code == 400
@@ -224,7 +225,7 @@ def test_mrb_predictions_still_score_on_the_mrb_table(client, release):
     assert ">mrb</a>" in mrb_table and "judge-2" not in mrb_table
     mmrb2_table = html[html.index('aria-label="MMRB2 leaderboard"') :]
     assert 'data-name="judge-2"' in mmrb2_table and 'data-name="mrb"' not in mmrb2_table
-    assert Evaluation.objects.get(name="mrb").scoring == ScoringFormat.MRB
+    assert Evaluation.objects.get(name="mrb").scoring == "mrb"
     # A swapped file or official_compat make no sense for MMRB2 predictions.
     response = page_upload(client, release, b"{}", name="x", official_compat="on")
     assert response.status_code == 400 and "MRB option" in response.content.decode()

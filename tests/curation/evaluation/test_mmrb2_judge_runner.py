@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from curation.evaluation import mmrb2_judge, mmrb2_scoring
-from curation.evaluation.judge_runs import JudgeRunError, run_judge, start_judge_run
-from curation.evaluation.mmrb2_service import mmrb2_records, predictions_mmrb2
-from curation.models import JudgeOutput, JudgeRunStatus, ScoringFormat
+from curation.benchmarks.mmrb2 import judge as mmrb2_judge
+from curation.benchmarks.mmrb2 import scoring as mmrb2_scoring
+from curation.benchmarks.mmrb2.evaluation import mmrb2_records, predictions_file
+from curation.evaluation.judge_runs import JudgeRunError, run_judge, run_outputs, start_judge_run
+from curation.models import JudgeOutput, JudgeRunStatus
 from tests.curation.evaluation.fake_openai import FakeJudge
 from tests.curation.evaluation.test_judge_runner import API_KEY, make_endpoint
 from tests.curation.evaluation.test_mmrb2_evaluation import folder_of, mmrb2_release
@@ -133,7 +134,7 @@ def test_a_run_sends_every_pair_in_both_orders_and_scores_mmrb2_style(release, f
     fake.decide = fake.always_a  # A every time: right forward iff chosen A, reverse iff B
     fake.plan["isg_3"] = ["bad_request"]  # its first request fails for good
     run = start(release, make_endpoint(release, fake))
-    assert run.scoring == ScoringFormat.MMRB2 and run.swapped
+    assert run.scoring == "mmrb2" and run.swapped
     assert run.progress_total == 2 * 6
     run = run_judge(run_id=run.pk)
     assert run.status == JudgeRunStatus.COMPLETE, run.error
@@ -153,7 +154,7 @@ def test_a_run_sends_every_pair_in_both_orders_and_scores_mmrb2_style(release, f
 
     # The evaluation equals the pure scorer on the predictions built independently.
     evaluation = run.evaluation
-    assert evaluation.scoring == ScoringFormat.MMRB2
+    assert evaluation.scoring == "mmrb2"
     predictions = {}
     for pair_id in ids:
         entry = {}
@@ -192,12 +193,13 @@ def test_a_correct_judge_scores_every_pair_right(release, fake):
     assert run.status == JudgeRunStatus.COMPLETE, run.error
     assert run.evaluation.report["mmrb2"]["overall"]["percent"] == "100.00"
     assert run.evaluation.report["mmrb2"]["overall"]["judged"] == 12
-    assert predictions_mmrb2(run, mmrb2_records(release))  # every pair present
+    answers = json.loads(predictions_file(run_outputs(run), mmrb2_records(release)))
+    assert len(answers) == 6  # every pair present
 
 
 def test_mrb_scoring_of_an_mmrb2_release_judges_its_mrb_records(release, fake):
     run = start(release, make_endpoint(release, fake), scoring="mrb")
-    assert run.scoring == ScoringFormat.MRB and not run.swapped and run.progress_total == 1
+    assert run.scoring == "mrb" and not run.swapped and run.progress_total == 1
     with pytest.raises(JudgeRunError, match="Unknown scoring"):
         start(release, make_endpoint(release, fake, name="other"), scoring="x", name="y")
 
@@ -244,4 +246,4 @@ def test_the_page_and_the_api_start_mmrb2_runs(client, release, fake):
     from curation.models import JudgeRun
 
     run = JudgeRun.objects.get(name="by page")
-    assert run.scoring == ScoringFormat.MMRB2 and run.progress_total == 12
+    assert run.scoring == "mmrb2" and run.progress_total == 12

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from curation.evaluation.mmrb2_scoring import (
+from curation.benchmarks.mmrb2.scoring import (
     PredictionsError,
     percent,
     score_task,
@@ -86,7 +86,7 @@ def test_predictions_must_be_an_object():
 def test_a_file_is_read_entry_by_entry_keeping_what_counts():
     import json
 
-    from curation.evaluation.mmrb2_scoring import read_predictions
+    from curation.benchmarks.mmrb2.scoring import read_predictions
 
     text = json.dumps(
         {
@@ -130,6 +130,6 @@ def test_a_file_is_read_entry_by_entry_keeping_what_counts():
     ],
 )
 def test_the_format_is_seen_from_the_first_line(head, mmrb2):
-    from curation.evaluation.mmrb2_scoring import looks_like_predictions
+    from curation.benchmarks.mmrb2.scoring import looks_like_predictions
 
     assert looks_like_predictions(head) is mmrb2

@@ -13,9 +13,9 @@ from django.core.management import call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from curation.evaluation.scoring import score
-from curation.evaluation.scoring_input import parse_predictions
-from curation.evaluation.scoring_output import format_report, report_as_dict
+from curation.benchmarks.mrb.scoring import score
+from curation.benchmarks.mrb.scoring_input import parse_predictions
+from curation.benchmarks.mrb.scoring_output import format_report, report_as_dict
 from curation.models import Evaluation
 from tests.curation.evaluation.test_scoring import judge, make_record, parse
 from tests.curation.releases.test_releases import built, make_release_project

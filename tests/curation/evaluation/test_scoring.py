@@ -1,4 +1,4 @@
-"""curation.evaluation.scoring: the official Multimodal RewardBench semantics, no database.
+"""curation.benchmarks.mrb.scoring: the official Multimodal RewardBench semantics, no database.
 
 Expected numbers are worked by hand in the comments. The random fallback is
 re-derived here with the global ``random`` module exactly as the official
@@ -15,15 +15,15 @@ from contextlib import contextmanager
 import pytest
 from django.core.management import CommandError, call_command
 
-from curation.evaluation.scoring import score, wilson_interval
-from curation.evaluation.scoring_input import (
+from curation.benchmarks.mrb.scoring import score, wilson_interval
+from curation.benchmarks.mrb.scoring_input import (
     Prediction,
     ScoringInputError,
     extract_verdict,
     load_release_records,
     parse_predictions,
 )
-from curation.evaluation.scoring_output import format_report, report_as_dict
+from curation.benchmarks.mrb.scoring_output import format_report, report_as_dict
 
 
 def make_record(rid, better="Output1", category="vqa"):

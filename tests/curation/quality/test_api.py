@@ -112,7 +112,7 @@ def test_suspects_api_runs_constant_queries():
 
 
 def test_refresh_says_so_when_the_extra_is_missing(monkeypatch):
-    from curation.quality import apis
+    from curation.api import quality as apis
 
     project, _entries, *_ = make_world()
     monkeypatch.setattr(apis, "libraries_available", lambda: False)

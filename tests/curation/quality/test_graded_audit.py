@@ -23,7 +23,6 @@ from curation.models import (
     LabelQualityRun,
     LabelQualityStatus,
     Release,
-    ScoringFormat,
     Verdict,
 )
 from curation.quality.service import compute_label_quality, request_label_quality
@@ -154,7 +153,7 @@ def _vote_all(project, team, strength_of=None):
 
 @pytest.mark.django_db
 def test_an_mmrb2_entry_joins_the_audit_with_both_orders(tmp_path, client):
-    from curation.evaluation.mmrb2_service import evaluate_upload
+    from curation.evaluation.service import evaluate_upload
     from tests.curation.evaluation.test_mmrb2_evaluation import (
         EDIT,
         MINDCUBE,
@@ -175,7 +174,7 @@ def test_an_mmrb2_entry_joins_the_audit_with_both_orders(tmp_path, client):
         predictions=json.dumps(PREDICTIONS).encode(),
         filename="preds.json",
     )
-    assert entry.scoring == ScoringFormat.MMRB2
+    assert entry.scoring == "mmrb2"
     rows = {r.external_id: r for r in ItemPrediction.objects.filter(evaluation=entry)}
     # Forward "A" picks response 1 (response_a); the reverse run's "A" picks response 2.
     assert (rows[T2I_1].choice, rows[T2I_1].swapped_choice) == ("2", "2")

@@ -78,10 +78,10 @@ def test_reward_scores_and_both_orders_are_stored_with_their_probability(client,
 
 
 def test_a_judge_runs_per_item_results_are_stored_too(release):
-    from curation.evaluation.service import evaluate_release
+    from curation.evaluation.service import evaluate_upload
 
     records = records_of(release)
-    evaluation = evaluate_release(
+    evaluation = evaluate_upload(
         release=release,
         name="no-verdicts",
         predictions="\n".join(

@@ -5,7 +5,7 @@ import math
 import pytest
 from scipy.special import expit
 
-from curation.evaluation.scoring_input import Prediction
+from curation.benchmarks.mrb.scoring_input import Prediction
 from curation.quality.probability import (
     ensemble,
     entry_probability,

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from curation.benchmarks.mrb.benchmark import BENCHMARK as MRB
 from curation.releases import exporter
 from curation.releases.exporter import ExportItem, ReleaseMeta
 
@@ -342,6 +343,7 @@ def meta(seed=7, version="v1.0", domains=None) -> ReleaseMeta:
         domains=[d for d in DOMAINS if domains is None or d[0] in domains],
         agreement={"vqa": {"alpha": "0.812", "ci": "[0.700, 0.900]"}},
         annotation={"votes_per_item": 3},
+        card_sections=[MRB],
     )
 
 

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
+from curation.benchmarks.mrb.benchmark import BENCHMARK as MRB
 from curation.releases import exporter
 from curation.releases.parquet import COLUMNS, ROW_GROUP_ROWS, ParquetWriter, arrow_schema
 from curation.releases.trl import TrlWriter
@@ -77,6 +78,7 @@ def build(folder: Path, rows, *, domains=None, trl=False, **writer_options) -> d
         seed=7,
         snapshot_at="2026-01-01T00:00:00",
         domains=[d for d in DOMAINS if d[0] in ids],
+        card_sections=[MRB],
     )
     writer = ParquetWriter(folder, domains=list(ids), **writer_options)
 

@@ -74,8 +74,7 @@ def test_curation_pages_show_the_parts_of_an_item_without_a_prompt_image(client,
 def test_a_release_of_mmrb2_pairs_only_builds_and_scores(tmp_path):
     """No item of the MRB shape (text-to-image only): the MRB files are empty,
     mmrb2/t2i.json holds the pairs, and MMRB2 predictions score against it."""
-    from curation.evaluation.mmrb2_service import evaluate_mmrb2, resolve_format
-    from curation.evaluation.service import EvaluationError
+    from curation.evaluation.service import EvaluationError, evaluate_upload, resolve_benchmark
 
     source = tmp_path / "mmrb2"
     tasks = published_fixture(source)
@@ -99,9 +98,9 @@ def test_a_release_of_mmrb2_pairs_only_builds_and_scores(tmp_path):
     first = tasks["t2i"][0]["id"]  # chosen B; the second pair is missing
     predictions = {first: {"forward": [{"judgement": "B"}], "reverse": [{"judgement": "B"}]}}
     data = json.dumps(predictions).encode()
-    evaluation = evaluate_mmrb2(release=release, name="j", predictions=data, filename="p.json")
+    evaluation = evaluate_upload(release=release, name="j", predictions=data, filename="p.json")
     overall = evaluation.report["mmrb2"]["overall"]
     assert (overall["correct"], overall["judged"], overall["missing_pairs"]) == (1, 2, 1)
     assert overall["percent"] == "50.00"
-    with pytest.raises(EvaluationError, match="only MMRB2 pairs"):
-        resolve_format(release, b'{"ID": "x", "output": "[[A]]"}\n')
+    with pytest.raises(EvaluationError, match="no Multimodal RewardBench records"):
+        resolve_benchmark(release, b'{"ID": "x", "output": "[[A]]"}\n')

@@ -20,9 +20,9 @@ from django.utils import timezone
 from annotate.importing.mmrb2 import import_mmrb2_from_paths
 from annotate.loop import scales
 from annotate.models import Domain, Item, Project
+from curation.benchmarks.mmrb2.annotations import Vote, human_annotations, published_fields
 from curation.models import ReleaseItem, ReleaseStatus, Verdict
 from curation.releases.build import build_release
-from curation.releases.mmrb2_annotations import Vote, human_annotations, published_fields
 from curation.releases.rekey import mrb_prefix, rekeyed_id
 from curation.releases.service import create_release
 from tests.annotate.importing.test_mmrb2 import agree_as_published, published_fixture
@@ -359,7 +359,7 @@ def test_the_export_reads_votes_and_verdicts_in_a_fixed_number_of_queries(tmp_pa
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from curation.releases.mmrb2 import export_mmrb2
+    from curation.benchmarks.mmrb2.release_files import export_mmrb2
 
     project = graded_project(tmp_path)
     with CaptureQueriesContext(connection) as few:

@@ -177,10 +177,10 @@ def test_a_release_is_built_published_to_the_bucket_and_downloaded(
     assert 'filename="rel-v1.0.zip"' in response["Content-Disposition"]
 
     # Evaluations read the release's records from the bucket too.
-    from curation.evaluation.service import evaluate_release
+    from curation.evaluation.service import evaluate_upload
 
     lines = "\n".join(json.dumps({"ID": r["ID"], "Label": "A"}) for r in records).encode()
-    evaluation = evaluate_release(
+    evaluation = evaluate_upload(
         release=release, name="always A", predictions=lines, filename="p.jsonl", user=curator
     )
     overall = max(evaluation.report["official"]["groups"], key=lambda g: g["total"])

@@ -20,9 +20,10 @@ from django.utils import timezone
 
 from annotate.importing.service import import_items_from_paths
 from annotate.models import Item, Membership, Project
+from curation.benchmarks.mrb.release_part import wrong_bucket_warnings
 from curation.models import Release, ReleaseItem, ReleaseStatus, Verdict
 from curation.releases import build, exporter, publishing
-from curation.releases.build import build_release, wrong_bucket_warnings
+from curation.releases.build import build_release
 from curation.releases.service import ReleaseError, create_release
 from curation.verdicts.decisions import exclude_item, reopen_item, resolve_item
 from tests.curation.releases.test_exporter import (

@@ -13,7 +13,7 @@ import yaml
 
 from curation.releases import publishing
 from curation.releases.card import ALL_SPLIT, configs_yaml, split_names
-from tests.curation.releases.test_mixes import mixed, unzip, world  # noqa: F401
+from tests.curation.releases.mixes.test_mixes import mixed, unzip, world  # noqa: F401
 from tests.curation.releases.test_releases import INCLUDED, built, make_release_project
 
 pytestmark = pytest.mark.django_db

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from curation.benchmarks.mrb.benchmark import BENCHMARK as MRB
 from curation.releases import card, exporter, trl
 from tests.curation.releases.test_exporter import card_front_matter, check_release_folder
 from tests.curation.releases.test_parquet import build, make_items
@@ -231,7 +232,8 @@ def test_without_parquet_datasets_loads_the_per_domain_json(tmp_path):
         meta=exporter.ReleaseMeta(project="p", project_name="P", version="v1", seed=1,
                                   snapshot_at="", domains=[("general_correctness", "G",
                                   "open_generation/correctness_task"),
-                                  ("reasoning", "R", "reasoning")]),
+                                  ("reasoning", "R", "reasoning")],
+                                  card_sections=[MRB]),
         ids_by_domain=ids,
         copy_image=lambda item, destination: destination.write_bytes(by_id[item.external_id]),
     )  # fmt: skip

@@ -1,0 +1,1 @@
+"""Multimodal RewardBench 2: see .benchmark (BENCHMARK is its registry entry)."""

@@ -1,0 +1,143 @@
+"""Multimodal RewardBench 2 (arXiv 2512.16899, facebookresearch/MMRB2) as
+the studio serves it: `mmrb2/<task>.json` task files in the published layout
+(.release_files, .annotations), their card and manifest sections (.card),
+predictions `{pair_id: {"forward": [...], "reverse": [...]}}` scored as
+`compute_accuracy.py` does (.scoring, .evaluation), per-item results
+(.predictions), the leaderboard table and the judge prompt (.judge)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from curation.benchmarks.base import Board, BuildContext, EvaluationError, Part, Scored, Upload
+from curation.benchmarks.mmrb2 import evaluation, judge
+from curation.benchmarks.mmrb2 import scoring as mmrb2_scoring
+
+PREFIX = "mmrb2/"  # of the export Category of an MMRB2 domain (mmrb2/<task>)
+# Enough of a file's start to see its first line (an MRB line is at most 1 MiB).
+HEAD_BYTES = 1024 * 1024 + 1
+
+
+class MultimodalRewardBench2:
+    key = "mmrb2"
+    title = "Multimodal RewardBench 2"
+    upload_label = "Multimodal RewardBench 2 (forward/reverse JSON)"
+    upload_help = (
+        'MMRB2: one JSON object, {"pair ID": {"forward": [{"judgement": "A"}], '
+        '"reverse": [{"judgement": "B"}]}}, scored against the release\'s mmrb2/TASK.json '
+        "files as the benchmark's compute_accuracy.py does."
+    )
+    judge_label = "Multimodal RewardBench 2: every mmrb2/TASK.json pair, both orders"
+    rekey_prefix = "MMRB2 pairs: the task"
+    detect_last = False
+    judge_both_orders = True  # MMRB2 scores a forward and a reverse judgement of every pair
+
+    # --- release -------------------------------------------------------------------
+
+    def serves(self, domains: Sequence[Any]) -> bool:
+        return any(d.export_category.startswith(PREFIX) for d in domains)
+
+    def prepare(self, ctx: BuildContext) -> Part:
+        return _release_part().prepare(ctx)
+
+    def card(self, meta: Any, summary: dict):
+        return _card().CardSection(meta, summary)
+
+    # --- evaluation ----------------------------------------------------------------
+
+    def in_release(self, release) -> bool:
+        return bool(evaluation.release_tasks(release))
+
+    def missing_message(self, release) -> str:
+        return "This release has no MMRB2 task files (mmrb2/<task>.json)."
+
+    def detects(self, head: str) -> bool:
+        return mmrb2_scoring.looks_like_predictions(head)
+
+    def score(self, release, upload: Upload) -> Scored:
+        if upload.swapped:
+            raise EvaluationError(
+                f"{upload.swapped_filename}: MMRB2 predictions carry both orders in one file "
+                '("forward" and "reverse"); leave the swapped file empty.'
+            )
+        if upload.official_compat:
+            raise EvaluationError(
+                "Scoring unknown IDs by their own Label is an MRB option; MMRB2 predictions "
+                "carry no Label."
+            )
+        parsed, repeated = evaluation.read_predictions_file(upload.predictions, upload.filename)
+        report = {"mmrb2": evaluation.score_release(release, parsed, repeated)}
+
+        def store_items(entry) -> None:
+            # Per-item results in canonical terms (drill-down, label audit).
+            from curation.benchmarks.mmrb2.predictions import store_mmrb2_item_predictions
+
+            store_mmrb2_item_predictions(evaluation=entry, predictions=parsed)
+
+        return Scored(
+            report=report,
+            accuracy=report["mmrb2"]["overall"]["accuracy"],
+            files={".json": upload.predictions},
+            store_items=store_items,
+        )
+
+    def leaderboard(self, release, evaluations, *, sort: str = "") -> Board:
+        tasks, rows = evaluation.leaderboard_rows(release, evaluations)
+        return Board(
+            key=self.key,
+            title=self.title,
+            template="curation/leaderboards/mmrb2.html",
+            columns=tasks,
+            rows=rows,
+        )
+
+    def ensure_item_predictions(self, entry) -> int:
+        from curation.benchmarks.mmrb2.predictions import ensure_mmrb2_item_predictions
+
+        return ensure_mmrb2_item_predictions(entry)
+
+    # --- judge runs ----------------------------------------------------------------
+
+    def judge_item_count(self, release) -> int:
+        return sum(
+            len(evaluation.task_pairs(release, name))
+            for _, name in evaluation.release_tasks(release)
+        )
+
+    def judge_records(self, release) -> list[dict]:
+        return evaluation.mmrb2_records(release)
+
+    def judge_request(
+        self, record: dict, read_image: Callable[[str], bytes], endpoint, *, swapped: bool
+    ) -> dict:
+        """Forward = the original order, reverse = swapped."""
+        content = judge.content_list(
+            record["pair"],
+            record["task"],
+            lambda path: read_image(f"{record['folder']}/{path}"),
+            direction="reverse" if swapped else "forward",
+        )
+        return judge.request_body(content, endpoint)
+
+    def judge_predictions(self, outputs: dict, records: list[dict], run) -> Upload:
+        return Upload(
+            predictions=evaluation.predictions_file(outputs, records),
+            filename=f"judge-run-{run.pk}.json",
+        )
+
+
+BENCHMARK = MultimodalRewardBench2()
+
+
+def _release_part():
+    # Only the release build needs it (models and storage, imported there).
+    from curation.benchmarks.mmrb2 import release_part
+
+    return release_part
+
+
+def _card():
+    from curation.benchmarks.mmrb2 import card
+
+    return card

@@ -1,0 +1,1 @@
+"""Multimodal RewardBench: see .benchmark (BENCHMARK is its registry entry)."""
