@@ -24,6 +24,7 @@ from annotate.models import (
     Judgement,
     JudgementSlot,
     Membership,
+    ProgressCounter,
     Project,
     Role,
 )
@@ -573,3 +574,15 @@ def test_a_display_order_that_is_no_permutation_of_its_slots_is_rejected(order):
 @pytest.mark.parametrize("order", ["12", "21", "312", "4132", "987654321"])
 def test_display_orders_of_two_to_nine_slots_are_accepted(order):
     assert make_assignment(make_item(), display_order=order).pk
+
+
+# --- ProgressCounter ------------------------------------------------------------------
+
+
+def test_a_projects_counter_stripe_is_one_row():
+    # The triggers made the project's stripe rows when its item was inserted.
+    item = make_item()
+    stripe = item.pk % 16
+    assert ProgressCounter.objects.filter(project=item.project, stripe=stripe).count() == 1
+    with rejected_by("annotate_progresscounter_stripe_unique"):
+        ProgressCounter.objects.create(project=item.project, stripe=stripe)

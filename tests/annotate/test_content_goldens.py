@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
-from annotate.importing.mmrb2 import import_mmrb2_from_paths
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from annotate.importing.formats.mmrb2 import import_mmrb2_from_paths
 from annotate.importing.service import import_items_from_paths
 from annotate.loop.service import claim_next_item
 from annotate.models import Assignment
@@ -31,7 +31,7 @@ RECORD = False
 def _assignment(project, swapped: bool) -> Assignment:
     annotator = make_member(project)
     assignment = claim_next_item(project=project, annotator=annotator)
-    Assignment.objects.filter(pk=assignment.pk).update(shown_swapped=swapped)
+    Assignment.objects.filter(pk=assignment.pk).update(display_order="21" if swapped else "12")
     assignment.refresh_from_db()
     return assignment
 

@@ -57,12 +57,16 @@ def _natural(field, value):
     return "<fk>"
 
 
-def _rows(model, queryset) -> list[dict]:
+def _rows(model, queryset, pair_terms: tuple[str, ...] = (), skip=frozenset()) -> list[dict]:
+    """Every concrete field of each row (foreign keys by what names them),
+    plus `pair_terms`: the golden was recorded before votes were stored in
+    slot terms (issue 32), so a pair's order and per-slot answers are read
+    through the pair accessors and compared in the old terms."""
     out = []
     for obj in queryset:
-        row = {}
+        row = {name: getattr(obj, name) for name in pair_terms}
         for f in model._meta.concrete_fields:
-            if f.name in SKIPPED:
+            if f.name in SKIPPED or f.name in skip:
                 continue
             value = getattr(obj, f.attname)
             if isinstance(f, models.ForeignKey):
@@ -82,8 +86,18 @@ def dump(project) -> dict:
         "images": _rows(
             ImageAsset, ImageAsset.objects.filter(parts__item__project=project).distinct()
         ),
-        "assignments": _rows(Assignment, Assignment.objects.filter(item__project=project)),
-        "judgements": _rows(Judgement, Judgement.objects.filter(assignment__item__project=project)),
+        "assignments": _rows(
+            Assignment,
+            Assignment.objects.filter(item__project=project),
+            pair_terms=("shown_swapped",),
+            skip={"display_order"},
+        ),
+        "judgements": _rows(
+            Judgement,
+            Judgement.objects.with_pair_answers().filter(assignment__item__project=project),
+            pair_terms=("grade_1", "grade_2", "correct_1", "correct_2"),
+            skip={"task"},
+        ),
         "verdicts": _rows(Verdict, Verdict.objects.filter(item__project=project)),
         "domains": sorted(project.domains.values_list("slug", "export_category", "kind")),
     }
