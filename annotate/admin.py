@@ -13,13 +13,7 @@ from .models import (
     Membership,
     Project,
 )
-from .models.parts import (
-    SLOT_COLUMNS,
-    ItemPart,
-    text_parts_by_slot,
-    write_parts_to_text,
-    write_text_to_parts,
-)
+from .models.parts import ItemPart, derive_item_text
 from .setup.user_admin import AccountAdmin
 
 
@@ -69,38 +63,13 @@ class ImageAssetAdmin(admin.ModelAdmin):
 
 
 class ItemAdminForm(forms.ModelForm):
-    """An item's text columns are its parts' text (issue 24): a column whose
-    slot has several text parts (an interleaved response) cannot say which
-    part it edits, so it is refused; edit the parts below instead."""
+    """An item's own fields; its content is its parts, edited in the inline
+    below (issue 32): the text columns and the image are derived from them
+    and shown read-only."""
 
     class Meta:
         model = Item
-        fields = ["prompt", "response_1", "response_2", "image", "image_path"]
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        for column in SLOT_COLUMNS.values():
-            if column in self.fields:
-                # Verbatim, as the parts hold it (trailing white space is part
-                # of an MMRB2 text); empty for a slot without text (images only).
-                self.fields[column].strip = False
-                self.fields[column].required = False
-
-    def clean(self):
-        data = super().clean()
-        if self.instance.pk is None:
-            return data
-        edited = [s for s, column in SLOT_COLUMNS.items() if column in self.changed_data]
-        if edited:
-            grouped = text_parts_by_slot(self.instance)
-            for slot in edited:
-                if len(grouped[slot]) > 1:
-                    self.add_error(
-                        SLOT_COLUMNS[slot],
-                        f"This has {len(grouped[slot])} text parts; edit them under "
-                        "“Item parts” below.",
-                    )
-        return data
+        fields = ["project", "domain", "external_id", "model_1", "model_2", "gold_choice"]
 
 
 class ItemPartForm(forms.ModelForm):
@@ -125,9 +94,9 @@ class ItemPartInline(admin.TabularInline):
 
 @admin.register(Item)
 class ItemAdmin(admin.ModelAdmin):
-    """Saving an item keeps its text columns and its parts equal: an edited
-    column rewrites its slot's text part, edited parts rewrite the columns;
-    either way the HTML comes from the sanitised renderer."""
+    """An item's content is edited part by part (the inline, each part
+    checked by its kind's validator, text parts rendered by the sanitised
+    renderer); its derived columns follow (derive_item_text)."""
 
     form = ItemAdminForm
     inlines = [ItemPartInline]
@@ -135,25 +104,27 @@ class ItemAdmin(admin.ModelAdmin):
     list_filter = ["project", "domain"]
     search_fields = ["external_id", "prompt"]
     list_select_related = ["project", "domain"]
-    raw_id_fields = ["image"]
-    readonly_fields = ["content_hash", "live_assignments", "votes_1", "votes_2", "votes_tie"]
-
-    def save_model(self, request, obj, form, change):
-        super().save_model(request, obj, form, change)
-        if change:
-            edited = [s for s, column in SLOT_COLUMNS.items() if column in form.changed_data]
-            if edited or "image" in form.changed_data or "image_path" in form.changed_data:
-                write_text_to_parts(obj, edited)
+    readonly_fields = [
+        "prompt",
+        "response_1",
+        "response_2",
+        "image",
+        "image_path",
+        "content_hash",
+        "live_assignments",
+        "votes_1",
+        "votes_2",
+        "votes_tie",
+    ]
 
     def save_formset(self, request, form, formset, change):
         parts = formset.save(commit=False)
+        for part in formset.deleted_objects:
+            part.delete()
         for part in parts:
             part.render_html()  # text parts: the sanitised HTML; images: none
             part.save()
-        for part in formset.deleted_objects:
-            part.delete()
-        if parts or formset.deleted_objects:
-            write_parts_to_text(form.instance)
+        derive_item_text(form.instance)
 
 
 @admin.register(Assignment)

@@ -55,7 +55,7 @@ from pygments.lexers import get_lexer_by_name
 from pygments.token import STANDARD_TYPES
 from pygments.util import ClassNotFound
 
-# Stored HTML (Item.prompt_html, …) is valid only for the renderer version it
+# Stored HTML (ItemPart.html) is valid only for the renderer version it
 # was made with: bump this whenever the output of render_markdown changes
 # (parser options, render rules, the sanitiser's allow-lists, Pygments), and
 # items re-render on their next view.

@@ -115,7 +115,9 @@ def child_setup(params: dict) -> None:
     from rest_framework.authtoken.models import Token
 
     from annotate.importing.service import image_storage_name, render_item_html
-    from annotate.models import ImageAsset, Item, Membership, Project, shuffle_key
+    from annotate.models import ImageAsset, Item, ItemPart, Membership, Project, shuffle_key
+    from annotate.models.parts import MRB_PART_FIELDS, mrb_part_rows
+    from common.bulk import insert_rows
     from curation.models import Verdict
 
     migrate()
@@ -160,7 +162,25 @@ def child_setup(params: dict) -> None:
                 )
             )
     items = Item.objects.bulk_create(items, batch_size=1000)
-    # What the import's render_item_html task stores: each item's HTML.
+    # The items' content: their parts, as the MRB import writes them (the
+    # columns above are those parts' derived columns).
+    insert_rows(
+        ItemPart,
+        MRB_PART_FIELDS,
+        [
+            row
+            for item in items
+            for row in mrb_part_rows(
+                item.pk,
+                item.image_id,
+                item.image_path,
+                item.prompt,
+                item.response_1,
+                item.response_2,
+            )
+        ],
+    )
+    # What the import's render_item_html task stores: each part's HTML.
     render_item_html(item_ids=[item.pk for item in items])
     # What the import's items_imported receiver makes: one Verdict per item.
     Verdict.objects.bulk_create(

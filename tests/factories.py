@@ -22,7 +22,9 @@ from annotate.models import (
     JudgementSlot,
     Membership,
     Project,
-    write_mrb_parts,
+    image_part,
+    text_part,
+    write_item_content,
 )
 
 _seq = itertools.count(1)
@@ -84,10 +86,20 @@ def make_item(project: Project | None = None, domain: Domain | None = None, **kw
     fields.update(kwargs)
     if "image" not in fields:
         fields["image"] = make_image()
+    # The content is the parts (issue 32): an image makes the MRB shape.
+    content = {name: fields.pop(name) for name in CONTENT_FIELDS}
     item = Item.objects.create(project=project, domain=domain, **fields)
-    if item.image_id is not None:  # an item of the MRB shape has its parts (issue 24)
-        write_mrb_parts([item])
+    image = content["image"]
+    prompt = [text_part(content["prompt"])]
+    if image is not None:
+        prompt.insert(0, image_part(image.pk, content["image_path"]))
+    write_item_content(
+        item, prompt, [[text_part(content["response_1"])], [text_part(content["response_2"])]]
+    )
     return item
+
+
+CONTENT_FIELDS = ("prompt", "image", "image_path", "response_1", "response_2")
 
 
 def make_assignment(item: Item, annotator=None, **kwargs) -> Assignment:

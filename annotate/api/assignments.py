@@ -13,14 +13,13 @@ import mimetypes
 
 from django.core.files.storage import default_storage
 from django.http import FileResponse
-from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.api.content import ContentSerializer, content_payload
+from annotate.api.content import ContentSerializer, content_fields
 from annotate.api.projects import project_for_api
 from annotate.loop import rules, scales
 from annotate.loop.service import (
@@ -104,22 +103,13 @@ _DATETIME = serializers.DateTimeField()
 def assignment_payload(assignment: Assignment, project: Project) -> dict:
     """An assignment as AssignmentSerializer writes it."""
     item = assignment.item
-    left, right = rules.displayed_pair(
-        item.response_1, item.response_2, swapped=assignment.shown_swapped
-    )
     return {
         "id": assignment.pk,
         "status": assignment.status,
         "lease_expires_at": _DATETIME.to_representation(assignment.lease_expires_at),
         "project": project.slug,
         "domain": {"slug": item.domain.slug, "title": item.domain.title, "kind": item.domain.kind},
-        "prompt": item.prompt,
-        "image_url": reverse("api_assignment_image", args=[assignment.pk]) if item.image else None,
-        "image_width": item.image.width if item.image else None,
-        "image_height": item.image.height if item.image else None,
-        "left": left,
-        "right": right,
-        "content": content_payload(assignment),
+        **content_fields(assignment),
         "allow_tie": project.allow_tie,
         "require_rationale": project.require_rationale,
         "preference_scale": project.preference_scale,

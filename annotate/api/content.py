@@ -20,7 +20,8 @@ from rest_framework import exceptions, serializers
 from rest_framework.views import APIView
 
 from annotate.loop import rules
-from annotate.models import Assignment, ItemPart, PartKind, Slot
+from annotate.models import Assignment, ItemPart, PartKind, Slot, parts_by_slot
+from annotate.models.parts import TEXT_JOINER, is_mrb_shaped
 from common.api.errors import errors
 
 
@@ -46,37 +47,51 @@ def _image(url: str, image) -> dict:
     return {"kind": "image", "url": url, "width": image.width, "height": image.height}
 
 
-def content_payload(assignment: Assignment) -> dict:
-    """The assignment's content in displayed order. An item of the MRB shape
-    is read from its own columns (no query); any other from its parts."""
-    item = assignment.item
-    if item.image is not None:
-        by_slot = {
-            "prompt": [
-                _image(reverse("api_assignment_image", args=[assignment.pk]), item.image),
-                {"kind": "text", "text": item.prompt},
-            ],
-            "response_1": [{"kind": "text", "text": item.response_1}],
-            "response_2": [{"kind": "text", "text": item.response_2}],
-        }
-    else:
-        by_slot = {slot: [] for slot in Slot.values}
-        place_of = displayed_places(assignment)
-        counts = dict.fromkeys(PLACES, 0)
-        for part in _parts(item.pk):
+def content_fields(assignment: Assignment) -> dict:
+    """The assignment's content in displayed order, read from the item's
+    parts (one query): `content` (prompt, left, right as parts) and the
+    flat fields of the API's first version, derived from the same parts:
+    `prompt`, `left`, `right` (each slot's text parts joined, as the Item's
+    derived columns are) and `image_url`/`image_width`/`image_height` (the
+    prompt's image of an item of the MRB shape, served at
+    api_assignment_image, the URL its part has in `content` too; null
+    otherwise)."""
+    by_slot = parts_by_slot(assignment.item, html=False)
+    mrb_image = by_slot[Slot.PROMPT][0].image if is_mrb_shaped(by_slot) else None
+    image_url = reverse("api_assignment_image", args=[assignment.pk]) if mrb_image else None
+    place_of = displayed_places(assignment)
+    counts = dict.fromkeys(PLACES, 0)
+    shown: dict[str, list[dict]] = {}
+    for slot in (Slot.PROMPT, Slot.RESPONSE_1, Slot.RESPONSE_2):
+        shown[slot] = []
+        for part in by_slot[slot]:
             if part.kind == PartKind.IMAGE:
-                place = place_of[part.slot]
-                url = reverse(
-                    "api_assignment_part_image", args=[assignment.pk, place, counts[place]]
-                )
-                by_slot[part.slot].append(_image(url, part.image))
+                place = place_of[slot]
+                url = image_url if mrb_image else None
+                if url is None:
+                    url = reverse(
+                        "api_assignment_part_image", args=[assignment.pk, place, counts[place]]
+                    )
+                shown[slot].append(_image(url, part.image))
                 counts[place] += 1
             else:
-                by_slot[part.slot].append({"kind": "text", "text": part.text})
+                shown[slot].append({"kind": "text", "text": part.text})
     left, right = rules.displayed_pair(
-        by_slot["response_1"], by_slot["response_2"], swapped=assignment.shown_swapped
+        shown[Slot.RESPONSE_1], shown[Slot.RESPONSE_2], swapped=assignment.shown_swapped
     )
-    return {"prompt": by_slot["prompt"], "left": left, "right": right}
+
+    def text(parts: list[dict]) -> str:
+        return TEXT_JOINER.join(p["text"] for p in parts if p["kind"] == "text")
+
+    return {
+        "prompt": text(shown[Slot.PROMPT]),
+        "image_url": image_url,
+        "image_width": mrb_image.width if mrb_image else None,
+        "image_height": mrb_image.height if mrb_image else None,
+        "left": text(left),
+        "right": text(right),
+        "content": {"prompt": shown[Slot.PROMPT], "left": left, "right": right},
+    }
 
 
 PLACES = ("prompt", "left", "right")
@@ -88,15 +103,6 @@ def displayed_places(assignment: Assignment) -> dict[str, str]:
         Slot.RESPONSE_1, Slot.RESPONSE_2, swapped=assignment.shown_swapped
     )
     return {Slot.PROMPT: "prompt", left: "left", right: "right"}
-
-
-def _parts(item_id: int):
-    # Canonical order (prompt, response_1, response_2 sort as their names do).
-    return (
-        ItemPart.objects.filter(item_id=item_id)
-        .select_related("image")
-        .order_by("slot", "position")
-    )
 
 
 class AssignmentPartImageApi(APIView):

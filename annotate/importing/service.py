@@ -24,11 +24,11 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from PIL import Image
 
-from annotate import rendering, signals
+from annotate import signals
 from annotate.importing import formats
 from annotate.importing.bounds import import_bounds
 from annotate.importing.conflicts import CREATE, plan_import, renamed
-from annotate.importing.content import content_columns, write_item_content
+from annotate.importing.content import CONTENT_COLUMNS, content_columns, write_item_content
 from annotate.importing.formats import DatasetSource, ParsedFile, ParsedItem, ReadContext
 from annotate.importing.formats import mrb as mrb_reader
 from annotate.importing.formats import release as release_reader
@@ -54,14 +54,8 @@ from annotate.importing.sources import (
     ZipImageSource,
     find_dataset_in_zip,
 )
-from annotate.models import (
-    RENDERED_FIELDS,
-    Domain,
-    ImageAsset,
-    Item,
-    Project,
-    shuffle_key,
-)
+from annotate.models import Domain, ImageAsset, Item, Project, shuffle_key
+from annotate.models.parts import render_parts_html
 from common.bulk import insert_rows
 
 log = logging.getLogger(__name__)
@@ -384,11 +378,7 @@ def write_parsed(
                 result.votes_cast = _cast_votes(project, parsed, labelled)
             if parsed.after_write is not None:
                 parsed.after_write(project, created)
-            from annotate.importing.tasks import (
-                make_thumbnails,
-                render_item_html,
-                render_part_html,
-            )
+            from annotate.importing.tasks import make_thumbnails, render_part_html
             from config.celery import enqueue_on_commit
 
             if new_images:
@@ -396,7 +386,6 @@ def write_parsed(
             # Rendering the texts would double the import's CPU time: a worker
             # stores the HTML (the first view does if none has).
             enqueue_on_commit(render_part_html, [*created, *updated])
-            enqueue_on_commit(render_item_html, [*created, *updated])
     except BaseException:
         remove_orphans(written)
         raise
@@ -430,11 +419,7 @@ _ITEM_FIELDS = (
     "gold_choice",
     "reference_answer",
     "meta",
-    "prompt",
-    "image_id",
-    "image_path",
-    "response_1",
-    "response_2",
+    *CONTENT_COLUMNS,
 )
 # How many new items are inserted at a time.
 _WRITE_BATCH = 500
@@ -527,23 +512,9 @@ def _write_items(project, parsed, actions, renames, domains, image_id, labelled)
 
 
 def render_item_html(*, item_ids: list[int]) -> int:
-    """Store the compare page's HTML of items that lack it for the current
-    renderer (idempotent). Returns how many were rendered."""
-    rendered = 0
-    for start in range(0, len(item_ids), 500):
-        batch = (
-            Item.objects.filter(pk__in=item_ids[start : start + 500])
-            .exclude(rendered_version=rendering.RENDERER_VERSION)
-            .only("pk", "prompt", "response_1", "response_2", "content_hash")
-        )
-        for item in batch:
-            item.render_html()
-            # One short UPDATE each (no lock held while rendering), and none
-            # if an --update import replaced the text meanwhile.
-            rendered += Item.objects.filter(pk=item.pk, content_hash=item.content_hash).update(
-                **{name: getattr(item, name) for name in RENDERED_FIELDS}
-            )
-    return rendered
+    """The items' parts' HTML (render_parts_html; the name kept for its
+    callers and the queued tasks of an earlier release)."""
+    return render_parts_html(item_ids=item_ids)
 
 
 def import_uploaded_items(

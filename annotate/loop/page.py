@@ -9,6 +9,7 @@ from django.db.models import Count, F, IntegerField, Max, Q, Subquery, Sum
 from django.db.models.functions import Least
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 
 from annotate.loop import rules, scales
 from annotate.loop.forms import JudgementForm
@@ -25,6 +26,7 @@ from annotate.models import (
     shown_parts,
     submitted_count,
 )
+from annotate.models.parts import is_mrb_shaped
 
 
 def reference_progress(project: Project, user) -> dict:
@@ -324,13 +326,9 @@ def render_work(
     judgement = None
     if assignment.status == AssignmentStatus.SUBMITTED:
         judgement = assignment.judgements.with_pair_answers().get(is_current=True)
-    html = item.rendered()
-    left, right = rules.displayed_pair(
-        html["response_1"], html["response_2"], swapped=assignment.shown_swapped
-    )
-    # An item of another shape than MRB's (no Item.image) is shown part by part.
-    shown_parts = _shown_parts(item, assignment.shown_swapped) if item.image_id is None else None
-    layout = _layout(shown_parts)
+    content = _content(item, assignment.shown_swapped)
+    layout = content["layout"]
+    shown_parts = content["shown"]
     input_parts = ()
     if layout == "edit":
         # The input image goes beside both results; the prompt's text stays on top.
@@ -380,15 +378,16 @@ def render_work(
             "parts": shown_parts[side] if shown_parts else None,
         }
         for side, name, hotkeys, response_html, keys in (
-            ("left", "A", ("1", "←"), left, "qwe"),
-            ("right", "B", ("2", "→"), right, "opu"),
+            ("left", "A", ("1", "←"), content["html"].get("left"), "qwe"),
+            ("right", "B", ("2", "→"), content["html"].get("right"), "opu"),
         )
     ]
     context = {
         "project": project,
         "assignment": assignment,
         "item": item,
-        "prompt_html": html["prompt"],
+        "prompt_html": content["html"].get("prompt"),
+        "prompt_image": content["prompt_image"],
         "prompt_parts": shown_parts["prompt"] if shown_parts else None,
         "layout": layout,
         "input_parts": input_parts,
@@ -424,30 +423,43 @@ def render_work(
     return response
 
 
-def _shown_parts(item, swapped: bool) -> dict[str, list[dict]]:
-    """The prompt's and the displayed left and right responses' parts, as the
-    template shows them. Never an ID, a model name or a source path
-    (annotators must not see what could name a side)."""
+def _content(item, swapped: bool) -> dict:
+    """What the page shows of the item, read from its parts (one query):
+    the layout; for the MRB layout the prompt's image and the HTML of the
+    prompt's and the displayed responses' one text part each (`shown` None);
+    for any other the prompt's and the displayed left and right responses'
+    parts as the template shows them (`html` empty). Never an ID, a model
+    name or a source path (annotators must not see what could name a side)."""
     by_slot = parts_by_slot(item)
     left, right = rules.displayed_pair(
         by_slot["response_1"], by_slot["response_2"], swapped=swapped
     )
-    return {
+    if is_mrb_shaped(by_slot):
+        image, prompt = by_slot["prompt"]
+        # Only ItemPart.render_html() writes part HTML, and its output is sanitised.
+        html = {"prompt": prompt.html, "left": left[0].html, "right": right[0].html}
+        return {
+            "layout": "mrb",
+            "shown": None,
+            "prompt_image": image.image,
+            "html": {key: mark_safe(value) for key, value in html.items()},
+        }
+    shown = {
         "prompt": shown_parts(by_slot["prompt"], "Prompt"),
         "left": shown_parts(left, "Response A"),
         "right": shown_parts(right, "Response B"),
     }
+    return {"layout": _layout(shown), "shown": shown, "prompt_image": None, "html": {}}
 
 
-def _layout(shown: dict[str, list[dict]] | None) -> str:
-    """How the page lays an item out: "mrb" (one prompt image in the viewer,
-    text responses); "pictures" (both responses pictures alone: side by side
+def _layout(shown: dict[str, list[dict]]) -> str:
+    """How the page lays out an item of another shape than MRB's (whose
+    layout is "mrb": one prompt image in the viewer, text responses):
+    "pictures" (both responses pictures alone: side by side
     at one scale, zoomed together, flickered); "edit" (the same, and the
     prompt holds an image: the input beside both results); "parts" (text
     and pictures in order, the pictures zoomed together); "text" (parts
     without a picture)."""
-    if shown is None:
-        return "mrb"
 
     def pictures_alone(parts):
         return bool(parts) and all("image" in p for p in parts)

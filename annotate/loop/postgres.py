@@ -66,7 +66,7 @@ def _instances(row, *parts: tuple[type[Model], list[tuple[str, str]]]) -> list:
 
 # The item's long text is out of line in PostgreSQL (migration 0009): each
 # value read costs a TOAST lookup, so these statements read only what their
-# callers show (the page its stored HTML, the API the Markdown) and leave the
+# callers show (the page reads the parts, the API the Markdown) and leave the
 # rest deferred.
 _SOURCE_TEXT = ("prompt", "response_1", "response_2", "reference_answer")
 _MEMBER = MEMBER_SQL.format(project="%(project)s")
@@ -255,9 +255,7 @@ def claim(
 
 _LOCK_ASSIGNMENT = _select_columns("a", Assignment)
 # A vote reads no text at all.
-_LOCK_ITEM = _select_columns(
-    "i", Item, skip=(*_SOURCE_TEXT, "prompt_html", "response_1_html", "response_2_html")
-)
+_LOCK_ITEM = _select_columns("i", Item, skip=_SOURCE_TEXT)
 _LOCK_PROJECT = _select_columns("p", Project)
 _LOCK_DOMAIN = _select_columns("d", Domain)
 _OWN = f"""a.id = %(assignment)s AND a.annotator_id = %(user)s
@@ -314,7 +312,7 @@ def locked_assignment(*, assignment_id: int, annotator) -> Assignment | None:
 # The compare page's read: the annotator's own assignment with its item,
 # project, domain and image, in one statement (the ORM's select_related() of
 # the same cost more CPU to compile than the rest of the page). The item's source text stays
-# deferred: the page shows its stored HTML.
+# deferred: the page shows its parts.
 _PAGE_ITEM = _select_columns("i", Item, skip=_SOURCE_TEXT)
 _PAGE_IMAGE = _select_columns("g", ImageAsset)
 _PAGE_COLUMNS = _LOCK_ASSIGNMENT + _PAGE_ITEM + _LOCK_PROJECT + _LOCK_DOMAIN + _PAGE_IMAGE

@@ -13,7 +13,6 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import strip_tags
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
@@ -321,8 +320,6 @@ def history(request, slug):
             "item__response_1",
             "item__response_2",
             "item__reference_answer",
-            "item__response_1_html",
-            "item__response_2_html",
             "item__meta",
         )
         .prefetch_related(
@@ -356,9 +353,8 @@ def history(request, slug):
             {
                 "assignment": a,
                 "item": a.item,
-                # The prompt as text: its rendered HTML without tags (the
-                # Markdown source before the item is first rendered).
-                "snippet": strip_tags(a.item.prompt_html) if a.item.prompt_html else a.item.prompt,
+                # The prompt's text (its Markdown source).
+                "snippet": a.item.prompt,
                 "current": current,
                 "side": revisions[0][1] if revisions else "",
                 "earlier": revisions[1:],

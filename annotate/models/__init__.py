@@ -8,8 +8,6 @@ detail kept on the Assignment (`display_order`, a permutation of the slots).
 """
 
 from annotate.models.items import (
-    RENDERED_FIELDS,
-    RENDERED_SOURCES,
     GoldChoice,
     ImageAsset,
     Item,
@@ -20,10 +18,14 @@ from annotate.models.parts import (
     ItemPart,
     PartKind,
     Slot,
-    mrb_parts,
+    derive_item_text,
+    image_part,
+    parts_by_item,
     parts_by_slot,
+    response_slot,
     shown_parts,
-    write_mrb_parts,
+    text_part,
+    write_item_content,
 )
 from annotate.models.progress import ProgressCounter
 from annotate.models.projects import (
@@ -57,8 +59,6 @@ __all__ = [
     "DOMAIN_WORDING",
     "LIVE_ASSIGNMENT_STATUSES",
     "MULTIMODAL_REWARDBENCH_DOMAINS",
-    "RENDERED_FIELDS",
-    "RENDERED_SOURCES",
     "Assignment",
     "AssignmentStatus",
     "Choice",
@@ -84,10 +84,14 @@ __all__ = [
     "SetupEvent",
     "Slot",
     "Task",
-    "mrb_parts",
+    "derive_item_text",
+    "image_part",
+    "parts_by_item",
     "parts_by_slot",
+    "response_slot",
     "shown_parts",
     "shuffle_key",
     "submitted_count",
-    "write_mrb_parts",
+    "text_part",
+    "write_item_content",
 ]

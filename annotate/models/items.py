@@ -12,9 +12,7 @@ import hashlib
 from django.db import models
 from django.db.models import F, Q
 from django.urls import reverse
-from django.utils.safestring import SafeString, mark_safe
 
-from annotate import rendering
 from annotate.models.projects import Domain, Project
 
 
@@ -75,11 +73,6 @@ class ItemQuerySet(models.QuerySet["Item"]):
         return self.filter(live_assignments__lt=F("votes_needed"))
 
 
-# Item's text fields shown as HTML, and the columns that store that HTML.
-RENDERED_SOURCES = frozenset({"prompt", "response_1", "response_2"})
-RENDERED_FIELDS = ("prompt_html", "response_1_html", "response_2_html", "rendered_version")
-
-
 class Item(models.Model):
     # No index of its own: every composite index below starts with project_id,
     # and each index is written again by every claim and vote (non-HOT updates).
@@ -88,20 +81,29 @@ class Item(models.Model):
     )
     domain = models.ForeignKey(Domain, on_delete=models.PROTECT, related_name="items")
     external_id = models.CharField(max_length=200)
-    prompt = models.TextField()
-    # The prompt's one image of an item of the Multimodal RewardBench shape
-    # (see annotate.models.parts); null for any other item, whose images are
-    # in its parts only.
+    # The content is the item's parts (annotate.models.parts). These five
+    # columns are derived from them by annotate.models.parts.derived_columns
+    # alone (search, the admin's list, curation lists, exports of the MRB
+    # record): never write them anywhere else.
+    prompt = models.TextField(editable=False)
+    # The prompt's one image of an item of the Multimodal RewardBench shape;
+    # null for any other item, whose images are in its parts only.
     image = models.ForeignKey(
-        ImageAsset, on_delete=models.PROTECT, related_name="items", null=True, blank=True
+        ImageAsset,
+        on_delete=models.PROTECT,
+        related_name="items",
+        null=True,
+        blank=True,
+        editable=False,
     )
     image_path = models.CharField(
         max_length=500,
         blank=True,
+        editable=False,
         help_text="The image's path in the source dataset, kept for export.",
     )
-    response_1 = models.TextField()
-    response_2 = models.TextField()
+    response_1 = models.TextField(editable=False)
+    response_2 = models.TextField(editable=False)
     model_1 = models.CharField(max_length=200, blank=True)
     model_2 = models.CharField(max_length=200, blank=True)
     gold_choice = models.CharField(
@@ -135,14 +137,6 @@ class Item(models.Model):
     correct_2_yes = models.SmallIntegerField(default=0)
     correct_2_no = models.SmallIntegerField(default=0)
     correct_2_unsure = models.SmallIntegerField(default=0)
-    # The compare page's sanitised HTML of prompt and responses, rendered once
-    # (annotate.rendering costs more CPU than the rest of the page). Valid only
-    # while rendered_version equals RENDERER_VERSION; 0 means not rendered yet
-    # (import leaves it to a task, the first view fills it otherwise).
-    prompt_html = models.TextField(blank=True, default="", editable=False)
-    response_1_html = models.TextField(blank=True, default="", editable=False)
-    response_2_html = models.TextField(blank=True, default="", editable=False)
-    rendered_version = models.PositiveSmallIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -214,46 +208,6 @@ class Item(models.Model):
 
     def __str__(self) -> str:
         return self.external_id
-
-    def save(self, *args, **kwargs) -> None:
-        # A saved prompt or response gets its HTML with it; bulk_create and
-        # QuerySet.update() bypass this (the importer renders in a task).
-        update_fields = kwargs.get("update_fields")
-        if update_fields is None or not RENDERED_SOURCES.isdisjoint(update_fields):
-            self.render_html()
-            if update_fields is not None:
-                kwargs["update_fields"] = {*update_fields, *RENDERED_FIELDS}
-        super().save(*args, **kwargs)
-
-    def render_html(self) -> None:
-        """Set the stored HTML from the current text (not saved), within one
-        time budget for the three (a text past it is stored plain, with a
-        note saying why)."""
-        with rendering.render_budget():
-            self.prompt_html = rendering.render_markdown(self.prompt)
-            self.response_1_html = rendering.render_markdown(self.response_1)
-            self.response_2_html = rendering.render_markdown(self.response_2)
-        self.rendered_version = rendering.RENDERER_VERSION
-
-    def rendered(self) -> dict[str, SafeString]:
-        """Sanitised HTML of prompt and responses; renders and stores it
-        first if it is missing or from another renderer version."""
-        if self.rendered_version != rendering.RENDERER_VERSION:
-            # Sources a raw read left deferred: one query for all of them.
-            deferred = self.get_deferred_fields() & RENDERED_SOURCES
-            if deferred:
-                self.refresh_from_db(fields=sorted(deferred))
-            self.render_html()
-            # Only these columns: the row's tallies may have moved meanwhile.
-            Item.objects.filter(pk=self.pk).update(
-                **{name: getattr(self, name) for name in RENDERED_FIELDS}
-            )
-        # Only render_html() writes these columns, and its output is sanitised.
-        return {
-            "prompt": mark_safe(self.prompt_html),
-            "response_1": mark_safe(self.response_1_html),
-            "response_2": mark_safe(self.response_2_html),
-        }
 
     @property
     def n_votes(self) -> int:

@@ -1,38 +1,80 @@
-"""An item's content as ordered parts: its prompt and each of its two
-responses are sequences of Markdown text and images (issue 24).
+"""An item's content: its parts (issues 24 and 32). The parts ARE the item.
 
-Every item has its parts. An item of the Multimodal RewardBench shape (one
-image and a text prompt, one text per response) has the parts
-prompt = [image, text], response_1 = [text], response_2 = [text]; its Item
-columns (`image`, `image_path`, `prompt`, `response_1`, `response_2`) are
-that same content, the record the MRB import reads and the MRB export
-writes. Other items (MMRB2's image and interleaved responses, text-only
-prompts) have no Item.image, and their text columns hold the slot's text
-parts joined by a blank line (for search, the admin and curation lists).
+An item has a prompt slot and N >= 2 response slots (`response_1`,
+`response_2`, … `response_<n>`), each an ordered list of parts whose kind is
+text or image (video and audio are reserved kinds, refused until they have
+storage: see PART_VALIDATORS). Parts are the only writable content:
+
+- write_item_content(item, prompt, responses) replaces an item's parts and
+  derives its columns (the one writer; importers, the demo, tests);
+- derive_item_text(item) derives the Item's columns from its stored parts
+  (after the admin edits parts);
+- parts_by_slot(item) / parts_by_item(item_ids) read the parts grouped by
+  slot, each text part with its sanitised HTML (one query; one for a list);
+- shown_parts(parts, label) is what the pages show of a slot.
+
+The Item's columns `prompt`, `response_1`, `response_2`, `image` and
+`image_path` are a denormalisation of the parts, written by derived_columns()
+alone: each text column holds its slot's text parts joined by a blank line
+(`prompt` is the search column, trigram-indexed); `image`/`image_path` are
+the prompt's image when the item has the Multimodal RewardBench shape
+(prompt = [image, text], one text per response; see is_mrb_shaped), null
+otherwise: the MRB record's image the MRB release reads, the grid's
+thumbnail and the API's `image_url`. The HTML lives on the parts only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 
-from django.db import models
+from django.core.exceptions import ValidationError
+from django.db import models, transaction
 from django.db.models import Q
 from django.utils.safestring import mark_safe
 
 from annotate import rendering
 from annotate.models.items import ImageAsset, Item
-from common.bulk import insert_rows
 
 
 class Slot(models.TextChoices):
+    """The slots every item has. Response slots beyond the second are
+    `response_<n>` (response_slot(n)); SLOT_PATTERN says which are valid."""
+
     PROMPT = "prompt", "Prompt"
     RESPONSE_1 = "response_1", "Response 1"
     RESPONSE_2 = "response_2", "Response 2"
 
 
+# At most 99 responses: `response_1` … `response_99`, no leading zero.
+MAX_RESPONSES = 99
+SLOT_PATTERN = r"\A(prompt|response_[1-9][0-9]?)\Z"
+_SLOT_RE = re.compile(SLOT_PATTERN)
+
+
+def response_slot(n: int) -> str:
+    """The slot of response n (1-based)."""
+    if not 1 <= n <= MAX_RESPONSES:
+        raise ValueError(f"response {n}: an item has responses 1 to {MAX_RESPONSES}")
+    return f"response_{n}"
+
+
+def slot_order(slot: str) -> int:
+    """The prompt first (0), then response n at n: slots sort by this, not
+    by name (`response_10` comes after `response_9`)."""
+    return 0 if slot == Slot.PROMPT else int(slot.removeprefix("response_"))
+
+
+def response_slots(by_slot: dict[str, list]) -> list[str]:
+    """The response slots of grouped parts, in order."""
+    return sorted((slot for slot in by_slot if slot != Slot.PROMPT), key=slot_order)
+
+
 class PartKind(models.TextChoices):
     TEXT = "text", "Text"
     IMAGE = "image", "Image"
+    VIDEO = "video", "Video"
+    AUDIO = "audio", "Audio"
 
 
 # The separator of a slot's text parts in the Item's text column.
@@ -44,7 +86,7 @@ class ItemPart(models.Model):
     item = models.ForeignKey(
         Item, on_delete=models.CASCADE, related_name="content_parts", db_index=False
     )
-    slot = models.CharField(max_length=10, choices=Slot.choices)
+    slot = models.CharField(max_length=12, help_text="prompt, response_1, response_2, …")
     position = models.PositiveSmallIntegerField()
     kind = models.CharField(max_length=5, choices=PartKind.choices)
     # Markdown of a text part, kept verbatim (whitespace-only text included).
@@ -67,10 +109,12 @@ class ItemPart(models.Model):
             models.UniqueConstraint(
                 fields=["item", "slot", "position"], name="annotate_itempart_position_per_slot"
             ),
+            # \A and \Z: see ImageAsset's constraint.
             models.CheckConstraint(
-                condition=Q(slot__in=Slot.values), name="annotate_itempart_slot_valid"
+                condition=Q(slot__regex=SLOT_PATTERN), name="annotate_itempart_slot_valid"
             ),
-            # A text part has no image; an image part has one.
+            # A text part has no image; an image part has one. Video and audio
+            # parts have no storage yet: no row of theirs passes.
             models.CheckConstraint(
                 condition=Q(kind=PartKind.TEXT, image__isnull=True, source_path="")
                 | Q(kind=PartKind.IMAGE, image__isnull=False),
@@ -85,136 +129,184 @@ class ItemPart(models.Model):
     def is_image(self) -> bool:
         return self.kind == PartKind.IMAGE
 
+    def clean(self) -> None:
+        validate_part(self)
+
     def render_html(self) -> None:
         """Set the stored HTML of a text part (not saved)."""
         with rendering.render_budget():
-            self.html = rendering.render_markdown(self.text) if not self.is_image else ""
+            self.html = rendering.render_markdown(self.text) if self.kind == PartKind.TEXT else ""
         self.rendered_version = rendering.RENDERER_VERSION
 
 
-def mrb_parts(
-    *, item_id: int, image_id: int, image_path: str, prompt: str, response_1: str, response_2: str
-) -> list[ItemPart]:
-    """The parts of an item of the Multimodal RewardBench shape."""
-    return [
-        ItemPart(
-            item_id=item_id,
-            slot=Slot.PROMPT,
-            position=0,
-            kind=PartKind.IMAGE,
-            image_id=image_id,
-            source_path=image_path,
-        ),
-        ItemPart(item_id=item_id, slot=Slot.PROMPT, position=1, kind=PartKind.TEXT, text=prompt),
-        ItemPart(
-            item_id=item_id, slot=Slot.RESPONSE_1, position=0, kind=PartKind.TEXT, text=response_1
-        ),
-        ItemPart(
-            item_id=item_id, slot=Slot.RESPONSE_2, position=0, kind=PartKind.TEXT, text=response_2
-        ),
+# One validator per kind, in this one place: what a part of that kind holds.
+def _valid_text(part: ItemPart) -> None:
+    if part.image_id is not None or part.source_path:
+        raise ValidationError("A text part has no image and no source path.")
+
+
+def _valid_image(part: ItemPart) -> None:
+    if part.image_id is None:
+        raise ValidationError("An image part needs its image.")
+    if part.text:
+        raise ValidationError("An image part has no text.")
+
+
+def _not_stored_yet(part: ItemPart) -> None:
+    # Reserved: a video or audio part needs an asset model (like ImageAsset),
+    # its validator here, its branch in shown_parts and annotate/_parts.html.
+    raise ValidationError(f"{part.kind} parts cannot be stored yet.")
+
+
+PART_VALIDATORS = {
+    PartKind.TEXT: _valid_text,
+    PartKind.IMAGE: _valid_image,
+    PartKind.VIDEO: _not_stored_yet,
+    PartKind.AUDIO: _not_stored_yet,
+}
+
+
+def validate_part(part: ItemPart) -> None:
+    """Raise ValidationError unless the part's slot and content are valid."""
+    if not _SLOT_RE.search(part.slot or ""):
+        raise ValidationError(f"{part.slot!r} is not a slot: prompt or response_1 … response_99.")
+    validator = PART_VALIDATORS.get(part.kind)
+    if validator is None:
+        raise ValidationError(f"{part.kind!r} is not a part kind.")
+    validator(part)
+
+
+def text_part(text: str) -> ItemPart:
+    """An unsaved text part (write_item_content places it)."""
+    return ItemPart(kind=PartKind.TEXT, text=text)
+
+
+def image_part(image_id: int, source_path: str = "") -> ItemPart:
+    """An unsaved image part (write_item_content places it)."""
+    return ItemPart(kind=PartKind.IMAGE, image_id=image_id, source_path=source_path)
+
+
+def is_mrb_shaped(by_slot: dict[str, list[ItemPart]]) -> bool:
+    """Prompt = [image, text] and exactly two responses of one text each:
+    the Multimodal RewardBench record's shape."""
+    kinds = {slot: [part.kind for part in parts] for slot, parts in by_slot.items() if parts}
+    return kinds == {
+        Slot.PROMPT: [PartKind.IMAGE, PartKind.TEXT],
+        Slot.RESPONSE_1: [PartKind.TEXT],
+        Slot.RESPONSE_2: [PartKind.TEXT],
+    }
+
+
+# The Item columns derived from its parts (derived_columns).
+DERIVED_COLUMNS = ("prompt", "response_1", "response_2", "image_id", "image_path")
+
+
+def derived_columns(by_slot: dict[str, list[ItemPart]]) -> dict:
+    """The Item's derived columns from its parts grouped by slot (the one
+    rule; see the module's docstring)."""
+
+    def text(slot: str) -> str:
+        return TEXT_JOINER.join(p.text for p in by_slot.get(slot, ()) if p.kind == PartKind.TEXT)
+
+    mrb = is_mrb_shaped(by_slot)
+    image = by_slot[Slot.PROMPT][0] if mrb else None
+    return {
+        "prompt": text(Slot.PROMPT),
+        "response_1": text(Slot.RESPONSE_1),
+        "response_2": text(Slot.RESPONSE_2),
+        "image_id": image.image_id if image else None,
+        "image_path": image.source_path if image else "",
+    }
+
+
+def derive_item_text(item: Item, by_slot: dict[str, list[ItemPart]] | None = None) -> None:
+    """Write the item's derived columns from its parts (read if not given);
+    the instance follows. Only these columns: the row's tallies may move."""
+    if by_slot is None:
+        by_slot = _group(item.content_parts.all())
+    columns = derived_columns(by_slot)
+    for name, value in columns.items():
+        setattr(item, name, value)
+    Item.objects.filter(pk=item.pk).update(**columns)
+
+
+def write_item_content(
+    item: Item,
+    prompt: Sequence[ItemPart],
+    responses: Sequence[Sequence[ItemPart]],
+    *,
+    render: bool = True,
+) -> dict[str, list[ItemPart]]:
+    """Replace the saved item's content: its prompt parts and its responses'
+    parts (response 1 first, at least two), unsaved parts from text_part()
+    and image_part(). Validates every part, stores them with their HTML
+    (`render=False` leaves it to render_parts_html, an import's task) and
+    derives the item's columns. Returns the parts grouped by slot."""
+    if len(responses) < 2:
+        raise ValidationError(f"An item has at least two responses, not {len(responses)}.")
+    by_slot = {Slot.PROMPT.value: list(prompt)}
+    for n, parts in enumerate(responses, start=1):
+        by_slot[response_slot(n)] = list(parts)
+    rows = []
+    for slot, parts in by_slot.items():
+        for position, part in enumerate(parts):
+            part.pk, part.item_id, part.slot, part.position = None, item.pk, slot, position
+            validate_part(part)
+            if render:
+                part.render_html()
+            rows.append(part)
+    with transaction.atomic():
+        ItemPart.objects.filter(item_id=item.pk).delete()
+        ItemPart.objects.bulk_create(rows)
+        derive_item_text(item, by_slot)
+    return by_slot
+
+
+def _group(parts: Iterable[ItemPart]) -> dict[str, list[ItemPart]]:
+    """Parts grouped by slot in slot order (prompt, response 1, 2, … even
+    when empty), each slot's parts by position."""
+    grouped: dict[str, list[ItemPart]] = {Slot.PROMPT: [], Slot.RESPONSE_1: [], Slot.RESPONSE_2: []}
+    for part in sorted(parts, key=lambda p: (slot_order(p.slot), p.position)):
+        grouped.setdefault(part.slot, []).append(part)
+    return dict(sorted(grouped.items(), key=lambda kv: slot_order(kv[0])))
+
+
+def _fresh_html(parts: list[ItemPart]) -> None:
+    """Render and store the HTML of text parts that lack it for this renderer."""
+    stale = [
+        p
+        for p in parts
+        if p.kind == PartKind.TEXT and p.rendered_version != rendering.RENDERER_VERSION
     ]
-
-
-# The fields of an MRB-shaped item's part rows (mrb_part_rows), in order.
-MRB_PART_FIELDS = ("item_id", "slot", "position", "kind", "text", "image_id", "source_path")
-
-
-def mrb_part_rows(item_id: int, image_id: int, image_path: str, prompt: str, r1: str, r2: str):
-    """mrb_parts as rows of MRB_PART_FIELDS (no model instances: an import
-    writes 400,000 of them)."""
-    text, image = PartKind.TEXT.value, PartKind.IMAGE.value
-    return (
-        (item_id, Slot.PROMPT.value, 0, image, "", image_id, image_path),
-        (item_id, Slot.PROMPT.value, 1, text, prompt, None, ""),
-        (item_id, Slot.RESPONSE_1.value, 0, text, r1, None, ""),
-        (item_id, Slot.RESPONSE_2.value, 0, text, r2, None, ""),
-    )
-
-
-def write_mrb_parts(items: Iterable[Item], *, replace: bool = False) -> None:
-    """Store the parts of items written from MRB-shaped records (the MRB and
-    pairs imports): `replace` first removes the parts an --update replaces."""
-    items = list(items)
-    if replace:
-        ItemPart.objects.filter(item__in=[item.pk for item in items]).delete()
-    insert_rows(
-        ItemPart,
-        MRB_PART_FIELDS,
-        [
-            row
-            for item in items
-            for row in mrb_part_rows(
-                item.pk,
-                item.image_id,
-                item.image_path,
-                item.prompt,
-                item.response_1,
-                item.response_2,
-            )
-        ],
-    )
-
-
-# An item's text column per slot (the slot's text parts, joined).
-SLOT_COLUMNS = {Slot.PROMPT: "prompt", Slot.RESPONSE_1: "response_1", Slot.RESPONSE_2: "response_2"}
-
-
-def text_parts_by_slot(item: Item) -> dict[str, list[ItemPart]]:
-    """The item's text parts per slot, in order (one query)."""
-    grouped: dict[str, list[ItemPart]] = {slot: [] for slot in SLOT_COLUMNS}
-    for part in item.content_parts.filter(kind=PartKind.TEXT).order_by("slot", "position"):
-        grouped[part.slot].append(part)
-    return grouped
-
-
-def write_text_to_parts(item: Item, slots: Iterable[str]) -> None:
-    """After an edit of the item's text columns (Django admin): each edited
-    slot's one text part takes the column's text, its HTML rendered again
-    by the sanitised renderer; a slot without text gets one text part at
-    its end. A slot of several text parts is edited part by part
-    (text_parts_by_slot tells; the admin form refuses the column edit).
-    The MRB prompt image follows the item's image."""
-    grouped = text_parts_by_slot(item)
-    for slot in slots:
-        text = getattr(item, SLOT_COLUMNS[slot])
-        parts = grouped[slot]
-        if len(parts) > 1:
-            raise ValueError(f"{slot} has {len(parts)} text parts: edit them one by one")
-        if parts:
-            part = parts[0]
-            part.text = text
-        else:
-            last = item.content_parts.filter(slot=slot).order_by("-position").first()
-            part = ItemPart(
-                item=item,
-                slot=slot,
-                position=0 if last is None else last.position + 1,
-                kind=PartKind.TEXT,
-                text=text,
-            )
-        part.render_html()
-        part.save()
-    if item.image_id is not None:
-        item.content_parts.filter(slot=Slot.PROMPT, kind=PartKind.IMAGE, position=0).update(
-            image_id=item.image_id, source_path=item.image_path
-        )
-
-
-def write_parts_to_text(item: Item) -> None:
-    """After an edit of the item's parts (Django admin): text parts get their
-    HTML again and the item's text columns hold each slot's text parts
-    joined (its own HTML rendered by Item.save)."""
-    stale = list(
-        item.content_parts.filter(kind=PartKind.TEXT).exclude(
-            rendered_version=rendering.RENDERER_VERSION
-        )
-    )
     for part in stale:
         part.render_html()
-    ItemPart.objects.bulk_update(stale, ["html", "rendered_version"])
-    for slot, parts in text_parts_by_slot(item).items():
-        setattr(item, SLOT_COLUMNS[slot], TEXT_JOINER.join(part.text for part in parts))
-    item.save(update_fields=list(SLOT_COLUMNS.values()))
+    if stale:
+        ItemPart.objects.bulk_update(stale, ["html", "rendered_version"], batch_size=500)
+
+
+def parts_by_slot(item: Item, *, html: bool = True) -> dict[str, list[ItemPart]]:
+    """The item's parts grouped by slot, in order (one query), each text part
+    with its HTML (rendered and stored first if missing or stale; not with
+    `html=False`, for readers of the Markdown)."""
+    parts = list(ItemPart.objects.filter(item_id=item.pk).select_related("image"))
+    if html:
+        _fresh_html(parts)
+    return _group(parts)
+
+
+def parts_by_item(
+    item_ids: Iterable[int], *, html: bool = True
+) -> dict[int, dict[str, list[ItemPart]]]:
+    """parts_by_slot of many items, by item id: one query (and one update
+    for stale HTML) whatever their number."""
+    item_ids = list(item_ids)
+    parts = list(ItemPart.objects.filter(item_id__in=item_ids).select_related("image"))
+    if html:
+        _fresh_html(parts)
+    by_item: dict[int, list[ItemPart]] = {pk: [] for pk in item_ids}
+    for part in parts:
+        by_item[part.item_id].append(part)
+    return {pk: _group(item_parts) for pk, item_parts in by_item.items()}
 
 
 def shown_parts(parts: list[ItemPart], label: str) -> list[dict]:
@@ -242,7 +334,7 @@ def render_parts_html(*, item_ids: list[int]) -> int:
         parts = list(
             ItemPart.objects.filter(item_id__in=item_ids[start : start + 500], kind=PartKind.TEXT)
             .exclude(rendered_version=rendering.RENDERER_VERSION)
-            .only("pk", "text")
+            .only("pk", "kind", "text")
         )
         for part in parts:
             part.render_html()
@@ -251,16 +343,18 @@ def render_parts_html(*, item_ids: list[int]) -> int:
     return rendered
 
 
-def parts_by_slot(item: Item) -> dict[str, list[ItemPart]]:
-    """The item's parts grouped by slot, in order (one query), each text part
-    with its HTML (rendered and stored first if missing or stale)."""
-    grouped: dict[str, list[ItemPart]] = {slot: [] for slot in Slot.values}
-    stale = []
-    for part in item.content_parts.select_related("image").order_by("slot", "position"):
-        if part.kind == PartKind.TEXT and part.rendered_version != rendering.RENDERER_VERSION:
-            part.render_html()
-            stale.append(part)
-        grouped[part.slot].append(part)
-    if stale:
-        ItemPart.objects.bulk_update(stale, ["html", "rendered_version"])
-    return grouped
+# The bulk path of the MRB-shaped imports (400,000 parts: rows, no model
+# instances): the parts of prompt = [image, text], responses = [text], [text],
+# whose derived columns are the record's own (derived_columns of these parts).
+MRB_PART_FIELDS = ("item_id", "slot", "position", "kind", "text", "image_id", "source_path")
+
+
+def mrb_part_rows(item_id: int, image_id: int, image_path: str, prompt: str, r1: str, r2: str):
+    """The MRB shape's parts as rows of MRB_PART_FIELDS."""
+    text, image = PartKind.TEXT.value, PartKind.IMAGE.value
+    return (
+        (item_id, Slot.PROMPT.value, 0, image, "", image_id, image_path),
+        (item_id, Slot.PROMPT.value, 1, text, prompt, None, ""),
+        (item_id, Slot.RESPONSE_1.value, 0, text, r1, None, ""),
+        (item_id, Slot.RESPONSE_2.value, 0, text, r2, None, ""),
+    )

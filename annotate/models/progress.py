@@ -2,7 +2,7 @@
 collected and the items still short of leases, summed over its items.
 
 The database keeps them, in the same transaction as every change to an item
-(triggers on annotate_item, migration 0021_progresscounter): a vote, a claim, an
+(triggers on annotate_item, migration 0022_progresscounter): a vote, a claim, an
 expired lease, an escalation, an import or a curator's decision moves them
 whatever code path writes the item, so the progress line reads a few rows
 instead of aggregating every item of the project on every page (issue 32).

@@ -264,12 +264,13 @@ def matching(project: Project, f: dict) -> QuerySet[Verdict]:
 
 
 def with_columns(rows: QuerySet[Verdict], order: tuple[str, ...]) -> QuerySet[Verdict]:
-    """`rows` with the item, domain and image a grid row shows, in `order`.
+    """`rows` with the item and domain a grid row shows, in `order` (its
+    thumbnail comes from the items' parts: page_extras).
     Only the columns the grid shows: an item's responses and stored HTML can
     be large, and 200 rows of them would be read for nothing."""
     if any(o.lstrip("-") in ("n_votes", "winner_share") for o in order):
         rows = rows.alias(**_vote_columns())
-    return rows.select_related("item__domain", "item__image").only(*_ROW_COLUMNS).order_by(*order)
+    return rows.select_related("item__domain").only(*_ROW_COLUMNS).order_by(*order)
 
 
 _ROW_COLUMNS = (
@@ -292,8 +293,6 @@ _ROW_COLUMNS = (
     "item__votes_needed",
     "item__domain__slug",
     "item__domain__title",
-    "item__image__file",
-    "item__image__thumbnail",
 )
 
 
@@ -346,19 +345,14 @@ class Extras:
 
 
 def page_extras(rows: list[Verdict]) -> Extras:
-    """Thumbnails of items whose pictures are parts (no Item.image) and the
-    problem flags of one page's rows: two queries, whatever the page size."""
+    """Thumbnails (read from the items' parts) and the problem flags of one
+    page's rows: two queries, whatever the page size."""
     ids = [v.item_id for v in rows]
     thumbnails: dict[int, str] = {}
-    for v in rows:
-        image = v.item.image
-        if image is not None:
-            thumbnails[v.item_id] = image.thumbnail or image.file
-    missing = [i for i in ids if i not in thumbnails]
-    if missing:
+    if ids:
         # The first picture of the item: the prompt's, else the first response's.
         parts = (
-            ItemPart.objects.filter(item_id__in=missing, kind=PartKind.IMAGE)
+            ItemPart.objects.filter(item_id__in=ids, kind=PartKind.IMAGE)
             .order_by("item_id", "slot", "position")
             .values_list("item_id", "image__thumbnail", "image__file")
         )

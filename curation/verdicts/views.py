@@ -137,8 +137,8 @@ def _queue(project, params):
     )
     order = QUEUE_SORTS.get(params.get("sort") or "oldest", QUEUE_SORTS["oldest"])
     # Each row shows the item's picture and the start of its prompt: the
-    # MRB shape's image by join, a parts item's prompt pictures in one more
-    # query for the whole page (never one per row).
+    # prompt's pictures (its parts) in one more query for the whole page
+    # (never one per row).
     prompt_pictures = Prefetch(
         "item__content_parts",
         queryset=ItemPart.objects.filter(slot=Slot.PROMPT, kind=PartKind.IMAGE)
@@ -147,9 +147,7 @@ def _queue(project, params):
         to_attr="prompt_pictures",
     )
     return (
-        verdicts.select_related("item__domain", "item__image")
-        .prefetch_related(prompt_pictures)
-        .order_by(*order)
+        verdicts.select_related("item__domain").prefetch_related(prompt_pictures).order_by(*order)
     )
 
 

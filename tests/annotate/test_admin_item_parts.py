@@ -1,7 +1,7 @@
-"""Django admin edits of an item's text keep its parts equal (issue 24):
-an edited text column rewrites its slot's text part through the sanitised
-renderer; an edited part rewrites the column; a column whose slot holds
-several text parts is refused (which part would it be?)."""
+"""The Django admin edits an item's content part by part (issue 32): an
+edited part gets its HTML from the sanitised renderer, each part is checked
+by its kind's validator, and the item's derived columns follow
+(derive_item_text); the columns themselves are read-only."""
 
 from __future__ import annotations
 
@@ -74,45 +74,78 @@ def admin_client(client):
     return client
 
 
-def test_editing_an_mrb_items_text_rewrites_its_part_sanitised(admin_client):
+def _prefix(data: dict, part: ItemPart) -> str:
+    """The inline form prefix of a stored part."""
+    return next(
+        key.removesuffix("-id")
+        for key, value in data.items()
+        if key.endswith("-id") and value == str(part.pk)
+    )
+
+
+def test_editing_an_mrb_items_text_part_renders_it_sanitised_and_derives_the_column(
+    admin_client,
+):
     item = make_item(make_project(), response_1="old answer")
     url, data = change_form(admin_client, item)
-    data["response_1"] = "New **answer** <script>alert(1)</script>"
+    data["response_1"] = "ignored: the column is derived"
+    part = ItemPart.objects.get(item=item, slot="response_1")
+    data[f"{_prefix(data, part)}-text"] = "New **answer** <script>alert(1)</script>"
     response = admin_client.post(url, data)
     assert response.status_code == 302, response.content.decode()[:3000]
-    part = ItemPart.objects.get(item=item, slot="response_1")
+    part.refresh_from_db()
     assert part.text == "New **answer** <script>alert(1)</script>"
     assert "<strong>answer</strong>" in part.html and "<script>" not in part.html
     item.refresh_from_db()
-    assert "<strong>answer</strong>" in item.response_1_html
+    assert item.response_1 == part.text
+    assert item.image_id is not None  # still of the MRB shape
     # Other slots untouched.
     assert ItemPart.objects.get(item=item, slot="prompt", kind="text").text == item.prompt
+    from curation.models import AuditEvent
+
+    event = AuditEvent.objects.get(item=item, action="item_changed")
+    assert event.after == {"response_1": part.text}
 
 
-def test_a_column_of_several_text_parts_is_refused_and_parts_edit_the_column(
-    admin_client, tmp_path
-):
+def test_deleting_the_prompt_image_part_derives_no_item_image(admin_client):
+    item = make_item(make_project())
+    url, data = change_form(admin_client, item)
+    image = ItemPart.objects.get(item=item, kind="image")
+    data[f"{_prefix(data, image)}-DELETE"] = "on"
+    response = admin_client.post(url, data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    item.refresh_from_db()
+    assert (item.image_id, item.image_path) == (None, "")
+    assert not ItemPart.objects.filter(item=item, kind="image").exists()
+
+
+def test_a_part_its_kind_refuses_is_not_saved(admin_client):
+    item = make_item(make_project())
+    url, data = change_form(admin_client, item)
+    text = ItemPart.objects.get(item=item, slot="response_2")
+    data[f"{_prefix(data, text)}-kind"] = "video"
+    refused = admin_client.post(url, data)
+    assert refused.status_code == 200 and "video parts cannot be stored yet" in (
+        refused.content.decode()
+    )
+    data[f"{_prefix(data, text)}-kind"] = "text"
+    data[f"{_prefix(data, text)}-slot"] = "answer"
+    refused = admin_client.post(url, data)
+    assert refused.status_code == 200 and "is not a slot" in refused.content.decode()
+    assert ItemPart.objects.get(pk=text.pk).kind == "text"
+
+
+def test_editing_one_of_several_text_parts_derives_the_joined_column(admin_client, tmp_path):
     published_fixture(tmp_path)
     project = make_project()
     import_mmrb2_from_paths(project=project, dataset=tmp_path / "interleaved.json")
     item = Item.objects.get(external_id="isg_3")
     url, data = change_form(admin_client, item)
-    data["response_1"] = "one text for four parts"
-    refused = admin_client.post(url, data)
-    assert refused.status_code == 200 and "2 text parts" in refused.content.decode()
-    assert ItemPart.objects.get(item=item, slot="response_1", position=0).text.startswith("Step 1")
-    # Edit the first text part itself (the inline row of response_1, position 0).
-    url, data = change_form(admin_client, item)
-    prefix = next(
-        key.removesuffix("-id")
-        for key, value in data.items()
-        if key.endswith("-id")
-        and value == str(ItemPart.objects.get(item=item, slot="response_1", position=0).pk)
-    )
-    data[f"{prefix}-text"] = "Step 1: knead *well*."
+    part = ItemPart.objects.get(item=item, slot="response_1", position=0)
+    data[f"{_prefix(data, part)}-text"] = "Step 1: knead *well*."
     response = admin_client.post(url, data)
     assert response.status_code == 302, response.content.decode()[:3000]
-    part = ItemPart.objects.get(item=item, slot="response_1", position=0)
+    part.refresh_from_db()
     assert "<em>well</em>" in part.html
     item.refresh_from_db()
     assert item.response_1 == "Step 1: knead *well*.\n\n\n\n  "

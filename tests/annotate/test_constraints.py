@@ -250,7 +250,7 @@ def test_image_and_text_parts_anywhere_are_accepted():
 def test_an_image_in_a_part_cannot_be_deleted():
     item = make_item(image=None)
     image = make_image()
-    ItemPart.objects.create(item=item, slot="prompt", position=0, kind="image", image=image)
+    ItemPart.objects.create(item=item, slot="prompt", position=5, kind="image", image=image)
     with pytest.raises(ProtectedError):
         image.delete()
 

@@ -7,8 +7,8 @@ from django.db import connection
 
 from tests.migrations import migrate, migrated_to
 
-BEFORE = [("annotate", "0020_judgement_slots")]
-AFTER = [("annotate", "0021_progresscounter")]
+BEFORE = [("annotate", "0021_item_content_is_parts")]
+AFTER = [("annotate", "0022_progresscounter")]
 
 
 def _sums(apps, project_id) -> tuple[int, int, int]:

@@ -10,6 +10,7 @@ import pytest
 
 from annotate import rendering
 from annotate.importing.service import render_item_html
+from annotate.models import ItemPart, parts_by_slot
 from annotate.rendering import render_budget, render_markdown
 from tests.factories import make_item
 
@@ -92,37 +93,21 @@ def test_one_budget_covers_an_items_three_texts(monkeypatch):
 def test_the_worker_stores_a_plain_version_of_an_item_over_budget(monkeypatch):
     monkeypatch.setattr(rendering, "RENDER_SECONDS", 0.3)
     item = make_item(response_1=SLOW_JAVA, response_2="**fine**")
-    type(item).objects.filter(pk=item.pk).update(rendered_version=0)
+    ItemPart.objects.filter(item=item).update(rendered_version=0)
     started = time.monotonic()
-    assert render_item_html(item_ids=[item.pk]) == 1
+    assert render_item_html(item_ids=[item.pk]) == 3  # the three text parts
     assert time.monotonic() - started < 1.5
-    item.refresh_from_db()
-    assert item.rendered_version == rendering.RENDERER_VERSION
-    assert "Shown as plain text: rendering took longer" in item.response_1_html
-    assert item.rendered()["response_1"] == item.response_1_html
+    part = ItemPart.objects.get(item=item, slot="response_1")
+    assert part.rendered_version == rendering.RENDERER_VERSION
+    assert "Shown as plain text: rendering took longer" in part.html
+    assert parts_by_slot(item)["response_1"][0].html == part.html
 
 
 @pytest.mark.django_db
 def test_the_first_view_of_an_item_over_budget_is_bounded_too(monkeypatch):
     monkeypatch.setattr(rendering, "RENDER_SECONDS", 0.3)
     item = make_item(prompt=SLOW_JAVA)
-    type(item).objects.filter(pk=item.pk).update(rendered_version=0)
-    item.refresh_from_db()
+    ItemPart.objects.filter(item=item).update(rendered_version=0)
     started = time.monotonic()
-    html = item.rendered()["prompt"]
+    html = parts_by_slot(item)["prompt"][1].html
     assert time.monotonic() - started < 1.5 and "Shown as plain text" in html
-
-
-def test_sanitising_past_the_budget_still_falls_back_to_plain(monkeypatch):
-    """Lexing and formatting inside the budget, sanitising past it: the text
-    is plain (the last check comes after the last step)."""
-    slow = rendering.sanitise_html
-
-    def sanitise_slowly(html):
-        time.sleep(0.4)
-        return slow(html)
-
-    monkeypatch.setattr(rendering, "RENDER_SECONDS", 0.2)
-    monkeypatch.setattr(rendering, "sanitise_html", sanitise_slowly)
-    out = str(rendering.render_markdown("Some **bold** text, unique 7f3a."))
-    assert "Shown as plain text" in out and "<strong>" not in out

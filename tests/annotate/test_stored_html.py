@@ -1,6 +1,7 @@
-"""The compare page's HTML stored on the item (Item.prompt_html, …): equal to a
-fresh render, re-rendered when the renderer version changes, refreshed by an
---update import, filled on first view, and never in what the exporter reads."""
+"""The compare page's HTML stored on the item's text parts (ItemPart.html,
+issue 32: the item keeps none of its own): equal to a fresh render,
+re-rendered when the renderer version changes, refreshed by an --update
+import, filled on first view, and never in what the exporter reads."""
 
 import pytest
 from django.urls import reverse
@@ -8,7 +9,7 @@ from django.urls import reverse
 from annotate import rendering
 from annotate.importing.service import import_items_from_paths, render_item_html
 from annotate.loop.service import claim_next_item
-from annotate.models import Item
+from annotate.models import Item, ItemPart
 from annotate.rendering import render_markdown
 from tests.annotate.importing.test_import import write_mrb
 from tests.annotate.test_rendering import XSS_CORPUS, assert_inert
@@ -17,14 +18,21 @@ from tests.factories import make_item, make_member, make_project, mrb_record
 pytestmark = pytest.mark.django_db
 
 MARKDOWN = "**Bold** and `code`\n\n```python\nprint('hi')\n```\n\n$x^2$ [link](https://a.example/)"
+SLOTS = ("prompt", "response_1", "response_2")
 
 
 def stored(item: Item) -> tuple[str, str, str, int]:
-    item.refresh_from_db()
-    return (item.prompt_html, item.response_1_html, item.response_2_html, item.rendered_version)
+    """The stored HTML of the item's text parts (one per slot) and the
+    oldest renderer version among them."""
+    parts = {p.slot: p for p in ItemPart.objects.filter(item=item, kind="text")}
+    return (
+        *(parts[slot].html for slot in SLOTS),
+        min(p.rendered_version for p in parts.values()),
+    )
 
 
 def fresh(item: Item) -> tuple[str, str, str, int]:
+    item.refresh_from_db()
     return (
         render_markdown(item.prompt),
         render_markdown(item.response_1),
@@ -34,29 +42,16 @@ def fresh(item: Item) -> tuple[str, str, str, int]:
 
 
 def bulk_item(project, **fields) -> Item:
-    """An item as bulk_create (the importer, the benches) leaves it: no HTML."""
-    template = make_item(project)
-    Item.objects.filter(pk=template.pk).update(
-        prompt_html="", response_1_html="", response_2_html="", rendered_version=0, **fields
-    )
-    template.refresh_from_db()
-    return template
+    """An item as the bulk import leaves it: parts without HTML."""
+    item = make_item(project, **fields)
+    ItemPart.objects.filter(item=item).update(html="", rendered_version=0)
+    return item
 
 
-def test_saved_item_stores_html_equal_to_a_fresh_render():
+def test_written_content_stores_html_equal_to_a_fresh_render():
     item = make_item(prompt=MARKDOWN, response_1="- a\n- b", response_2="| x |\n|--:|\n| 1 |")
     assert stored(item) == fresh(item)
-    assert "highlight" in item.prompt_html and 'class="align-right"' in item.response_2_html
-
-
-def test_saving_another_field_keeps_the_html_and_saving_text_rerenders_it():
-    item = make_item(response_1="old")
-    item.votes_needed = 5
-    item.save(update_fields=["votes_needed"])
-    assert item.response_1_html == "<p>old</p>\n"
-    item.response_1 = "**new**"
-    item.save(update_fields=["response_1"])
-    assert stored(item)[1] == "<p><strong>new</strong></p>\n"
+    assert "highlight" in stored(item)[0] and 'class="align-right"' in stored(item)[2]
 
 
 # PostgreSQL text cannot hold NUL, so no item's text can contain one.
@@ -83,17 +78,21 @@ def test_first_view_fills_missing_html_and_later_views_read_it(client):
     page = client.get(reverse("work_item", args=[assignment.pk])).content.decode()
 
     assert stored(item) == fresh(item)
-    assert item.prompt_html in page
-    # Served from the column now: a tampered column shows (the text does not).
-    Item.objects.filter(pk=item.pk).update(prompt_html="<p>FROM THE COLUMN</p>")
+    assert stored(item)[0] in page
+    # Served from the part now: a tampered part's HTML shows (the text does not).
+    ItemPart.objects.filter(item=item, slot="prompt", kind="text").update(
+        html="<p>FROM THE PART</p>"
+    )
     page = client.get(reverse("work_item", args=[assignment.pk])).content.decode()
-    assert "FROM THE COLUMN" in page
+    assert "FROM THE PART" in page
 
 
 def test_a_changed_renderer_version_rerenders_on_view_and_in_the_task(client, monkeypatch):
     project = make_project()
     item = make_item(project, prompt="**p**")
-    Item.objects.filter(pk=item.pk).update(prompt_html="<p>OLD RENDERER</p>")
+    ItemPart.objects.filter(item=item, slot="prompt", kind="text").update(
+        html="<p>OLD RENDERER</p>"
+    )
     user = make_member(project, role="annotator")
     client.force_login(user)
     assignment = claim_next_item(project=project, annotator=user)
@@ -107,8 +106,8 @@ def test_a_changed_renderer_version_rerenders_on_view_and_in_the_task(client, mo
 
     monkeypatch.setattr(rendering, "RENDERER_VERSION", rendering.RENDERER_VERSION + 1)
     other = make_item(project)
-    Item.objects.filter(pk=other.pk).update(rendered_version=1)
-    assert render_item_html(item_ids=[item.pk, other.pk]) == 2
+    ItemPart.objects.filter(item=other).update(rendered_version=1)
+    assert render_item_html(item_ids=[item.pk, other.pk]) == 6  # three text parts each
     assert render_item_html(item_ids=[item.pk, other.pk]) == 0  # idempotent
     assert stored(item) == fresh(item) and stored(other) == fresh(other)
 
@@ -134,39 +133,7 @@ def test_import_leaves_html_to_the_task_and_update_refreshes_it(
     for callback in callbacks:
         callback()
     assert stored(item) == fresh(item)
-    assert item.response_1_html == "<p><em>new</em></p>\n"
+    assert stored(item)[1] == "<p><em>new</em></p>\n"
     # The raw text is what the exporter and the API read; it is unchanged.
+    item.refresh_from_db()
     assert item.response_1 == "*new*"
-
-
-def test_the_task_does_not_store_html_for_text_replaced_while_it_rendered(monkeypatch):
-    item = bulk_item(make_project(), response_1="old text")
-    original = Item.render_html
-
-    def replaced_meanwhile(self):
-        # An --update import commits new text while the task renders the old.
-        Item.objects.filter(pk=self.pk).update(response_1="new text", content_hash="changed")
-        original(self)
-
-    monkeypatch.setattr(Item, "render_html", replaced_meanwhile)
-    assert render_item_html(item_ids=[item.pk]) == 0
-    assert stored(item) == ("", "", "", 0)
-
-
-def test_stale_html_of_an_item_read_without_its_text_loads_the_text_in_one_query(
-    django_assert_num_queries,
-):
-    """A raw read (the vote's lock) leaves the source text deferred; rendering
-    again must read all of it at once, then store the HTML."""
-    project = make_project()
-    item = bulk_item(project, prompt="**p**", response_1="`one`", response_2="$x$")
-    partial = Item.objects.defer("prompt", "response_1", "response_2").get(pk=item.pk)
-    with django_assert_num_queries(2):  # the three sources, then the HTML's UPDATE
-        html = partial.rendered()
-    assert html["prompt"] == render_markdown("**p**")
-    assert html["response_1"] == render_markdown("`one`")
-    assert stored(Item.objects.get(pk=item.pk))[:3] == (
-        render_markdown("**p**"),
-        render_markdown("`one`"),
-        render_markdown("$x$"),
-    )

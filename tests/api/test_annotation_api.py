@@ -184,7 +184,7 @@ def test_submit_with_next_adds_only_the_claim_statement(project):
     vote = {"choice": "left", "correct_left": "yes", "correct_right": "no"}
     # test_submit_query_count_is_constant's statements, then the claim (see
     # test_next_assignment_query_count_is_constant, without token and project).
-    with exact_queries(6 if on_postgres() else 15):
+    with exact_queries(7 if on_postgres() else 16):
         r = client.post(f"/api/v1/assignments/{a['id']}/judgement/?next=true", vote, format="json")
     assert r.status_code == 201 and r.json()["next"]["id"] != a["id"]
 
@@ -286,13 +286,14 @@ def test_next_assignment_query_count_is_constant(project):
     # token+user, project+role, then the claim: on PostgreSQL one statement
     # checks the membership, looks at the leases, picks the item (with domain
     # and image), counts it and creates the assignment; SQLite checks the
-    # membership and looks at the leases, then takes three statements.
-    with exact_queries(3 if on_postgres() else 7):
+    # membership and looks at the leases, then takes three statements; the
+    # item's parts (its content, issue 32).
+    with exact_queries(4 if on_postgres() else 8):
         a = client.post(next_url(project)).json()
     # The resumed lease: token, project, the claim statement (PostgreSQL: it
     # returns the held lease with its item; SQLite: membership, leases, then
-    # the item with domain and image).
-    with exact_queries(3 if on_postgres() else 5):
+    # the item with domain and image); the item's parts.
+    with exact_queries(4 if on_postgres() else 6):
         assert client.post(next_url(project)).json()["id"] == a["id"]
 
 

@@ -25,7 +25,7 @@ from annotate.importing.parse import pairs_swap
 from annotate.importing.records import ImportFailed
 from annotate.importing.service import import_items, import_items_from_paths
 from annotate.importing.sources import DirectoryImageSource
-from annotate.models import ImageAsset, Item
+from annotate.models import ImageAsset, Item, ItemPart
 from curation.models import Verdict
 from tests.factories import make_assignment, make_project, mrb_record, pairs_record, png_bytes
 
@@ -588,8 +588,8 @@ def test_exif_orientation_is_applied_before_storing(tmp_path):
 def test_thumbnails_are_made_after_commit(tmp_path, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         corpus_import(make_project(), "valid.json")
-    assert len(callbacks) == 3  # thumbnails, then the parts' and the items' HTML
-    assert not Item.objects.filter(rendered_version=0).exists()
+    assert len(callbacks) == 2  # thumbnails, then the parts' HTML
+    assert not ItemPart.objects.filter(kind="text", rendered_version=0).exists()
     for asset in ImageAsset.objects.all():
         # The corpus images are 8x8: already thumbnail-sized, so reused as they are.
         assert asset.thumbnail == asset.file

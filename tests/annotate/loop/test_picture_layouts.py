@@ -91,7 +91,6 @@ def test_a_prompt_picture_before_text_responses_zooms_in_order(client, tmp_path)
 
 def test_layout_follows_the_shape_of_the_shown_parts():
     img, text = {"image": object(), "alt": "x"}, {"html": "<p>x</p>"}
-    assert _layout(None) == "mrb"
     assert _layout({"prompt": [text], "left": [img], "right": [img, img]}) == "pictures"
     assert _layout({"prompt": [img, text], "left": [img], "right": [img]}) == "edit"
     assert _layout({"prompt": [text], "left": [text, img], "right": [img]}) == "parts"

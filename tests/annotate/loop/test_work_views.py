@@ -271,10 +271,11 @@ def test_compare_page_runs_a_constant_number_of_queries(client, django_assert_ma
     start(client, project)
     a = Assignment.objects.get(annotator=user)
     # the session, its user, the assignment with what the page shows, the
-    # progress line read afresh (the project's votes, what is left for the
-    # annotator and their own count, in one statement)
+    # item's parts (its content, issue 32), the progress line read afresh
+    # (the project's votes, what is left for the annotator and their own
+    # count, in one statement)
     for _ in range(2):
-        with django_assert_max_num_queries(4):
+        with django_assert_max_num_queries(5):
             client.get(reverse("work_item", args=[a.pk]))
 
 
@@ -295,8 +296,9 @@ def test_htmx_submit_and_next_item_run_a_constant_number_of_queries(
     # (see test_submit: 3 on PostgreSQL, 7 on SQLite, and its SAVEPOINT pair);
     # the claim (see test_claim: 1 and, inside the submit's transaction, its
     # SAVEPOINT pair; or 5 and a pair), the progress line with the
-    # annotator's own count. The fresh claim brings the next item along.
-    with django_assert_max_num_queries(12 if on_postgres() else 20):
+    # annotator's own count; the next item's parts (issue 32). The fresh
+    # claim brings the next item along.
+    with django_assert_max_num_queries(13 if on_postgres() else 21):
         response = client.post(
             reverse("work_submit", args=[a.pk]), {"choice": "left"}, HTTP_HX_REQUEST="true"
         )

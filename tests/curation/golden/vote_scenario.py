@@ -113,6 +113,7 @@ def mrb_project(tmp_path: Path) -> Project:
 
 def mmrb2_project(tmp_path: Path) -> Project:
     from annotate.importing.mmrb2 import import_mmrb2_from_paths
+
     from tests.annotate.importing.test_mmrb2 import published_fixture
 
     source = tmp_path / "src"

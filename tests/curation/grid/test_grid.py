@@ -42,7 +42,7 @@ def world():
     make_judgement(make_assignment(flagged), "2", flagged_problem=True, problem_reason="blank")
     waiting = make_item(project, domain=vqa, external_id="waiting", image=None)
     ItemPart.objects.create(
-        item=waiting, slot="response_1", position=0, kind=PartKind.IMAGE, image=make_image()
+        item=waiting, slot="response_1", position=1, kind=PartKind.IMAGE, image=make_image()
     )
     Verdict.objects.create(item=waiting, project=project)
     return (
@@ -124,7 +124,7 @@ def test_page_shows_thumbnails_snippets_and_flags_in_constant_queries(
     with django_assert_max_num_queries(12) as few:
         html = client.get(url).content.decode()
     assert "A broken picture" in html and "problem" in html and "gold" in html
-    assert it["waiting"].content_parts.get().image.file in html  # a parts item's picture
+    assert it["waiting"].content_parts.get(kind="image").image.file in html  # a response picture
     assert it["agreed"].image.file in html
     vqa = project.domains.get(slug="vqa")
     for n in range(30):

@@ -221,7 +221,7 @@ def test_admin_change_to_an_item_is_audited_with_a_reason(client):
         domain=item.domain_id,
         image=item.image_id,
         meta="{}",
-        response_2="Edited second response",
+        model_2="edited-model",
         gold_choice="",
         # The item's parts inline (issue 24), left as it is.
         **{"content_parts-TOTAL_FORMS": "0", "content_parts-INITIAL_FORMS": "0"},
@@ -233,8 +233,10 @@ def test_admin_change_to_an_item_is_audited_with_a_reason(client):
     assert response.status_code == 302, response.content.decode()[:3000]
     event = AuditEvent.objects.get(item=item, action="item_changed")
     assert event.actor == admin and event.reason == "fix typo"
-    assert event.after["response_2"] == "Edited second response"
-    assert "response_2" in event.before
+    # (An edit of the content, part by part, is audited too:
+    # tests/annotate/test_admin_item_parts.py.)
+    assert event.after["model_2"] == "edited-model"
+    assert "model_2" in event.before
 
 
 def test_next_contested_moves_forward_wraps_round_and_skips_own_votes(client):
@@ -278,7 +280,13 @@ def test_queue_rows_show_the_picture_and_prompt_start_in_constant_queries(client
         sha256="a" * 64, file="images/a.png", format="PNG", width=8, height=6,
         size_bytes=10, thumbnail="thumbs/a.png",
     )  # fmt: skip
-    Item.objects.filter(pk=item.pk).update(image=asset, prompt="What colour is the big ball?")
+    from annotate.models import image_part, text_part, write_item_content
+
+    write_item_content(
+        item,
+        [image_part(asset.pk), text_part("What colour is the big ball?")],
+        [[text_part("red")], [text_part("blue")]],
+    )
     with CaptureQueriesContext(connection) as one:
         html = client.get(url).content.decode()
     assert 'src="/media/thumbs/a.png"' in html

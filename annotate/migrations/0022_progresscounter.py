@@ -144,7 +144,7 @@ def drop_triggers(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotate", "0020_judgement_slots"),
+        ("annotate", "0021_item_content_is_parts"),
     ]
 
     operations = [
