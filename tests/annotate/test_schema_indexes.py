@@ -77,7 +77,7 @@ def test_the_claim_reads_items_in_index_order_without_sorting():
             claim_parameters(
                 project=project,
                 annotator=user,
-                swapped=False,
+                order="12",
                 now=now,
                 lease_expires_at=now + timedelta(minutes=5),
                 check_stale=True,

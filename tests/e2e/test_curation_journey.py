@@ -178,7 +178,8 @@ def test_curator_resolves_three_contested_items_with_the_keyboard(
         key, reason = PLAN[len(resolved)]
         assert current != conflict_id
         assert page.locator("#decision button[type=submit]").is_enabled()
-        assert page.locator(".adj-image img").evaluate("img => img.complete && img.naturalWidth")
+        image = page.locator(".prompt .part-image img")
+        assert image.evaluate("img => img.complete && img.naturalWidth")
         page.keyboard.press(key)
         page.wait_for_selector("#decision textarea[name=reason]:focus")
         assert page.locator("#decision input[name=action][value=resolve]").is_checked()

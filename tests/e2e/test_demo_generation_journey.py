@@ -64,6 +64,10 @@ def test_a_demo_annotator_judges_the_generation_demo_by_keyboard(live_server, br
     assert judged == {"demo-t2i": 8, "demo-interleaved": 4}
     mine = Judgement.objects.filter(assignment__annotator__username="annotator1")
     assert mine.count() == before + 12
-    graded = mine.filter(assignment__item__project__slug="demo-interleaved").exclude(grade_1="")
+    graded = (
+        mine.with_pair_answers()
+        .filter(assignment__item__project__slug="demo-interleaved")
+        .exclude(grade_1="")
+    )
     assert graded.count() == 8 + 4
     assert not errors, errors
