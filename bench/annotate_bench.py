@@ -116,7 +116,6 @@ def child_setup(params: dict) -> None:
 
     from annotate.importing.service import image_storage_name, render_item_html
     from annotate.models import ImageAsset, Item, ItemPart, Membership, Project, shuffle_key
-    from annotate.models.parts import MRB_PART_FIELDS, mrb_part_rows
     from common.bulk import insert_rows
     from curation.models import Verdict
 
@@ -1554,6 +1553,20 @@ def phase_concurrent_until(port: int, slug: str, usernames: list[str], args) -> 
     for a in annotators:
         a.browser.close()
     return ConcurrentResult(elapsed, completions, latencies, errors, annotators, 0, 0, 0, started)
+
+
+# The parts of an MRB-shaped item as plain rows (prompt = [image, text],
+# responses = [text], [text]): the bench writes 20,000 of them at once.
+MRB_PART_FIELDS = ("item_id", "slot", "position", "kind", "text", "image_id", "source_path")
+
+
+def mrb_part_rows(item_id: int, image_id: int, image_path: str, prompt: str, r1: str, r2: str):
+    return (
+        (item_id, "prompt", 0, "image", "", image_id, image_path),
+        (item_id, "prompt", 1, "text", prompt, None, ""),
+        (item_id, "response_1", 0, "text", r1, None, ""),
+        (item_id, "response_2", 0, "text", r2, None, ""),
+    )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The one place an import writes what annotators see: an item's parts, and
 the flat copy of them on the Item row (search, the admin, curation lists).
 
-`write_item_content` writes the parts of items already inserted (and, for
+`write_parsed_parts` writes the parts of items already inserted (and, for
 an item being updated, its flat copy); `content_columns` is that flat copy
 for a new item's INSERT (one statement per batch, not an UPDATE per item).
 
@@ -40,7 +40,7 @@ def content_columns(item: ParsedItem, image_id) -> tuple:
     return tuple(columns[name] for name in CONTENT_COLUMNS)
 
 
-def write_item_content(items: list[tuple[int, ParsedItem]], image_id, *, replace=False) -> None:
+def write_parsed_parts(items: list[tuple[int, ParsedItem]], image_id, *, replace=False) -> None:
     """Store the parts of (item pk, parsed item)s. `replace`: the items
     exist; their parts and flat copy are written anew (the parts' HTML is
     made again by the import's task)."""

@@ -28,7 +28,7 @@ from annotate import signals
 from annotate.importing import formats
 from annotate.importing.bounds import import_bounds
 from annotate.importing.conflicts import CREATE, plan_import, renamed
-from annotate.importing.content import CONTENT_COLUMNS, content_columns, write_item_content
+from annotate.importing.content import CONTENT_COLUMNS, content_columns, write_parsed_parts
 from annotate.importing.formats import DatasetSource, ParsedFile, ParsedItem, ReadContext
 from annotate.importing.formats import mrb as mrb_reader
 from annotate.importing.formats import release as release_reader
@@ -446,7 +446,7 @@ def _write_items(project, parsed, actions, renames, domains, image_id, labelled)
 
     def flush():
         pks = insert_rows(Item, _ITEM_FIELDS, batch, return_ids=True)
-        write_item_content(list(zip(pks, batch_items, strict=True)), image_id)
+        write_parsed_parts(list(zip(pks, batch_items, strict=True)), image_id)
         if labelled is not None:
             for pk, item in zip(pks, batch_items, strict=True):
                 labelled[pk] = replace(item, prompt=[], responses=[], meta={})
@@ -504,7 +504,7 @@ def _write_items(project, parsed, actions, renames, domains, image_id, labelled)
             meta=item.meta,
             content_hash=digest,
         )
-        write_item_content([(pk, item)], image_id, replace=True)
+        write_parsed_parts([(pk, item)], image_id, replace=True)
         updated.append(pk)
     if batch:
         flush()

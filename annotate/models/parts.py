@@ -341,20 +341,3 @@ def render_parts_html(*, item_ids: list[int]) -> int:
         ItemPart.objects.bulk_update(parts, ["html", "rendered_version"], batch_size=500)
         rendered += len(parts)
     return rendered
-
-
-# The bulk path of the MRB-shaped imports (400,000 parts: rows, no model
-# instances): the parts of prompt = [image, text], responses = [text], [text],
-# whose derived columns are the record's own (derived_columns of these parts).
-MRB_PART_FIELDS = ("item_id", "slot", "position", "kind", "text", "image_id", "source_path")
-
-
-def mrb_part_rows(item_id: int, image_id: int, image_path: str, prompt: str, r1: str, r2: str):
-    """The MRB shape's parts as rows of MRB_PART_FIELDS."""
-    text, image = PartKind.TEXT.value, PartKind.IMAGE.value
-    return (
-        (item_id, Slot.PROMPT.value, 0, image, "", image_id, image_path),
-        (item_id, Slot.PROMPT.value, 1, text, prompt, None, ""),
-        (item_id, Slot.RESPONSE_1.value, 0, text, r1, None, ""),
-        (item_id, Slot.RESPONSE_2.value, 0, text, r2, None, ""),
-    )
