@@ -15,7 +15,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotate.models import Task, image_part, text_part, write_item_content
+from annotate.models import Assignment, Task, image_part, text_part, write_item_content
 from curation.models import Verdict
 from tests.factories import make_assignment, make_image, make_item, make_member, make_project
 
@@ -92,3 +92,16 @@ def test_the_curators_page_shows_every_response_in_canonical_order(client, four)
     html = page.content.decode()
     assert re.findall(r"<h2>Response (\d)</h2>", html) == ["1", "2", "3", "4"]
     assert re.findall(r"Answer (one|two|three|four)", html) == ["one", "two", "three", "four"]
+
+
+def test_a_project_whose_task_is_not_pairwise_leases_nothing_yet(client, four):
+    project, _, annotator, _ = four
+    client.force_login(annotator)
+    page = client.post(reverse("work_start", args=[project.slug]), follow=True)
+    assert "Best of N" in page.content.decode() and "has no vote page yet" in page.content.decode()
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=annotator).key}")
+    refused = api.post(f"/api/v1/projects/{project.slug}/assignments/next/")
+    assert refused.status_code == 409
+    assert "has no vote page yet" in str(refused.json())
+    assert Assignment.objects.filter(item__project=project).count() == 1  # the fixture's own
