@@ -398,7 +398,7 @@ def measure_build(project_id: int, version: str, profile: bool) -> dict:
     phases = Phases()
     phases.wrap(manifest_sections, "agreement", "agreement (alpha, bootstrap CIs)")
     phases.wrap(manifest_sections, "extra", "decision rules per verdict (manifest)")
-    phases.wrap(build, "_annotation", "annotation counts")
+    phases.wrap(manifest_sections, "annotation", "annotation counts")
     phases.wrap(build, "_copy_image", "image files (link or copy)")
     phases.wrap(parquet.ParquetWriter, "write", "parquet rows")
     phases.wrap(parquet.ParquetWriter, "close", "parquet rows")
