@@ -480,18 +480,18 @@ class Bootstrap(NamedTuple):
 
 def _coincidences(counts: np.ndarray, n_items: int) -> np.ndarray:
     """Per item, the sum of its units' coincidence matrices
-    (n_u n_u^T - diag n_u) / (n_u - 1) (krippendorff.alpha's), flattened."""
+    (n_u n_u^T - diag n_u) / (n_u - 1) (krippendorff.alpha's; units with one
+    value add none), flattened: (n_items, q * q). ``counts`` holds each
+    item's units in consecutive rows (unit row = item * units per item + k)."""
     q = counts.shape[1]
-    n_u = counts.sum(axis=1)
-    keep = n_u >= 2
-    c = counts[keep].astype(float)
-    per_unit = (c[:, :, np.newaxis] * c[:, np.newaxis, :] - c[:, :, np.newaxis] * np.eye(q)) / (
-        n_u[keep] - 1
-    )[:, np.newaxis, np.newaxis]
-    units_per_item = len(counts) // n_items
-    out = np.zeros((n_items, q * q))
-    np.add.at(out, np.flatnonzero(keep) // units_per_item, per_unit.reshape(-1, q * q))
-    return out
+    c = counts.reshape(n_items, -1, q).astype(float)
+    n_u = c.sum(axis=2)
+    with np.errstate(divide="ignore"):
+        scale = np.where(n_u >= 2, 1 / np.maximum(n_u - 1, 1), 0.0)[:, :, np.newaxis]
+    scaled = c * scale
+    o = np.matmul(scaled.transpose(0, 2, 1), c)
+    o[:, np.arange(q), np.arange(q)] -= scaled.sum(axis=1)
+    return o.reshape(n_items, q * q)
 
 
 def _alpha_of_coincidences(o: np.ndarray, level: str) -> np.ndarray:
