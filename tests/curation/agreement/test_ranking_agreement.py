@@ -545,3 +545,14 @@ def test_the_module_imports_no_django():
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_no_judgements_at_all_give_reasons_not_numbers():
+    table = rk.RankTable.of([])
+    summary = rk.ranking_reliability(table)
+    assert all(isinstance(getattr(summary, name), Undefined) for name in rk.STATISTICS)
+    assert all(isinstance(v, Undefined) for v in rk.ranking_intervals(table).values())
+    assert rk.ranking_position_bias(table) == []
+    picks = rk.PickTable.of([])
+    assert isinstance(rk.pick_alpha(picks), Undefined)
+    assert isinstance(rk.pick_alpha_interval(picks), Undefined)
