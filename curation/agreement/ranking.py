@@ -75,7 +75,7 @@ from curation.agreement.stats import Interval, Stat, Undefined, bootstrap_alpha_
 
 MIN_SLOTS = 2
 MAX_SLOTS = 8
-MAX_KEMENY_SLOTS = 8  # 8! = 40,320 orders, a few ms; 9! would be 362,880
+MAX_KEMENY_SLOTS = 8  # 8! = 40,320 orders, ~10 ms; 9! would be 362,880
 PAIR_CATEGORIES = ("first", "second", "tie")  # slot i better, slot j better, tied (i < j)
 MIN_EXPECTED = 5.0  # chi-squared: every position expects at least this many top picks
 
