@@ -222,10 +222,6 @@ class BulkUsersForm(forms.Form):
     )
 
 
-class MarkdownPreviewForm(forms.Form):
-    text = forms.CharField(required=False, max_length=100_000)
-
-
 class ImportRootsForm(forms.Form):
     """Site admins: which of the site's IMPORT_ROOTS the project may read."""
 
