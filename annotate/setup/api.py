@@ -28,6 +28,12 @@ from .models import Invitation
 from .people import member_rows
 from .presets import PRESETS
 
+SCALE_HELP = (
+    "ab: A/B (ties per allow_tie); graded6: MMRB2's six points (A much better … B much "
+    "better); graded7: seven points with a tie in the middle. Changeable only while the "
+    "project has no votes."
+)
+
 
 def _refused(exc: service.SetupError) -> Rejected:
     fields = {exc.field: [str(exc)]} if exc.field else {}
@@ -91,9 +97,7 @@ class ProjectsApi(ProjectListApi):
         preference_scale = serializers.ChoiceField(
             choices=PREFERENCE_SCALES,
             default=PreferenceScale.AB,
-            help_text="ab: A/B (ties per allow_tie); graded6: MMRB2's six points (A much "
-            "better … B much better); graded7: seven points with a tie in the middle. "
-            "Changeable only while the project has no votes.",
+            help_text=SCALE_HELP,
         )
         require_rationale = serializers.BooleanField(default=False)
         lease_minutes = serializers.IntegerField(min_value=1, max_value=10_080, default=30)
@@ -147,9 +151,7 @@ class ProjectDetailApi(APIView):
         preference_scale = serializers.ChoiceField(
             choices=PREFERENCE_SCALES,
             required=False,
-            help_text="ab: A/B (ties per allow_tie); graded6: MMRB2's six points (A much "
-            "better … B much better); graded7: seven points with a tie in the middle. "
-            "Changeable only while the project has no votes.",
+            help_text=SCALE_HELP,
         )
         require_rationale = serializers.BooleanField(required=False)
         lease_minutes = serializers.IntegerField(min_value=1, max_value=10_080, required=False)
