@@ -16,6 +16,7 @@ from curation.models.verdicts import (
     Provenance,
     Verdict,
     VerdictQuerySet,
+    VerdictRank,
     VerdictStatus,
 )
 from curation.models.agreement import AgreementCache
@@ -70,5 +71,6 @@ __all__ = [
     "Side",
     "Verdict",
     "VerdictQuerySet",
+    "VerdictRank",
     "VerdictStatus",
 ]

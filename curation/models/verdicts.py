@@ -65,6 +65,10 @@ class ContestKind(models.TextChoices):
 # Statuses whose items go into a release (with a side: see RELEASABLE).
 RELEASABLE_STATUSES = (VerdictStatus.AGREED, VerdictStatus.RESOLVED)
 SIDES = (FinalChoice.RESPONSE_1, FinalChoice.RESPONSE_2)
+# The best slot a best-of-N or ranked item's verdict names (issue 33):
+# canonical slots "1".."8" (annotate.models.parts.ITEM_MAX_RESPONSES).
+MAX_VERDICT_SLOTS = 8
+SLOT_CHOICES = [str(slot) for slot in range(1, MAX_VERDICT_SLOTS + 1)]
 # What a release holds: agreed or resolved with a better response (a tie a
 # curator resolved has none to write as `Better`).
 RELEASABLE = Q(status__in=RELEASABLE_STATUSES, final_choice__in=SIDES)
@@ -132,11 +136,12 @@ class Verdict(models.Model):
             models.CheckConstraint(
                 condition=Q(status__in=VerdictStatus.values), name="curation_verdict_status_valid"
             ),
-            # A decided item (agreed or resolved) has a side, or a curator's
-            # tie; nothing else has one.
+            # A decided item (agreed or resolved) has a side (a best-of-N or
+            # ranked item: its best slot, 1..8), or a curator's tie; nothing
+            # else has one.
             models.CheckConstraint(
                 condition=(
-                    Q(status__in=RELEASABLE_STATUSES, final_choice__in=["1", "2"])
+                    Q(status__in=RELEASABLE_STATUSES, final_choice__in=SLOT_CHOICES)
                     | Q(status=VerdictStatus.RESOLVED, final_choice="tie")
                     | (~Q(status__in=RELEASABLE_STATUSES) & Q(final_choice=""))
                 ),
@@ -180,6 +185,37 @@ class Verdict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item_id}: {self.status}"
+
+
+class VerdictRank(models.Model):
+    """A ranked item's final ranking (issue 33), one row per canonical slot:
+    the Kemeny-Young order when the rule agreed it, the curator's when one
+    set it. rank 1 = best; ties share a rank (1, 2, 2, 4). Rows exist only
+    while the verdict is agreed or resolved with a ranking (curation.
+    verdicts.ranked writes and clears them with the verdict)."""
+
+    verdict = models.ForeignKey(Verdict, on_delete=models.CASCADE, related_name="final_ranks")
+    slot = models.PositiveSmallIntegerField()
+    rank = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["verdict", "slot"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["verdict", "slot"], name="curation_verdictrank_one_per_slot"
+            ),
+            models.CheckConstraint(
+                condition=Q(slot__gte=1, slot__lte=MAX_VERDICT_SLOTS),
+                name="curation_verdictrank_slot_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(rank__gte=1, rank__lte=MAX_VERDICT_SLOTS),
+                name="curation_verdictrank_rank_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.verdict_id}: slot {self.slot} rank {self.rank}"
 
 
 class AuditEvent(models.Model):

@@ -17,8 +17,10 @@ from curation.models import (
     ExclusionCategory,
     Provenance,
     Verdict,
+    VerdictRank,
     VerdictStatus,
 )
+from curation.verdicts import ranked
 from curation.verdicts.service import CURATOR_DECIDED, verdict_snapshot
 
 
@@ -84,6 +86,15 @@ def _record(verdict: Verdict, *, before: dict, actor, action: str, reason: str) 
     return verdict
 
 
+def _drop_final_ranks(project: Project, verdict: Verdict) -> None:
+    """A ranked item's verdict leaving agreed/resolved loses its final
+    ranking (rows deleted with the decision; the audit's after says ())."""
+    if ranked.is_ranked(project):
+        ranked.load_final_ranks([verdict])
+        VerdictRank.objects.filter(verdict=verdict).delete()
+        verdict.ranked_final = ()
+
+
 def _require_reason(reason: str) -> str:
     reason = (reason or "").strip()
     if not reason:
@@ -107,6 +118,8 @@ def resolve_item(
     in projects that allow ties), whatever state the item is in: a split
     nobody is left to break, an item still collecting votes, a contested or
     agreed one. An item still collecting votes stops collecting."""
+    if ranked.is_ranked(project):
+        raise CurationError("Set this item's final ranking or best response instead of a side.")
     allowed = ("1", "2", "tie") if project.allow_tie else ("1", "2")
     if choice not in allowed:
         raise CurationError(
@@ -150,6 +163,7 @@ def exclude_item(
         verdict.escalated_by = 0
         verdict.decided_by = curator
         verdict.reason = reason
+        _drop_final_ranks(project, verdict)
         return _record(verdict, before=before, actor=curator, action="exclude", reason=reason)
 
 
@@ -175,6 +189,7 @@ def request_more_votes(
         verdict.contest_kind = ""
         verdict.decided_by = None
         verdict.reason = f"{n} more vote(s) requested: {reason}"
+        _drop_final_ranks(project, verdict)
         return _record(verdict, before=before, actor=curator, action="more_votes", reason=reason)
 
 
@@ -206,6 +221,7 @@ def reopen_item(*, project: Project, item_id: int, curator, reason: str, version
         verdict.escalated_by = 0
         verdict.decided_by = None
         verdict.reason = reason
+        _drop_final_ranks(project, verdict)
         return _record(verdict, before=before, actor=curator, action="reopen", reason=reason)
 
 

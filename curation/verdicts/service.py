@@ -25,7 +25,7 @@ from curation.models import (
     Verdict,
     VerdictStatus,
 )
-from curation.verdicts import orm, postgres
+from curation.verdicts import orm, postgres, ranked
 from curation.verdicts.orm import VOTE_FIELDS
 from curation.verdicts.rule import NO_ONE_LEFT, RuleVote, Thresholds, decide
 
@@ -51,7 +51,7 @@ def thresholds_for(project: Project) -> Thresholds:
 
 
 def verdict_snapshot(verdict: Verdict) -> dict:
-    return {
+    snapshot = {
         "status": verdict.status,
         "final_choice": verdict.final_choice,
         "provenance": verdict.provenance,
@@ -62,6 +62,10 @@ def verdict_snapshot(verdict: Verdict) -> dict:
         "exclusion_category": verdict.exclusion_category,
         "decided_by": verdict.decided_by_id,
     }
+    # A ranked item's verdict (curation.verdicts.ranked) also has its final ranks.
+    if getattr(verdict, "ranked_final", None) is not None:
+        snapshot["final_ranks"] = list(verdict.ranked_final)
+    return snapshot
 
 
 def _rule_votes(item_ids) -> dict[int, list[RuleVote]]:
@@ -86,15 +90,18 @@ def _apply(
     *,
     eligible: Callable[[], int],
     escalation_cut: bool = False,
+    rule: Callable = decide,
 ) -> bool:
     """Move `verdict` to where the rule puts it. Returns True if it changed
     (the caller saves it). An escalation raises the item's votes_needed by as
     many votes as `eligible()` annotators can still give (asked only then).
     `escalation_cut`: the escalation's votes were taken back because nobody
-    is left to give them (the reason says so)."""
+    is left to give them (the reason says so). `rule`: rule.decide, or
+    ranked.decide for a best-of-N or ranking item (votes: ranked.RankedVotes,
+    thresholds: ranking_rule.RankingThresholds)."""
     before = verdict_snapshot(verdict)
     decide_with = partial(
-        decide,
+        rule,
         votes,
         votes_needed=item.votes_needed,
         escalations=verdict.escalations,
@@ -117,11 +124,17 @@ def _apply(
     verdict.provenance = outcome.provenance
     verdict.reason = reason
     verdict.contest_kind = outcome.kind
+    if rule is ranked.decide:
+        verdict.ranked_final = outcome.final_ranks
     after = verdict_snapshot(verdict)
     if after == before:
         return False
     verdict.version += 1
-    if before["status"] != after["status"] or before["final_choice"] != after["final_choice"]:
+    if (
+        before["status"] != after["status"]
+        or before["final_choice"] != after["final_choice"]
+        or before.get("final_ranks") != after.get("final_ranks")
+    ):
         AuditEvent.objects.create(
             project_id=item.project_id,
             item_id=item.pk,
@@ -148,6 +161,8 @@ def update_verdict(*, item: Item) -> Verdict:
         verdict = Verdict.objects.create(item_id=item.pk, project_id=item.project_id)
     if verdict.status in CURATOR_DECIDED:
         return verdict
+    if ranked.is_ranked(item.project):
+        return _update_ranked_verdict(item, verdict)
     # The sender's item carries its tallies with this vote counted. Below the
     # votes it needs, the rule looks at nothing but that count (needs_votes),
     # so the votes themselves need not be read.
@@ -159,6 +174,40 @@ def update_verdict(*, item: Item) -> Verdict:
     if _apply(verdict, item, votes, thresholds_for(item.project), eligible=eligible):
         _statements().save_after_vote(verdict)
     return verdict
+
+
+def _update_ranked_verdict(item: Item, verdict: Verdict) -> Verdict:
+    """update_verdict for a best-of-N or ranking item: the same rule pass
+    through ranking_rule, in plain ORM (curation.verdicts.ranked)."""
+    project = item.project
+    ranked.load_final_ranks([verdict])
+    before_ranks = verdict.ranked_final
+    # Read whatever the item's tallies say: a pick or ranking counts in no
+    # pair tally column (votes_1/2/tie), so item.n_votes cannot stand in.
+    votes = ranked.votes_of([item.pk], project).get(item.pk, ranked.empty_votes(project))
+
+    def eligible() -> int:
+        return eligible_counts(project=project, item_ids=[item.pk])[item.pk]
+
+    if _apply(
+        verdict, item, votes, ranked.thresholds_for(project), eligible=eligible, rule=ranked.decide
+    ):
+        orm.save_after_vote(verdict)
+        if verdict.ranked_final != before_ranks:
+            ranked.write_final_ranks([verdict])
+    return verdict
+
+
+def _rule_of(project: Project):
+    """(votes of item ids, thresholds, rule, no votes) for the project's task."""
+    if ranked.is_ranked(project):
+        return (
+            partial(ranked.votes_of, project=project),
+            ranked.thresholds_for(project),
+            ranked.decide,
+            ranked.empty_votes(project),
+        )
+    return _rule_votes, thresholds_for(project), decide, []
 
 
 def update_thresholds(
@@ -258,7 +307,7 @@ def reevaluate_items(*, project: Project, items) -> Counter:
     """Apply the rule to many items at once (a constant number of queries per
     batch, plus one per item that escalates). Returns how many verdicts moved
     into each status."""
-    thresholds = thresholds_for(project)
+    votes_of, thresholds, rule, no_votes = _rule_of(project)
     moved: Counter = Counter()
     item_ids = list(items.order_by("pk").values_list("pk", flat=True))
     for start in range(0, len(item_ids), 2000):
@@ -273,21 +322,30 @@ def reevaluate_items(*, project: Project, items) -> Counter:
         verdicts = {
             v.item_id: v for v in Verdict.objects.select_for_update().filter(item_id__in=ids)
         }
-        votes = _rule_votes(ids)
+        votes = votes_of(ids)
+        if rule is ranked.decide:
+            ranked.load_final_ranks(verdicts.values())
         eligible = _EligibleCounts(project, ids)
-        dirty = []
+        dirty, reranked = [], []
         for item in batch:
-            verdict = verdicts.get(item.pk) or Verdict(item_id=item.pk, project=project)
+            verdict = verdicts.get(item.pk)
+            if verdict is None:
+                verdict = Verdict(item_id=item.pk, project=project)
+                verdict.ranked_final = () if rule is ranked.decide else None
             if verdict.status in CURATOR_DECIDED:
                 continue
             status = verdict.status
+            stored_ranks = getattr(verdict, "ranked_final", None)
             changed = _apply(
                 verdict,
                 item,
-                votes.get(item.pk, []),
+                votes.get(item.pk, no_votes),
                 thresholds,
                 eligible=partial(eligible.of, item.pk),
+                rule=rule,
             )
+            if rule is ranked.decide and verdict.ranked_final != stored_ranks:
+                reranked.append(verdict)
             if changed or verdict.pk is None:
                 dirty.append(verdict)
             if verdict.status != status:
@@ -295,6 +353,7 @@ def reevaluate_items(*, project: Project, items) -> Counter:
         new = [v for v in dirty if v.pk is None]
         Verdict.objects.bulk_create(new)
         Verdict.objects.bulk_update([v for v in dirty if v.pk is not None], list(VOTE_FIELDS[:-1]))
+        ranked.write_final_ranks(reranked)
     return moved
 
 
@@ -355,20 +414,26 @@ def recheck_waiting_items(*, project: Project, item_ids: list[int] | None = None
             cut.append((verdict, item))
         if not cut:
             return Counter()
-        thresholds = thresholds_for(project)
-        votes = _rule_votes([item.pk for _, item in cut])
+        votes_of, thresholds, rule, no_votes = _rule_of(project)
+        votes = votes_of([item.pk for _, item in cut])
+        if rule is ranked.decide:
+            ranked.load_final_ranks([verdict for verdict, _ in cut])
         moved: Counter = Counter()
         for verdict, item in cut:
             status = verdict.status
+            stored_ranks = getattr(verdict, "ranked_final", None)
             _apply(
                 verdict,
                 item,
-                votes.get(item.pk, []),
+                votes.get(item.pk, no_votes),
                 thresholds,
                 eligible=partial(eligible.__getitem__, item.pk),
                 escalation_cut=True,
+                rule=rule,
             )
             verdict.save()
+            if rule is ranked.decide and verdict.ranked_final != stored_ranks:
+                ranked.write_final_ranks([verdict])
             if verdict.status != status:
                 moved[verdict.status] += 1
         return moved
