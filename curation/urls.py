@@ -9,6 +9,7 @@ from curation.grid import views as grid_views
 from curation.quality import views as quality_views
 from curation.releases import views as release_views
 from curation.releases.mixes import views as mix_views
+from curation.verdicts import ranked_views
 from curation.verdicts import views as verdict_views
 
 urlpatterns = [
@@ -32,6 +33,11 @@ urlpatterns = [
     path("p/<slug:slug>/curation/", verdict_views.curation_queue, name="curation_queue"),
     path("p/<slug:slug>/curation/<int:item_id>/", verdict_views.adjudicate, name="adjudicate"),
     path("p/<slug:slug>/curation/<int:item_id>/decide/", verdict_views.decide, name="decide"),
+    path(
+        "p/<slug:slug>/curation/<int:item_id>/decide-ranked/",
+        ranked_views.decide_ranked,
+        name="decide_ranked",
+    ),
     path(
         "p/<slug:slug>/curation/accept/<slug:domain_slug>/",
         verdict_views.accept_domain,

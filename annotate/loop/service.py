@@ -158,11 +158,15 @@ def stop_collecting_votes(*, item_id: int) -> int:
         .order_by("pk")
         .values_list("pk", flat=True)
     )
-    item = Item.objects.select_for_update().only(*ITEM_COUNTS).get(pk=item_id)
+    item = Item.objects.select_for_update().only(*ITEM_COUNTS, "live_assignments").get(pk=item_id)
     if open_leases:
         Assignment.objects.filter(pk__in=open_leases).update(status=AssignmentStatus.EXPIRED)
+    # A best-of-N pick or a ranking counts in no pair tally (n_votes): its
+    # submitted assignments stand for its votes (issue 33; never below them).
+    submitted = item.live_assignments - len(open_leases)
     Item.objects.filter(pk=item_id).update(
-        votes_needed=item.n_votes, live_assignments=F("live_assignments") - len(open_leases)
+        votes_needed=max(item.n_votes, submitted),
+        live_assignments=F("live_assignments") - len(open_leases),
     )
     return len(open_leases)
 

@@ -12,11 +12,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.eligibility import eligible_counts
-from annotate.models import Judgement, Membership
+from annotate.models import Judgement, JudgementSlot, Membership, Task
 from annotate.projects import CURATOR_ROLES, member_of
 from common.api.errors import Conflict, Rejected, errors
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
-from common.api.schema import CANONICAL_CHOICES, OPTIONAL_RESPONSES, RESPONSES
+from common.api.schema import OPTIONAL_RESPONSES, RESPONSES
 from common.body_guard import guard_body
 from curation.api.access import curated_project
 from curation.models import (
@@ -25,6 +25,8 @@ from curation.models import (
     Verdict,
     VerdictStatus,
 )
+from curation.models.verdicts import SLOT_CHOICES
+from curation.verdicts import ranked
 from curation.verdicts.decisions import (
     ConflictOfInterest,
     CurationError,
@@ -34,6 +36,7 @@ from curation.verdicts.decisions import (
     request_more_votes,
     resolve_item,
 )
+from curation.verdicts.ranked_decisions import resolve_ranked
 from curation.verdicts.service import stuck_items, stuck_reason
 
 
@@ -48,9 +51,15 @@ class VerdictSerializer(serializers.Serializer):
     domain = serializers.SlugField(source="item.domain.slug")
     status = serializers.ChoiceField(choices=VerdictStatus.choices)
     final_choice = serializers.ChoiceField(
-        choices=[*OPTIONAL_RESPONSES, "tie"],
-        help_text="Canonical response chosen (agreed or resolved); 'tie' when a curator "
-        "resolved it as a tie (such items are not in MRB releases).",
+        choices=["", *SLOT_CHOICES, "tie"],
+        help_text="Canonical response chosen (agreed or resolved): '1'/'2' for a pair, the "
+        "best slot '1'..'8' for a best-of-N or ranked item; 'tie' when a curator resolved "
+        "it as a tie, or set a ranking with a tied first place (not in MRB releases).",
+    )
+    final_ranks = serializers.SerializerMethodField(
+        help_text="Ranked items (task 'ranking'): the final ranking in canonical slot order "
+        "(1 = best, ties share a rank), the Kemeny-Young order when agreed, the curator's "
+        "when resolved; [] otherwise (pairs, best-of-N, undecided)."
     )
     provenance = serializers.CharField(help_text="unanimous, majority, adjudicated, gold or ''.")
     contest_kind = serializers.ChoiceField(choices=ContestKind.choices)
@@ -65,6 +74,13 @@ class VerdictSerializer(serializers.Serializer):
     votes_needed = serializers.IntegerField(source="item.votes_needed")
     decided_by = serializers.CharField(source="decided_by.username", allow_null=True)
     updated_at = serializers.DateTimeField()
+
+    def get_final_ranks(self, verdict) -> list[int]:
+        # Read only where the view prefetched them (ranked projects): a
+        # pair's verdict has none and costs no query.
+        if not self.context.get("ranked"):
+            return []
+        return [r.rank for r in sorted(verdict.final_ranks.all(), key=lambda r: r.slot)]
 
 
 def _verdicts(project):
@@ -108,7 +124,15 @@ class VerdictListApi(APIView):
             verdicts = verdicts.filter(
                 Q(item__external_id__icontains=q) | Q(item__prompt__icontains=q)
             )
-        return paginate(self, verdicts.order_by("updated_at", "pk"), VerdictSerializer)
+        is_ranked = ranked.is_ranked(project)
+        if is_ranked:
+            verdicts = verdicts.prefetch_related("final_ranks")
+        return paginate(
+            self,
+            verdicts.order_by("updated_at", "pk"),
+            VerdictSerializer,
+            context={"ranked": is_ranked},
+        )
 
 
 class VerdictDetailSerializer(VerdictSerializer):
@@ -127,7 +151,15 @@ class VerdictDetailSerializer(VerdictSerializer):
         imported = serializers.BooleanField(
             help_text="A published annotation the import cast as a vote (imported annotator)."
         )
-        choice = serializers.ChoiceField(choices=CANONICAL_CHOICES, help_text="Canonical.")
+        choice = serializers.CharField(
+            help_text="Canonical: a pair's '1', '2' or 'tie'; a best-of-N pick's slot "
+            "'1'..'8' or 'none'; '' for a ranking (see ranks)."
+        )
+        ranks = serializers.ListField(
+            child=serializers.IntegerField(allow_null=True),
+            help_text="Rankings: the rank per canonical slot (1 = best, ties share, null = "
+            "not ranked); [] for other tasks.",
+        )
         correct_1 = serializers.CharField()
         correct_2 = serializers.CharField()
         strength = serializers.IntegerField(
@@ -163,9 +195,19 @@ class VerdictDetailSerializer(VerdictSerializer):
 
 
 def _verdict_detail(project, item_id: int, user) -> dict:
-    verdict = _verdicts(project).filter(item_id=item_id).first()
+    is_ranked = ranked.is_ranked(project)
+    verdicts = _verdicts(project)
+    if is_ranked:
+        verdicts = verdicts.prefetch_related("final_ranks")
+    verdict = verdicts.filter(item_id=item_id).first()
     if verdict is None:
         raise exceptions.NotFound("No such item.")
+    ranks: dict[int, dict[int, int]] = {}
+    if project.task == Task.RANKING:
+        for judgement_id, slot, rank in JudgementSlot.objects.filter(
+            judgement__assignment__item_id=item_id, judgement__is_current=True
+        ).values_list("judgement_id", "slot", "rank"):
+            ranks.setdefault(judgement_id, {})[slot] = rank
     names = dict(Membership.objects.filter(project=project).values_list("user_id", "pseudonym"))
     votes = []
     you_voted = False
@@ -180,6 +222,7 @@ def _verdict_detail(project, item_id: int, user) -> dict:
                 "annotator": names.get(a.annotator_id) or f"annotator #{a.annotator_id}",
                 "imported": j.imported,
                 "choice": j.choice,
+                "ranks": _ranks_of(ranks.get(j.pk, {})),
                 "correct_1": j.correct_1,
                 "correct_2": j.correct_2,
                 "strength": j.strength,
@@ -187,13 +230,14 @@ def _verdict_detail(project, item_id: int, user) -> dict:
                 "grade_2": j.grade_2,
                 "confidence": j.confidence,
                 "rationale": j.rationale,
-                "shown_left": "2" if a.shown_swapped else "1",
+                # The slot shown first (left): a pair's "1" or "2"; any of N.
+                "shown_left": a.display_order[:1],
                 "seconds_spent": j.seconds_spent,
                 "flagged_problem": j.flagged_problem,
                 "problem_reason": j.problem_reason,
             }
         )
-    data = VerdictSerializer(verdict).data
+    data = VerdictSerializer(verdict, context={"ranked": is_ranked}).data
     stuck = stuck_items(project).filter(pk=item_id).first()
     data.update(
         item=VerdictDetailSerializer.ItemSerializer(verdict.item).data,
@@ -203,6 +247,10 @@ def _verdict_detail(project, item_id: int, user) -> dict:
         stuck=stuck_reason(stuck) if stuck is not None else None,
     )
     return data
+
+
+def _ranks_of(given: dict[int, int]) -> list[int | None]:
+    return [given.get(slot) for slot in range(1, max(given, default=0) + 1)]
 
 
 class VerdictDetailApi(APIView):
@@ -221,9 +269,18 @@ class DecisionApi(APIView):
     class InputSerializer(serializers.Serializer):
         action = serializers.ChoiceField(choices=["resolve", "exclude", "more_votes", "reopen"])
         choice = serializers.ChoiceField(
-            choices=CANONICAL_CHOICES,
+            choices=[*SLOT_CHOICES, "tie"],
             required=False,
-            help_text="resolve: the better response, or 'tie' (projects that allow ties).",
+            help_text="resolve: the better response, or 'tie' (projects that allow ties); "
+            "best-of-N projects: the best response's canonical slot '1'..'8'.",
+        )
+        ranks = serializers.ListField(
+            child=serializers.IntegerField(min_value=1, max_value=8),
+            min_length=2,
+            max_length=8,
+            required=False,
+            help_text="resolve, ranking projects: the final rank per canonical slot (1 = "
+            "best; ties share a rank, e.g. [1, 2, 2, 4]).",
         )
         category = serializers.ChoiceField(
             choices=[c for c in ExclusionCategory.values if c],
@@ -241,8 +298,10 @@ class DecisionApi(APIView):
         )
 
         def validate(self, data):
-            if data["action"] == "resolve" and not data.get("choice"):
-                raise serializers.ValidationError({"choice": "Choose response 1 or 2."})
+            if data["action"] == "resolve" and not (data.get("choice") or data.get("ranks")):
+                raise serializers.ValidationError(
+                    {"choice": "Choose the better response (or give ranks for a ranking)."}
+                )
             if data["action"] == "exclude" and not data.get("category"):
                 raise serializers.ValidationError({"category": "Choose why it is excluded."})
             return data
@@ -272,7 +331,15 @@ class DecisionApi(APIView):
             "version": data["version"],
         }
         try:
-            if data["action"] == "resolve":
+            if data["action"] == "resolve" and ranked.is_ranked(project):
+                resolve_ranked(
+                    pick=data.get("choice", "") if project.task == Task.BEST_OF_N else "",
+                    ranks=data.get("ranks", ()),
+                    **common,
+                )
+            elif data["action"] == "resolve":
+                if "choice" not in data:
+                    raise CurationError("Choose response 1, response 2 or a tie.")
                 resolve_item(choice=data["choice"], **common)
             elif data["action"] == "exclude":
                 exclude_item(category=data["category"], **common)

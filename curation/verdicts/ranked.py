@@ -171,3 +171,13 @@ def write_final_ranks(verdicts: list[Verdict]) -> None:
         for v in verdicts
         for slot, rank in enumerate(v.ranked_final, start=1)
     )
+
+
+def current_voters(item_id: int, task: str | None, *, user=None):
+    """The item's current judgements (of `task`; any with None) in the order
+    rule_votes reads them; `user`: only that annotator's, any revision."""
+    if user is not None:
+        return Judgement.objects.filter(assignment__item_id=item_id, assignment__annotator=user)
+    return Judgement.objects.filter(
+        assignment__item_id=item_id, is_current=True, task=task
+    ).order_by("pk")

@@ -39,6 +39,7 @@ from curation.models import (
     VerdictStatus,
 )
 from curation.spreadsheet_cells import SafeWriter
+from curation.verdicts import ranked
 from curation.verdicts.decisions import (
     CurationError,
     StaleDecision,
@@ -49,6 +50,7 @@ from curation.verdicts.decisions import (
     resolve_item,
 )
 from curation.verdicts.forms import AuditFilterForm, DecisionForm, ThresholdsForm
+from curation.verdicts.ranked_views import adjudicate_ranked
 from curation.verdicts.service import stuck_items, stuck_reason, update_thresholds
 
 
@@ -289,6 +291,8 @@ def next_contested(project, user, *, after: Verdict) -> int | None:
 @login_required
 def adjudicate(request, slug, item_id):
     project, role = project_for(request.user, slug, CURATOR_ROLES)
+    if ranked.is_ranked(project):
+        return adjudicate_ranked(request, project, role, item_id)
     context = _adjudication_context(request, project, role, item_id)
     return render(request, "curation/adjudicate.html", context)
 
