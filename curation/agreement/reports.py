@@ -23,7 +23,7 @@ from django.db.models.functions import Least
 from django.utils import timezone
 
 from annotate.models import Domain, Item, Judgement, Membership, Project
-from curation.agreement import diagnostics
+from curation.agreement import diagnostics, ranked_report
 from curation.agreement import stats as agreement
 from curation.agreement.chart import alpha_chart
 from curation.agreement.graded_report import graded_intervals, graded_rows
@@ -257,6 +257,18 @@ def compute_expensive(project: Project, *, seed: int | None = None) -> dict:
     correctness, alpha_intervals; graded projects' ordinal and interval
     alpha, graded_intervals) and each annotator's change in alpha. JSON."""
     seed = bootstrap_seed(project) if seed is None else seed
+    if project.task != "pairwise":
+        # Best-of-N and ranking projects: their statistics' intervals only
+        # (ranked_report); a pick or a ranking is no pair vote.
+        ranked = ranked_report.intervals_json(
+            project, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed, to_json=_jsonable
+        )
+        return {
+            "seed": seed,
+            "n_resamples": BOOTSTRAP_RESAMPLES,
+            "n_votes": ranked.get("n", 0),
+            "ranked_ci": ranked,
+        }
     votes, _ = project_votes(project)
     # Annotators in a fixed order whatever order the database returns the
     # rows in (PostgreSQL's parallel plans vary, run to run).

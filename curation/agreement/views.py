@@ -6,9 +6,10 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from annotate.models import Task
 from annotate.projects import CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
-from curation.agreement import reports
+from curation.agreement import ranked_report, reports
 from curation.agreement.diagnostics import MIN_SIDE_VOTES
 from curation.agreement.reports import request_agreement_refresh
 from curation.exports import formats as export_formats
@@ -23,6 +24,8 @@ from curation.verdicts.service import stuck_items
 @login_required
 def agreement_dashboard(request, slug):
     project, role = project_for(request.user, slug, CURATOR_ROLES)
+    if project.task != Task.PAIRWISE:
+        return _ranked_dashboard(request, project, role)
     report = reports.build_report(project)
     # CROWDLAB's annotator quality (curation/quality/) beside kappa, once computed.
     crowdlab, crowdlab_at = annotator_quality(project)
@@ -47,6 +50,31 @@ def agreement_dashboard(request, slug):
             "stuck_count": stuck_items(project).count(),
             "export_domains": [(r.key, r.title) for r in report.domains if r.key != reports.ALL],
             "parquet_available": export_formats.parquet_available(),
+        },
+    )
+
+
+def _ranked_dashboard(request, project, role):
+    """A best-of-N or ranking project's agreement (ranked_report): its
+    statistics with their bootstrap intervals and each annotator's position
+    bias, instead of the pair tables (which its votes have no tallies for)."""
+    cache = AgreementCache.objects.filter(project=project).first()
+    computed = cache is not None and cache.computed_at is not None
+    report = ranked_report.build(
+        project,
+        cached=cache.payload.get("ranked_ci") if computed else None,
+        from_json=reports.from_json,
+    )
+    return render(
+        request,
+        "curation/agreement_ranked.html",
+        {
+            "project": project,
+            "role": role,
+            "report": report,
+            "cache": cache,
+            "computed": computed,
+            "stuck_count": stuck_items(project).count(),
         },
     )
 

@@ -39,7 +39,7 @@ def _assign(item, user, order):
     )
 
 
-def rank_vote(item, ranks, *, user=None, order=None, flagged=False):
+def rank_vote(item, ranks, *, user=None, order=None, flagged=False, decide=True):
     """One ranking (ranks per canonical slot), then the rule as a vote runs it."""
     project = item.project
     user = user or project.team.pop(0)
@@ -52,15 +52,17 @@ def rank_vote(item, ranks, *, user=None, order=None, flagged=False):
         JudgementSlot(judgement=judgement, slot=slot, rank=rank)
         for slot, rank in enumerate(ranks, start=1)
     )
-    update_verdict(item=item)
+    if decide:
+        update_verdict(item=item)
     return user
 
 
-def pick_vote(item, choice, *, n=4, user=None, order=None):
+def pick_vote(item, choice, *, n=4, user=None, order=None, decide=True):
     project = item.project
     user = user or project.team.pop(0)
     order = order or "".join(str(s) for s in range(1, n + 1))
     assignment = _assign(item, user, order)
     Judgement.objects.create(assignment=assignment, task=Task.BEST_OF_N, choice=choice)
-    update_verdict(item=item)
+    if decide:
+        update_verdict(item=item)
     return user
