@@ -1,0 +1,186 @@
+"""RewardBench 2 (allenai/reward-bench-2, ICLR 2026) as the studio serves it:
+`rewardbench2/test.jsonl` in the published layout (.release_files,
+.release_part), its card and manifest sections (.card), predictions (one
+classifier score per completion, chosen first; or a judge's 4-way verdicts
+and ratings) scored exactly as allenai/reward-bench does (.scoring), its
+leaderboard table and the judge prompts of ``run_generative_v2.py`` (.judge)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from curation.benchmarks.base import (
+    MAX_PREDICTIONS_BYTES,
+    Board,
+    BuildContext,
+    EvaluationError,
+    Part,
+    Predictions,
+    Scored,
+    Upload,
+    size_of,
+)
+from curation.benchmarks.rewardbench2 import judge
+from curation.benchmarks.rewardbench2 import scoring as rb2_scoring
+from curation.benchmarks.rewardbench2.card import FILE, PREDICTIONS_SHAPE
+
+PREFIX = "rewardbench2/"  # of the export Category of a RewardBench 2 domain
+
+
+class RewardBench2:
+    key = "rewardbench2"
+    title = "RewardBench 2"
+    upload_label = "RewardBench 2 (scores per completion, JSON or JSONL)"
+    upload_help = f"RewardBench 2: {PREDICTIONS_SHAPE}."
+    judge_label = "RewardBench 2: best-of-4 verdicts, Ties rated"
+    rekey_prefix = "RewardBench 2: rb2 (Ties IDs keep ref:/tied: with a re-numbered pair)"
+    detect_last = False
+    judge_both_orders = False  # one request per prompt: positions come from the seed
+    position = 30  # its file after the MRB records and MMRB2 task files; its table too
+
+    # --- release -------------------------------------------------------------------
+
+    def serves(self, domains: Sequence[Any]) -> bool:
+        return any(d.export_category.startswith(PREFIX) for d in domains)
+
+    def prepare(self, ctx: BuildContext) -> Part:
+        from curation.benchmarks.rewardbench2 import release_part
+
+        return release_part.prepare(ctx)
+
+    def card(self, meta: Any, summary: dict):
+        from curation.benchmarks.rewardbench2 import card
+
+        return card.CardSection(meta, summary)
+
+    # --- evaluation ----------------------------------------------------------------
+
+    def in_release(self, release) -> bool:
+        return FILE in (release.manifest or {}).get("files", {})
+
+    def missing_message(self, release) -> str:
+        return f"This release has no RewardBench 2 file ({FILE})."
+
+    def detects(self, head: str) -> bool:
+        return rb2_scoring.looks_like_predictions(head)
+
+    def score(self, release, upload: Upload) -> Scored:
+        if upload.swapped:
+            raise EvaluationError(
+                f"{upload.swapped_filename}: RewardBench 2 predictions are one file (a judge's "
+                "positions are in it); leave the swapped file empty."
+            )
+        if upload.official_compat:
+            raise EvaluationError(
+                "Scoring unknown IDs by their own Label is an MRB option; RewardBench 2 "
+                "predictions carry no Label."
+            )
+        text = _text(upload.predictions, upload.filename)
+        try:
+            parsed, repeated = rb2_scoring.read_predictions(text, upload.filename)
+            report = rb2_scoring.score(release_prompts(release), parsed)
+        except rb2_scoring.PredictionsError as exc:
+            raise EvaluationError(str(exc)) from None
+        report["repeated_ids"] = repeated
+        suffix = ".jsonl" if upload.filename.lower().endswith(".jsonl") else ".json"
+        return Scored(
+            report={"rewardbench2": report},
+            accuracy=report["overall"],
+            files={suffix: upload.predictions},
+            # Per-item rows (ItemPrediction) hold a pair's choice: none for N completions yet.
+            store_items=lambda entry: None,
+        )
+
+    def leaderboard(self, release, evaluations, *, sort: str = "") -> Board:
+        subsets: list[str] = []
+        rows = []
+        for e in evaluations.order_by("-accuracy", "name", "pk"):
+            report = e.report.get("rewardbench2", {})
+            by_subset = {s["subset"]: s for s in report.get("subsets", [])}
+            for name in by_subset:
+                if name not in subsets:
+                    subsets.append(name)
+            rows.append({"evaluation": e, "by_subset": by_subset, "report": report})
+        for row in rows:
+            row["subsets"] = [_cell(row["by_subset"].get(name)) for name in subsets]
+            row["overall"] = _percent(row["report"].get("overall"))
+        return Board(
+            key=self.key,
+            title=self.title,
+            template="curation/leaderboards/rewardbench2.html",
+            columns=subsets,
+            rows=rows,
+        )
+
+    def ensure_item_predictions(self, entry) -> int:
+        return 0
+
+    # --- judge runs ----------------------------------------------------------------
+
+    def judge_item_count(self, release) -> int:
+        return len(self.judge_records(release))
+
+    def judge_records(self, release) -> list[dict]:
+        return judge.judge_records(release_records(release), release.seed)
+
+    def judge_request(
+        self, record: dict, read_image: Callable[[str], bytes], endpoint, *, swapped: bool
+    ) -> dict:
+        return judge.request_body(record, endpoint)
+
+    def judge_predictions(self, outputs: dict, records: list[dict], run) -> Upload:
+        from curation.models import JudgeOrder
+
+        answers = {r["ID"]: outputs.get((r["ID"], JudgeOrder.ORIGINAL)) for r in records}
+        return Upload(
+            predictions=judge.predictions_lines(answers, records),
+            filename=f"judge-run-{run.pk}.jsonl",
+        )
+
+
+BENCHMARK = RewardBench2()
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}"
+
+
+def _cell(entry: dict | None) -> dict | None:
+    if entry is None:
+        return None
+    return {**entry, "percent": _percent(entry.get("score"))}
+
+
+def _text(predictions: Predictions, filename: str) -> str:
+    if size_of(predictions) > MAX_PREDICTIONS_BYTES:
+        raise EvaluationError(f"{filename}: larger than {MAX_PREDICTIONS_BYTES} bytes")
+    if isinstance(predictions, bytes):
+        raw = predictions
+    else:
+        predictions.seek(0)
+        raw = predictions.read()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise EvaluationError(f"{filename}: not valid UTF-8 (byte {exc.start})") from None
+
+
+def release_records(release) -> list[dict]:
+    """The records of the release's RewardBench 2 file, in file order."""
+    from common.storage import read_stored
+    from curation.releases import publishing
+
+    try:
+        data = read_stored(publishing.release_storage(), f"{release.folder}/{FILE}")
+    except FileNotFoundError:
+        raise EvaluationError(f"{FILE} is missing from the release's files.") from None
+    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+
+
+def release_prompts(release) -> list[rb2_scoring.Prompt]:
+    return [
+        rb2_scoring.Prompt(r["id"], r["subset"], r["num_correct"], r["total_completions"])
+        for r in release_records(release)
+    ]
