@@ -46,10 +46,32 @@ class Slot(models.TextChoices):
     RESPONSE_2 = "response_2", "Response 2"
 
 
-# At most 99 responses: `response_1` … `response_99`, no leading zero.
+# At most 99 response slots can be named: `response_1` … `response_99`, no
+# leading zero (the slot constraint).
 MAX_RESPONSES = 99
+# How many responses an item may have (the writer's rule, response_count_problem):
+# at least a pair, at most what a page can show side by side and a display
+# order can hold (rules.MAX_SLOTS is 9); RewardBench 2 has four.
+ITEM_MIN_RESPONSES = 2
+ITEM_MAX_RESPONSES = 8
 SLOT_PATTERN = r"\A(prompt|response_[1-9][0-9]?)\Z"
 _SLOT_RE = re.compile(SLOT_PATTERN)
+
+
+def response_count_problem(n: int, task: str | None = None) -> str | None:
+    """Why an item of `n` responses may not be written (None: it may), for a
+    project of `task` (annotate.models.Task; None: any task). The one rule:
+    2 to ITEM_MAX_RESPONSES responses, exactly two for a pairwise task."""
+    if n < ITEM_MIN_RESPONSES:
+        return f"has {n} responses; an item has at least {ITEM_MIN_RESPONSES}"
+    if n > ITEM_MAX_RESPONSES:
+        return f"has {n} responses; an item has at most {ITEM_MAX_RESPONSES}"
+    if task == "pairwise" and n != 2:
+        return (
+            f"has {n} responses; a pairwise project's items have exactly two "
+            f"(a best-of-N or ranking project takes up to {ITEM_MAX_RESPONSES})"
+        )
+    return None
 
 
 def response_slot(n: int) -> str:
@@ -238,12 +260,16 @@ def write_item_content(
     render: bool = True,
 ) -> dict[str, list[ItemPart]]:
     """Replace the saved item's content: its prompt parts and its responses'
-    parts (response 1 first, at least two), unsaved parts from text_part()
-    and image_part(). Validates every part, stores them with their HTML
-    (`render=False` leaves it to render_parts_html, an import's task) and
-    derives the item's columns. Returns the parts grouped by slot."""
-    if len(responses) < 2:
-        raise ValidationError(f"An item has at least two responses, not {len(responses)}.")
+    parts (response 1 first, 2 to ITEM_MAX_RESPONSES; exactly two in a
+    pairwise project), unsaved parts from text_part() and image_part().
+    Validates every part, stores them with their HTML (`render=False` leaves
+    it to render_parts_html, an import's task) and derives the item's
+    columns. Returns the parts grouped by slot."""
+    # A pair suits every task: the project is read only for other counts.
+    task = item.project.task if len(responses) != 2 else None
+    problem = response_count_problem(len(responses), task)
+    if problem:
+        raise ValidationError(f"The item {problem}.")
     by_slot = {Slot.PROMPT.value: list(prompt)}
     for n, parts in enumerate(responses, start=1):
         by_slot[response_slot(n)] = list(parts)

@@ -57,6 +57,16 @@ class PreferenceScale(models.TextChoices):
     GRADED7 = scales.GRADED7, scales.SCALE_NAMES[scales.GRADED7]
 
 
+class Task(models.TextChoices):
+    """What a vote answers: a project's task, and each judgement's (the
+    answer's shape). A pairwise project's items have exactly two responses;
+    best-of-N and ranking items have 2 to parts.ITEM_MAX_RESPONSES."""
+
+    PAIRWISE = "pairwise", "Pairwise"  # choice 1 / 2 / tie, maybe a signed strength
+    BEST_OF_N = "best_of_n", "Best of N"  # choice: the slot picked, or "none"
+    RANKING = "ranking", "Ranking"  # no choice; a rank per slot (ties share one)
+
+
 class Project(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     name = models.CharField(max_length=200)
@@ -78,6 +88,15 @@ class Project(models.Model):
         choices=PreferenceScale.choices,
         default=PreferenceScale.AB,
         help_text="How annotators say which response is better. Fixed once votes exist.",
+    )
+    # What a vote answers (Task). Pairwise items have exactly two responses
+    # (the import refuses others); best-of-N and ranking items may have more.
+    # The pages and the API vote on pairs only until issue 33.
+    task = models.CharField(
+        max_length=9,
+        choices=Task.choices,
+        default=Task.PAIRWISE,
+        help_text="What a vote answers: pairwise (two responses), best of N or a ranking.",
     )
     # The contested rule's optional "consensus" filter (graded projects): an
     # item is agreed only if every vote is on one side and their mean
@@ -130,6 +149,9 @@ class Project(models.Model):
             models.CheckConstraint(
                 condition=Q(preference_scale__in=PreferenceScale.values),
                 name="annotate_project_preference_scale_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(task__in=Task.values), name="annotate_project_task_valid"
             ),
             models.CheckConstraint(
                 condition=Q(consensus_strength__isnull=True)
