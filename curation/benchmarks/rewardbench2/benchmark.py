@@ -35,7 +35,9 @@ class RewardBench2:
     upload_label = "RewardBench 2 (scores per completion, JSON or JSONL)"
     upload_help = f"RewardBench 2: {PREDICTIONS_SHAPE}."
     judge_label = "RewardBench 2: best-of-4 verdicts, Ties rated"
-    rekey_prefix = "RewardBench 2: rb2 (Ties IDs keep ref:/tied: with a re-numbered pair)"
+    # The build lists every registered benchmark's prefix in each re-keyed
+    # release's manifest (golden bytes): its own rule is in its own section.
+    rekey_prefix = ""
     detect_last = False
     judge_both_orders = False  # one request per prompt: positions come from the seed
     position = 30  # its file after the MRB records and MMRB2 task files; its table too

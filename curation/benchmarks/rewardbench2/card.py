@@ -32,7 +32,13 @@ def _s(n: int) -> str:
     return "" if n == 1 else "s"
 
 
-def manifest_section(written: Sequence[Any], *, seed: int) -> dict:
+REKEY_RULE = (
+    "rb2_<first 16 hex digits of sha256(salt:rb2:old id)>; Ties IDs stay ref:<n>/tied:<n>, "
+    "each n replaced by its rank in a salted order (a ref and its tied keep one number)"
+)
+
+
+def manifest_section(written: Sequence[Any], *, seed: int, rekeyed: bool = False) -> dict:
     """The manifest's `rewardbench2`: its file, records per subset, how many
     decisions kept the imported correct completions, the completions per
     record, and the seed of judge runs' answer positions."""
@@ -46,6 +52,7 @@ def manifest_section(written: Sequence[Any], *, seed: int) -> dict:
         "provenance": dict(sorted(Counter(r.provenance or "unknown" for r in written).items())),
         "judge_position_seed": seed,
         "predictions": PREDICTIONS_SHAPE,
+        **({"id_rekey": REKEY_RULE} if rekeyed else {}),
     }
 
 

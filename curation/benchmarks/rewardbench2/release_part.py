@@ -34,7 +34,9 @@ def prepare(ctx: BuildContext) -> Part:
         members_by_domain=by_domain,
         written=members.filter(item_id__in=[r.item_id for r in written]),
         extra_provenance=lambda out: provenance(written, ctx.pseudonyms, out, ctx.vote_extras),
-        manifest=card.manifest_section(written, seed=ctx.release.seed) if written else {},
+        manifest=card.manifest_section(written, seed=ctx.release.seed, rekeyed=bool(ctx.salt))
+        if written
+        else {},
         warnings=warnings,
     )
 
@@ -47,8 +49,11 @@ def provenance(written, pseudonyms, members, extras):
         votes = _vote_dicts([r.item_id for r in chunk], pseudonyms, extras)
         for r in chunk:
             released_id = "" if r.released_id == r.external_id else r.released_id
+            # ReleaseItem is pair-shaped (chosen "1"/"2", better Output1/2 or A/B):
+            # the file's first completion is its chosen one, answer A of the
+            # published 4-way prompt before the shuffle.
             members.append(
-                (r.item_id, r.external_id, released_id, r.domain, r.final_choice, "chosen",
+                (r.item_id, r.external_id, released_id, r.domain, r.final_choice, "A",
                  r.provenance)
             )  # fmt: skip
             yield {
