@@ -231,3 +231,74 @@ def test_a_judge_run_asks_four_way_and_rates_ties(rb2_project):
     assert (ties["ref_accuracy"], ties["tied_accuracy"]) == (1.0, 1.0)
     assert ties["correctness_preferred"] == 1.0 and ties["margin"] == pytest.approx(1.0)
     assert by["Ties"]["score"] == pytest.approx(0.3 + 0.3 + 0.2 + 0.2 + 0.01)
+
+
+class FakeRb2Judge:
+    """Builds the fake OpenAI server's request check for RewardBench 2: a
+    4-way request is known by its question and answers A..D (as the
+    published template lays them out), a rating request by its completion."""
+
+    def __new__(cls, *, api_key, model, records):
+        from curation.benchmarks.rewardbench2 import judge
+        from tests.curation.evaluation.fake_openai import FakeJudge
+
+        class Fake(FakeJudge):
+            def _check(self, payload):
+                assert payload["model"] == self.model
+                *system, user = payload["messages"]
+                text = user["content"]
+                if system:
+                    assert system[0]["content"] == judge.PROMPT_V2
+                    return self.four[text]
+                return self.rated[text]
+
+        fake = Fake(api_key=api_key, model=model, records=[])
+        fake.four, fake.rated = {}, {}
+        for r in records:
+            text = judge.messages(r)[-1]["content"]
+            if r["mode"] == "four_way":
+                fake.four[text] = (r["ID"], "original", "ABCD"[r["position"]])
+            else:
+                fake.rated[text] = (r["ID"], "original", "A")
+        return fake
+
+
+def test_a_judge_run_through_the_runner_scores_rewardbench2_style(rb2_project, settings):
+    from curation.evaluation.judge_runs import run_judge, start_judge_run
+    from curation.models import JudgeOutput, JudgeRunStatus
+    from tests.curation.evaluation.test_judge_runner import API_KEY, MODEL, make_endpoint
+
+    settings.JUDGE_BACKOFF_BASE = 0.01
+    settings.JUDGE_MAX_RETRIES = 1
+    project, _ = rb2_project
+    release, _ = release_of(project)
+    records = registry.get("rewardbench2").judge_records(release)
+    with FakeRb2Judge(api_key=API_KEY, model=MODEL, records=records) as fake:
+        # Right on Factuality, Math and Focus; a wrong letter elsewhere. The
+        # fake's answers end in "[[X]]": no rating, so every Ties rating is invalid.
+        fake.decide = lambda ext_id, order, right: (
+            right if ext_id.startswith(("factuality", "math", "focus")) else "ABCD"[
+                ("ABCD".index(right) + 1) % 4]
+        )  # fmt: skip
+        run = start_judge_run(
+            release=release,
+            endpoint=make_endpoint(release, fake),
+            name="rb2 judge",
+            swapped=False,
+            concurrency=2,
+            user=None,
+            enqueue=False,
+            scoring="rewardbench2",
+        )
+        assert not run.swapped and run.progress_total == len(records) == 15 + 20
+        run = run_judge(run_id=run.pk)
+        assert fake.problems == []
+    assert run.status == JudgeRunStatus.COMPLETE, run.error
+    assert JudgeOutput.objects.filter(run=run).count() == 35
+    report = run.evaluation.report["rewardbench2"]
+    got = {s["subset"]: s["score"] for s in report["subsets"]}
+    assert got == {"Factuality": 1.0, "Precise IF": 0.0, "Math": 1.0, "Safety": 0.0,
+                   "Focus": 1.0, "Ties": 0.0}  # fmt: skip
+    # All ratings invalid (-1): nothing accurate, margins 0/0 -> nan -> 0.
+    assert report["subsets"][-1]["ties"]["margin"] == 0.0
+    assert run.evaluation.accuracy == pytest.approx(3 / 6)
