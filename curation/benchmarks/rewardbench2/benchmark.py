@@ -40,7 +40,7 @@ class RewardBench2:
     rekey_prefix = ""
     detect_last = False
     judge_both_orders = False  # one request per prompt: positions come from the seed
-    position = 30  # its file after the MRB records and MMRB2 task files; its table too
+    position = 30  # its file and table after the two multimodal benchmarks (10, 20)
 
     # --- release -------------------------------------------------------------------
 
