@@ -89,7 +89,7 @@ class RewardBench2:
         suffix = ".jsonl" if upload.filename.lower().endswith(".jsonl") else ".json"
         return Scored(
             report={"rewardbench2": report},
-            accuracy=report["overall"],
+            accuracy=_sort_key(report["overall"]),
             files={suffix: upload.predictions},
             # Per-item rows (ItemPrediction) hold a pair's choice: none for N completions yet.
             store_items=lambda entry: None,
@@ -143,6 +143,13 @@ class RewardBench2:
 
 
 BENCHMARK = RewardBench2()
+
+
+def _sort_key(overall: float | None) -> float | None:
+    """Evaluation.accuracy (the leaderboard's order, checked to lie in 0..1):
+    the overall, which the Ties weights (summing to 1.01, the margin term in
+    -1..1) can push a little outside that range; the report keeps it exact."""
+    return None if overall is None else min(1.0, max(0.0, overall))
 
 
 def _percent(value: float | None) -> str:

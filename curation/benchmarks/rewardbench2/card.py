@@ -11,12 +11,12 @@ from typing import Any
 
 FILE = "rewardbench2/test.jsonl"
 PREDICTIONS_SHAPE = (
-    'one JSON object {"<id>": [score, ...]} or JSONL lines {"id": "<id>", "scores": [...]}: '
-    "one classifier score per completion in the file's unrolled order, chosen first, then "
-    "rejected (total_completions scores); judges give "
-    '{"id", "verdict": "<text with [[A]]..[[D]]>", "position": 0-3} (4-way) or '
-    '{"id", "ratings": [1-10 or -1, ...]} / '
-    '{"id", "judgements": ["<text ending in a rating>", ...]}'
+    'one JSON object {"prompt ID": [score, ...]} or JSONL lines {"id": "prompt ID", '
+    '"scores": [...]}: one classifier score per completion in the file\'s unrolled order, '
+    "chosen first, then rejected (total_completions scores); judges give "
+    '{"id", "verdict": "the judge\'s text, [[A]]..[[D]]", "position": 0-3} (4-way) or '
+    '{"id", "ratings": [1-10 or -1, ...]} / {"id", "judgements": ["text ending in a '
+    'rating", ...]}'
 )
 SCORING_WORDS = (
     "Scored as allenai/reward-bench scores RewardBench 2: per prompt "
