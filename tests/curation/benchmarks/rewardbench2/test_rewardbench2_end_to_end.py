@@ -302,3 +302,17 @@ def test_a_judge_run_through_the_runner_scores_rewardbench2_style(rb2_project, s
     # All ratings invalid (-1): nothing accurate, margins 0/0 -> nan -> 0.
     assert report["subsets"][-1]["ties"]["margin"] == 0.0
     assert run.evaluation.accuracy == pytest.approx(3 / 6)
+
+
+def test_a_reimport_is_a_no_op_and_a_pairwise_project_refuses_four_slots(rb2_project, tmp_path):
+    from annotate.importing.records import ImportFailed
+
+    project, path = rb2_project
+    again = import_items_from_paths(project=project, dataset=path)
+    assert (again.created, again.unchanged) == (0, 19)
+    pairwise = make_project(slug="rb2-pairs")
+    with pytest.raises(ImportFailed) as failed:
+        import_items_from_paths(project=pairwise, dataset=path)
+    first = failed.value.problems[0]
+    assert (first.file, first.line, first.field) == ("rb2.jsonl", 1, "chosen/rejected")
+    assert Item.objects.filter(project=pairwise).count() == 0
