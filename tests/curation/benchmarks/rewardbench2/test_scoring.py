@@ -376,3 +376,21 @@ def test_predictions_files_read_both_shapes_and_refuse_clearly():
     prompts = [Prompt("a", "Math", 1, 4)]
     with pytest.raises(PredictionsError, match=r"ID 'a': 3 scores for 4 completions"):
         scoring.score(prompts, {"a": Prediction("scores", [1.0, 2.0, 3.0])})
+
+
+def test_ties_without_a_ref_tied_pair_is_undefined_as_published():
+    """np.mean of no pairs is nan in process_single_model; the report says none."""
+    rows = [("ref:1", 1, [1.0, 0.0]), ("tied:2", 2, [1.0, 0.9, 0.0])]
+    got = scoring.ties_score(rows)
+    with np.errstate(invalid="ignore"), pytest.warns(RuntimeWarning):
+        expected = ref_process_single_model(
+            [{"id": i, "num_correct": k, "scores": s} for i, k, s in rows]
+        )
+    assert np.isnan(expected) and np.isnan(got.score)
+    report = scoring.score(
+        [Prompt("ref:1", "Ties", 1, 2), Prompt("tied:2", "Ties", 2, 3), Prompt("m", "Math", 1, 2)],
+        {i: Prediction("scores", s) for i, _, s in rows} | {"m": Prediction("scores", [1.0, 0])},
+    )
+    assert report["subsets"][0]["score"] is None and report["overall"] is None
+    assert report["subsets"][0]["ties"]["ref_accuracy"] == 1.0
+    json.dumps(report, allow_nan=False)  # storable as JSON
