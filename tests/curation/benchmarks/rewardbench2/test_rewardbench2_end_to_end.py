@@ -148,6 +148,9 @@ def test_import_then_release_is_byte_identical_and_scored_like_rewardbench2(rb2_
     got = {s["subset"]: s["score"] for s in report["subsets"]}
     assert got == pytest.approx(by_subset, abs=1e-12)
     assert report["missing"] == 1
+    detail = api.get(f"{url}{r.json()['id']}/")
+    assert detail.status_code == 200, detail.content
+    assert detail.json()["accuracy"] == pytest.approx(overall, abs=1e-12)
 
     client.force_login(curator)
     page = client.get(reverse("leaderboard", args=[project.slug, release.pk]))
