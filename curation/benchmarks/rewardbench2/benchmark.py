@@ -119,6 +119,41 @@ class RewardBench2:
     def ensure_item_predictions(self, entry) -> int:
         return 0
 
+    # --- the evaluate command (a release folder on disk; optional member) ---------------
+
+    files_release_help = (
+        "rewardbench2: a release folder holding rewardbench2/test.jsonl, or a RewardBench 2 "
+        "JSONL file itself"
+    )
+    files_predictions_help = f"rewardbench2: one predictions file, {PREDICTIONS_SHAPE}"
+
+    def score_files(self, release: str, predictions: list[str], options: Any):
+        """Score one predictions file against the records of a release folder
+        (or a RewardBench 2 JSONL file): the report, and its text."""
+        from pathlib import Path
+
+        if getattr(options, "swapped", None) or getattr(options, "official_compat", False):
+            raise EvaluationError("RewardBench 2 takes one predictions file and no options.")
+        if len(predictions) != 1:
+            raise EvaluationError("RewardBench 2: give one predictions file.")
+        where = Path(release)
+        source = where / FILE if where.is_dir() else where
+        try:
+            lines = source.read_text(encoding="utf-8").splitlines()
+            prompts = [_prompt(json.loads(line)) for line in lines if line.strip()]
+            text = Path(predictions[0]).read_bytes()
+        except (OSError, ValueError, KeyError) as exc:
+            raise EvaluationError(f"{source}: not a RewardBench 2 file ({exc})") from None
+        try:
+            parsed, repeated = rb2_scoring.read_predictions(
+                _text(text, predictions[0]), predictions[0]
+            )
+            report = rb2_scoring.score(prompts, parsed)
+        except rb2_scoring.PredictionsError as exc:
+            raise EvaluationError(str(exc)) from None
+        report["repeated_ids"] = repeated
+        return _file_score(report={"rewardbench2": report}, text=lambda: _text_report(report))
+
     # --- judge runs ----------------------------------------------------------------
 
     def judge_item_count(self, release) -> int:
@@ -188,8 +223,49 @@ def release_records(release) -> list[dict]:
     return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
 
 
+def _prompt(record: dict) -> rb2_scoring.Prompt:
+    return rb2_scoring.Prompt(
+        record["id"], record["subset"], record["num_correct"], record["total_completions"]
+    )
+
+
 def release_prompts(release) -> list[rb2_scoring.Prompt]:
-    return [
-        rb2_scoring.Prompt(r["id"], r["subset"], r["num_correct"], r["total_completions"])
-        for r in release_records(release)
-    ]
+    return [_prompt(r) for r in release_records(release)]
+
+
+def _text_report(report: dict) -> str:
+    """The report as the shell prints it: a line per subset, then overall."""
+    lines = [f"{'subset':<12} {'score %':>8} {'prompts':>8} {'missing':>8}"]
+    for s in report["subsets"]:
+        lines.append(
+            f"{s['subset']:<12} {_percent(s['score']):>8} {s['prompts']:>8} {s['missing']:>8}"
+        )
+        if "ties" in s:
+            t = s["ties"]
+            lines.append(
+                "  ties: "
+                + ", ".join(
+                    f"{k} {'—' if t[k] is None else f'{t[k]:.4f}'}"
+                    for k in (
+                        "ref_accuracy",
+                        "tied_accuracy",
+                        "correctness_preferred",
+                        "correctness_preferred_hard",
+                        "margin",
+                    )
+                )
+            )
+    lines.append(f"{'overall':<12} {_percent(report['overall']):>8} {report['prompts']:>8}")
+    lines.append(f"unknown IDs: {report['unknown_ids']}, repeated IDs: {report['repeated_ids']}")
+    return "\n".join(lines) + "\n"
+
+
+def _file_score(**kw):
+    """The interface's FileScore where it has one, else the same fields."""
+    from curation.benchmarks import base
+
+    if hasattr(base, "FileScore"):
+        return base.FileScore(**kw)
+    from types import SimpleNamespace
+
+    return SimpleNamespace(lines_scored=None, **kw)

@@ -394,3 +394,29 @@ def test_ties_without_a_ref_tied_pair_is_undefined_as_published():
     assert report["subsets"][0]["score"] is None and report["overall"] is None
     assert report["subsets"][0]["ties"]["ref_accuracy"] == 1.0
     json.dumps(report, allow_nan=False)  # storable as JSON
+
+
+def test_score_files_scores_a_release_folder_or_the_file_itself(tmp_path):
+    """The evaluate command's side: a folder with rewardbench2/test.jsonl, or
+    the RewardBench 2 JSONL itself; equal to the published rules."""
+    from curation.benchmarks.base import EvaluationError
+    from curation.benchmarks.rewardbench2.benchmark import BENCHMARK
+
+    records, scores = fixture()
+    (tmp_path / "rewardbench2").mkdir()
+    data = tmp_path / "rewardbench2" / "test.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in records))
+    predictions = tmp_path / "scores.json"
+    predictions.write_text(json.dumps(scores))
+    expected, overall = reference_report(records, scores)
+    options = type("Options", (), {"swapped": None, "official_compat": False})()
+    for release in (tmp_path, data):
+        scored = BENCHMARK.score_files(str(release), [str(predictions)], options)
+        report = scored.report["rewardbench2"]
+        assert report["overall"] == pytest.approx(overall, abs=1e-12)
+        assert {s["subset"]: s["score"] for s in report["subsets"]} == pytest.approx(expected)
+        text = scored.text()
+        assert text.splitlines()[0].split() == ["subset", "score", "%", "prompts", "missing"]
+        assert f"overall {100 * overall:.1f}".split() == text.splitlines()[-2].split()[:2]
+    with pytest.raises(EvaluationError, match="not a RewardBench 2 file"):
+        BENCHMARK.score_files(str(tmp_path / "nowhere"), [str(predictions)], options)
