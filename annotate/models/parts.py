@@ -223,19 +223,22 @@ def is_mrb_shaped(by_slot: dict[str, list[ItemPart]]) -> bool:
 DERIVED_COLUMNS = ("prompt", "response_1", "response_2", "image_id", "image_path")
 
 
+def slot_text(parts: Iterable) -> str:
+    """A slot's text: its text parts joined by TEXT_JOINER (the rule of the
+    Item's text columns, and of every flat record made from parts)."""
+    return TEXT_JOINER.join(p.text for p in parts if p.kind == PartKind.TEXT)
+
+
 def derived_columns(by_slot: dict[str, list[ItemPart]]) -> dict:
     """The Item's derived columns from its parts grouped by slot (the one
     rule; see the module's docstring)."""
 
-    def text(slot: str) -> str:
-        return TEXT_JOINER.join(p.text for p in by_slot.get(slot, ()) if p.kind == PartKind.TEXT)
-
     mrb = is_mrb_shaped(by_slot)
     image = by_slot[Slot.PROMPT][0] if mrb else None
     return {
-        "prompt": text(Slot.PROMPT),
-        "response_1": text(Slot.RESPONSE_1),
-        "response_2": text(Slot.RESPONSE_2),
+        "prompt": slot_text(by_slot.get(Slot.PROMPT, ())),
+        "response_1": slot_text(by_slot.get(Slot.RESPONSE_1, ())),
+        "response_2": slot_text(by_slot.get(Slot.RESPONSE_2, ())),
         "image_id": image.image_id if image else None,
         "image_path": image.source_path if image else "",
     }
@@ -245,7 +248,7 @@ def derive_item_text(item: Item, by_slot: dict[str, list[ItemPart]] | None = Non
     """Write the item's derived columns from its parts (read if not given);
     the instance follows. Only these columns: the row's tallies may move."""
     if by_slot is None:
-        by_slot = _group(item.content_parts.all())
+        by_slot = group_by_slot(item.content_parts.all())
     columns = derived_columns(by_slot)
     for name, value in columns.items():
         setattr(item, name, value)
@@ -288,9 +291,10 @@ def write_item_content(
     return by_slot
 
 
-def _group(parts: Iterable[ItemPart]) -> dict[str, list[ItemPart]]:
-    """Parts grouped by slot in slot order (prompt, response 1, 2, … even
-    when empty), each slot's parts by position."""
+def group_by_slot(parts: Iterable) -> dict[str, list]:
+    """Parts (ItemParts, or any rows with `slot` and `position`) grouped by
+    slot in slot order (prompt, response 1, 2, … even when empty), each
+    slot's parts by position."""
     grouped: dict[str, list[ItemPart]] = {Slot.PROMPT: [], Slot.RESPONSE_1: [], Slot.RESPONSE_2: []}
     for part in sorted(parts, key=lambda p: (slot_order(p.slot), p.position)):
         grouped.setdefault(part.slot, []).append(part)
@@ -317,7 +321,7 @@ def parts_by_slot(item: Item, *, html: bool = True) -> dict[str, list[ItemPart]]
     parts = list(ItemPart.objects.filter(item_id=item.pk).select_related("image"))
     if html:
         _fresh_html(parts)
-    return _group(parts)
+    return group_by_slot(parts)
 
 
 def parts_by_item(
@@ -332,7 +336,7 @@ def parts_by_item(
     by_item: dict[int, list[ItemPart]] = {pk: [] for pk in item_ids}
     for part in parts:
         by_item[part.item_id].append(part)
-    return {pk: _group(item_parts) for pk, item_parts in by_item.items()}
+    return {pk: group_by_slot(item_parts) for pk, item_parts in by_item.items()}
 
 
 def shown_parts(parts: list[ItemPart], label: str) -> list[dict]:

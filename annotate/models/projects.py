@@ -167,6 +167,19 @@ class Project(models.Model):
         return reverse("project", args=[self.slug])
 
     @property
+    def votes_open(self) -> bool:
+        """Whether annotators may claim and vote: the pages and the API take
+        pair votes only (best-of-N and ranking votes are issue 33's)."""
+        return self.task == Task.PAIRWISE
+
+    @property
+    def votes_closed_reason(self) -> str:
+        return (
+            f"This project's task ({self.get_task_display()}) has no vote page yet: "
+            "its items can be imported and reviewed, not voted on."
+        )
+
+    @property
     def is_graded(self) -> bool:
         return scales.is_graded(self.preference_scale)
 
