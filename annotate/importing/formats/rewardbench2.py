@@ -431,6 +431,8 @@ def read_data(data: bytes | DatasetFile, *, filename: str, context: ReadContext)
             yield out
 
     ids = [item.external_id for item in items()]
+    if not ids and not first.skipped:
+        raise ImportFailed([ImportProblem(filename, "holds no RewardBench 2 records")])
     return ParsedFile(
         format=FORMAT,
         filename=filename,

@@ -163,6 +163,13 @@ def test_malformed_records_name_file_line_and_field(tmp_path):
     ]
 
 
+def test_an_empty_file_says_so(tmp_path):
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n\n")
+    with pytest.raises(ImportFailed, match=r"empty\.jsonl: holds no RewardBench 2 records"):
+        read(path, fmt="rewardbench2")
+
+
 def test_repeated_ids_follow_the_import_options(tmp_path):
     path = write_jsonl(tmp_path / "rb2.jsonl", [record("a", "Math"), record("a", "Focus")])
     with pytest.raises(ImportFailed, match="1 ID occurs more than once"):
