@@ -9,8 +9,6 @@ Pure: no database."""
 
 import math
 import random
-import subprocess
-import sys
 from collections import Counter
 from itertools import combinations, permutations
 from pathlib import Path
@@ -536,15 +534,6 @@ def test_invalid_rankings_are_refused_clearly(rankings, message):
 def test_invalid_picks_are_refused_clearly():
     with pytest.raises(ValueError, match="one of the item's slots"):
         rk.PickTable.of([rk.Pick(0, "a", 4, 4)])
-
-
-def test_the_module_imports_no_django():
-    code = (
-        "import sys, curation.agreement.ranking, curation.verdicts.ranking_rule; "
-        "sys.exit(any(m == 'django' or m.startswith('django.') for m in sys.modules))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
 
 
 def test_no_judgements_at_all_give_reasons_not_numbers():
