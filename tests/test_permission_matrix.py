@@ -154,6 +154,8 @@ MATRIX: dict[str, Row] = {
     "item_grid_bulk": Row(get=None, post=access("curator", 302), note="errors as messages"),
     "adjudicate": Row(get=access("curator", 200), post=None),
     "decide": Row(get=None, post=access("curator", 400)),
+    # A pairwise world's item: the ranked decision answers 404 to a curator.
+    "decide_ranked": Row(get=None, post=access("curator", 404), note="pairwise project: 404"),
     "accept_domain": Row(
         get=access("curator", 200), post=access("curator", 200), note="empty POST: unbound form"
     ),

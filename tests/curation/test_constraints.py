@@ -379,3 +379,41 @@ def test_mix_sources_take_a_position_once_with_a_positive_weight():
         MixSource.objects.create(mix=mix, position=0, project=project)
     with rejected_by("curation_mixsource_weight_positive"):
         MixSource.objects.create(mix=mix, position=1, project=project, weight=0)
+
+
+# --- a ranked item's final ranks (issue 33) -------------------------------------------
+
+
+def _ranked_verdict():
+    from curation.models import VerdictRank
+
+    verdict = make_verdict(status=VerdictStatus.AGREED, final_choice="3", provenance="majority")
+    return verdict, VerdictRank
+
+
+def test_a_decided_verdict_may_name_any_of_eight_slots_but_no_ninth():
+    verdict, _ = _ranked_verdict()
+    assert Verdict.objects.get(pk=verdict.pk).final_choice == "3"
+    with rejected_by("curation_verdict_final_choice_iff_decided"):
+        make_verdict(status=VerdictStatus.AGREED, final_choice="9", provenance="majority")
+
+
+def test_one_final_rank_per_slot():
+    verdict, VerdictRank = _ranked_verdict()
+    VerdictRank.objects.create(verdict=verdict, slot=1, rank=1)
+    with rejected_by("curation_verdictrank_one_per_slot"):
+        VerdictRank.objects.create(verdict=verdict, slot=1, rank=2)
+
+
+@pytest.mark.parametrize("slot", [0, 9])
+def test_a_final_rank_names_one_of_eight_slots(slot):
+    verdict, VerdictRank = _ranked_verdict()
+    with rejected_by("curation_verdictrank_slot_range"):
+        VerdictRank.objects.create(verdict=verdict, slot=slot, rank=1)
+
+
+@pytest.mark.parametrize("rank", [0, 9])
+def test_a_final_rank_is_one_to_eight(rank):
+    verdict, VerdictRank = _ranked_verdict()
+    with rejected_by("curation_verdictrank_rank_range"):
+        VerdictRank.objects.create(verdict=verdict, slot=1, rank=rank)
