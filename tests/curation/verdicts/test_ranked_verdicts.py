@@ -148,3 +148,26 @@ def test_new_thresholds_re_decide_ranked_items_and_their_final_ranks():
     )
     v = Verdict.objects.get(item=item)
     assert v.status == "contested" and ranks_of(item) == []
+
+
+def test_a_completing_ranked_vote_costs_the_same_statements_whatever_the_votes():
+    """The rule's pass over a ranked item reads its votes in two queries (the
+    judgements, their ranks), whether it has three rankings or seven."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from curation.verdicts.service import update_verdict
+
+    counts = []
+    for n_votes in (3, 7):
+        project = ranked_project(team=n_votes, votes_per_item=n_votes)
+        item = ranked_item(project)
+        for _ in range(n_votes):
+            rank_vote(item, (2, 1, 3, 4), decide=False)
+        with CaptureQueriesContext(connection) as queries:
+            update_verdict(item=item)
+        assert Verdict.objects.get(item=item).status == "agreed"
+        counts.append(len(queries))
+    # verdict lock, stored ranks, judgements, ranks, audit insert, verdict
+    # update, final ranks (delete, insert): eight, whatever the votes.
+    assert counts == [8, 8], counts
