@@ -24,12 +24,15 @@ from curation.agreement.ranking_diagnostics import (
     ranking_position_bias,
 )
 
+# Shown on the dashboard (escapes: alpha, times, tau).
 LABELS = {
-    "pick_alpha": "Krippendorff's alpha over picks (nominal; unit = item)",
-    "pairwise_alpha": "alpha over the pairwise preferences rankings imply (unit = item x pair)",
-    "ordinal_alpha": "Ordinal alpha over ranks (mid-ranks; unit = item x response)",
-    "mean_w": "Kendall's W (mean over items with two complete rankings)",
-    "mean_tau_b": "Kendall's tau-b (mean over pairs of rankings of one item)",
+    "pick_alpha": "Krippendorff's \u03b1 over picks (nominal; unit = item)",
+    "pairwise_alpha": "Krippendorff's \u03b1 over the pairwise preferences rankings imply "
+    "(nominal; unit = item \u00d7 response pair)",
+    "ordinal_alpha": "Krippendorff's \u03b1 over ranks (ordinal, mid-ranks; "
+    "unit = item \u00d7 response)",
+    "mean_w": "Kendall's W (mean over items with two or more complete rankings)",
+    "mean_tau_b": "Kendall's \u03c4-b (mean over pairs of rankings of one item)",
 }
 
 

@@ -79,6 +79,13 @@ def test_a_curator_adjudicates_a_contested_ranking_by_keyboard(live_server, brow
     results = axe.run(page, options=AXE_OPTIONS)
     page.screenshot(path=str(artifacts / "ranked-adjudication-resolved.png"), full_page=True)
     assert not results.violations_count, results.generate_report()
+    # The ranked agreement dashboard: statistics and position bias, axe-clean.
+    page.goto(f"{live_server.url}/p/rank4/agreement/")
+    assert page.locator("#ranked-stats tbody tr").count() == 4
+    assert page.locator("#position-bias tbody tr").count() == 3
+    results = axe.run(page, options=AXE_OPTIONS)
+    page.screenshot(path=str(artifacts / "ranked-agreement-desktop.png"), full_page=True)
+    assert not results.violations_count, results.generate_report()
     phone = browser.new_context(**SIZES["phone"])
     small = phone.new_page()
     log_in(small, live_server.url, "cur", url)
