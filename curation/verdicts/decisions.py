@@ -86,11 +86,13 @@ def _record(verdict: Verdict, *, before: dict, actor, action: str, reason: str) 
     return verdict
 
 
-def _drop_final_ranks(project: Project, verdict: Verdict) -> None:
+def _drop_final_ranks(project: Project, verdict: Verdict, before: dict) -> None:
     """A ranked item's verdict leaving agreed/resolved loses its final
-    ranking (rows deleted with the decision; the audit's after says ())."""
+    ranking: the rows are deleted with the decision, the audit's before has
+    them and its after has none."""
     if ranked.is_ranked(project):
         ranked.load_final_ranks([verdict])
+        before["final_ranks"] = list(verdict.ranked_final)
         VerdictRank.objects.filter(verdict=verdict).delete()
         verdict.ranked_final = ()
 
@@ -163,7 +165,7 @@ def exclude_item(
         verdict.escalated_by = 0
         verdict.decided_by = curator
         verdict.reason = reason
-        _drop_final_ranks(project, verdict)
+        _drop_final_ranks(project, verdict, before)
         return _record(verdict, before=before, actor=curator, action="exclude", reason=reason)
 
 
@@ -189,7 +191,7 @@ def request_more_votes(
         verdict.contest_kind = ""
         verdict.decided_by = None
         verdict.reason = f"{n} more vote(s) requested: {reason}"
-        _drop_final_ranks(project, verdict)
+        _drop_final_ranks(project, verdict, before)
         return _record(verdict, before=before, actor=curator, action="more_votes", reason=reason)
 
 
@@ -221,7 +223,7 @@ def reopen_item(*, project: Project, item_id: int, curator, reason: str, version
         verdict.escalated_by = 0
         verdict.decided_by = None
         verdict.reason = reason
-        _drop_final_ranks(project, verdict)
+        _drop_final_ranks(project, verdict, before)
         return _record(verdict, before=before, actor=curator, action="reopen", reason=reason)
 
 

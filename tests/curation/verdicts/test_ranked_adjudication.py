@@ -114,6 +114,8 @@ def test_the_curator_sets_the_final_ranking_and_the_audit_holds_it(client, conte
     )
     assert not VerdictRank.objects.filter(verdict=verdict).exists()
     assert Verdict.objects.get(item=item).status == "contested"
+    reopened = AuditEvent.objects.get(item=item, action="reopen")
+    assert (reopened.before["final_ranks"], reopened.after["final_ranks"]) == ([2, 1, 3, 3], [])
 
 
 @pytest.mark.parametrize(
