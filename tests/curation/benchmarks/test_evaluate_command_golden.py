@@ -16,7 +16,6 @@ import os
 import re
 from pathlib import Path
 
-import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
