@@ -91,8 +91,9 @@ class ProjectsApi(ProjectListApi):
         preference_scale = serializers.ChoiceField(
             choices=PREFERENCE_SCALES,
             default=PreferenceScale.AB,
-            help_text="ab: A/B (ties per allow_tie); graded6: MMRB2's six points (A much "
-            "better … B much better); graded7: seven points with a tie in the middle. "
+            help_text="ab: A/B (ties per allow_tie); graded6: Multimodal RewardBench 2's six "
+            "points (A much better … B much better); graded7: seven points with a tie in the "
+            "middle. "
             "Changeable only while the project has no votes.",
         )
         require_rationale = serializers.BooleanField(default=False)
@@ -147,8 +148,9 @@ class ProjectDetailApi(APIView):
         preference_scale = serializers.ChoiceField(
             choices=PREFERENCE_SCALES,
             required=False,
-            help_text="ab: A/B (ties per allow_tie); graded6: MMRB2's six points (A much "
-            "better … B much better); graded7: seven points with a tie in the middle. "
+            help_text="ab: A/B (ties per allow_tie); graded6: Multimodal RewardBench 2's six "
+            "points (A much better … B much better); graded7: seven points with a tie in the "
+            "middle. "
             "Changeable only while the project has no votes.",
         )
         require_rationale = serializers.BooleanField(required=False)

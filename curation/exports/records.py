@@ -10,7 +10,7 @@ left/right/tie; `strength_displayed`, `point_displayed`, `grade_left`,
 `grade_right`, `correct_left`, `correct_right`), through the one mapping of
 annotate.loop.rules. A graded vote's strength is also written on the
 project's scale (`scale`, `scale_value`: annotate.loop.scales.scale_value,
-MMRB2's 1-6 with 6 = response 1 much better, or 1-7 with 4 = tie), the
+Multimodal RewardBench 2's 1-6 with 6 = response 1 much better, or 1-7 with 4 = tie), the
 number a release writes. Annotators are named by their pseudonym with the rule
 releases use (`pseudonym_of`), so an annotator is the same name in an export
 and in a release's provenance.jsonl. No model names, prompts, responses or
