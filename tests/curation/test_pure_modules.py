@@ -12,6 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 PURE_MODULES = [
     "curation.verdicts.rule",
+    "curation.verdicts.ranking_rule",
+    "curation.agreement.ranking",
     "curation.agreement.stats",
     "curation.agreement.diagnostics",
     "curation.releases.exporter",
