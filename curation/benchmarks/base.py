@@ -15,8 +15,8 @@ owns, in its own terms:
 - its judge prompt and the predictions a judge run's answers become
   (`judge_records`, `judge_request`, `judge_predictions`).
 
-and, optionally (Optional below: the registry asks with a default, so a
-benchmark without them still releases and scores uploads):
+and, optionally (OptionalMembers below: the registry asks who offers them,
+so a benchmark without them still releases and scores uploads):
 
 - scoring predictions files against a release folder on disk (`score_files`,
   the evaluate command), and writing a project's items in its published
@@ -167,10 +167,11 @@ class FileOptions:
 @dataclass
 class FileScore:
     """Predictions files scored against a release on disk: the report that
-    --json prints, the text report printed as is otherwise, and the
-    prediction lines scored (the verbose timing line; None: no such line)."""
+    --json prints, the text report printed as is otherwise (each made when
+    asked), and the prediction lines scored (the verbose timing line; None:
+    no such line)."""
 
-    report: dict
+    report: Callable[[], dict]
     text: Callable[[], str]
     lines_scored: int | None = None
 
