@@ -292,7 +292,12 @@ class _Rows:
         responses = out.pop(column, None)
         if not isinstance(responses, list) or len(responses) != 2:
             count = "none" if responses is None else len(responses)
-            self._problem(f"has {count} responses; exactly two per row are supported", n, column)
+            self._problem(
+                f"has {count} responses; this layout holds pairs, exactly two per row "
+                "(more responses need a format of their own)",
+                n,
+                column,
+            )
             return
         models = out.get(self.models) if self.models else None
         first_better = self._first_better(out.get(self.ranking) if self.ranking else None, n)

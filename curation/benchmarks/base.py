@@ -167,11 +167,11 @@ class FileOptions:
 @dataclass
 class FileScore:
     """Predictions files scored against a release on disk: the report that
-    --json prints, the text report printed as is otherwise (each made when
-    asked), and the prediction lines scored (the verbose timing line; None:
-    no such line)."""
+    --json prints, the text report printed as is otherwise (made when asked),
+    and the prediction lines scored (the verbose timing line; None: no such
+    line)."""
 
-    report: Callable[[], dict]
+    report: dict
     text: Callable[[], str]
     lines_scored: int | None = None
 

@@ -51,7 +51,7 @@ def score_files(release: str, predictions: list[str], options: FileOptions) -> F
     unknown = sum(1 for pair_id in parsed if pair_id not in known)
     report = scoring.report_as_dict(scores, unknown_ids=unknown, repeated_ids=repeated)
     report["skipped_files"] = [str(p) for p in skipped]
-    return FileScore(report=lambda: report, text=lambda: text_report(report))
+    return FileScore(report=report, text=lambda: text_report(report))
 
 
 def read_predictions(names: list[str]) -> tuple[dict, int]:

@@ -38,7 +38,7 @@ def score_files(release: str, predictions: list[str], options: FileOptions) -> F
         raise EvaluationError(str(exc)) from None
     report = scoring.score(records, parsed, official_compat=options.official_compat)
     return FileScore(
-        report=lambda: scoring_output.report_as_dict(report),
+        report=scoring_output.report_as_dict(report),
         text=lambda: scoring_output.format_report(report, id_limit=options.show_ids),
         lines_scored=len(parsed),
     )

@@ -78,7 +78,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         elapsed = time.perf_counter() - started
         if opts["json"]:
-            self.stdout.write(json.dumps(scored.report(), indent=2))
+            self.stdout.write(json.dumps(scored.report, indent=2))
             return
         self.stdout.write(scored.text(), ending="")
         if opts["verbosity"] > 1 and scored.lines_scored is not None:

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotate', '0022_progresscounter'),
+        ('annotate', '0023_project_task'),
     ]
 
     operations = [
