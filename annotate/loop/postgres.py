@@ -51,7 +51,7 @@ def _select_columns(alias: str, model: type[Model], skip=()) -> list[tuple[str, 
     ]
 
 
-def _instances(row, *parts: tuple[type[Model], list[tuple[str, str]]]) -> list:
+def instances(row, *parts: tuple[type[Model], list[tuple[str, str]]]) -> list:
     """Model instances (Model.from_db) from consecutive slices of a raw row:
     PostgreSQL's driver returns ready Python values for the columns
     _select_columns picks."""
@@ -69,8 +69,8 @@ def _instances(row, *parts: tuple[type[Model], list[tuple[str, str]]]) -> list:
 # rest deferred.
 _SOURCE_TEXT = ("prompt", "response_1", "response_2", "reference_answer")
 _MEMBER = MEMBER_SQL.format(project="%(project)s")
-_CLAIM_ITEM = _select_columns("i", Item, skip=("reference_answer",))
-_CLAIM_DOMAIN = _select_columns("d", Domain)
+CLAIM_ITEM = _select_columns("i", Item, skip=("reference_answer",))
+CLAIM_DOMAIN = _select_columns("d", Domain)
 # The claim's INSERT writes every concrete field of Assignment but its key,
 # the list taken from the model (never written by hand), so a field added to
 # Assignment is written here too: the item from the statement, every other
@@ -185,7 +185,7 @@ CLAIM_SQL = (
         insert_columns=", ".join(f.column for f in NEW_ASSIGNMENT_FIELDS),
         insert_values=", ".join(_new_value(f) for f in NEW_ASSIGNMENT_FIELDS),
         returned=", ".join(_ASSIGNMENT_ROW),
-        columns=", ".join(column for _, column in _CLAIM_ASSIGNMENT + _CLAIM_ITEM + _CLAIM_DOMAIN),
+        columns=", ".join(column for _, column in _CLAIM_ASSIGNMENT + CLAIM_ITEM + CLAIM_DOMAIN),
     )
 )
 
@@ -247,11 +247,11 @@ def claim(
             cursor.execute(CLAIM_SQL, parameters)
             row = cursor.fetchone()
     stale, live = row[:2]
-    assignment, item, domain = _instances(
+    assignment, item, domain = instances(
         row[2:],
         (Assignment, _CLAIM_ASSIGNMENT),
-        (Item, _CLAIM_ITEM),
-        (Domain, _CLAIM_DOMAIN),
+        (Item, CLAIM_ITEM),
+        (Domain, CLAIM_DOMAIN),
     )
     if assignment.pk is None:
         return None, stale
@@ -309,7 +309,7 @@ def read_own_assignment(sql: str, *, assignment_id: int, annotator, convert=None
         row = cursor.fetchone()
     if row is None:
         return None
-    made = _instances(row, *_OWN_PARTS)
+    made = instances(row, *_OWN_PARTS)
     if convert is not None:
         for instance in made:
             convert(instance)

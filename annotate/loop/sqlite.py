@@ -75,24 +75,37 @@ def assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
 
 # The claim's questions: (the annotator's oldest unexpired open lease in the
 # project, or NULL; whether a lease of the project ran out, asked only with
-# check_stale; the item to lease when neither, or NULL). Someone who does not
-# see the project gets (NULL, 0, NULL): every question is asked of members
-# only.
+# check_stale; the item to lease when neither, with its domain, or NULLs).
+# Someone who does not see the project gets (NULL, 0, NULLs): every question
+# is asked of members only.
 CLAIM_QUESTIONS_SQL = (
     "WITH"
     + postgres.CLAIM_QUESTIONS.format(
         own="a.id", member=MEMBER_SQL.format(project="%(project)s"), lock=""
     )
-    + """
-    SELECT (SELECT id FROM own), EXISTS (SELECT 1 FROM stale), (SELECT id FROM picked)
+    + f"""
+    SELECT (SELECT id FROM own), EXISTS (SELECT 1 FROM stale),
+        {", ".join(c for _, c in postgres.CLAIM_ITEM + postgres.CLAIM_DOMAIN)}
+    FROM (SELECT 1) AS one
+    LEFT JOIN picked ON TRUE
+    LEFT JOIN annotate_item i ON i.id = picked.id
+    LEFT JOIN annotate_domain d ON d.id = i.domain_id
 """
 )
-
-_LEASE_EXPIRES_AT = Assignment._meta.get_field("lease_expires_at")
+# The count: the condition and the CHECK constraint make overlap impossible
+# whatever the locking.
 _COUNT_LEASE_SQL = """
     UPDATE annotate_item SET live_assignments = live_assignments + 1
-    WHERE id = %s AND live_assignments < votes_needed RETURNING id
+    WHERE id = %s AND live_assignments < votes_needed RETURNING live_assignments
 """
+# The lease: every concrete field of Assignment but its key (the list from
+# the model), as postgres.CLAIM_SQL's INSERT.
+_LEASE_SQL = (
+    f"INSERT INTO {Assignment._meta.db_table} "
+    f"({', '.join(f.column for f in postgres.NEW_ASSIGNMENT_FIELDS)}) "
+    f"VALUES ({', '.join(['%s'] * len(postgres.NEW_ASSIGNMENT_FIELDS))}) RETURNING id"
+)
+_LEASE_EXPIRES_AT = Assignment._meta.get_field("lease_expires_at")
 
 
 def claim(
@@ -102,42 +115,60 @@ def claim(
     because stale leases wait to be returned.) As orm.claim: a new lease
     comes with its item (live_assignments counting it) and the item's
     domain; a resumed one bare."""
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(
-                CLAIM_QUESTIONS_SQL,
-                {
-                    "project": project.pk,
-                    "user": annotator.pk,
-                    "superuser": annotator.is_superuser,
-                    # As the ORM writes a datetime for SQLite (its text).
-                    "now": _LEASE_EXPIRES_AT.get_db_prep_value(now, connection),
-                    "check_stale": check_stale,
-                },
-            )
-            own, stale, picked = cursor.fetchone()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            CLAIM_QUESTIONS_SQL,
+            {
+                "project": project.pk,
+                "user": annotator.pk,
+                "superuser": annotator.is_superuser,
+                # As the ORM writes a datetime for SQLite (its text).
+                "now": _LEASE_EXPIRES_AT.get_db_prep_value(now, connection),
+                "check_stale": check_stale,
+            },
+        )
+        own, stale, *picked = cursor.fetchone()
         if own is not None:
             return Assignment.objects.get(pk=own), False
         if stale and check_stale:
             return None, True
-        if picked is None:
+        item, domain = postgres.instances(
+            picked, (Item, postgres.CLAIM_ITEM), (Domain, postgres.CLAIM_DOMAIN)
+        )
+        if item.pk is None:
             return None, False
-        # Conditional increment: the condition and the CHECK constraint make
-        # overlap impossible whatever the locking.
-        with connection.cursor() as cursor:
-            cursor.execute(_COUNT_LEASE_SQL, [picked])
-            if cursor.fetchone() is None:
-                return None, False
-        item = Item.objects.select_related("domain").get(pk=picked)
-        item.project = project
-        assignment = orm.new_lease(
+        cursor.execute(_COUNT_LEASE_SQL, [item.pk])
+        counted = cursor.fetchone()
+        if counted is None:
+            return None, False
+        for instance in (item, domain):
+            _as_the_orm_reads(instance)
+        (item.live_assignments,) = counted
+        item.project, item.domain = project, domain
+        new = orm.new_lease(
             item=item,
             annotator=annotator,
             order=order,
             now=now,
             lease_expires_at=lease_expires_at,
         )
-        assignment.save(force_insert=True)
+        # Each value as the instance's save() writes it (pre_save,
+        # get_db_prep_save), as postgres.claim_parameters.
+        values = [f.pre_save(new, True) for f in postgres.NEW_ASSIGNMENT_FIELDS]
+        cursor.execute(
+            _LEASE_SQL,
+            [
+                f.get_db_prep_save(v, connection)
+                for f, v in zip(postgres.NEW_ASSIGNMENT_FIELDS, values, strict=True)
+            ],
+        )
+        (pk,) = cursor.fetchone()
+    assignment = Assignment.from_db(
+        connection.alias,
+        [Assignment._meta.pk.attname, *(f.attname for f in postgres.NEW_ASSIGNMENT_FIELDS)],
+        [pk, *values],
+    )
+    assignment.item, assignment.annotator = item, annotator
     return assignment, False
 
 

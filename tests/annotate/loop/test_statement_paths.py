@@ -363,6 +363,17 @@ def test_the_raw_claim_and_vote_return_every_field_of_the_rows_they_write():
         check_stale=False,
     )
     assert _row(leased) == _row(Assignment.objects.get(pk=leased.pk))
+    # The item and domain it comes with are what the ORM reads (types too:
+    # SQLite's raw datetimes are made aware as the ORM makes them), the
+    # item's live_assignments counting this lease.
+    stored = Item.objects.select_related("domain").get(pk=leased.item_id)
+    assert stored.live_assignments == 1
+    for got, want in ((leased.item, stored), (leased.item.domain, stored.domain)):
+        shown = [f.attname for f in type(got)._meta.concrete_fields]
+        shown = [name for name in shown if name not in got.get_deferred_fields()]
+        assert {n: (type(getattr(got, n)), getattr(got, n)) for n in shown} == {
+            n: (type(getattr(want, n)), getattr(want, n)) for n in shown
+        }
     resumed, _ = raw.claim(
         project=project,
         annotator=people[0],

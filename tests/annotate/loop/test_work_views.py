@@ -295,10 +295,10 @@ def test_htmx_submit_and_next_item_run_a_constant_number_of_queries(
     # assignment itself
     # (see test_submit: 3 on PostgreSQL, 6 on SQLite, and its SAVEPOINT pair);
     # the claim (see test_claim: 1 and, inside the submit's transaction, its
-    # SAVEPOINT pair; or 4 and a pair), the progress line with the
+    # SAVEPOINT pair; or 3 and a pair), the progress line with the
     # annotator's own count; the next item's parts (issue 32). The fresh
     # claim brings the next item along.
-    with django_assert_max_num_queries(13 if on_postgres() else 19):
+    with django_assert_max_num_queries(13 if on_postgres() else 18):
         response = client.post(
             reverse("work_submit", args=[a.pk]), {"choice": "left"}, HTTP_HX_REQUEST="true"
         )
