@@ -126,7 +126,10 @@ def _new_value(field) -> str:
 # UPDATE in a WITH, the whole of annotate.loop.sqlite's CLAIM_QUESTIONS_SQL
 # (there without the row lock: SQLite's IMMEDIATE transactions serialise
 # writers). `{own}`: what `own` selects of the lease; `{lock}`: the pick's
-# locking clause.
+# locking clause. `stale`'s CROSS JOIN makes SQLite start from the open
+# leases that ran out (annotate_assignment_lease_idx), not from every item
+# of the project (its plan with INNER JOIN: a vote's cost grew with the
+# project); PostgreSQL plans it as the inner join it is.
 CLAIM_QUESTIONS = """
     own AS (
         SELECT {own}
@@ -136,8 +139,9 @@ CLAIM_QUESTIONS = """
         ORDER BY a.claimed_at, a.id
         LIMIT 1
     ), stale AS (
-        SELECT 1 FROM annotate_assignment a INNER JOIN annotate_item o ON o.id = a.item_id
-        WHERE %(check_stale)s AND a.status = 'open' AND a.lease_expires_at <= %(now)s
+        SELECT 1 FROM annotate_assignment a CROSS JOIN annotate_item o
+        WHERE o.id = a.item_id
+          AND %(check_stale)s AND a.status = 'open' AND a.lease_expires_at <= %(now)s
           AND o.project_id = %(project)s AND {member}
         LIMIT 1
     ), picked AS (

@@ -224,6 +224,27 @@ def test_same_statements_at_100_and_100000_items(client):
     client.force_login(user)
     vote_at_100, vote_at_100k = (_vote_statements(client, p, user) for p in (small, big))
     assert vote_at_100k == vote_at_100
+    if connection.vendor == "sqlite":
+        # SQLite's claim questions reach the project's items only through
+        # the claim order's index (the pick) or by key: never all of them.
+        from annotate.loop import sqlite
+
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "EXPLAIN QUERY PLAN " + sqlite.CLAIM_QUESTIONS_SQL,
+                {
+                    "project": big.pk,
+                    "user": user.pk,
+                    "superuser": False,
+                    "check_stale": True,
+                    "now": "2026-03-02 09:00:00",
+                },
+            )
+            plan = [row[-1] for row in cursor.fetchall()]
+        by_project = [line for line in plan if "(project_id=?" in line and "membership" not in line]
+        assert by_project == [
+            "SEARCH p USING INDEX annotate_item_claim_order_idx (project_id=?)"
+        ], plan
     at_100, at_100k = _page_statements(small, user), _page_statements(big, user)
     assert len(at_100) == 1
     assert at_100k == at_100
