@@ -19,11 +19,11 @@ process the stack started (and their sum), its peak during the run, and
 exits 1 when the sum is over the target.
 
 The embedded default (no option) is what ``make run`` starts: gunicorn with
-one gthread worker × 8 threads and a solo Celery worker, SQLite and the
+one gthread worker x 8 threads and a solo Celery worker, SQLite and the
 filesystem broker in a fresh ``DATA_DIR``. Target ≤ 400 MB.
 
 ``--production`` is the Dockerfile's web command (gunicorn, 2 gthread workers
-× 4 threads) and one Celery worker (prefork, concurrency 1) on PostgreSQL
+x 4 threads) and one Celery worker (prefork, concurrency 1) on PostgreSQL
 (DATABASE_URL, a database named ``bench…``, dropped and created) and Redis
 (MEMORY_REDIS_URL, default redis://127.0.0.1:6379/9; its Celery keys are
 emptied). Target ≤ 600 MB.
@@ -56,7 +56,7 @@ DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/9"
 
 
 class Celery:
-    """`celery -A config worker` as make run (solo) or production (prefork ×1) starts it."""
+    """`celery -A config worker` as make run (solo) or production (prefork, 1 child) starts it."""
 
     def __init__(self, env: dict[str, str], log: Path, *, production: bool):
         pool = (
@@ -66,8 +66,11 @@ class Celery:
         )
         with log.open("wb") as fh:
             self.proc = subprocess.Popen(
-                [str(Path(sys.executable).parent / "celery"), "-A", "config", "worker", *pool]
-                + ["--loglevel", "WARNING"],
+                [
+                    *(str(Path(sys.executable).parent / "celery"), "-A", "config", "worker"),
+                    *pool,
+                    *("--loglevel", "WARNING"),
+                ],
                 cwd=ROOT,
                 env=env,
                 stdout=fh,
@@ -165,7 +168,7 @@ def main() -> int:
     url = ""
     if args.production:
         url = database_url(DEFAULT_DATABASE_URL)
-        name, _ = bench_database(url)
+        bench_database(url)  # refuses a name not starting with "bench"
     env = annotate_bench.child_env(url, tmp)
     if args.production:
         env["REDIS_URL"] = os.environ.get("MEMORY_REDIS_URL", DEFAULT_REDIS_URL)
