@@ -20,6 +20,11 @@ PORT ?= 8000
 # Celery process (solo pool). Raise THREADS for a bigger team.
 THREADS ?= 8
 # Chromium for the e2e tests: the system's where there is one.
+# Test processes (pytest-xdist): one per core by default; the tests that use
+# the real Redis share one worker (tests/conftest.py). TEST_WORKERS=0 runs
+# everything in this process.
+TEST_WORKERS ?= auto
+XDIST := -n $(TEST_WORKERS) --dist loadgroup
 CHROMIUM_PATH ?= $(shell command -v chromium || command -v chromium-browser || true)
 export CHROMIUM_PATH
 
@@ -115,17 +120,17 @@ typecheck: install
 # tests/annotate/loop/ skipped on PostgreSQL fails.
 test: install
 	$(VENV)/bin/ruff check .
-	@.ci/throwaway-postgres --or-sqlite $(PY) -m pytest $(PYTEST_ARGS)
+	@.ci/throwaway-postgres --or-sqlite $(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # Always a throw-away PostgreSQL (even with DATABASE_URL set); fails when
 # PostgreSQL's server binaries are not installed.
 test-pg: install
-	.ci/throwaway-postgres $(PY) -m pytest $(PYTEST_ARGS)
+	.ci/throwaway-postgres $(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # Always SQLite (the embedded default), whatever is installed or set.
 test-sqlite: install
 	@echo "Tests on SQLite: make test-sqlite."
-	env -u DATABASE_URL $(PY) -m pytest $(PYTEST_ARGS)
+	env -u DATABASE_URL $(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 test-fast: install
 	$(PY) -m pytest -x -q -m "not e2e" $(PYTEST_ARGS)

@@ -150,6 +150,7 @@ def build_project(*, slug: str, n_items: int, n_images: int, n_annotators: int, 
     from datetime import UTC, datetime, timedelta
 
     import numpy as np
+    from annotate_bench import MRB_PART_FIELDS, mrb_part_rows
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.db import transaction
@@ -158,6 +159,7 @@ def build_project(*, slug: str, n_items: int, n_images: int, n_annotators: int, 
         Assignment,
         ImageAsset,
         Item,
+        ItemPart,
         Judgement,
         Membership,
         Project,
@@ -239,6 +241,14 @@ def build_project(*, slug: str, n_items: int, n_images: int, n_annotators: int, 
                 label_tallies[:, 3 * response + code] = np.where(labelled, hits, 0)
 
         item_ids = next_ids(Item, n_all)
+        # The items' parts (the content, issue 32), with the same texts as
+        # the derived columns of the rows below.
+        parts: list[tuple] = []
+
+        def with_parts(row: tuple) -> tuple:
+            parts.extend(mrb_part_rows(row[0], row[5], row[6], row[4], row[7], row[8]))
+            return row
+
         copy_rows(
             Item,
             [
@@ -249,7 +259,7 @@ def build_project(*, slug: str, n_items: int, n_images: int, n_annotators: int, 
                 "correct_1_unsure", "correct_2_yes", "correct_2_no", "correct_2_unsure",
             ],
             (
-                (
+                with_parts((
                     item_id, project.pk, d.pk, ext_id, words(10, 60) + "?",
                     assets[i % len(assets)].pk,
                     f"images/{ext_id.rsplit('_', 1)[0]}/{ext_id}.png",
@@ -257,10 +267,12 @@ def build_project(*, slug: str, n_items: int, n_images: int, n_annotators: int, 
                     {"ID": ext_id}, f"{item_id:064x}", shuffle_key(project.seed, ext_id),
                     VOTES_PER_ITEM, VOTES_PER_ITEM, *tallies[i].tolist(),
                     *label_tallies[i].tolist(),
-                )
+                ))
                 for i, (item_id, (d, ext_id)) in enumerate(zip(item_ids, plan, strict=True))
             ),
         )  # fmt: skip
+        copy_rows(ItemPart, MRB_PART_FIELDS, parts)
+        parts.clear()
 
         n_votes = n_all * VOTES_PER_ITEM
         assignment_ids = next_ids(Assignment, n_votes)
@@ -325,7 +337,7 @@ def build_project(*, slug: str, n_items: int, n_images: int, n_annotators: int, 
     from django.db import connection
 
     with connection.cursor() as cur:
-        for model in (ImageAsset, Item, Assignment, Judgement, Verdict):
+        for model in (ImageAsset, Item, ItemPart, Assignment, Judgement, Verdict):
             cur.execute(f"VACUUM ANALYZE {model._meta.db_table}")
     sizes = [i["size"] for i in images]
     return {
@@ -386,7 +398,7 @@ def measure_build(project_id: int, version: str, profile: bool) -> dict:
     phases = Phases()
     phases.wrap(manifest_sections, "agreement", "agreement (alpha, bootstrap CIs)")
     phases.wrap(manifest_sections, "extra", "decision rules per verdict (manifest)")
-    phases.wrap(build, "_annotation", "annotation counts")
+    phases.wrap(manifest_sections, "annotation", "annotation counts")
     phases.wrap(build, "_copy_image", "image files (link or copy)")
     phases.wrap(parquet.ParquetWriter, "write", "parquet rows")
     phases.wrap(parquet.ParquetWriter, "close", "parquet rows")

@@ -54,6 +54,14 @@ requires_redis = pytest.mark.skipif(
 )
 
 
+def pytest_collection_modifyitems(items):
+    """With pytest-xdist (`make test` runs two workers), the tests that use the
+    real Redis share one worker: they purge and read the same broker queue."""
+    for item in items:
+        if item.get_closest_marker("redis"):
+            item.add_marker(pytest.mark.xdist_group("redis"))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """On CI (CI=true, as .ci/run runs), a skipped `reference` test fails:

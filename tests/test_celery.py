@@ -44,6 +44,7 @@ def real_broker():
     app.conf.update(saved)
 
 
+@pytest.mark.redis
 @requires_redis
 def test_task_round_trips_through_redis_and_an_embedded_worker(real_broker):
     assert real_broker.conf.broker_url.startswith("redis://")

@@ -4,7 +4,6 @@ WARNING` reports nothing. Each case runs in a fresh interpreter."""
 
 import json
 import os
-import secrets
 import subprocess
 import sys
 
@@ -12,7 +11,8 @@ import pytest
 
 from tests.fresh_process import REPO, SETTINGS_VARIABLES, run_django
 
-KEY = secrets.token_urlsafe(64)
+# Fixed (not drawn at import): pytest-xdist's workers must collect the same test ids.
+KEY = "liNecABDSHPTnb_9ep2CVJmRI6Ne-G-uwZ1z6P0H_Wgz4Y_BcrivKgtzJN-FNL6aoa5H0uwH5YNrQNVfghFKbQ"
 PRODUCTION = {"DJANGO_ENV": "production", "SECRET_KEY": KEY, "ALLOWED_HOSTS": "studio.example"}
 
 

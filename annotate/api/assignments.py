@@ -148,7 +148,8 @@ class NextAssignmentApi(APIView):
         "project still collecting votes is one you were never assigned (only a curator "
         "asking for more votes later can change that). 202 when nothing is free for you "
         "now but more may come (others hold leases that may run out, or votes still "
-        "coming may split and escalate): ask again after `Retry-After` seconds.",
+        "coming may split and escalate): ask again after `Retry-After` seconds. 409 "
+        "when the project's task is not pairwise (no vote on more than two responses yet).",
         request=None,
         responses={
             200: AssignmentSerializer,
@@ -157,11 +158,13 @@ class NextAssignmentApi(APIView):
                 description="Nothing free for you now; more may come. Ask again later.",
             ),
             204: OpenApiResponse(description="Done: nothing is left for you in this project."),
-            **errors(401, 404),
+            **errors(401, 404, 409),
         },
     )
     def post(self, request, slug):
         project, _ = project_for_api(request.user, slug)
+        if not project.votes_open:
+            raise Conflict(project.votes_closed_reason)
         assignment = claim_next_item(project=project, annotator=request.user)
         if assignment is None:
             if votes_may_come(project=project, annotator=request.user):

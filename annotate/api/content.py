@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 
 from annotate.loop import rules
 from annotate.models import Assignment, ItemPart, PartKind, Slot, parts_by_slot
-from annotate.models.parts import TEXT_JOINER, is_mrb_shaped
+from annotate.models.parts import TEXT_JOINER, is_mrb_shaped, response_slot, response_slots
 from common.api.errors import errors
 
 
@@ -37,10 +37,25 @@ class PartSerializer(serializers.Serializer):
     height = serializers.IntegerField(required=False)
 
 
+class ShownResponseSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="A, B, C, … in display order.")
+    parts = PartSerializer(many=True)
+
+
 class ContentSerializer(serializers.Serializer):
     prompt = PartSerializer(many=True)
-    left = PartSerializer(many=True, help_text="The response shown on the left, in order.")
-    right = PartSerializer(many=True, help_text="The response shown on the right, in order.")
+    left = PartSerializer(
+        many=True, help_text="The response shown on the left, in order (a pair; else empty)."
+    )
+    right = PartSerializer(
+        many=True, help_text="The response shown on the right, in order (a pair; else empty)."
+    )
+    responses = ShownResponseSerializer(
+        many=True,
+        required=False,
+        help_text="An item of more than two responses (a best-of-N or ranking project): "
+        "each response in display order. Absent for a pair.",
+    )
 
 
 def _image(url: str, image) -> dict:
@@ -49,22 +64,23 @@ def _image(url: str, image) -> dict:
 
 def content_fields(assignment: Assignment) -> dict:
     """The assignment's content in displayed order, read from the item's
-    parts (one query): `content` (prompt, left, right as parts) and the
-    flat fields of the API's first version, derived from the same parts:
-    `prompt`, `left`, `right` (each slot's text parts joined, as the Item's
-    derived columns are) and `image_url`/`image_width`/`image_height` (the
-    prompt's image of an item of the MRB shape, served at
-    api_assignment_image, the URL its part has in `content` too; null
-    otherwise)."""
+    parts (one query): `content` (prompt, left, right as parts; for an item
+    of more than two responses `responses` in display order, left and right
+    empty) and the flat fields of the API's first version, derived from the
+    same parts: `prompt`, `left`, `right` (each slot's text parts joined, as
+    the Item's derived columns are; "" for left and right beside more than
+    two responses) and `image_url`/`image_width`/`image_height` (the prompt's
+    image of an item of the MRB shape, served at api_assignment_image, the
+    URL its part has in `content` too; null otherwise)."""
     by_slot = parts_by_slot(assignment.item, html=False)
     mrb_image = by_slot[Slot.PROMPT][0].image if is_mrb_shaped(by_slot) else None
     image_url = reverse("api_assignment_image", args=[assignment.pk]) if mrb_image else None
-    place_of = displayed_places(assignment)
-    counts = dict.fromkeys(PLACES, 0)
+    place_of = displayed_places(assignment, len(response_slots(by_slot)))
+    counts = dict.fromkeys(place_of.values(), 0)
     shown: dict[str, list[dict]] = {}
-    for slot in (Slot.PROMPT, Slot.RESPONSE_1, Slot.RESPONSE_2):
+    for slot in place_of:
         shown[slot] = []
-        for part in by_slot[slot]:
+        for part in by_slot.get(slot, ()):
             if part.kind == PartKind.IMAGE:
                 place = place_of[slot]
                 url = image_url if mrb_image else None
@@ -76,13 +92,29 @@ def content_fields(assignment: Assignment) -> dict:
                 counts[place] += 1
             else:
                 shown[slot].append({"kind": "text", "text": part.text})
-    left, right = rules.displayed_pair(
-        shown[Slot.RESPONSE_1], shown[Slot.RESPONSE_2], swapped=assignment.shown_swapped
-    )
 
     def text(parts: list[dict]) -> str:
         return TEXT_JOINER.join(p["text"] for p in parts if p["kind"] == "text")
 
+    if len(place_of) != 3:  # more than two responses: named A, B, C, … as displayed
+        responses = [
+            {"name": place.upper(), "parts": shown[slot]}
+            for slot, place in place_of.items()
+            if slot != Slot.PROMPT
+        ]
+        content = {"prompt": shown[Slot.PROMPT], "left": [], "right": []}
+        return {
+            "prompt": text(shown[Slot.PROMPT]),
+            "image_url": None,
+            "image_width": None,
+            "image_height": None,
+            "left": "",
+            "right": "",
+            "content": {**content, "responses": responses},
+        }
+    left, right = rules.displayed_pair(
+        shown[Slot.RESPONSE_1], shown[Slot.RESPONSE_2], swapped=assignment.shown_swapped
+    )
     return {
         "prompt": text(shown[Slot.PROMPT]),
         "image_url": image_url,
@@ -94,15 +126,31 @@ def content_fields(assignment: Assignment) -> dict:
     }
 
 
+# Where a pair's parts are displayed; an item of more responses names them
+# by their displayed letter, in lower case (a, b, c, …).
 PLACES = ("prompt", "left", "right")
 
 
-def displayed_places(assignment: Assignment) -> dict[str, str]:
-    """Each slot's displayed place for this assignment: prompt, left, right."""
-    left, right = rules.displayed_pair(
-        Slot.RESPONSE_1, Slot.RESPONSE_2, swapped=assignment.shown_swapped
+def displayed_places(assignment: Assignment, n_responses: int = 2) -> dict[str, str]:
+    """Each slot's displayed place for this assignment, in display order:
+    prompt, left, right for a pair; prompt, a, b, c, … for more responses
+    (in the assignment's display order, or canonical order if it is not a
+    permutation of that many slots)."""
+    if n_responses == 2:
+        left, right = rules.displayed_pair(
+            Slot.RESPONSE_1, Slot.RESPONSE_2, swapped=assignment.shown_swapped
+        )
+        return {Slot.PROMPT: "prompt", left: "left", right: "right"}
+    order = assignment.display_order
+    shown = (
+        rules.displayed_slots(order)
+        if rules.is_order(order, n_responses)
+        else range(1, n_responses + 1)
     )
-    return {Slot.PROMPT: "prompt", left: "left", right: "right"}
+    places = {Slot.PROMPT.value: "prompt"}
+    for k, slot in enumerate(shown):
+        places[response_slot(slot)] = "abcdefghi"[k]
+    return places
 
 
 class AssignmentPartImageApi(APIView):
@@ -121,9 +169,17 @@ class AssignmentPartImageApi(APIView):
         assignment = Assignment.objects.own(request.user).filter(pk=assignment_id).first()
         if assignment is None:
             raise exceptions.NotFound("No such assignment.")
-        slot = {shown: slot for slot, shown in displayed_places(assignment).items()}.get(place)
+        if place in PLACES and rules.is_order(assignment.display_order, 2):
+            places = displayed_places(assignment)  # a pair (no query)
+        else:  # the places of an item of more responses: a, b, c, …
+            responses = ItemPart.objects.filter(item_id=assignment.item_id).exclude(
+                slot=Slot.PROMPT
+            )
+            n_responses = responses.values("slot").distinct().count()
+            places = displayed_places(assignment, max(n_responses, 2))
+        slot = {shown: slot for slot, shown in places.items()}.get(place)
         if slot is None:
-            raise exceptions.NotFound("No such place: prompt, left or right.")
+            raise exceptions.NotFound(f"No such place: {', '.join(places.values())}.")
         part = (
             ItemPart.objects.filter(item_id=assignment.item_id, slot=slot, kind=PartKind.IMAGE)
             .select_related("image")

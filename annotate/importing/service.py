@@ -33,7 +33,6 @@ from annotate.importing.formats import mrb as mrb_reader
 from annotate.importing.formats import release as release_reader
 from annotate.importing.imagestore import (
     ImageCopies,
-    image_storage_name,  # noqa: F401 (bench scripts import it from here)
     remove_orphans,
     store_images,
 )
@@ -54,7 +53,7 @@ from annotate.importing.sources import (
     find_dataset_in_zip,
 )
 from annotate.models import Domain, ImageAsset, Item, Project, shuffle_key
-from annotate.models.parts import render_parts_html
+from annotate.models.parts import response_count_problem
 from common.bulk import insert_rows
 
 log = logging.getLogger(__name__)
@@ -367,7 +366,7 @@ def write_parsed(
 
             labelled: dict[int, ParsedItem] | None = {} if cast_votes else None
             created, updated = _write_items(
-                project, parsed, actions, renames, domains, image_id, labelled
+                project, parsed, actions, renames, domains, image_id, labelled, problems
             )
             result.created, result.updated, result.item_ids = len(created), len(updated), created
             signals.items_imported.send(
@@ -434,16 +433,27 @@ def _cast_votes(project: Project, parsed: ParsedFile, labelled: dict[int, Parsed
     return imported_votes.cast_votes(project=project, votes=votes, filename=parsed.filename)
 
 
-def _write_items(project, parsed, actions, renames, domains, image_id, labelled):
+def _write_items(project, parsed, actions, renames, domains, image_id, labelled, problems):
     """Insert and update the items (a batch of plain rows at a time: COPY on
     PostgreSQL, common.bulk); the pks created and updated. `labelled`, if
-    not None, gets each created item's labels (its parts left out)."""
+    not None, gets each created item's labels (its parts left out).
+
+    An item whose number of responses the project cannot hold (2 to
+    ITEM_MAX_RESPONSES; exactly two for a pairwise task:
+    response_count_problem) is logged in `problems`; from the first one
+    nothing more is written, the rest of the file is only checked, and
+    ImportFailed names every such record (the transaction rolls back)."""
+    responses_field = parsed.labels.get("responses", "responses")
     created: list[int] = []
     updated: list[int] = []
     batch: list[tuple] = []
     batch_items: list[ParsedItem] = []
 
     def flush():
+        if problems.problems:
+            batch.clear()
+            batch_items.clear()
+            return
         pks = insert_rows(Item, _ITEM_FIELDS, batch, return_ids=True)
         write_parsed_parts(list(zip(pks, batch_items, strict=True)), image_id)
         if labelled is not None:
@@ -458,17 +468,12 @@ def _write_items(project, parsed, actions, renames, domains, image_id, labelled)
     for item, action in zip(parsed.items(), actions, strict=True):
         if action is None:
             continue
-        if len(item.responses) != 2:  # the slot model of issue 32 item 2 admits more
-            raise ImportFailed(
-                [
-                    ImportProblem(
-                        parsed.filename,
-                        f"has {len(item.responses)} responses; items of this studio hold two",
-                        line=item.line,
-                        index=item.index,
-                    )
-                ]
-            )
+        problem = response_count_problem(len(item.responses), project.task)
+        if problem:
+            problems.add(problem, line=item.line, index=item.index, field=responses_field)
+            continue
+        if problems.problems:
+            continue  # only checking from here: nothing is written
         if item.index in renames:  # suffix: a new item beside the existing one
             item = renamed(item, renames[item.index])
         digest = parsed.fingerprint(item)
@@ -507,13 +512,8 @@ def _write_items(project, parsed, actions, renames, domains, image_id, labelled)
         updated.append(pk)
     if batch:
         flush()
+    problems.raise_if_any()
     return created, updated
-
-
-def render_item_html(*, item_ids: list[int]) -> int:
-    """The items' parts' HTML (render_parts_html; the name kept for its
-    callers and the queued tasks of an earlier release)."""
-    return render_parts_html(item_ids=item_ids)
 
 
 def import_uploaded_items(

@@ -23,10 +23,11 @@ from annotate.models import (
     ProgressCounter,
     Project,
     parts_by_slot,
+    response_slot,
     shown_parts,
     submitted_count,
 )
-from annotate.models.parts import is_mrb_shaped
+from annotate.models.parts import is_mrb_shaped, response_slots
 
 
 def reference_progress(project: Project, user) -> dict:
@@ -323,11 +324,13 @@ def render_work(
     item = assignment.item
     project = item.project
     domain = item.domain
+    content = _content(item, assignment.display_order)
+    layout = content["layout"]
+    if layout == "slots":
+        return _render_slots(request, assignment, content, status, return_to, notice)
     judgement = None
     if assignment.status == AssignmentStatus.SUBMITTED:
         judgement = assignment.judgements.with_pair_answers().get(is_current=True)
-    content = _content(item, assignment.shown_swapped)
-    layout = content["layout"]
     shown_parts = content["shown"]
     input_parts = ()
     if layout == "edit":
@@ -423,16 +426,21 @@ def render_work(
     return response
 
 
-def _content(item, swapped: bool) -> dict:
-    """What the page shows of the item, read from its parts (one query):
-    the layout; for the MRB layout the prompt's image and the HTML of the
-    prompt's and the displayed responses' one text part each (`shown` None);
-    for any other the prompt's and the displayed left and right responses'
-    parts as the template shows them (`html` empty). Never an ID, a model
-    name or a source path (annotators must not see what could name a side)."""
+def _content(item, order: str) -> dict:
+    """What the page shows of the item, read from its parts (one query), in
+    the assignment's display `order`: the layout; for the MRB layout the
+    prompt's image and the HTML of the prompt's and the displayed responses'
+    one text part each (`shown` None); for a pair of any other shape the
+    prompt's and the displayed left and right responses' parts as the
+    template shows them (`html` empty); for more than two responses the
+    "slots" layout (_slots_content). Never an ID, a model name or a source
+    path (annotators must not see what could name a side)."""
     by_slot = parts_by_slot(item)
+    slots = response_slots(by_slot)
+    if len(slots) != 2:
+        return _slots_content(by_slot, len(slots), order)
     left, right = rules.displayed_pair(
-        by_slot["response_1"], by_slot["response_2"], swapped=swapped
+        by_slot["response_1"], by_slot["response_2"], swapped=rules.is_swapped(order)
     )
     if is_mrb_shaped(by_slot):
         image, prompt = by_slot["prompt"]
@@ -450,6 +458,72 @@ def _content(item, swapped: bool) -> dict:
         "right": shown_parts(right, "Response B"),
     }
     return {"layout": _layout(shown), "shown": shown, "prompt_image": None, "html": {}}
+
+
+# How the page names displayed responses, first to last (rules.MAX_SLOTS of them).
+RESPONSE_NAMES = "ABCDEFGHI"
+
+
+def _slots_content(by_slot: dict, n: int, order: str) -> dict:
+    """An item of n != 2 responses (a best-of-N or ranking project's): the
+    prompt's parts and each response's, named A, B, C, … in the display
+    order (canonical order if the assignment's order is not one of n slots)."""
+    shown_order = rules.displayed_slots(order) if rules.is_order(order, n) else range(1, n + 1)
+    responses = [
+        {
+            "name": RESPONSE_NAMES[k],
+            "parts": shown_parts(
+                by_slot.get(response_slot(slot), []), f"Response {RESPONSE_NAMES[k]}"
+            ),
+        }
+        for k, slot in enumerate(shown_order)
+    ]
+    shown = {"prompt": shown_parts(by_slot["prompt"], "Prompt"), "responses": responses}
+    return {"layout": "slots", "shown": shown, "prompt_image": None, "html": {}}
+
+
+# The keys of an item this page cannot take a vote on (the "slots" layout).
+SLOTS_ACTIONS = ("skip", "undo", "guidelines", "keys", "close")
+
+
+def _render_slots(request, assignment, content, status, return_to, notice):
+    """The compare page of an item of more than two responses: every
+    response, in display order, and no vote form (best-of-N and ranking
+    votes come with their task's page, issue 33); the annotator may skip."""
+    project, domain = assignment.item.project, assignment.item.domain
+    keymap = tuple(
+        entry
+        for entry in _keymap(
+            allow_tie=False,
+            domain_words=None,
+            judged=assignment.status == AssignmentStatus.SUBMITTED,
+            can_revise=False,
+        )
+        if entry[0] in SLOTS_ACTIONS
+    )
+    context = {
+        "project": project,
+        "assignment": assignment,
+        "item": assignment.item,
+        "domain": domain,
+        "layout": "slots",
+        "prompt_parts": content["shown"]["prompt"],
+        "responses": content["shown"]["responses"],
+        "judgement": None,
+        "errors": {where: () for where in ERROR_TARGETS},
+        "return_to": return_to,
+        "notice": notice,
+        "keymap": keymap,
+        "actions": " ".join(action for action, _, _ in keymap),
+        "skip_url": reverse("work_skip", args=[assignment.pk]),
+        "undo_url": reverse("work_undo", args=[project.slug]),
+        "ahead_url": reverse("work_ahead", args=[project.slug]),
+        "progress": progress(project, request.user),
+    }
+    template = "annotate/_work.html" if request.htmx else "annotate/work.html"
+    response = render(request, template, context, status=status)
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 def _layout(shown: dict[str, list[dict]]) -> str:

@@ -82,6 +82,9 @@ def _go_next(request, project: Project, assignment: Assignment | None):
 @login_required
 def work_start(request, slug):
     project, _ = project_for(request.user, slug)
+    if not project.votes_open:
+        messages.error(request, project.votes_closed_reason)
+        return redirect(project)
     assignment = claim_next_item(project=project, annotator=request.user)
     if assignment is None:
         return redirect("work_done", slug=project.slug)

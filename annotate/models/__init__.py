@@ -38,6 +38,7 @@ from annotate.models.projects import (
     Project,
     ProjectQuerySet,
     Role,
+    Task,
 )
 from annotate.models.votes import (
     LIVE_ASSIGNMENT_STATUSES,
@@ -48,7 +49,6 @@ from annotate.models.votes import (
     Grade,
     Judgement,
     JudgementSlot,
-    Task,
     submitted_count,
 )
 

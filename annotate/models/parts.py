@@ -46,10 +46,32 @@ class Slot(models.TextChoices):
     RESPONSE_2 = "response_2", "Response 2"
 
 
-# At most 99 responses: `response_1` … `response_99`, no leading zero.
+# At most 99 response slots can be named: `response_1` … `response_99`, no
+# leading zero (the slot constraint).
 MAX_RESPONSES = 99
+# How many responses an item may have (the writer's rule, response_count_problem):
+# at least a pair, at most what a page can show side by side and a display
+# order can hold (rules.MAX_SLOTS is 9); RewardBench 2 has four.
+ITEM_MIN_RESPONSES = 2
+ITEM_MAX_RESPONSES = 8
 SLOT_PATTERN = r"\A(prompt|response_[1-9][0-9]?)\Z"
 _SLOT_RE = re.compile(SLOT_PATTERN)
+
+
+def response_count_problem(n: int, task: str | None = None) -> str | None:
+    """Why an item of `n` responses may not be written (None: it may), for a
+    project of `task` (annotate.models.Task; None: any task). The one rule:
+    2 to ITEM_MAX_RESPONSES responses, exactly two for a pairwise task."""
+    if n < ITEM_MIN_RESPONSES:
+        return f"has {n} responses; an item has at least {ITEM_MIN_RESPONSES}"
+    if n > ITEM_MAX_RESPONSES:
+        return f"has {n} responses; an item has at most {ITEM_MAX_RESPONSES}"
+    if task == "pairwise" and n != 2:
+        return (
+            f"has {n} responses; a pairwise project's items have exactly two "
+            f"(a best-of-N or ranking project takes up to {ITEM_MAX_RESPONSES})"
+        )
+    return None
 
 
 def response_slot(n: int) -> str:
@@ -201,19 +223,22 @@ def is_mrb_shaped(by_slot: dict[str, list[ItemPart]]) -> bool:
 DERIVED_COLUMNS = ("prompt", "response_1", "response_2", "image_id", "image_path")
 
 
+def slot_text(parts: Iterable) -> str:
+    """A slot's text: its text parts joined by TEXT_JOINER (the rule of the
+    Item's text columns, and of every flat record made from parts)."""
+    return TEXT_JOINER.join(p.text for p in parts if p.kind == PartKind.TEXT)
+
+
 def derived_columns(by_slot: dict[str, list[ItemPart]]) -> dict:
     """The Item's derived columns from its parts grouped by slot (the one
     rule; see the module's docstring)."""
 
-    def text(slot: str) -> str:
-        return TEXT_JOINER.join(p.text for p in by_slot.get(slot, ()) if p.kind == PartKind.TEXT)
-
     mrb = is_mrb_shaped(by_slot)
     image = by_slot[Slot.PROMPT][0] if mrb else None
     return {
-        "prompt": text(Slot.PROMPT),
-        "response_1": text(Slot.RESPONSE_1),
-        "response_2": text(Slot.RESPONSE_2),
+        "prompt": slot_text(by_slot.get(Slot.PROMPT, ())),
+        "response_1": slot_text(by_slot.get(Slot.RESPONSE_1, ())),
+        "response_2": slot_text(by_slot.get(Slot.RESPONSE_2, ())),
         "image_id": image.image_id if image else None,
         "image_path": image.source_path if image else "",
     }
@@ -223,7 +248,7 @@ def derive_item_text(item: Item, by_slot: dict[str, list[ItemPart]] | None = Non
     """Write the item's derived columns from its parts (read if not given);
     the instance follows. Only these columns: the row's tallies may move."""
     if by_slot is None:
-        by_slot = _group(item.content_parts.all())
+        by_slot = group_by_slot(item.content_parts.all())
     columns = derived_columns(by_slot)
     for name, value in columns.items():
         setattr(item, name, value)
@@ -238,12 +263,16 @@ def write_item_content(
     render: bool = True,
 ) -> dict[str, list[ItemPart]]:
     """Replace the saved item's content: its prompt parts and its responses'
-    parts (response 1 first, at least two), unsaved parts from text_part()
-    and image_part(). Validates every part, stores them with their HTML
-    (`render=False` leaves it to render_parts_html, an import's task) and
-    derives the item's columns. Returns the parts grouped by slot."""
-    if len(responses) < 2:
-        raise ValidationError(f"An item has at least two responses, not {len(responses)}.")
+    parts (response 1 first, 2 to ITEM_MAX_RESPONSES; exactly two in a
+    pairwise project), unsaved parts from text_part() and image_part().
+    Validates every part, stores them with their HTML (`render=False` leaves
+    it to render_parts_html, an import's task) and derives the item's
+    columns. Returns the parts grouped by slot."""
+    # A pair suits every task: the project is read only for other counts.
+    task = item.project.task if len(responses) != 2 else None
+    problem = response_count_problem(len(responses), task)
+    if problem:
+        raise ValidationError(f"The item {problem}.")
     by_slot = {Slot.PROMPT.value: list(prompt)}
     for n, parts in enumerate(responses, start=1):
         by_slot[response_slot(n)] = list(parts)
@@ -262,9 +291,10 @@ def write_item_content(
     return by_slot
 
 
-def _group(parts: Iterable[ItemPart]) -> dict[str, list[ItemPart]]:
-    """Parts grouped by slot in slot order (prompt, response 1, 2, … even
-    when empty), each slot's parts by position."""
+def group_by_slot(parts: Iterable) -> dict[str, list]:
+    """Parts (ItemParts, or any rows with `slot` and `position`) grouped by
+    slot in slot order (prompt, response 1, 2, … even when empty), each
+    slot's parts by position."""
     grouped: dict[str, list[ItemPart]] = {Slot.PROMPT: [], Slot.RESPONSE_1: [], Slot.RESPONSE_2: []}
     for part in sorted(parts, key=lambda p: (slot_order(p.slot), p.position)):
         grouped.setdefault(part.slot, []).append(part)
@@ -291,7 +321,7 @@ def parts_by_slot(item: Item, *, html: bool = True) -> dict[str, list[ItemPart]]
     parts = list(ItemPart.objects.filter(item_id=item.pk).select_related("image"))
     if html:
         _fresh_html(parts)
-    return _group(parts)
+    return group_by_slot(parts)
 
 
 def parts_by_item(
@@ -306,7 +336,7 @@ def parts_by_item(
     by_item: dict[int, list[ItemPart]] = {pk: [] for pk in item_ids}
     for part in parts:
         by_item[part.item_id].append(part)
-    return {pk: _group(item_parts) for pk, item_parts in by_item.items()}
+    return {pk: group_by_slot(item_parts) for pk, item_parts in by_item.items()}
 
 
 def shown_parts(parts: list[ItemPart], label: str) -> list[dict]:

@@ -57,6 +57,16 @@ class PreferenceScale(models.TextChoices):
     GRADED7 = scales.GRADED7, scales.SCALE_NAMES[scales.GRADED7]
 
 
+class Task(models.TextChoices):
+    """What a vote answers: a project's task, and each judgement's (the
+    answer's shape). A pairwise project's items have exactly two responses;
+    best-of-N and ranking items have 2 to parts.ITEM_MAX_RESPONSES."""
+
+    PAIRWISE = "pairwise", "Pairwise"  # choice 1 / 2 / tie, maybe a signed strength
+    BEST_OF_N = "best_of_n", "Best of N"  # choice: the slot picked, or "none"
+    RANKING = "ranking", "Ranking"  # no choice; a rank per slot (ties share one)
+
+
 class Project(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     name = models.CharField(max_length=200)
@@ -78,6 +88,15 @@ class Project(models.Model):
         choices=PreferenceScale.choices,
         default=PreferenceScale.AB,
         help_text="How annotators say which response is better. Fixed once votes exist.",
+    )
+    # What a vote answers (Task). Pairwise items have exactly two responses
+    # (the import refuses others); best-of-N and ranking items may have more.
+    # The pages and the API vote on pairs only until issue 33.
+    task = models.CharField(
+        max_length=9,
+        choices=Task.choices,
+        default=Task.PAIRWISE,
+        help_text="What a vote answers: pairwise (two responses), best of N or a ranking.",
     )
     # The contested rule's optional "consensus" filter (graded projects): an
     # item is agreed only if every vote is on one side and their mean
@@ -132,6 +151,9 @@ class Project(models.Model):
                 name="annotate_project_preference_scale_valid",
             ),
             models.CheckConstraint(
+                condition=Q(task__in=Task.values), name="annotate_project_task_valid"
+            ),
+            models.CheckConstraint(
                 condition=Q(consensus_strength__isnull=True)
                 | Q(consensus_strength__gte=0, consensus_strength__lte=scales.MAX_STRENGTH),
                 name="annotate_project_consensus_strength_range",
@@ -143,6 +165,19 @@ class Project(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("project", args=[self.slug])
+
+    @property
+    def votes_open(self) -> bool:
+        """Whether annotators may claim and vote: the pages and the API take
+        pair votes only (best-of-N and ranking votes are issue 33's)."""
+        return self.task == Task.PAIRWISE
+
+    @property
+    def votes_closed_reason(self) -> str:
+        return (
+            f"This project's task ({self.get_task_display()}) has no vote page yet: "
+            "its items can be imported and reviewed, not voted on."
+        )
 
     @property
     def is_graded(self) -> bool:

@@ -10,6 +10,7 @@ from django.db.models.lookups import GreaterThanOrEqual, LessThan, LessThanOrEqu
 
 from annotate.loop import rules
 from annotate.models.items import Item
+from annotate.models.projects import Task
 from annotate.projects import AssignmentQuerySet
 
 
@@ -109,14 +110,6 @@ class Assignment(models.Model):
     def displayed_to_canonical(self, side: str) -> str:
         """The canonical response ("1"/"2") displayed on `side` ("left"/"right")."""
         return rules.response_on(side, swapped=self.shown_swapped)
-
-
-class Task(models.TextChoices):
-    """What a judgement answers (its item's task): the answer's shape."""
-
-    PAIRWISE = "pairwise", "Pairwise"  # choice 1 / 2 / tie, maybe a signed strength
-    BEST_OF_N = "best_of_n", "Best of N"  # choice: the slot picked, or "none"
-    RANKING = "ranking", "Ranking"  # no choice; a rank per slot (ties share one)
 
 
 class Choice(models.TextChoices):

@@ -24,6 +24,7 @@ from annotate.models import (
     PreferenceScale,
     Project,
     Role,
+    Task,
 )
 from annotate.setup.models import SetupEvent
 from annotate.setup.presets import PRESETS
@@ -155,8 +156,10 @@ def create_project(
     seed: int = 0,
     preset: str = "mrb",
     preference_scale: str = PreferenceScale.AB,
+    task: str = Task.PAIRWISE,
 ) -> Project:
-    """A new project with the preset's domains; its creator becomes its admin."""
+    """A new project with the preset's domains; its creator becomes its admin.
+    `task`: what a vote answers (pairwise items have exactly two responses)."""
     if not can_create_projects(actor):
         raise SetupError("You may not create projects; ask a site admin for the permission.")
     if preset not in PRESETS:
@@ -164,6 +167,10 @@ def create_project(
             f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}", field="preset"
         )
     _check_scale(preference_scale)
+    if task not in Task.values:
+        raise SetupError(
+            f"unknown task {task!r}; use one of {', '.join(Task.values)}", field="task"
+        )
     slug = slug or slugify(name)[:80]
     if not slug:
         raise SetupError("Give the project a slug (letters, digits, - and _).", field="slug")
@@ -181,6 +188,7 @@ def create_project(
             agree_share=agree_share,
             allow_tie=allow_tie,
             preference_scale=preference_scale,
+            task=task,
             require_rationale=require_rationale,
             lease_minutes=lease_minutes,
             seed=seed,

@@ -44,6 +44,7 @@ from curation.models import (
     ReleaseStatus,
 )
 from curation.releases import exporter, manifest_sections, parquet, publishing, snapshot, trl
+from curation.releases.content import item_contents
 from curation.releases.heartbeat import BuildHeartbeat
 from curation.releases.members import ROW_FIELDS, VoteExtras, export_items
 from curation.releases.rekey import in_new_id_order
@@ -301,17 +302,21 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
                 got = {r.item__external_id: r for r in rows.filter(item__external_id__in=part)}
                 yield from (got[ext_id] for ext_id in part)
 
+    def chunk_items(chunk):
+        # The chunk's content from its parts: one query (curation.releases.content).
+        contents = item_contents(v.item_id for v in chunk)
+        fetched.update(_fetch_images(contents.values(), folder.parent / ".images", fetched))
+        yield from export_items(chunk, contents, pseudonyms, members, slots, released, vote_extras)
+
     def items():
         chunk: list = []
         for verdict in ordered_rows():
             chunk.append(verdict)
             if len(chunk) == CHUNK:
-                fetched.update(_fetch_images(chunk, folder.parent / ".images", fetched))
-                yield from export_items(chunk, pseudonyms, members, slots, released, vote_extras)
+                yield from chunk_items(chunk)
                 chunk = []
         if chunk:
-            fetched.update(_fetch_images(chunk, folder.parent / ".images", fetched))
-            yield from export_items(chunk, pseudonyms, members, slots, released, vote_extras)
+            yield from chunk_items(chunk)
 
     # Images already downloaded from a storage without local paths, by SHA-256.
     fetched: dict[str, Path] = {}
@@ -354,7 +359,7 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
     return manifest, members, warnings
 
 
-def _fetch_images(chunk, cache: Path, fetched: dict[str, Path]) -> dict[str, Path]:
+def _fetch_images(contents, cache: Path, fetched: dict[str, Path]) -> dict[str, Path]:
     """Download a chunk's images from a storage without local paths (a
     bucket), TRANSFER_THREADS at a time, into `cache` (in the work folder);
     one request after another was most of a build's time there. Returns the
@@ -362,9 +367,9 @@ def _fetch_images(chunk, cache: Path, fetched: dict[str, Path]) -> dict[str, Pat
     if local_path(default_storage) is not None:
         return {}
     wanted = {
-        v.item__image__sha256: v.item__image__file
-        for v in chunk
-        if v.item__image__sha256 not in fetched
+        c.image_sha256: c.image_file
+        for c in contents
+        if c.image_sha256 is not None and c.image_sha256 not in fetched
     }
     cache.mkdir(exist_ok=True)
 

@@ -1,7 +1,8 @@
 """The rows a release build writes and the membership it records (used by
 curation.releases.build): the pair layout's records from the included
-verdicts' rows, and each vote as provenance.jsonl holds it (also for the
-members only in a benchmark's own files: curation.benchmarks).
+verdicts' rows and their items' parts (curation.releases.content), and each
+vote as provenance.jsonl holds it (also for the members only in a
+benchmark's own files: curation.benchmarks).
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from typing import NamedTuple
 from annotate.models import Judgement
 from curation.exports.records import pseudonym_of
 from curation.releases import exporter
+from curation.releases.content import ItemContent
 
 CHUNK = 2000
 
 
-# What the build reads of each included verdict (as named rows, see _write).
+# What the build reads of each included verdict (as named rows, see _write);
+# the item's content comes from its parts (content.item_contents, per chunk).
 ROW_FIELDS = (
     "item_id",
     "final_choice",
@@ -25,12 +28,6 @@ ROW_FIELDS = (
     "item__external_id",
     "item__domain__slug",
     "item__domain__export_category",
-    "item__prompt",
-    "item__image_path",
-    "item__image__sha256",
-    "item__image__file",
-    "item__response_1",
-    "item__response_2",
     "item__model_1",
     "item__model_2",
 )
@@ -82,31 +79,35 @@ def _vote_dicts(item_ids, pseudonyms, extras: VoteExtras) -> dict[int, list[dict
     return votes
 
 
-def export_items(chunk, pseudonyms, members, slots, released, extras):
-    """ExportItems of a chunk of rows (ROW_FIELDS), with their current votes
-    (one query per chunk). Appends each item's membership to `members` as a
+def export_items(
+    chunk, contents: dict[int, ItemContent], pseudonyms, members, slots, released, extras
+):
+    """ExportItems of a chunk of rows (ROW_FIELDS) and their items' content
+    (content.item_contents), with their current votes (one query per
+    chunk). Appends each item's membership to `members` as a
     tuple: (item_id, external_id, released_id, domain, chosen, better,
     provenance); released_id is "" unless the release re-keys IDs."""
     votes = _vote_dicts([v.item_id for v in chunk], pseudonyms, extras)
     for v in chunk:
         released_id = released[v.item__external_id]
+        content = contents[v.item_id]
         export = exporter.ExportItem(
             external_id=released_id,
             domain=v.item__domain__slug,
             category=v.item__domain__export_category,
-            prompt=v.item__prompt,
-            image_path=v.item__image_path,
-            image_sha256=v.item__image__sha256,
-            image_ext=v.item__image__file.rsplit(".", 1)[-1],
-            response_1=v.item__response_1,
-            response_2=v.item__response_2,
+            prompt=content.prompt,
+            image_path=content.image_path,
+            image_sha256=content.image_sha256,
+            image_ext=content.image_ext,
+            response_1=content.response_1,
+            response_2=content.response_2,
             chosen=v.final_choice,
             provenance=v.provenance,
             reason=v.reason if v.provenance == "adjudicated" else "",
             votes=tuple(votes.get(v.item_id, ())),
             model_1=v.item__model_1,
             model_2=v.item__model_2,
-            image_source=v.item__image__file,
+            image_source=content.image_file,
         )
         # A tuple, not a ReleaseItem: at 100,000 items the instances alone
         # were ~100 MB. _publish makes the rows in batches.

@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from annotate.models import (
     Item,
     ItemPart,
+    Task,
     derive_item_text,
     image_part,
     parts_by_item,
@@ -17,7 +18,13 @@ from annotate.models import (
     text_part,
     write_item_content,
 )
-from annotate.models.parts import PART_VALIDATORS, PartKind, slot_order, validate_part
+from annotate.models.parts import (
+    ITEM_MAX_RESPONSES,
+    PART_VALIDATORS,
+    PartKind,
+    slot_order,
+    validate_part,
+)
 from tests.factories import make_image, make_item, make_project
 
 pytestmark = pytest.mark.django_db
@@ -34,17 +41,17 @@ def _bare_item(project=None) -> Item:
     )
 
 
-def test_an_item_of_twelve_responses_is_written_and_read_in_slot_order():
-    item = _bare_item()
+def test_an_item_of_the_most_responses_is_written_and_read_in_slot_order():
+    item = _bare_item(make_project(task=Task.RANKING))
     image = make_image()
-    responses = [[text_part(f"answer **{n}**")] for n in range(1, 13)]
-    responses[10].append(image_part(image.pk, "r11.png"))
+    n = ITEM_MAX_RESPONSES
+    responses = [[text_part(f"answer **{k}**")] for k in range(1, n + 1)]
+    responses[6].append(image_part(image.pk, "r7.png"))
     write_item_content(item, [text_part("Rank these")], responses)
     grouped = parts_by_slot(item)
-    assert list(grouped) == ["prompt", *(response_slot(n) for n in range(1, 13))]
-    assert [p.text for p in grouped["response_10"]] == ["answer **10**"]
-    assert [p.kind for p in grouped["response_11"]] == ["text", "image"]
-    assert "<strong>12</strong>" in grouped["response_12"][0].html
+    assert list(grouped) == ["prompt", *(response_slot(k) for k in range(1, n + 1))]
+    assert [p.kind for p in grouped["response_7"]] == ["text", "image"]
+    assert f"<strong>{n}</strong>" in grouped[response_slot(n)][0].html
     item.refresh_from_db()
     # Derived: the search column and the first two responses; no MRB image.
     assert (item.prompt, item.response_1, item.response_2) == (
@@ -53,6 +60,18 @@ def test_an_item_of_twelve_responses_is_written_and_read_in_slot_order():
         "answer **2**",
     )
     assert (item.image_id, item.image_path) == (None, "")
+
+
+def test_slots_are_read_in_number_order_past_nine():
+    # The slot constraint names up to response_99 (rows an admin may add);
+    # reads sort response_10 after response_9, not after response_1.
+    item = _bare_item()
+    ItemPart.objects.bulk_create(
+        ItemPart(item=item, slot=response_slot(k), position=0, kind=PartKind.TEXT, text=str(k))
+        for k in (12, 1, 10, 9, 2)
+    )
+    grouped = parts_by_slot(item)
+    assert list(grouped) == ["prompt", *(response_slot(k) for k in (1, 2, 9, 10, 12))]
 
 
 def test_the_derived_columns_follow_the_one_rule():
@@ -84,7 +103,7 @@ def test_the_derived_columns_follow_the_one_rule():
 def test_fewer_than_two_responses_and_invalid_parts_are_refused_and_nothing_changes():
     item = make_item(prompt="kept")
     before = list(ItemPart.objects.filter(item=item).values_list("slot", "text"))
-    with pytest.raises(ValidationError, match="at least two responses"):
+    with pytest.raises(ValidationError, match="has 1 responses; an item has at least 2"):
         write_item_content(item, [text_part("p")], [[text_part("only")]])
     with pytest.raises(ValidationError, match="video parts cannot be stored yet"):
         write_item_content(

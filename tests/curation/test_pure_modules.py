@@ -12,6 +12,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 PURE_MODULES = [
     "curation.verdicts.rule",
+    "curation.verdicts.ranking_rule",
+    "curation.agreement.ranking",
+    "curation.agreement.ranking_bootstrap",
+    "curation.agreement.ranking_diagnostics",
+    "curation.agreement.ranking_aggregate",
     "curation.agreement.stats",
     "curation.agreement.diagnostics",
     "curation.releases.exporter",
@@ -30,6 +35,9 @@ PURE_MODULES = [
     "curation.benchmarks.mrb.card",
     "curation.benchmarks.mrb.judge",
     "curation.benchmarks.mrb.leaderboard",
+    "curation.benchmarks.rewardbench2.scoring",
+    "curation.benchmarks.rewardbench2.judge",
+    "curation.benchmarks.rewardbench2.card",
     "curation.evaluation.judge_client",
     "curation.evaluation.key_encryption",
     "curation.quality.label_quality",

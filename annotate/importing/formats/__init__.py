@@ -61,7 +61,11 @@ class ParsedItem:
     external_id: str
     domain: str | None  # a domain slug or export category (None: not given)
     prompt: list[ParsedPart]
-    responses: list[list[ParsedPart]]  # N >= 2 slots, each an ordered list of parts
+    # N response slots, each an ordered list of parts. A format gives what
+    # the file holds (a pair format two); the writer refuses an item of fewer
+    # than 2 or more than ITEM_MAX_RESPONSES (annotate.models.parts), or of
+    # other than two in a pairwise project, naming its line and field.
+    responses: list[list[ParsedPart]]
     models: list[str] = field(default_factory=list)  # per response slot ("" unknown)
     gold: str = ""  # "", "1", "2", "tie"
     reference_answer: str = ""

@@ -30,21 +30,19 @@ from curation.releases.build import (
     _remove_dead_attempts,
     public_error,
 )
+from curation.releases.content import ItemContent, item_contents
 from curation.releases.mixes import files
 from curation.releases.mixes.rows import Candidate, Filters, SourceSpec, select
 
 log = logging.getLogger(__name__)
 
 CHUNK = 2000
+# The item's content comes from its parts (curation.releases.content).
 _ITEM = (
+    "item_id",
     "item__external_id",
     "item__domain__slug",
     "item__domain__export_category",
-    "item__prompt",
-    "item__response_1",
-    "item__response_2",
-    "item__image__sha256",
-    "item__image__file",
     "item__votes_1",
     "item__votes_2",
     "item__votes_tie",
@@ -69,28 +67,29 @@ def _take(mix_id: int, *, take_over: bool = False) -> bool:
     return bool(dead.update(started_at=now, error="", progress_done=0))
 
 
-def _candidate(row, chosen: str, status: str, provenance: str) -> Candidate:
-    (ext_id, domain, category, prompt, r1, r2, sha, file, v1, v2, vt) = row
+def _candidate(row, content: ItemContent, chosen: str, status: str, provenance: str) -> Candidate:
+    (_, ext_id, domain, category, v1, v2, vt) = row
     votes = v1 + v2 + vt
     return Candidate(
         external_id=ext_id,
         domain=domain,
         category=category,
-        prompt=prompt,
-        response_1=r1,
-        response_2=r2,
+        prompt=content.prompt,
+        response_1=content.response_1,
+        response_2=content.response_2,
         chosen=chosen,
-        image_sha256=sha,
-        image_ext=file.rsplit(".", 1)[-1],
+        image_sha256=content.image_sha256,
+        image_ext=content.image_ext,
         status=status,
         provenance=provenance,
         share=((v1 if chosen == "1" else v2) / votes) if votes else None,
-        image_source=file,
+        image_source=content.image_file,
     )
 
 
 def read_candidates(source) -> list[Candidate]:
-    """A source's decided pairs, one query. A release gives its frozen
+    """A source's decided pairs, one query (and one per CHUNK for their
+    parts). A release gives its frozen
     membership, chosen side and provenance; the verdict status and the vote
     tallies (agreement share) are read as they are now. A project gives its
     items agreed or resolved with a side now."""
@@ -110,7 +109,21 @@ def read_candidates(source) -> list[Candidate]:
             .order_by("item__external_id")
             .values_list("final_choice", "status", "provenance", *_ITEM)
         )
-    return [_candidate(r[3:], r[0], r[1] or "", r[2]) for r in rows.iterator(chunk_size=CHUNK)]
+    candidates: list[Candidate] = []
+    chunk: list = []
+
+    def flush() -> None:
+        contents = item_contents(r[3] for r in chunk)  # one query per chunk
+        candidates.extend(_candidate(r[3:], contents[r[3]], r[0], r[1] or "", r[2]) for r in chunk)
+        chunk.clear()
+
+    for row in rows.iterator(chunk_size=CHUNK):
+        chunk.append(row)
+        if len(chunk) == CHUNK:
+            flush()
+    if chunk:
+        flush()
+    return candidates
 
 
 def build_mix(*, mix_id: int, take_over: bool = False) -> Mix:

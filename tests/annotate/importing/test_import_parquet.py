@@ -198,7 +198,8 @@ def test_wrong_response_count_and_bad_ranking_are_row_problems(tmp_path):
     with pytest.raises(ImportFailed) as failure:
         import_items_from_paths(project=project, dataset=path, domain="vqa")
     assert [str(p) for p in failure.value.problems] == [
-        "bad.parquet: row 0: column 'response': has 3 responses; exactly two per row are supported",
+        "bad.parquet: row 0: column 'response': has 3 responses; this layout holds pairs, "
+        "exactly two per row (more responses need a format of their own)",
         "bad.parquet: row 1: column 'human_ranking': must be two ranks such as [0, 1] "
         "(lower is better), not '[0]'",
     ]
