@@ -8,9 +8,6 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotate.projects import CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
-from curation.agreement import reports
-from curation.agreement.diagnostics import MIN_SIDE_VOTES
-from curation.agreement.reports import request_agreement_refresh
 from curation.exports import formats as export_formats
 from curation.models import (
     AgreementCache,
@@ -22,6 +19,11 @@ from curation.verdicts.service import stuck_items
 @require_GET
 @login_required
 def agreement_dashboard(request, slug):
+    # The numeric stack (numpy, krippendorff) loads with the first agreement
+    # page, not with the URLconf (issue 32).
+    from curation.agreement import reports
+    from curation.agreement.diagnostics import MIN_SIDE_VOTES
+
     project, role = project_for(request.user, slug, CURATOR_ROLES)
     report = reports.build_report(project)
     # CROWDLAB's annotator quality (curation/quality/) beside kappa, once computed.
@@ -55,6 +57,8 @@ def agreement_dashboard(request, slug):
 @require_POST
 @login_required
 def agreement_refresh(request, slug):
+    from curation.agreement.reports import request_agreement_refresh
+
     project, _ = project_for(request.user, slug, CURATOR_ROLES)
     if request_agreement_refresh(project=project):
         messages.info(request, "Recomputing confidence intervals in the background.")

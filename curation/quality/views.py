@@ -29,7 +29,7 @@ from curation.models import (
     VerdictStatus,
 )
 from curation.quality.forms import RefreshForm, ReviewForm
-from curation.quality.label_quality import libraries_available
+from curation.quality.libraries import libraries_available
 from curation.quality.service import (
     INSTALL_HINT,
     LabelQualityError,
