@@ -586,7 +586,7 @@ class Annotator:
             form["correct_right"] = self.rng.choice(("yes", "no", "unsure"))
         url = f"/a/{self.assignment}/"
         resp = self.timed(
-            "submit + next item: POST /a/<id>/submit/ (htmx)",
+            PAGE_SUBMIT_NEXT,
             self.browser.request(
                 "POST",
                 f"/a/{self.assignment}/submit/",
@@ -613,6 +613,7 @@ class Annotator:
         return resp
 
 
+PAGE_SUBMIT_NEXT = "submit + next item: POST /a/<id>/submit/ (htmx)"
 API_NEXT = "API next: POST /api/v1/projects/<slug>/assignments/next/"
 API_SUBMIT = "API submit: POST /api/v1/assignments/<id>/judgement/"
 API_DETAIL = "API assignment: GET /api/v1/assignments/<id>/"
@@ -1150,12 +1151,14 @@ def main() -> int:
     parser.add_argument(
         "--api",
         action="store_true",
-        help="judge through /api/v1/ with token auth (submit with ?next=true), not the pages",
+        help="judge through /api/v1/ with token auth (submit with ?next=true), not the pages "
+        "(with --sqlite too)",
     )
     parser.add_argument(
         "--api-separate",
         action="store_true",
-        help="with --api: 16 annotators submit and ask for the next item in two requests",
+        help="with --api: the concurrent annotators submit and ask for the next item in two "
+        "requests",
     )
     parser.add_argument(
         "--sqlite",
@@ -1182,6 +1185,8 @@ def main() -> int:
     if args.child:
         child_setup(json.loads(args.child))
         return 0
+    if args.api_separate and not args.api:
+        parser.error("--api-separate goes with --api")
     if args.sqlite:
         if args.duration is None:
             args.duration = 600.0
@@ -1192,8 +1197,6 @@ def main() -> int:
         args.duration = 25.0
     if not 1 <= args.duration <= 600 or args.items < 10 or args.annotators < 1:
         parser.error("--duration is 1-600 s, --items at least 10, --annotators at least 1")
-    if args.api_separate and not args.api:
-        parser.error("--api-separate goes with --api")
 
     url = database_url(DEFAULT_DATABASE_URL)
     name, _ = bench_database(url)
@@ -1402,8 +1405,12 @@ def main_sqlite(args) -> int:
         sampler.start()
         idle_rss, _idle_pss = sampler.read()
         print(f"phase 1: one annotator, {args.cycles} votes ...", file=sys.stderr)
-        solo = phase_solo(server.port, setup["slug"], solo_user, args.cycles, 0, None)
-        solo_votes = solo.timings.get("submit + next item: POST /a/<id>/submit/ (htmx)", [])
+        tokens = setup["tokens"] if args.api else None
+        solo = phase_solo(server.port, setup["slug"], solo_user, args.cycles, 0, tokens)
+        # The vote and the next item in one request: the page's htmx submit,
+        # or the API's submit with ?next=true (the lone API annotator
+        # alternates it with the two-request loop, timed apart).
+        solo_votes = solo.timings.get(API_SUBMIT_NEXT if args.api else PAGE_SUBMIT_NEXT, [])
         crowd = crowd[: args.annotators]
         print(
             f"phase 2: {len(crowd)} annotators until {args.votes} votes "
@@ -1412,7 +1419,7 @@ def main_sqlite(args) -> int:
         )
         server_cpu = CpuSampler(lambda: process_tree(server.proc.pid))
         server_cpu.start()
-        result = phase_concurrent_until(server.port, setup["slug"], crowd, args)
+        result = phase_concurrent_until(server.port, setup["slug"], crowd, args, tokens)
         web_cpu = server_cpu.stop()
         rss, pss = sampler.stop()
         server.stop()
@@ -1483,7 +1490,8 @@ def main_sqlite(args) -> int:
             or any(problems.values())
         )
         print(
-            f"\nAnnotation bench, embedded default (--sqlite): {setup['items']:,} items "
+            f"\nAnnotation bench, embedded default (--sqlite){api_mode(args)}: "
+            f"{setup['items']:,} items "
             f"+ the demo, gunicorn 1 gthread worker x {args.threads} threads, Celery solo "
             f"worker; {os.cpu_count()} CPUs (load average {load_before:.2f} before, "
             f"{os.getloadavg()[0]:.2f} after); {interpreter()}\n"
@@ -1504,10 +1512,12 @@ def main_sqlite(args) -> int:
     return 1 if failed else 0
 
 
-def phase_concurrent_until(port: int, slug: str, usernames: list[str], args) -> ConcurrentResult:
+def phase_concurrent_until(
+    port: int, slug: str, usernames: list[str], args, tokens: dict | None = None
+) -> ConcurrentResult:
     """Concurrent annotators with no think time until `args.votes` judgements
-    in all (or `args.duration` seconds)."""
-    annotators = [make_annotator(port, u, slug, u, None) for u in usernames]
+    in all (or `args.duration` seconds); with `tokens`, through the API."""
+    annotators = [make_annotator(port, u, slug, u, tokens, args.api_separate) for u in usernames]
     for a in annotators:
         a.login()
         a.start()

@@ -9,6 +9,7 @@ import pytest
 
 import config.celery as celery_config
 from config.celery import ChildTaskError, IsolatingTask, app, run_in_child
+from tests.conftest import requires_redis
 
 
 def _pid_and_heap(megabytes: int) -> list[int]:
@@ -64,3 +65,69 @@ def test_the_release_build_agreement_and_label_quality_tasks_are_isolated():
     for name in celery_config.ISOLATED_TASKS:
         assert name in app.tasks, name
         assert isinstance(app.tasks[name], IsolatingTask)
+
+
+# --- what the child inherits (issue 32): no connection of the parent is used in it -----------
+
+
+def _database_connection_in_child() -> list:
+    from django.db import connection
+
+    inherited = connection.connection is not None
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_backend_pid()" if connection.vendor == "postgresql" else "SELECT 1"
+        )
+        return [inherited, cursor.fetchone()[0]]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_child_opens_its_own_database_connection_and_the_parent_keeps_working():
+    from django.db import connection
+
+    def backend() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_backend_pid()" if connection.vendor == "postgresql" else "SELECT 1"
+            )
+            return cursor.fetchone()[0]
+
+    backend()
+    inherited, child_backend = run_in_child(_database_connection_in_child)
+    # Closed before the fork: the child starts with no connection (a shared
+    # socket would interleave two processes' protocol messages). Django never
+    # closes an in-memory SQLite database (the tests' own), which a file-backed
+    # one, as make run's, is not.
+    in_memory = connection.vendor == "sqlite" and connection.is_in_memory_db()
+    assert inherited is in_memory
+    after = backend()  # the parent reconnects by itself
+    if connection.vendor == "postgresql":
+        assert child_backend != after
+
+
+@requires_redis
+def test_the_child_opens_its_own_redis_connections_and_the_parent_keeps_working():
+    # redis-py's pools are per process (they compare os.getpid() on every use
+    # and start afresh in a child): the Django cache, the broker's producer
+    # and the result backend all reach Redis through them.
+    import redis
+    from django.core.cache.backends.redis import RedisCache
+
+    url = os.environ["REDIS_URL"]
+    client = redis.Redis.from_url(url)
+    cache = RedisCache(url, {})
+    cache.set("isolated-task-probe", "parent")
+    parent_id = client.client_id()
+
+    def in_child() -> list:
+        cache.set("isolated-task-probe", "child")
+        return [client.client_id(), cache.get("isolated-task-probe")]
+
+    child_id, seen = run_in_child(in_child)
+    assert child_id != parent_id and seen == "child"
+    # The parent's connection was not touched by the child: same server-side
+    # client, and it still answers.
+    assert client.client_id() == parent_id
+    assert cache.get("isolated-task-probe") == "child"
+    cache.delete("isolated-task-probe")
+    client.close()

@@ -15,8 +15,6 @@ from functools import partial
 from itertools import chain
 from typing import Any
 
-from PIL import Image, ImageOps, UnidentifiedImageError
-
 from annotate.importing.records import (
     EXIF_ORIENTATION,
     IMAGE_BATCH,
@@ -35,6 +33,8 @@ def pillow_limits(limits: ImageLimits) -> Iterator[None]:
     """Pillow's pixel limit and bomb-warning filter for the duration. Both are
     process-wide state, so threads must not set them per image: enter this
     once around the work (see validate_images)."""
+    from PIL import Image  # heavy: loaded where used (issue 32)
+
     previous_limit = Image.MAX_IMAGE_PIXELS
     try:
         # Pillow refuses outright above 2x this (a bomb); between 1x and 2x it
@@ -58,6 +58,8 @@ def _inspect_image(
 ) -> ImageInfo:
     """inspect_image, for callers already inside pillow_limits(); `sha256`:
     the data's, if the caller has it (hashed once, not twice)."""
+    from PIL import Image, UnidentifiedImageError
+
     if not data:
         raise ValueError("file is empty")
     try:
@@ -120,6 +122,8 @@ def _inspect_image(
 
 def oriented_image_bytes(data: bytes) -> bytes:
     """Re-encode an image with its EXIF orientation applied (deterministic)."""
+    from PIL import Image, ImageOps
+
     with Image.open(io.BytesIO(data)) as img:
         fmt = img.format or "PNG"
         rotated = ImageOps.exif_transpose(img)

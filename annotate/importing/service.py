@@ -22,7 +22,6 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
-from PIL import Image
 
 from annotate import signals
 from annotate.importing import formats
@@ -549,6 +548,8 @@ def _save_upload(upload: UploadedFile, folder: Path) -> Path:
 
 def make_thumbnails(*, image_ids: list[int]) -> int:
     """Make missing thumbnails (idempotent). Returns how many were made."""
+    from PIL import Image  # heavy: loaded where used (issue 32)
+
     made = 0
     for asset in ImageAsset.objects.filter(pk__in=image_ids, thumbnail=""):
         if asset.width <= THUMBNAIL_SIZE[0] and asset.height <= THUMBNAIL_SIZE[1]:

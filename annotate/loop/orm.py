@@ -30,8 +30,9 @@ from annotate.models import (
 
 # What update_verdict() reads from the item a vote was counted on.
 ITEM_COUNTS = ("votes_needed", "votes_1", "votes_2", "votes_tie")
-# What the compare page shows besides the assignment.
-COMPARE_PAGE_RELATED = ("item__project", "item__domain", "item__image")
+# What the compare page shows besides the assignment (the item's content,
+# images included, comes from its parts: no join of Item.image).
+COMPARE_PAGE_RELATED = ("item__project", "item__domain")
 
 
 def tally_update(delta: dict[str, int]) -> dict:
@@ -70,8 +71,8 @@ def claim(
     the project that ran out stops the claim, so the caller can return the
     abandoned items first.) Only for someone who sees the project; their
     oldest unexpired open lease there comes back instead of a new one. A new
-    lease comes with its item (live_assignments counting it), the item's
-    domain and image; a resumed one bare."""
+    lease comes with its item (live_assignments counting it) and the item's
+    domain; a resumed one bare."""
     if not Project.objects.visible_to(annotator).filter(pk=project.pk).exists():
         return None, False
     resumed, any_stale = check_leases(project=project, annotator=annotator, now=now)
@@ -87,7 +88,7 @@ def claim(
             .order_by(F("votes_needed") - F("live_assignments"), "shuffle_key", "pk")
             # Concurrent claimers take different items without waiting.
             .select_for_update(skip_locked=True, of=("self",))
-            .select_related("domain", "image")
+            .select_related("domain")
             .first()
         )
         if item is None:
@@ -137,8 +138,8 @@ def locked_assignment(*, assignment_id: int, annotator) -> Assignment | None:
 
 
 def assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
-    """The annotator's own assignment with its item, project, domain and
-    image; or None."""
+    """The annotator's own assignment with its item, project and domain; or
+    None."""
     return (
         Assignment.objects.own(annotator)
         .filter(pk=assignment_id)

@@ -28,7 +28,6 @@ from annotate.models import (
     Assignment,
     AssignmentStatus,
     Domain,
-    ImageAsset,
     Item,
     Judgement,
     JudgementSlot,
@@ -52,7 +51,7 @@ def _select_columns(alias: str, model: type[Model], skip=()) -> list[tuple[str, 
     ]
 
 
-def _instances(row, *parts: tuple[type[Model], list[tuple[str, str]]]) -> list:
+def instances(row, *parts: tuple[type[Model], list[tuple[str, str]]]) -> list:
     """Model instances (Model.from_db) from consecutive slices of a raw row:
     PostgreSQL's driver returns ready Python values for the columns
     _select_columns picks."""
@@ -70,9 +69,8 @@ def _instances(row, *parts: tuple[type[Model], list[tuple[str, str]]]) -> list:
 # rest deferred.
 _SOURCE_TEXT = ("prompt", "response_1", "response_2", "reference_answer")
 _MEMBER = MEMBER_SQL.format(project="%(project)s")
-_CLAIM_ITEM = _select_columns("i", Item, skip=("reference_answer",))
-_CLAIM_DOMAIN = _select_columns("d", Domain)
-_CLAIM_IMAGE = _select_columns("g", ImageAsset)
+CLAIM_ITEM = _select_columns("i", Item, skip=("reference_answer",))
+CLAIM_DOMAIN = _select_columns("d", Domain)
 # The claim's INSERT writes every concrete field of Assignment but its key,
 # the list taken from the model (never written by hand), so a field added to
 # Assignment is written here too: the item from the statement, every other
@@ -113,16 +111,27 @@ def _new_value(field) -> str:
 #   (item_id is never NULL, so the two mean the same).
 #   FOR UPDATE OF p SKIP LOCKED: lock the chosen item row and skip rows other
 #   claimers hold, so concurrent claimers take different items without
-#   waiting; only the item row, since locking the joined domain and image
+#   waiting; only the item row, since locking the joined domain
 #   rows would make every other claimer skip all items sharing them.
 # - `counted`: the UPDATE's condition (rechecked on the row's latest version)
 #   and the CHECK constraint make overlap impossible even if the lock did not.
 # - The final SELECT always returns one row (the stale flag), with the
-#   leased or resumed assignment's item, domain and image when there is one,
+#   leased or resumed assignment's item and domain when there is one (the
+#   page and the API show the item's parts, images included: no join of
+#   Item.image),
 #   read as of the statement's start: only live_assignments changed, and
 #   that comes from the UPDATE's RETURNING.
-CLAIM_SQL = """
-    WITH own AS (
+# The claim's first three questions (`own`, `stale`, `picked` below), SELECTs
+# only: the start of CLAIM_SQL, and on SQLite, which allows no INSERT or
+# UPDATE in a WITH, the whole of annotate.loop.sqlite's CLAIM_QUESTIONS_SQL
+# (there without the row lock: SQLite's IMMEDIATE transactions serialise
+# writers). `{own}`: what `own` selects of the lease; `{lock}`: the pick's
+# locking clause. `stale`'s CROSS JOIN makes SQLite start from the open
+# leases that ran out (annotate_assignment_lease_idx), not from every item
+# of the project (its plan with INNER JOIN: a vote's cost grew with the
+# project); PostgreSQL plans it as the inner join it is.
+CLAIM_QUESTIONS = """
+    own AS (
         SELECT {own}
         FROM annotate_assignment a INNER JOIN annotate_item o ON o.id = a.item_id
         WHERE a.annotator_id = %(user)s AND a.status = 'open'
@@ -130,8 +139,9 @@ CLAIM_SQL = """
         ORDER BY a.claimed_at, a.id
         LIMIT 1
     ), stale AS (
-        SELECT 1 FROM annotate_assignment a INNER JOIN annotate_item o ON o.id = a.item_id
-        WHERE %(check_stale)s AND a.status = 'open' AND a.lease_expires_at <= %(now)s
+        SELECT 1 FROM annotate_assignment a CROSS JOIN annotate_item o
+        WHERE o.id = a.item_id
+          AND %(check_stale)s AND a.status = 'open' AND a.lease_expires_at <= %(now)s
           AND o.project_id = %(project)s AND {member}
         LIMIT 1
     ), picked AS (
@@ -142,8 +152,16 @@ CLAIM_SQL = """
           AND NOT EXISTS (SELECT 1 FROM own) AND NOT EXISTS (SELECT 1 FROM stale) AND {member}
         ORDER BY (p.votes_needed - p.live_assignments), p.shuffle_key, p.id
         LIMIT 1
-        FOR UPDATE OF p SKIP LOCKED
-    ), counted AS (
+        {lock}
+    )"""
+CLAIM_SQL = (
+    "\n    WITH"
+    + CLAIM_QUESTIONS.format(
+        own=", ".join(f"a.{column}" for column in _ASSIGNMENT_ROW),
+        member=_MEMBER,
+        lock="FOR UPDATE OF p SKIP LOCKED",
+    )
+    + """, counted AS (
         UPDATE annotate_item u SET live_assignments = u.live_assignments + 1
         FROM picked WHERE u.id = picked.id AND u.live_assignments < u.votes_needed
         RETURNING u.id, u.live_assignments
@@ -166,17 +184,13 @@ CLAIM_SQL = """
     LEFT JOIN found ON TRUE
     LEFT JOIN annotate_item i ON i.id = found.item_id
     LEFT JOIN annotate_domain d ON d.id = i.domain_id
-    LEFT JOIN annotate_imageasset g ON g.id = i.image_id
 """.format(
-    own=", ".join(f"a.{column}" for column in _ASSIGNMENT_ROW),
-    table=Assignment._meta.db_table,
-    insert_columns=", ".join(f.column for f in NEW_ASSIGNMENT_FIELDS),
-    insert_values=", ".join(_new_value(f) for f in NEW_ASSIGNMENT_FIELDS),
-    returned=", ".join(_ASSIGNMENT_ROW),
-    columns=", ".join(
-        column for _, column in _CLAIM_ASSIGNMENT + _CLAIM_ITEM + _CLAIM_DOMAIN + _CLAIM_IMAGE
-    ),
-    member=_MEMBER,
+        table=Assignment._meta.db_table,
+        insert_columns=", ".join(f.column for f in NEW_ASSIGNMENT_FIELDS),
+        insert_values=", ".join(_new_value(f) for f in NEW_ASSIGNMENT_FIELDS),
+        returned=", ".join(_ASSIGNMENT_ROW),
+        columns=", ".join(column for _, column in _CLAIM_ASSIGNMENT + CLAIM_ITEM + CLAIM_DOMAIN),
+    )
 )
 
 
@@ -208,8 +222,8 @@ def claim(
 ) -> tuple[Assignment | None, bool]:
     """(The leased or resumed assignment, or None; whether nothing was leased
     because stale leases wait to be returned.) The assignment comes with its
-    item (its live_assignments with this claim counted), the item's project,
-    domain and image."""
+    item (its live_assignments with this claim counted), the item's project
+    and domain."""
     parameters = claim_parameters(
         project=project,
         annotator=annotator,
@@ -237,46 +251,56 @@ def claim(
             cursor.execute(CLAIM_SQL, parameters)
             row = cursor.fetchone()
     stale, live = row[:2]
-    assignment, item, domain, image = _instances(
+    assignment, item, domain = instances(
         row[2:],
         (Assignment, _CLAIM_ASSIGNMENT),
-        (Item, _CLAIM_ITEM),
-        (Domain, _CLAIM_DOMAIN),
-        (ImageAsset, _CLAIM_IMAGE),
+        (Item, CLAIM_ITEM),
+        (Domain, CLAIM_DOMAIN),
     )
     if assignment.pk is None:
         return None, stale
     item.live_assignments = live
     item.project, item.domain = project, domain
-    item.image = image if image.pk is not None else None  # none: issue 24's parts
     assignment.item, assignment.annotator = item, annotator
     return assignment, False
 
 
-_LOCK_ASSIGNMENT = _select_columns("a", Assignment)
-# A vote reads no text at all.
-_LOCK_ITEM = _select_columns("i", Item, skip=_SOURCE_TEXT)
-_LOCK_PROJECT = _select_columns("p", Project)
-_LOCK_DOMAIN = _select_columns("d", Domain)
-_OWN = f"""a.id = %(assignment)s AND a.annotator_id = %(user)s
-      AND {MEMBER_SQL.format(project="i.project_id")}"""
-# The submit's read: the annotator's own assignment, its row locked (which
-# serialises double submits of one assignment), with its item, project and
-# domain unlocked. Raw SQL: building it as a QuerySet cost more CPU than
-# PostgreSQL spends running it.
-LOCKED_ASSIGNMENT_SQL = f"""
-    SELECT {", ".join(c for _, c in _LOCK_ASSIGNMENT + _LOCK_ITEM + _LOCK_PROJECT + _LOCK_DOMAIN)}
+_OWN_ASSIGNMENT = _select_columns("a", Assignment)
+# A vote reads no text at all, and the page shows the item's parts: the
+# item's source text stays deferred.
+_OWN_ITEM = _select_columns("i", Item, skip=_SOURCE_TEXT)
+_OWN_PROJECT = _select_columns("p", Project)
+_OWN_DOMAIN = _select_columns("d", Domain)
+_OWN_PARTS = (
+    (Assignment, _OWN_ASSIGNMENT),
+    (Item, _OWN_ITEM),
+    (Project, _OWN_PROJECT),
+    (Domain, _OWN_DOMAIN),
+)
+# The compare page's read: the annotator's own assignment (annotate.projects)
+# with its item, project and domain, in one statement (the ORM's
+# select_related() of the same cost more CPU to compile than the rest of the
+# page, and building it as a QuerySet more than PostgreSQL spends running
+# it). Also annotate.loop.sqlite's two reads.
+PAGE_SQL = f"""
+    SELECT {", ".join(c for _, columns in _OWN_PARTS for _, c in columns)}
     FROM annotate_assignment a
     INNER JOIN annotate_item i ON i.id = a.item_id
     INNER JOIN annotate_project p ON p.id = i.project_id
     INNER JOIN annotate_domain d ON d.id = i.domain_id
-    WHERE {_OWN}
-    FOR UPDATE OF a
+    WHERE a.id = %(assignment)s AND a.annotator_id = %(user)s
+      AND {MEMBER_SQL.format(project="i.project_id")}
 """
+# The submit's read: the same, the assignment's row locked (which serialises
+# double submits of one assignment), its item, project and domain unlocked.
+LOCKED_ASSIGNMENT_SQL = PAGE_SQL + "    FOR UPDATE OF a\n"
 
 
-def _own_assignment_row(sql: str, *, assignment_id: int, annotator) -> tuple | None:
-    """The one row of `sql`, a read of the annotator's own assignment, or None."""
+def read_own_assignment(sql: str, *, assignment_id: int, annotator, convert=None):
+    """The annotator's own assignment with its item, project and domain, read
+    by `sql` (PAGE_SQL or LOCKED_ASSIGNMENT_SQL), or None. `convert`, called
+    on each instance, turns a driver's raw values into the ORM's (SQLite's
+    datetimes)."""
     with connection.cursor() as cursor:
         cursor.execute(
             sql,
@@ -286,77 +310,42 @@ def _own_assignment_row(sql: str, *, assignment_id: int, annotator) -> tuple | N
                 "superuser": annotator.is_superuser,
             },
         )
-        return cursor.fetchone()
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    made = instances(row, *_OWN_PARTS)
+    if convert is not None:
+        for instance in made:
+            convert(instance)
+    assignment, item, project, domain = made
+    item.project, item.domain = project, domain
+    assignment.item, assignment.annotator = item, annotator
+    return assignment
 
 
 def locked_assignment(*, assignment_id: int, annotator) -> Assignment | None:
     """The annotator's own assignment (annotate.projects), its row locked
     until the transaction ends, with its item, project and domain; or None."""
-    row = _own_assignment_row(
+    return read_own_assignment(
         LOCKED_ASSIGNMENT_SQL, assignment_id=assignment_id, annotator=annotator
     )
-    if row is None:
-        return None
-    assignment, item, project, domain = _instances(
-        row,
-        (Assignment, _LOCK_ASSIGNMENT),
-        (Item, _LOCK_ITEM),
-        (Project, _LOCK_PROJECT),
-        (Domain, _LOCK_DOMAIN),
-    )
-    item.project, item.domain = project, domain
-    assignment.item = item
-    return assignment
-
-
-# The compare page's read: the annotator's own assignment with its item,
-# project, domain and image, in one statement (the ORM's select_related() of
-# the same cost more CPU to compile than the rest of the page). The item's source text stays
-# deferred: the page shows its parts.
-_PAGE_ITEM = _select_columns("i", Item, skip=_SOURCE_TEXT)
-_PAGE_IMAGE = _select_columns("g", ImageAsset)
-_PAGE_COLUMNS = _LOCK_ASSIGNMENT + _PAGE_ITEM + _LOCK_PROJECT + _LOCK_DOMAIN + _PAGE_IMAGE
-PAGE_SQL = f"""
-    SELECT {", ".join(c for _, c in _PAGE_COLUMNS)}
-    FROM annotate_assignment a
-    INNER JOIN annotate_item i ON i.id = a.item_id
-    INNER JOIN annotate_project p ON p.id = i.project_id
-    INNER JOIN annotate_domain d ON d.id = i.domain_id
-    LEFT JOIN annotate_imageasset g ON g.id = i.image_id
-    WHERE {_OWN}
-"""
 
 
 def assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
-    """The annotator's own assignment with its item, project, domain and
-    image; or None. The item's source text stays deferred."""
-    row = _own_assignment_row(PAGE_SQL, assignment_id=assignment_id, annotator=annotator)
-    if row is None:
-        return None
-    assignment, item, project, domain, image = _instances(
-        row,
-        (Assignment, _LOCK_ASSIGNMENT),
-        (Item, _PAGE_ITEM),
-        (Project, _LOCK_PROJECT),
-        (Domain, _LOCK_DOMAIN),
-        (ImageAsset, _PAGE_IMAGE),
-    )
-    # An item without a prompt image (issue 24) has a row of nulls there.
-    item.project, item.domain = project, domain
-    item.image = image if image.pk is not None else None
-    assignment.item, assignment.annotator = item, annotator
-    return assignment
+    """The annotator's own assignment with its item, project and domain; or
+    None. The item's source text stays deferred."""
+    return read_own_assignment(PAGE_SQL, assignment_id=assignment_id, annotator=annotator)
 
 
 # The vote's INSERT: every concrete field of Judgement but the key.
-_JUDGEMENT_FIELDS = [f for f in Judgement._meta.concrete_fields if not f.primary_key]
+JUDGEMENT_FIELDS = [f for f in Judgement._meta.concrete_fields if not f.primary_key]
 
 
 # A slot row's columns after its judgement's (rules.SLOT_ANSWER_FIELDS),
 # from the model.
 _SLOT = JudgementSlot._meta
 _SLOT_COLUMNS = [_SLOT.get_field(name).column for name in SLOT_ANSWER_FIELDS]
-_SLOT_INSERT = (
+SLOT_INSERT = (
     f"{_SLOT.db_table} ({_SLOT.get_field('judgement').column}, {', '.join(_SLOT_COLUMNS)})"
 )
 
@@ -372,13 +361,13 @@ def _record_vote_sql(tally: tuple[str, ...], n_slots: int = 0) -> str:
         row = "(%s::smallint, %s, %s, %s::smallint)"
         slotted = f"""
         ), slotted AS (
-            INSERT INTO {_SLOT_INSERT}
+            INSERT INTO {SLOT_INSERT}
             SELECT judged.id, v.* FROM judged
             CROSS JOIN (VALUES {", ".join([row] * n_slots)}) AS v ({", ".join(_SLOT_COLUMNS)})"""
     return f"""
         WITH judged AS (
-            INSERT INTO annotate_judgement ({", ".join(f.column for f in _JUDGEMENT_FIELDS)})
-            VALUES ({", ".join(["%s"] * len(_JUDGEMENT_FIELDS))})
+            INSERT INTO annotate_judgement ({", ".join(f.column for f in JUDGEMENT_FIELDS)})
+            VALUES ({", ".join(["%s"] * len(JUDGEMENT_FIELDS))})
             RETURNING id{slotted}
         ), submitted AS (
             UPDATE annotate_assignment SET status = %s, submitted_at = %s WHERE id = %s
@@ -402,21 +391,13 @@ def record_vote(*, assignment: Assignment, annotator, fields: dict, vote: Vote, 
     its tallies back (the UPDATE holds the item row until commit, so they
     include every vote committed before and none after)."""
     item = assignment.item
-    # Every concrete field but the key (the list from the model), each value
-    # as the ORM's create(**fields) writes it: the instance's (its default
-    # where `fields` leaves it out) through pre_save (auto_now_add) and
-    # get_db_prep_save. A field added to Judgement needs no edit here.
-    new = Judgement(**fields)
-    values = [f.pre_save(new, True) for f in _JUDGEMENT_FIELDS]
+    values, written = judgement_values(fields)
     answers = slot_answers(vote)
     with connection.cursor() as cursor:
         cursor.execute(
             _record_vote_sql(tuple(tally_columns(vote)), len(answers)),
             [
-                *(
-                    f.get_db_prep_save(v, connection)
-                    for f, v in zip(_JUDGEMENT_FIELDS, values, strict=True)
-                ),
+                *written,
                 *(value for row in answers for value in row),
                 AssignmentStatus.SUBMITTED,
                 now,
@@ -429,8 +410,27 @@ def record_vote(*, assignment: Assignment, annotator, fields: dict, vote: Vote, 
         judgement_id, *counts = cursor.fetchone()
     for name, value in zip(ITEM_COUNTS, counts, strict=True):
         setattr(item, name, value)
+    return stored_judgement(judgement_id, values)
+
+
+def judgement_values(fields: dict) -> tuple[list, list]:
+    """(values, as written) of every concrete field of Judgement but the key
+    (JUDGEMENT_FIELDS, from the model), each as the ORM's create(**fields)
+    writes it: the instance's (its default where `fields` leaves it out)
+    through pre_save (auto_now_add) and get_db_prep_save. A field added to
+    Judgement needs no edit here."""
+    new = Judgement(**fields)
+    values = [f.pre_save(new, True) for f in JUDGEMENT_FIELDS]
+    written = [
+        f.get_db_prep_save(v, connection) for f, v in zip(JUDGEMENT_FIELDS, values, strict=True)
+    ]
+    return values, written
+
+
+def stored_judgement(judgement_id: int, values: list) -> Judgement:
+    """The Judgement instance of the row judgement_values() wrote."""
     return Judgement.from_db(
         connection.alias,
-        [Judgement._meta.pk.attname, *(f.attname for f in _JUDGEMENT_FIELDS)],
+        [Judgement._meta.pk.attname, *(f.attname for f in JUDGEMENT_FIELDS)],
         [judgement_id, *values],
     )

@@ -4,9 +4,9 @@ The public functions every caller uses (the compare page, the REST API, the
 setup and curation services, the lease sweep). The rules they apply are pure
 Python in annotate.loop.rules; the few statements that differ by database
 come from annotate.loop.postgres (raw SQL: the claim and the vote in one
-statement each) or annotate.loop.orm (the same in plain ORM, the reference
-run on SQLite), chosen in one place, _statements(). Everything else here is
-plain ORM on both databases.
+statement each), annotate.loop.sqlite (the same as short fixed statements)
+or annotate.loop.orm (the same in plain ORM, the reference), chosen in one
+place, _statements(). Everything else here is plain ORM on both databases.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from annotate import signals
-from annotate.loop import orm, postgres
+from annotate.loop import orm, postgres, sqlite
 from annotate.loop.orm import COMPARE_PAGE_RELATED, ITEM_COUNTS, tally_update
 from annotate.loop.rules import (
     AnnotationError,
@@ -68,9 +68,12 @@ __all__ = [
 
 def _statements() -> ModuleType:
     """Where the claim, the vote and the reads of one's own assignment run:
-    PostgreSQL's raw statements, or the plain ORM's on any other database.
-    The one place the choice is made."""
-    return postgres if connection.vendor == "postgresql" else orm
+    PostgreSQL's raw statements, SQLite's, or the plain ORM's (the reference)
+    on any other database. The one place the choice is made."""
+    return _BY_VENDOR.get(connection.vendor, orm)
+
+
+_BY_VENDOR = {"postgresql": postgres, "sqlite": sqlite}
 
 
 # The display order of each lease (rules.draw_order), drawn here for both
@@ -195,8 +198,8 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
     project's seeded shuffle. Leases that ran out in the project go back to
     the pool first. The display order is randomised here and stored.
 
-    A new lease comes with its item, domain and image (on PostgreSQL a
-    resumed one too, read in the same statement).
+    A new lease comes with its item and domain (on PostgreSQL a resumed one
+    too, read in the same statement).
     """
     if project.archived_at is not None:
         return None  # an archived project is read-only
@@ -582,6 +585,6 @@ def revise_judgement(*, assignment_id: int, annotator, vote: DisplayedVote | Vot
 
 def own_assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
     """The annotator's own assignment (annotate.projects) with its item,
-    project, domain and image loaded, or None. On PostgreSQL one raw
+    project and domain loaded, or None. On PostgreSQL one raw
     statement that leaves the item's source text deferred."""
     return _statements().assignment_for_page(assignment_id=assignment_id, annotator=annotator)

@@ -68,8 +68,8 @@ def _go_next(request, project: Project, assignment: Assignment | None):
             response["HX-Redirect"] = url
             return response
         if not Assignment.item.is_cached(assignment):
-            # A fresh claim brings its item, domain and image along; a resumed
-            # lease comes bare.
+            # A fresh claim brings its item and domain along; a resumed lease
+            # comes bare.
             assignment = _assignment_for(request, assignment.pk)
         response = render_work(request, assignment)
         response["HX-Push-Url"] = url

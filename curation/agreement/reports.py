@@ -27,6 +27,7 @@ from curation.agreement import diagnostics, ranked_report
 from curation.agreement import stats as agreement
 from curation.agreement.chart import alpha_chart
 from curation.agreement.graded_report import graded_intervals, graded_rows
+from curation.agreement.values import from_json, to_json
 from curation.models import AgreementCache, Verdict, VerdictStatus
 from curation.spreadsheet_cells import SafeWriter
 
@@ -261,7 +262,7 @@ def compute_expensive(project: Project, *, seed: int | None = None) -> dict:
         # Best-of-N and ranking projects: their statistics' intervals only
         # (ranked_report); a pick or a ranking is no pair vote.
         ranked = ranked_report.intervals_json(
-            project, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed, to_json=_jsonable
+            project, n_resamples=BOOTSTRAP_RESAMPLES, seed=seed, to_json=to_json
         )
         return {
             "seed": seed,
@@ -278,12 +279,12 @@ def compute_expensive(project: Project, *, seed: int | None = None) -> dict:
         "n_resamples": BOOTSTRAP_RESAMPLES,
         "n_votes": len(votes),
         "ci": {
-            key: {name: _jsonable(ci) for name, ci in cis.items()}
+            key: {name: to_json(ci) for name, ci in cis.items()}
             for key, cis in alpha_intervals(project, seed=seed).items()
         },
         "alpha_delta": {},
         "graded_ci": {  # ordinal and interval alpha of graded votes (graded_report)
-            key: {level: _jsonable(ci) for level, ci in cis.items()}
+            key: {level: to_json(ci) for level, ci in cis.items()}
             for key, cis in graded_intervals(
                 project, seed=seed, n_resamples=BOOTSTRAP_RESAMPLES, all_key=ALL
             ).items()
@@ -294,12 +295,12 @@ def compute_expensive(project: Project, *, seed: int | None = None) -> dict:
         # Shown next to each vote on the adjudication page.
         payload["annotators"][str(annotator)] = {
             "n_votes": stats.n_votes,
-            "agreement": _jsonable(stats.choice.agreement),
-            "kappa": _jsonable(stats.choice.kappa),
+            "agreement": to_json(stats.choice.agreement),
+            "kappa": to_json(stats.choice.kappa),
         }
         payload["alpha_delta"][str(annotator)] = {
-            "choice": _jsonable(stats.choice.alpha_delta),
-            "correctness": _jsonable(stats.correctness.alpha_delta),
+            "choice": to_json(stats.choice.alpha_delta),
+            "correctness": to_json(stats.correctness.alpha_delta),
         }
     return payload
 
@@ -335,25 +336,6 @@ def request_agreement_refresh(*, project: Project) -> bool:
     if queued:
         enqueue_on_commit(refresh_agreement, project.pk)
     return bool(queued)
-
-
-def _jsonable(value) -> dict:
-    if isinstance(value, agreement.Undefined):
-        return {"undefined": value.reason}
-    if isinstance(value, tuple):
-        return {"low": float(value[0]), "high": float(value[1])}
-    return {"value": float(value)}
-
-
-def from_json(value: dict | None):
-    """Inverse of _jsonable; None when the cache has nothing yet."""
-    if not value:
-        return None
-    if "undefined" in value:
-        return agreement.Undefined(value["undefined"])
-    if "low" in value:
-        return agreement.Interval(value["low"], value["high"])
-    return value["value"]
 
 
 # --- the dashboard's tables ----------------------------------------------------------

@@ -28,30 +28,15 @@ from typing import NamedTuple
 import krippendorff
 import numpy as np
 
+# The value types, defined without numpy for the pages that only show them.
+from curation.agreement.values import Interval, Stat, Undefined
+
 CHOICES: tuple[str, ...] = ("1", "2", "tie")
 LABELS: tuple[str, ...] = ("yes", "no", "unsure")
 RESPONSES: tuple[str, ...] = ("1", "2")
 
 _ONE, _TWO, _TIE = (CHOICES.index(c) for c in ("1", "2", "tie"))
 _YES, _NO = LABELS.index("yes"), LABELS.index("no")
-
-
-@dataclass(frozen=True, slots=True)
-class Undefined:
-    """A statistic that has no value for this data, and why."""
-
-    reason: str
-
-    def __str__(self) -> str:
-        return f"undefined ({self.reason})"
-
-
-Stat = float | Undefined
-
-
-class Interval(NamedTuple):
-    low: float
-    high: float
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,9 +9,6 @@ from django.views.decorators.http import require_GET, require_POST
 from annotate.models import Task
 from annotate.projects import CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
-from curation.agreement import ranked_report, reports
-from curation.agreement.diagnostics import MIN_SIDE_VOTES
-from curation.agreement.reports import request_agreement_refresh
 from curation.exports import formats as export_formats
 from curation.models import (
     AgreementCache,
@@ -23,6 +20,11 @@ from curation.verdicts.service import stuck_items
 @require_GET
 @login_required
 def agreement_dashboard(request, slug):
+    # The numeric stack (numpy, krippendorff) loads with the first agreement
+    # page, not with the URLconf (issue 32).
+    from curation.agreement import reports
+    from curation.agreement.diagnostics import MIN_SIDE_VOTES
+
     project, role = project_for(request.user, slug, CURATOR_ROLES)
     if project.task != Task.PAIRWISE:
         return _ranked_dashboard(request, project, role)
@@ -58,6 +60,8 @@ def _ranked_dashboard(request, project, role):
     """A best-of-N or ranking project's agreement (ranked_report): its
     statistics with their bootstrap intervals and each annotator's position
     bias, instead of the pair tables (which its votes have no tallies for)."""
+    from curation.agreement import ranked_report, reports
+
     cache = AgreementCache.objects.filter(project=project).first()
     computed = cache is not None and cache.computed_at is not None
     report = ranked_report.build(
@@ -83,6 +87,8 @@ def _ranked_dashboard(request, project, role):
 @require_POST
 @login_required
 def agreement_refresh(request, slug):
+    from curation.agreement.reports import request_agreement_refresh
+
     project, _ = project_for(request.user, slug, CURATOR_ROLES)
     if request_agreement_refresh(project=project):
         messages.info(request, "Recomputing confidence intervals in the background.")

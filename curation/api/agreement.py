@@ -5,6 +5,7 @@ queueing their background refresh (curation.agreement.reports).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -14,10 +15,11 @@ from rest_framework.views import APIView
 from annotate.projects import CURATOR_ROLES, member_of
 from common.api.errors import errors
 from common.body_guard import guard_body
-from curation.agreement import reports
-from curation.agreement import stats as agreement
-from curation.agreement.reports import request_agreement_refresh
+from curation.agreement import values as agreement  # no numpy: issue 32
 from curation.api.access import curated_project
+
+if TYPE_CHECKING:
+    from curation.agreement.stats import Reliability
 
 
 class StatSerializer(serializers.Serializer):
@@ -67,7 +69,7 @@ class ReliabilitySerializer(serializers.Serializer):
     rates = serializers.DictField(child=StatSerializer(), help_text="Share of each category.")
 
 
-def _reliability(r: agreement.Reliability, ci) -> dict:
+def _reliability(r: Reliability, ci) -> dict:
     return {
         "alpha": _stat(r.alpha),
         "alpha_ci95": _interval(ci),
@@ -159,6 +161,8 @@ class AgreementApi(APIView):
         responses={200: OutputSerializer, **errors(401, 403, 404)},
     )
     def get(self, request, slug):
+        from curation.agreement import reports  # numpy: loaded where used (issue 32)
+
         project = curated_project(request, slug)
         report = reports.build_report(project)
         cache = report.cache
@@ -205,6 +209,8 @@ class AgreementRefreshApi(APIView):
         responses={202: OutputSerializer, **errors(401, 403, 404)},
     )
     def post(self, request, slug):
+        from curation.agreement.reports import request_agreement_refresh
+
         project = curated_project(request, slug)
         queued = request_agreement_refresh(project=project)
         return Response(self.OutputSerializer({"queued": queued}).data, status=202)
@@ -334,6 +340,7 @@ class AnnotatorStatsApi(APIView):
         responses={200: OutputSerializer, **errors(401, 403, 404)},
     )
     def get(self, request, slug):
+        from curation.agreement import reports
         from curation.agreement.diagnostics import MIN_SIDE_VOTES, SIDE_BIAS_FDR
         from curation.quality.service import annotator_quality
 

@@ -20,7 +20,7 @@ from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.api.schema import OPTIONAL_RESPONSES, RESPONSES
 from common.body_guard import guard_body
 from curation.models import ItemQuality, LabelQualityRun, LabelQualityStatus, Verdict
-from curation.quality.label_quality import libraries_available
+from curation.quality.libraries import libraries_available
 from curation.quality.service import INSTALL_HINT, LabelQualityError, request_label_quality
 from curation.quality.views import (
     VIEWS,

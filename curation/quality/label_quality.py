@@ -55,15 +55,6 @@ class QualityUnavailable(RuntimeError):
     """cleanlab or crowd-kit is not installed (pip install -e ".[quality]")."""
 
 
-def libraries_available() -> bool:
-    try:
-        import cleanlab.multiannotator  # noqa: F401
-        import crowdkit.aggregation  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 @dataclass(frozen=True)
 class ItemResult:
     item: int

@@ -13,7 +13,6 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotate.models import Judgement, Project
-from curation.agreement.reports import STALE_REQUEST
 from curation.evaluation.service import EvaluationError
 from curation.models import (
     Evaluation,
@@ -23,13 +22,7 @@ from curation.models import (
     LabelQualityStatus,
     Verdict,
 )
-from curation.quality.label_quality import (
-    QualityUnavailable,
-    analyse,
-    label_quality,
-    libraries_available,
-    models_against,
-)
+from curation.quality.libraries import libraries_available
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +41,8 @@ class LabelQualityError(Exception):
 
 def project_entries(project: Project):
     """The project's leaderboard entries (every release, every benchmark's
-    scoring: MRB lines and reward-model scores, MMRB2 forward/reverse
-    judgements), newest release first."""
+    scoring: judges' lines, reward-model scores, judgements in both
+    orders), newest release first."""
     return (
         Evaluation.objects.filter(release__project=project)
         .select_related("release")
@@ -62,6 +55,7 @@ def request_label_quality(*, project: Project, evaluations: list[int], user=None
     one is already queued or running (a conditional update: two clicks queue
     one task). Returns True if queued."""
     from config.celery import enqueue_on_commit
+    from curation.agreement.reports import STALE_REQUEST
     from curation.quality.tasks import compute_label_quality_task
 
     if not libraries_available():
@@ -130,6 +124,14 @@ def current_votes(project: Project):
 def compute_label_quality(*, project_id: int) -> str:
     """Run the analysis if one is queued (idempotent: a run that is not
     pending, or was taken by another worker, is left alone)."""
+    # numpy (and cleanlab, crowd-kit): in the worker's child that runs this.
+    from curation.quality.label_quality import (
+        QualityUnavailable,
+        analyse,
+        label_quality,
+        models_against,
+    )
+
     taken = LabelQualityRun.objects.filter(
         project_id=project_id, status=LabelQualityStatus.PENDING
     ).update(status=LabelQualityStatus.RUNNING)

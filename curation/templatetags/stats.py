@@ -6,7 +6,7 @@ from django import template
 from django.utils.html import escape, format_html
 from django.utils.safestring import mark_safe
 
-from curation.agreement import stats as agreement
+from curation.agreement import values as agreement  # no numpy: issue 32
 
 register = template.Library()
 

@@ -17,11 +17,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from annotate.models import Judgement, JudgementSlot, Project, Task
 from curation.models import Verdict, VerdictRank
-from curation.verdicts import ranking_rule
-from curation.verdicts.ranking_rule import PickVote, RankingThresholds, RankingVote
+from curation.verdicts.rule import NEEDS_VOTES
+
+if TYPE_CHECKING:
+    from curation.verdicts.ranking_rule import RankingThresholds
+
+# ranking_rule (numpy, scipy, krippendorff through curation.agreement.ranking)
+# is imported where a ranked item is decided: every vote's receiver imports
+# this module, and pair projects never need it (tests/test_import_weight.py).
+
 
 RANKED_TASKS = (Task.BEST_OF_N, Task.RANKING)
 # Kendall's W a ranked item needs (with the top share) to be agreed: fixed
@@ -34,6 +42,8 @@ def is_ranked(project: Project) -> bool:
 
 
 def thresholds_for(project: Project) -> RankingThresholds:
+    from curation.verdicts.ranking_rule import RankingThresholds
+
     return RankingThresholds(
         votes_per_item=project.votes_per_item,
         agree_share=project.agree_share,
@@ -83,6 +93,8 @@ def decide(
 ) -> RankedOutcome:
     """rule.decide's signature for a ranked item: ranking_rule.decide_pick or
     decide_ranking, by the task of the votes."""
+    from curation.verdicts import ranking_rule
+
     common = {
         "votes_needed": votes_needed,
         "escalations": escalations,
@@ -91,7 +103,7 @@ def decide(
         "eligible": eligible,
     }
     if len(votes) < votes_needed:
-        return RankedOutcome(ranking_rule.NEEDS_VOTES)
+        return RankedOutcome(NEEDS_VOTES)
     if votes.task == Task.BEST_OF_N:
         out = ranking_rule.decide_pick(votes.votes, n_slots=votes.n_slots, **common)
     else:
@@ -110,6 +122,8 @@ def decide(
 def rule_votes(item_ids, task: str) -> dict[int, RankedVotes]:
     """The current judgements of `item_ids` of the project's `task`, per
     item (two queries: the judgements, the rankings' slot rows)."""
+    from curation.verdicts.ranking_rule import PickVote, RankingVote
+
     rows = list(
         Judgement.objects.filter(assignment__item_id__in=item_ids, is_current=True, task=task)
         .order_by("pk")

@@ -19,8 +19,6 @@ from annotate.models import Membership, Task, parts_by_slot
 from annotate.models.parts import response_slots
 from annotate.projects import CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
-from curation.agreement import ranking
-from curation.agreement import ranking_aggregate as rka
 from curation.models import AuditEvent, ExclusionCategory, Verdict, VerdictRank
 from curation.verdicts import ranked
 from curation.verdicts.decisions import (
@@ -54,6 +52,9 @@ class RankedDecisionForm(forms.Form):
 def _aggregates(votes: ranked.RankedVotes, n_slots: int) -> dict | None:
     """Borda and Kemeny-Young over the item's complete-or-partial rankings
     (curation.agreement.ranking_aggregate); None without a ranking."""
+    from curation.agreement import ranking
+    from curation.agreement import ranking_aggregate as rka
+
     if votes.task != Task.RANKING or not votes.votes:
         return None
     table = ranking.RankTable.of(

@@ -28,7 +28,7 @@ from annotate.loop.scales import point_label
 from annotate.models import ItemPart, Judgement, Membership, PartKind, Slot
 from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
-from curation.agreement import reports
+from curation.agreement.values import from_json
 from curation.exports import formats as export_formats
 from curation.models import (
     AgreementCache,
@@ -241,8 +241,8 @@ def _adjudication_context(request, project, role, item_id):
                 "strength": (
                     "" if j.strength is None else point_label(j.strength, left="1", right="2")
                 ),
-                "agreement": reports.from_json(rel.get("agreement")),
-                "kappa": reports.from_json(rel.get("kappa")),
+                "agreement": from_json(rel.get("agreement")),
+                "kappa": from_json(rel.get("kappa")),
                 "n": rel.get("n_votes"),
             }
         )

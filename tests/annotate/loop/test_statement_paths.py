@@ -1,9 +1,10 @@
 """Both statement paths of the annotation loop leave the same database.
 
 annotate.loop.service runs the claim, the vote and the reads of one's own
-assignment as raw SQL on PostgreSQL (annotate.loop.postgres) and as plain
-ORM elsewhere (annotate.loop.orm, the reference). Here both run on
-PostgreSQL, from the same starting state, through the same random sequence
+assignment as raw SQL on PostgreSQL (annotate.loop.postgres) and on SQLite
+(annotate.loop.sqlite), and as plain ORM elsewhere (annotate.loop.orm, the
+reference). Here the database's raw path and the ORM's run on that
+database (PostgreSQL or SQLite), from the same starting state, through the same random sequence
 of claims, votes (valid or not, on time or after the lease ran out),
 submit-and-next, skips, revisions, lease expiries and members leaving and
 coming back, with the same clock and the same coin for the display order;
@@ -22,7 +23,7 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotate.loop import orm, postgres, rules, service
+from annotate.loop import orm, postgres, rules, service, sqlite
 from annotate.loop.rules import AnnotationError, Vote, vote_fields
 from annotate.models import (
     Assignment,
@@ -33,10 +34,10 @@ from annotate.models import (
     Membership,
 )
 from curation.models import AuditEvent, Verdict
-from tests.conftest import requires_postgres
+from tests.conftest import on_postgres
 from tests.factories import make_item, make_member, make_project, make_user
 
-pytestmark = [requires_postgres, pytest.mark.django_db]
+pytestmark = pytest.mark.django_db
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 ANNOTATORS = 4  # members (the last one a curator)
@@ -274,11 +275,17 @@ def played(statements, steps, seed: int, world) -> tuple[list, dict]:
     return answers, state
 
 
+def raw_path():
+    """The raw statements of the database the tests run on."""
+    return postgres if on_postgres() else sqlite
+
+
 def both_paths(steps, seed: int) -> tuple[tuple[list, dict], tuple[list, dict]]:
-    """played() with the ORM's statements, then PostgreSQL's, from one world."""
+    """played() with the ORM's statements, then the database's raw ones
+    (PostgreSQL's or SQLite's), from one world."""
     with transaction.atomic():
         world = make_world()
-        results = played(orm, steps, seed, world), played(postgres, steps, seed, world)
+        results = played(orm, steps, seed, world), played(raw_path(), steps, seed, world)
         transaction.set_rollback(True)
     return results
 
@@ -289,7 +296,7 @@ def both_paths(steps, seed: int) -> tuple[tuple[list, dict], tuple[list, dict]]:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(steps=STEPS, seed=st.integers(0, 2**16))
-def test_orm_and_postgres_statements_leave_the_same_database(steps, seed):
+def test_orm_and_raw_statements_leave_the_same_database(steps, seed):
     (orm_answers, orm_state), (pg_answers, pg_state) = both_paths(steps, seed)
     assert pg_answers == orm_answers
     assert pg_state == orm_state
@@ -341,12 +348,13 @@ def _row(instance) -> dict:
 
 
 def test_the_raw_claim_and_vote_return_every_field_of_the_rows_they_write():
-    """What postgres.claim and postgres.record_vote hand back is the row in
-    the database, field for field (the lists come from the models: a new
-    field is read back too)."""
+    """What the raw claim and record_vote (PostgreSQL's or SQLite's) hand
+    back is the row in the database, field for field (the lists come from
+    the models: a new field is read back too)."""
+    raw = raw_path()
     project, people = make_world()
     now = START
-    leased, _ = postgres.claim(
+    leased, _ = raw.claim(
         project=project,
         annotator=people[0],
         order="21",
@@ -355,7 +363,18 @@ def test_the_raw_claim_and_vote_return_every_field_of_the_rows_they_write():
         check_stale=False,
     )
     assert _row(leased) == _row(Assignment.objects.get(pk=leased.pk))
-    resumed, _ = postgres.claim(
+    # The item and domain it comes with are what the ORM reads (types too:
+    # SQLite's raw datetimes are made aware as the ORM makes them), the
+    # item's live_assignments counting this lease.
+    stored = Item.objects.select_related("domain").get(pk=leased.item_id)
+    assert stored.live_assignments == 1
+    for got, want in ((leased.item, stored), (leased.item.domain, stored.domain)):
+        shown = [f.attname for f in type(got)._meta.concrete_fields]
+        shown = [name for name in shown if name not in got.get_deferred_fields()]
+        assert {n: (type(getattr(got, n)), getattr(got, n)) for n in shown} == {
+            n: (type(getattr(want, n)), getattr(want, n)) for n in shown
+        }
+    resumed, _ = raw.claim(
         project=project,
         annotator=people[0],
         order="12",
@@ -366,9 +385,9 @@ def test_the_raw_claim_and_vote_return_every_field_of_the_rows_they_write():
     assert resumed.pk == leased.pk
     assert _row(resumed) == _row(Assignment.objects.get(pk=leased.pk))
     with transaction.atomic():
-        locked = postgres.locked_assignment(assignment_id=leased.pk, annotator=people[0])
+        locked = raw.locked_assignment(assignment_id=leased.pk, annotator=people[0])
         vote = vote_for(("1", True, "yes", "no", "", (False, "")), locked.item)
-        judgement = postgres.record_vote(
+        judgement = raw.record_vote(
             assignment=locked,
             annotator=people[0],
             fields={"assignment_id": leased.pk, **vote_fields(vote)},
@@ -377,7 +396,7 @@ def test_the_raw_claim_and_vote_return_every_field_of_the_rows_they_write():
         )
     assert _row(judgement) == _row(Judgement.objects.get(pk=judgement.pk))
     assert judgement.created_at is not None  # auto_now_add, as create() gives it
-    # Its per-slot answers went in with it, in the same statement (issue 32).
+    # Its per-slot answers went in with it (issue 32).
     written = JudgementSlot.objects.filter(judgement_id=judgement.pk).order_by("slot")
     assert [tuple(r) for r in written.values_list("slot", "correctness", "grade", "rank")] == (
         rules.slot_answers(vote)

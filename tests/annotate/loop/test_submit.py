@@ -209,11 +209,11 @@ def test_submit_runs_a_constant_number_of_queries(django_assert_max_num_queries)
     Verdict.objects.create(item=item, project=item.project)
     # assignment lock (item, project and domain joined); judgement insert,
     # assignment, tally and Membership.judged updates (one statement on
-    # PostgreSQL; on SQLite four and a read-back of the tallies); the verdict
+    # PostgreSQL; on SQLite four, the tallies' update returning them); the verdict
     # lock of curation's receiver (the item is below its votes, so no votes
     # are read); the SAVEPOINT pair comes from the test's transaction. A
     # status change adds one update.
-    with django_assert_max_num_queries(5 if on_postgres() else 9):
+    with django_assert_max_num_queries(5 if on_postgres() else 8):
         submit_judgement(assignment_id=a.pk, annotator=user, vote=Vote(choice="1"))
 
 

@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from curation.quality.label_quality import libraries_available
+from curation.quality.libraries import libraries_available
 
 # The label-quality extra (cleanlab, crowd-kit) is optional for `make run`; its
 # tests skip where it is absent, but never on CI, which installs .[dev].
