@@ -114,8 +114,9 @@ def child_setup(params: dict) -> None:
     from django.core.management import call_command
     from rest_framework.authtoken.models import Token
 
-    from annotate.importing.service import image_storage_name, render_item_html
+    from annotate.importing.imagestore import image_storage_name
     from annotate.models import ImageAsset, Item, ItemPart, Membership, Project, shuffle_key
+    from annotate.models.parts import render_parts_html
     from common.bulk import insert_rows
     from curation.models import Verdict
 
@@ -179,8 +180,8 @@ def child_setup(params: dict) -> None:
             )
         ],
     )
-    # What the import's render_item_html task stores: each part's HTML.
-    render_item_html(item_ids=[item.pk for item in items])
+    # What the import's render_part_html task stores: each part's HTML.
+    render_parts_html(item_ids=[item.pk for item in items])
     # What the import's items_imported receiver makes: one Verdict per item.
     Verdict.objects.bulk_create(
         [Verdict(item=item, project=project) for item in items], batch_size=1000

@@ -95,7 +95,8 @@ django.setup()
 from django.contrib.auth import get_user_model
 from PIL import Image
 from annotate.models import Item, Membership, Project
-from annotate.importing.service import import_items_from_paths, make_thumbnails, render_item_html
+from annotate.importing.service import import_items_from_paths, make_thumbnails
+from annotate.models.parts import render_parts_html
 
 n, folder = int(sys.argv[1]), Path(sys.argv[2])
 project = Project.objects.create(slug="compare-bench", name="Compare bench", votes_per_item=1)
@@ -119,7 +120,7 @@ for i in range(n):
 (folder / "data.json").write_text(json.dumps(records))
 import_items_from_paths(project=project, dataset=folder / "data.json", images=folder)
 items = list(Item.objects.filter(project=project).values_list("pk", "image_id"))
-render_item_html(item_ids=[pk for pk, _ in items])
+render_parts_html(item_ids=[pk for pk, _ in items])
 make_thumbnails(image_ids=sorted({image for _, image in items}))
 user = get_user_model().objects.create_user("bencher", password="bench-pass-19")
 Membership.objects.create(project=project, user=user, role="annotator")

@@ -35,6 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.harness import Results, mb, print_table
 from curation.agreement import ranking as rk
+from curation.agreement import ranking_aggregate as rka
+from curation.agreement import ranking_bootstrap as rkb
+from curation.agreement import ranking_diagnostics as rkd
 
 TARGET_S = 60.0
 
@@ -93,9 +96,9 @@ def main() -> int:
     point = steps.run("alpha (pairs, ordinal), W, tau-b", lambda: rk.ranking_reliability(table))
     intervals = steps.run(
         f"bootstrap intervals, {args.resamples} resamples",
-        lambda: rk.ranking_intervals(table, n_resamples=args.resamples, point=point),
+        lambda: rkb.ranking_intervals(table, n_resamples=args.resamples, point=point),
     )
-    bias = steps.run("position bias (chi2, BH)", lambda: rk.ranking_position_bias(table))
+    bias = steps.run("position bias (chi2, BH)", lambda: rkd.ranking_position_bias(table))
     tops = rk.unique_tops(table.ranks)
     none = rng.random(len(tops)) < 0.05
     picks = [
@@ -107,7 +110,7 @@ def main() -> int:
         pick_table = rk.PickTable.of(picks)
         alpha = rk.pick_alpha(pick_table)
         interval = rk.pick_alpha_interval(pick_table, n_resamples=args.resamples)
-        return alpha, interval, rk.pick_position_bias(pick_table)
+        return alpha, interval, rkd.pick_position_bias(pick_table)
 
     pick_alpha, pick_interval, pick_bias = steps.run(
         "picks: table, alpha, interval, bias", pick_agreement
@@ -122,7 +125,7 @@ def main() -> int:
     sample = groups[: args.aggregate_items]
     steps.run(
         f"Borda + Kemeny, {len(sample):,} items one by one",
-        lambda: [(rk.borda(g), rk.kemeny(g)) for g in sample],
+        lambda: [(rka.borda(g), rka.kemeny(g)) for g in sample],
     )
 
     print(

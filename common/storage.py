@@ -17,8 +17,6 @@ from typing import IO, Any
 from django.core.files import File
 from django.core.files.storage import Storage
 
-READ_CHUNK = 1 << 20
-
 
 def local_path(storage: Storage, name: str = "") -> Path | None:
     """The file system path of `name` in a storage, or None for a storage

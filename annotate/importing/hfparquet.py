@@ -1,36 +1,13 @@
-"""Hugging Face parquet (the `datasets` layout) as an import source.
+"""Hugging Face parquet (the `datasets` layout) as an import source; the
+layouts it reads are listed in the README ("Hugging Face parquet").
 
-A parquet file is turned, row by row, into the raw record a JSONL (or, for a
-studio release's parquet, a Multimodal RewardBench JSON) file would hold,
-then imported through the same parsing as those files: field maps, domain
-options and every check apply to parquet as they do to JSON.
-
-Layouts understood (one row = one pair):
-
-- **Image columns**: the `datasets` ``Image`` feature's storage, a
-  ``struct<bytes: binary, path: string>``, or a list of them (an ``images``
-  column). The bytes are the image; ``path`` names it (a row without bytes
-  refers to a file by its path, found in the images folder or zip given
-  with the dataset, as a JSON file's path is).
-- **Responses** as two columns (``chosen``/``rejected``, or
-  ``response_1``/``response_2`` without a label), or as a list column
-  (``response`` or ``responses``) of two strings with a ranking column
-  (``human_ranking`` or ``ranking``: the lower rank is preferred, ``[0, 1]``
-  = the first is better; equal ranks or no ranking = unlabelled pair). A
-  ``models`` list beside it names the responses' models.
-- The prompt in ``prompt``, or in ``query``/``question`` (VL-RewardBench's
-  published layout: ``id, query, response, image, human_ranking, models,
-  judge, rationale, query_source, ground_truth``) when there is no ``prompt``
-  column and no field map for it.
-- The studio's own release parquet (``parquet/<domain>.parquet``: the
-  official keys ``ID, Text, Image, Output1, Output2, Better, Category``) is
-  read as the release's JSON is.
-
+Each row becomes the raw record a JSONL file (for a studio release's
+parquet, a Multimodal RewardBench JSON file) would hold and goes through the
+same parsing, so field maps, domain options and every check apply alike.
 Rows are read in record batches (memory bounded by a batch, not the file).
 Image bytes are written once per SHA-256 to a temporary spool file and read
-back from it by the image checks (:mod:`annotate.importing.images`) and the
-storing threads. Every problem names the file, the row (0-based, as
-``datasets`` indexes rows) and the column.
+back from it by the image checks and the storing threads. Problems name the
+file, the row (0-based, as ``datasets`` indexes rows) and the column.
 """
 
 from __future__ import annotations
@@ -95,21 +72,7 @@ def available() -> bool:
 class RowProblem(ImportProblem):
     """A problem in a parquet file: its row (0-based) and column."""
 
-    def __str__(self) -> str:
-        parts = [self.file]
-        if self.index is not None:
-            parts.append(f"row {self.index}")
-        if self.field:
-            parts.append(f"column '{self.field}'")
-        if self.detail:
-            parts.append(self.detail)
-        text = ": ".join(parts) + f": {self.message}"
-        if self.count > 1:
-            shown = ", ".join(str(n) for n in self.more)
-            if self.count - 1 > len(self.more):
-                shown += ", …"
-            text += f" (and {self.count - 1} more row{'s' if self.count > 2 else ''}: {shown})"
-        return text
+    NOUNS = ("row", "row", "column")
 
 
 class RowImages(ImageSource):

@@ -42,7 +42,6 @@ DUPLICATES = ("refuse", "keep-first", "suffix")
 # content (annotate.importing.conflicts).
 CONFLICTS = ("refuse", "metadata", "suffix", "replace")
 DOMAIN_SOURCES = ("id-prefix", "image-folder")  # and "field:<name>"
-SURFACES = ("cli", "form", "api")
 # How many duplicated IDs, and unmapped domain values, one message lists.
 SHOWN_VALUES = 25
 

@@ -83,21 +83,24 @@ class ImportProblem:
     # The first record's own value (an image path, an ID): kept out of the
     # message so that the same problem on many records is grouped as one.
     detail: str = ""
+    # What the message calls a record, a line and a field (parquet: row, row, column).
+    NOUNS = ("record", "line", "field")
 
     def __str__(self) -> str:
+        record, line, field = self.NOUNS
         where = self.file
         if self.line is not None:
             where += f":{self.line}"
         parts = [where]
         if self.index is not None:
-            parts.append(f"record {self.index}")
+            parts.append(f"{record} {self.index}")
         if self.field:
-            parts.append(f"field '{self.field}'")
+            parts.append(f"{field} '{self.field}'")
         if self.detail:
             parts.append(self.detail)
         text = ": ".join(parts) + f": {self.message}"
         if self.count > 1:
-            unit = "record" if self.index is not None else "line"
+            unit = record if self.index is not None else line
             unit += "s" if self.count > 2 else ""
             shown = ", ".join(str(n) for n in self.more)
             if self.count - 1 > len(self.more):

@@ -34,7 +34,6 @@ from annotate.importing.formats import mrb as mrb_reader
 from annotate.importing.formats import release as release_reader
 from annotate.importing.imagestore import (
     ImageCopies,
-    image_storage_name,  # noqa: F401 (bench scripts import it from here)
     remove_orphans,
     store_images,
 )
@@ -55,7 +54,7 @@ from annotate.importing.sources import (
     find_dataset_in_zip,
 )
 from annotate.models import Domain, ImageAsset, Item, Project, shuffle_key
-from annotate.models.parts import render_parts_html, response_count_problem
+from annotate.models.parts import response_count_problem
 from common.bulk import insert_rows
 
 log = logging.getLogger(__name__)
@@ -516,12 +515,6 @@ def _write_items(project, parsed, actions, renames, domains, image_id, labelled,
         flush()
     problems.raise_if_any()
     return created, updated
-
-
-def render_item_html(*, item_ids: list[int]) -> int:
-    """The items' parts' HTML (render_parts_html; the name kept for its
-    callers and the queued tasks of an earlier release)."""
-    return render_parts_html(item_ids=item_ids)
 
 
 def import_uploaded_items(

@@ -10,16 +10,17 @@ def make_thumbnails(image_ids: list[int]) -> int:
     return service.make_thumbnails(image_ids=image_ids)
 
 
-@shared_task(name="annotate.tasks.render_item_html", acks_late=True)
-def render_item_html(item_ids: list[int]) -> int:
-    return service.render_item_html(item_ids=item_ids)
-
-
 @shared_task(name="annotate.tasks.render_part_html", acks_late=True)
 def render_part_html(item_ids: list[int]) -> int:
     from annotate.models.parts import render_parts_html
 
     return render_parts_html(item_ids=item_ids)
+
+
+@shared_task(name="annotate.tasks.render_item_html", acks_late=True)
+def render_item_html(item_ids: list[int]) -> int:
+    """render_part_html's name before content parts, for messages queued then."""
+    return render_part_html(item_ids)
 
 
 @shared_task(name="annotate.tasks.requeue_missing_thumbnails", acks_late=True)

@@ -28,6 +28,12 @@ from .models import Invitation
 from .people import member_rows
 from .presets import PRESETS
 
+SCALE_HELP = (
+    "ab: A/B (ties per allow_tie); graded6: MMRB2's six points (A much better … B much "
+    "better); graded7: seven points with a tie in the middle. Changeable only while the "
+    "project has no votes."
+)
+
 
 def _refused(exc: service.SetupError) -> Rejected:
     fields = {exc.field: [str(exc)]} if exc.field else {}
@@ -60,20 +66,39 @@ class ProjectOutput(serializers.Serializer):
 # --- Projects ----------------------------------------------------------------------------
 
 
+# (Comments, not docstrings: the schema would show a serializer's docstring.)
+# Every field optional and without a default: a PATCH changes what it names.
+class AllOptional:
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            field.required = False
+            field.default = serializers.empty
+
+
+# The settings a project is created with and an admin may change.
+class ProjectSettingsInput(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, default="", allow_blank=True)
+    guidelines = serializers.CharField(
+        required=False, default="", allow_blank=True, help_text="Markdown."
+    )
+    licence = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
+    allow_tie = serializers.BooleanField(default=True)
+    preference_scale = serializers.ChoiceField(
+        choices=PREFERENCE_SCALES, default=PreferenceScale.AB, help_text=SCALE_HELP
+    )
+    require_rationale = serializers.BooleanField(default=False)
+    lease_minutes = serializers.IntegerField(min_value=1, max_value=10_080, default=30)
+    seed = serializers.IntegerField(default=0, min_value=-(2**31), max_value=2**31 - 1)
+
+
 @guard_body(may_create_projects)
 class ProjectsApi(ProjectListApi):
     """GET as ProjectListApi; POST creates a project."""
 
-    class InputSerializer(serializers.Serializer):
-        name = serializers.CharField(max_length=200)
+    class InputSerializer(ProjectSettingsInput):
         slug = serializers.SlugField(max_length=80, required=False, default="")
-        description = serializers.CharField(required=False, default="", allow_blank=True)
-        guidelines = serializers.CharField(
-            required=False, default="", allow_blank=True, help_text="Markdown."
-        )
-        licence = serializers.CharField(
-            required=False, default="", allow_blank=True, max_length=200
-        )
         votes_per_item = serializers.IntegerField(min_value=1, max_value=50, default=3)
         escalation_votes = serializers.IntegerField(
             min_value=0,
@@ -87,17 +112,6 @@ class ProjectsApi(ProjectListApi):
             default=0.8,
             help_text="Winner share at or above which an item is agreed.",
         )
-        allow_tie = serializers.BooleanField(default=True)
-        preference_scale = serializers.ChoiceField(
-            choices=PREFERENCE_SCALES,
-            default=PreferenceScale.AB,
-            help_text="ab: A/B (ties per allow_tie); graded6: MMRB2's six points (A much "
-            "better … B much better); graded7: seven points with a tie in the middle. "
-            "Changeable only while the project has no votes.",
-        )
-        require_rationale = serializers.BooleanField(default=False)
-        lease_minutes = serializers.IntegerField(min_value=1, max_value=10_080, default=30)
-        seed = serializers.IntegerField(default=0, min_value=-(2**31), max_value=2**31 - 1)
         preset = serializers.ChoiceField(
             choices=list(PRESETS),
             default="mrb",
@@ -138,22 +152,7 @@ class ProjectDetailApi(APIView):
         def get_import_roots(self, project) -> list[str] | None:
             return project_roots(project) if project.role in ADMIN_ROLES else None
 
-    class InputSerializer(serializers.Serializer):
-        name = serializers.CharField(max_length=200, required=False)
-        description = serializers.CharField(required=False, allow_blank=True)
-        guidelines = serializers.CharField(required=False, allow_blank=True)
-        licence = serializers.CharField(required=False, allow_blank=True, max_length=200)
-        allow_tie = serializers.BooleanField(required=False)
-        preference_scale = serializers.ChoiceField(
-            choices=PREFERENCE_SCALES,
-            required=False,
-            help_text="ab: A/B (ties per allow_tie); graded6: MMRB2's six points (A much "
-            "better … B much better); graded7: seven points with a tie in the middle. "
-            "Changeable only while the project has no votes.",
-        )
-        require_rationale = serializers.BooleanField(required=False)
-        lease_minutes = serializers.IntegerField(min_value=1, max_value=10_080, required=False)
-        seed = serializers.IntegerField(required=False, min_value=-(2**31), max_value=2**31 - 1)
+    class InputSerializer(AllOptional, ProjectSettingsInput):
         archived = serializers.BooleanField(
             required=False,
             help_text="true archives (read-only), false reopens. Votes per item and the "
@@ -285,12 +284,8 @@ class DomainsApi(DomainListApi):
 
 @guard_body(member_of(ADMIN_ROLES))
 class DomainDetailApi(APIView):
-    class InputSerializer(DomainFields):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            for field in self.fields.values():
-                field.required = False
-                field.default = serializers.empty
+    class InputSerializer(AllOptional, DomainFields):
+        pass
 
     class OutputSerializer(DomainFields):
         pass

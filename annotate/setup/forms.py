@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from ..models import DomainKind, Project, Role
 from .presets import PRESET_CHOICES
+from .service import PROJECT_FIELDS
 from .team import INVITATION_DAYS_MAX
 
 MARKDOWN_HELP = "Markdown (sanitised like responses); the preview below updates as you type."
@@ -38,17 +39,7 @@ def live_preview(form: forms.Form) -> None:
 class ProjectSettingsForm(forms.ModelForm):
     class Meta:
         model = Project
-        fields = [
-            "name",
-            "description",
-            "guidelines",
-            "licence",
-            "preference_scale",
-            "allow_tie",
-            "require_rationale",
-            "lease_minutes",
-            "seed",
-        ]
+        fields = list(PROJECT_FIELDS)
         widgets = {
             "description": forms.Textarea(attrs={"rows": 2}),
             "guidelines": forms.Textarea(attrs={"rows": 10, "data-preview": "guidelines-preview"}),
@@ -220,10 +211,6 @@ class BulkUsersForm(forms.Form):
         required=False,
         help_text="The project the annotator/curator/admin roles apply to.",
     )
-
-
-class MarkdownPreviewForm(forms.Form):
-    text = forms.CharField(required=False, max_length=100_000)
 
 
 class ImportRootsForm(forms.Form):

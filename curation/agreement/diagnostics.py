@@ -1,42 +1,14 @@
 """Per-item and per-annotator agreement (DESIGN §6): how each item's votes
 split, and how each annotator compares with the others, leans to a side and
-how fast they vote. Pure Python/numpy like curation.agreement.stats, whose
-votes, count matrices and Undefined it uses.
+how fast they vote. Pure Python/numpy over curation.agreement.stats' votes
+and count matrices; each figure is defined where it is computed.
 
-Definitions (each is also stated where it is computed):
-
-* Majority: the value with the most votes if exactly one value has that many,
-  else ``None`` (no votes, or a tie for first place).
-* Winner share: votes for the most-voted value / votes, whether or not that
-  value is unique (a 1-1 split has winner share 0.5 and majority ``None``).
-* Normalised entropy: Shannon entropy of the item's count distribution over
-  the three choices divided by log(3): 0 = unanimous, 1 = evenly split.
-* Conflict: both "1" and "2" received at least one vote. Ties alone never make
-  a conflict (DESIGN §6: "the only dissent is ties" can still be agreed).
-* Contradiction (per vote): the annotator preferred a response they labelled
-  "no" (incorrect) while labelling the other response "yes" (correct). "tie"
-  and "unsure" never contradict. An item contradicts if any vote does.
-* Leave-one-out majority of a vote: the majority (as above) of the other
-  annotators' votes on the same item (for correctness labels: on the same
-  item x response). Votes whose unit has no such majority are not compared.
-  Agreement and Cohen's kappa compare the annotator with that majority.
-* Change in alpha without an annotator: alpha(without them) - alpha(all);
-  positive means the data agree better without them.
-* Gold accuracy: among an annotator's votes on gold items (gold "1" or "2"),
-  the share equal to gold; a "tie" on a gold item counts as wrong.
-* Left pick: the response displayed on the left was chosen, i.e.
-  ``choice == "2"`` if ``shown_swapped`` else ``choice == "1"``. Ties are
-  excluded from the denominator (a tie picks no side). The interval is
-  Wilson's score interval and the p-value the exact two-sided binomial test
-  of a 50% left-pick rate (both ``scipy.stats.binomtest``).
-* Side bias: the left-pick test runs once per annotator, so the p-values are
-  adjusted for the number of tests with Benjamini-Hochberg
-  (``scipy.stats.false_discovery_control``) over the project's annotators with
-  at least ``MIN_SIDE_VOTES`` non-tie votes (fewer are not tested). An
-  annotator is flagged when their adjusted p-value is below ``SIDE_BIAS_FDR``.
-
-Degenerate data never raises and never yields a made-up number: every
-statistic is ``float | Undefined`` and ``Undefined.reason`` says why.
+Two choices the code alone does not show: ties alone never make a conflict
+(DESIGN §6: "the only dissent is ties" can still be agreed), and the side-bias
+test runs once per annotator, so its p-values are adjusted with
+Benjamini-Hochberg over the annotators with at least ``MIN_SIDE_VOTES``
+non-tie votes. Degenerate data never raises and never yields a made-up
+number: every statistic is ``float | Undefined``.
 """
 
 from __future__ import annotations
@@ -97,7 +69,7 @@ class Consensus:
     n_compared: int  # values whose unit has a leave-one-out majority
     agreement: Stat  # share of compared values equal to the leave-one-out majority
     kappa: Stat  # Cohen's kappa, annotator vs leave-one-out majority
-    alpha_delta: Stat  # alpha without the annotator - alpha with everyone
+    alpha_delta: Stat  # alpha without the annotator - alpha with everyone (> 0: better without)
 
     @property
     def n_agreeing(self) -> int:
@@ -111,8 +83,8 @@ class AnnotatorStats:
     choice: Consensus
     correctness: Consensus
     gold_accuracy: Stat
-    n_gold: int
-    left_pick_rate: Stat
+    n_gold: int  # a tie on a gold item counts as wrong
+    left_pick_rate: Stat  # share of non-tie votes for the response displayed left
     left_pick_ci: Interval | Undefined
     n_sided: int  # non-tie votes: the left-pick denominator
     left_pick_p: Stat  # exact binomial test of 50% (Undefined below MIN_SIDE_VOTES)
@@ -221,7 +193,7 @@ def item_stats(votes: Sequence[Vote]) -> dict[Hashable, ItemStats]:
     p = counts / np.maximum(n, 1)[:, np.newaxis]
     entropy = -(p * np.log(np.where(counts > 0, p, 1.0))).sum(axis=1) / math.log(len(CHOICES))
     entropy = np.maximum(entropy, 0.0)  # no -0.0
-    conflict = (counts[:, _ONE] > 0) & (counts[:, _TWO] > 0)
+    conflict = (counts[:, _ONE] > 0) & (counts[:, _TWO] > 0)  # ties alone never conflict
     contradictions = np.bincount(table.item[table.contradicts()], minlength=len(table.items))
     labels = table.label_counts(keep_empty=True).reshape(-1, len(RESPONSES), len(LABELS))
 
@@ -257,10 +229,10 @@ def item_stats(votes: Sequence[Vote]) -> dict[Hashable, ItemStats]:
 def _consensus(
     unit: np.ndarray, rater: np.ndarray, value: np.ndarray, n_units: int, n_raters: int, k: int
 ) -> list[Consensus]:
-    """Leave-one-out comparison of each rater with the others, one entry per rater.
-
-    ``unit``, ``rater`` and ``value`` have one entry per value given.
-    """
+    """Leave-one-out comparison of each rater with the others, one entry per
+    rater: each value against the majority of the other raters' values on its
+    unit (units with no such majority are not compared). ``unit``, ``rater``
+    and ``value`` have one entry per value given."""
     counts = _tally(unit, value, n_units, k)
     # Each rater's own values on each unit they rated (normally a single one).
     pairs, pair_of_value = np.unique(rater * n_units + unit, return_inverse=True)

@@ -26,7 +26,7 @@ import krippendorff
 import numpy as np
 
 from annotate.loop import scales
-from curation.agreement.stats import Interval, Stat, Undefined
+from curation.agreement.stats import Interval, Stat, Undefined, percentile_interval
 
 LEVELS = ("ordinal", "interval")
 
@@ -200,9 +200,4 @@ def bootstrap_graded_ci(
     if isinstance(point, Undefined):
         return point
     alphas = bootstrap_graded_alphas(counts, level, n_resamples=n_resamples, seed=seed)
-    undefined = int(np.isnan(alphas).sum())
-    if undefined:
-        return Undefined(f"{undefined} of {n_resamples} resamples have no variation")
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(alphas, [tail, 100 - tail])
-    return Interval(float(low), float(high))
+    return percentile_interval(alphas, confidence)

@@ -228,14 +228,11 @@ def alpha_intervals(
     overall: bool = True,
 ) -> dict[str, dict[str, agreement.Interval | agreement.Undefined]]:
     """Item-bootstrap 95% intervals of alpha, choice and correctness, per
-    domain slug with items and for ALL. From the items' tallies (one query;
-    the same source as the point estimates), whose count matrices come in
-    sorted pattern order: the same tallies and seed give the same intervals
-    whatever order the database returns rows in. The agreement dashboard
-    (compute_expensive) and the release manifest (curation.releases.build)
-    both take their intervals from here; `kinds` and `overall` (the ALL
-    row) leave out what a caller does not show, which changes no other
-    interval."""
+    domain slug with items and for ALL, for the dashboard and the release
+    manifest alike. From the items' tallies in sorted pattern order, so the
+    same tallies and seed give the same intervals whatever order the
+    database returns rows in; leaving out `kinds` or the ALL row changes no
+    other interval."""
     seed = bootstrap_seed(project) if seed is None else seed
     patterns = tally_patterns(project)
     slugs = dict(Domain.objects.filter(project=project).values_list("pk", "slug"))
@@ -525,37 +522,38 @@ def _num(value) -> str:
     return fmt(value, 6)
 
 
-def domains_csv(report: Report) -> str:
+def _csv(columns: list[str], rows) -> str:
     out = io.StringIO()
     writer = SafeWriter(out)
-    writer.writerow(DOMAIN_COLUMNS)
-    for r in report.domains:
-        s = r.summary
-        writer.writerow(
-            [
-                r.key, r.n_items, r.n_votes, r.percent_complete, _num(s.choice.alpha),
-                *_ci_parts(r.alpha_ci), _num(s.choice.ac1), _num(s.choice.pairwise_agreement),
-                _num(s.tie_rate), s.choice.n_pairable, r.contested,
-                _num(s.correctness.alpha), _num(s.correctness.ac1),
-                _num(s.correctness.pairwise_agreement),
-            ]
-        )  # fmt: skip
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(row)
     return out.getvalue()
+
+
+def domains_csv(report: Report) -> str:
+    return _csv(DOMAIN_COLUMNS, (_domain_cells(r, r.summary) for r in report.domains))
+
+
+def _domain_cells(r: DomainRow, s: agreement.Summary) -> list:
+    return [
+        r.key, r.n_items, r.n_votes, r.percent_complete, _num(s.choice.alpha),
+        *_ci_parts(r.alpha_ci), _num(s.choice.ac1), _num(s.choice.pairwise_agreement),
+        _num(s.tie_rate), s.choice.n_pairable, r.contested,
+        _num(s.correctness.alpha), _num(s.correctness.ac1),
+        _num(s.correctness.pairwise_agreement),
+    ]  # fmt: skip
 
 
 def annotators_csv(report: Report) -> str:
-    out = io.StringIO()
-    writer = SafeWriter(out)
-    writer.writerow(ANNOTATOR_COLUMNS)
-    for r in report.annotators:
-        s = r.stats
-        writer.writerow(
-            [
-                r.name, s.n_votes, _num(s.choice.agreement), _num(s.choice.kappa),
-                _num(r.alpha_delta), _num(s.gold_accuracy), s.n_gold, _num(s.left_pick_rate),
-                *_ci_parts(s.left_pick_ci), _num(s.left_pick_p), _num(s.left_pick_p_adjusted),
-                int(r.left_bias), _num(s.tie_rate),
-                _num(s.median_seconds), _num(r.crowdlab_quality),
-            ]
-        )  # fmt: skip
-    return out.getvalue()
+    return _csv(ANNOTATOR_COLUMNS, (_annotator_cells(r, r.stats) for r in report.annotators))
+
+
+def _annotator_cells(r: AnnotatorRow, s: diagnostics.AnnotatorStats) -> list:
+    return [
+        r.name, s.n_votes, _num(s.choice.agreement), _num(s.choice.kappa),
+        _num(r.alpha_delta), _num(s.gold_accuracy), s.n_gold, _num(s.left_pick_rate),
+        *_ci_parts(s.left_pick_ci), _num(s.left_pick_p), _num(s.left_pick_p_adjusted),
+        int(r.left_bias), _num(s.tie_rate),
+        _num(s.median_seconds), _num(r.crowdlab_quality),
+    ]  # fmt: skip

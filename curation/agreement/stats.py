@@ -1,45 +1,19 @@
-"""Inter-annotator agreement for canonical votes (DESIGN §6): how well the
-votes of a project or a domain agree (alpha, AC1, pairwise agreement, the
-bootstrap interval), and the vote and count-matrix vocabulary.
-
-Pure Python/numpy: no Django import, so it is tested without a database and
-can run anywhere (a view, a Celery task, a notebook).
+"""Inter-annotator agreement for canonical votes (DESIGN §6): alpha, AC1,
+pairwise agreement and the bootstrap interval over unit x category count
+matrices. Pure Python/numpy (no Django), tested without a database.
 
 Votes are in CANONICAL terms: ``choice`` is "1", "2" or "tie" whatever side
-each response was displayed on, and ``correct_1``/``correct_2`` label the
-canonical responses. The only display fact a vote carries is
-``shown_swapped`` and it feeds exactly one statistic, the left-pick rate.
+each response was displayed on; ``shown_swapped`` is the one display fact a
+vote carries and feeds only the left-pick rate (curation.agreement.diagnostics,
+which also holds the per-item and per-annotator figures).
 
-Definitions (each is also stated where it is computed):
-
-* Count matrix: one row per unit, one column per category, cell = number of
-  values. Choice units are items with columns fixed to ``CHOICES`` =
-  ("1", "2", "tie"); correctness units are (item, "1") and (item, "2") with
-  columns ``LABELS`` = ("yes", "no", "unsure"). "unsure" is a category of its
-  own, not missing data: an annotator who says "unsure" while another says
-  "yes" disagrees with them. An empty label ("" = not asked) is missing.
-* Pairable unit: a unit with at least two values. Only pairable units carry
-  information about agreement.
-* Krippendorff's alpha: nominal, computed by ``krippendorff.alpha``.
-* Gwet's AC1: multi-rater form with missing values (Gwet, Handbook of
-  Inter-Rater Reliability; as in the irrCAC package): observed agreement is the
-  mean over pairable units of the share of agreeing ordered pairs; category
-  prevalence pi_k is the mean over units with at least one value of
-  n_uk / n_u; chance agreement is sum pi_k (1 - pi_k) / (q - 1), q = number of
-  categories the scale can produce (``producible``, used or not), plus any
-  other column that holds a value: choices 3 with ties (A/B allowing them,
-  graded7), 2 without (A/B without ties, graded6: ``choice_categories``);
-  correctness labels 3. The other chance-corrected figures (alpha here,
-  Cohen's kappa in diagnostics) do not depend on categories nobody used.
-* Pairwise agreement: of all pairs of values on the same unit, pooled over
-  units, the fraction that agree (a fraction in [0, 1], not a percentage).
-
-Per-item and per-annotator figures (majority, spread, leave-one-out
-consensus, side bias, speed) are in curation.agreement.diagnostics.
-
-Degenerate data never raises and never yields a made-up number: every
-statistic is ``float | Undefined`` and ``Undefined.reason`` says why.
-Invalid input (a choice that is not one of ``CHOICES``) raises ``ValueError``.
+Choice units are items (columns ``CHOICES``); correctness units are
+(item, response) (columns ``LABELS``). "unsure" is a category, not missing
+data (it disagrees with "yes"); an empty label (not asked) is missing. Each
+statistic states its definition where it is computed. Degenerate data never
+raises and never yields a made-up number: every statistic is
+``float | Undefined`` and ``Undefined.reason`` says why; invalid input raises
+``ValueError``.
 """
 
 from __future__ import annotations
@@ -286,7 +260,8 @@ def _n_categories(
 ) -> int:
     """AC1's q: the categories the scale can produce, and any other column of
     the matrix that holds a value (a tie voted before the project stopped
-    allowing ties was possible then); every column when ``producible`` is None."""
+    allowing ties was possible then); every column when ``producible`` is None.
+    (Alpha and kappa do not depend on categories nobody used; AC1 does.)"""
     if producible is None:
         return counts.shape[1]
     unknown = set(producible) - set(categories)
@@ -319,7 +294,8 @@ def gwet_ac1(
     *,
     producible: Sequence[str] | None = None,
 ) -> Stat:
-    """Gwet's AC1 for any number of raters per unit (see module docstring).
+    """Gwet's AC1 for any number of raters per unit, with missing values
+    (Gwet, Handbook of Inter-Rater Reliability; as in the irrCAC package).
 
     Observed agreement p_a is averaged over units with two or more values;
     prevalence pi_k over units with at least one; chance agreement
@@ -344,7 +320,8 @@ def _pairwise(counts: np.ndarray, n_u: np.ndarray) -> Stat:
 
 
 def pairwise_agreement(counts: np.ndarray) -> Stat:
-    """Of all pairs of values on the same unit, pooled over units, the fraction that agree."""
+    """Of all pairs of values on the same unit, pooled over units, the
+    fraction (not a percentage) that agree."""
     counts = _as_counts(counts)
     return _pairwise(counts, counts.sum(axis=1))
 
@@ -528,10 +505,15 @@ def bootstrap_alpha_ci(
     point = nominal_alpha(counts)
     if isinstance(point, Undefined):
         return point
-    alphas = bootstrap_alphas(counts, n_resamples=n_resamples, seed=seed)
+    return percentile_interval(bootstrap_alphas(counts, n_resamples=n_resamples, seed=seed), level)
+
+
+def percentile_interval(alphas: np.ndarray, level: float) -> Interval | Undefined:
+    """The central `level` percentile interval of bootstrap alphas; Undefined
+    if any is NaN (a resample with no variation)."""
     undefined = int(np.isnan(alphas).sum())
     if undefined:
-        return Undefined(f"{undefined} of {n_resamples} resamples have no variation")
+        return Undefined(f"{undefined} of {len(alphas)} resamples have no variation")
     tail = (1 - level) / 2 * 100
     low, high = np.percentile(alphas, [tail, 100 - tail])
     return Interval(float(low), float(high))

@@ -1,26 +1,15 @@
-"""What one exported vote or verdict row holds, pure Python (no Django import).
+"""What one exported vote or verdict row holds, pure Python (no Django
+import); docs/exports.md describes every column.
 
-A vote row is one Judgement row, every field of it (JUDGEMENT_COLUMNS names
-the column of each; a test holds it equal to the model's fields): every
-revision, not only the current one (`revision`, `is_current`), in canonical
-terms (`choice`, `strength`, `grade_1`, `grade_2`, `correct_1`,
-`correct_2`: response 1 / response 2 as imported) and as the annotator saw
-it (`shown_left`: the response displayed on the left; `choice_displayed`
-left/right/tie; `strength_displayed`, `point_displayed`, `grade_left`,
-`grade_right`, `correct_left`, `correct_right`), through the one mapping of
-annotate.loop.rules. A graded vote's strength is also written on the
-project's scale (`scale`, `scale_value`: annotate.loop.scales.scale_value,
-MMRB2's 1-6 with 6 = response 1 much better, or 1-7 with 4 = tie), the
-number a release writes. Annotators are named by their pseudonym with the rule
-releases use (`pseudonym_of`), so an annotator is the same name in an export
-and in a release's provenance.jsonl. No model names, prompts, responses or
-gold answers: an export describes the votes, and the item's content is in
-the release or the verdict API.
-
-A verdict row is one item's Verdict with its current tallies.
-
-Each column has a type (COLUMN_TYPES) that the Parquet writer maps to Arrow
-types and the CSV writer spells as text.
+A vote row is one Judgement row, every field of it and every revision, in
+canonical terms (response 1 / response 2 as imported) and as the annotator
+saw it, through the one mapping of annotate.loop.rules; a graded strength
+also on the project's scale (annotate.loop.scales.scale_value), the number
+a release writes. Annotators are named as releases name them
+(`pseudonym_of`). No model names, prompts, responses or gold answers: an
+export describes the votes. A verdict row is one item's Verdict with its
+current tallies. Each column has a type that the Parquet writer maps to
+Arrow types and the CSV writer spells as text.
 """
 
 from __future__ import annotations
@@ -88,9 +77,6 @@ JUDGEMENT_COLUMNS = {
     "imported": "imported",
     "task": "task",
 }
-# A pair's per-slot answers (annotate's JudgementSlot rows, read through
-# Judgement.objects.with_pair_answers()) and the columns that carry them.
-SLOT_COLUMNS = ("grade_1", "grade_2", "correct_1", "correct_2")
 
 VERDICT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("item_id", "int"),

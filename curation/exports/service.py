@@ -1,14 +1,8 @@
 """Raw exports of a project's votes and verdicts, any time (not only in a
 release): the rows, read in one streamed query each, and the file's name.
-
-`export_rows` reads the project's pseudonyms and domains (a query each),
-then the rows through one query read in chunks (`.iterator(chunk_size=
-CHUNK)`: a server-side cursor on PostgreSQL, fetchmany on SQLite), so
-memory and the number of queries stay the same whatever the number of
-votes. Every revision of every vote is exported (votes are append-only);
-votes are in claim order with each vote's revisions together, verdicts in
-item order. Who may export is the caller's business: the views and the API
-let a project's curators and admins in, as on every curation page.
+Every revision of every vote is exported (votes are append-only). Who may
+export is the caller's business: the views and the API let a project's
+curators and admins in, as on every curation page.
 """
 
 from __future__ import annotations
@@ -45,7 +39,8 @@ def pseudonyms(project: Project) -> dict[int, str]:
 def export_rows(*, project: Project, kind: str, domain: Domain | None = None) -> Iterator[tuple]:
     """The rows of a `kind` export (records.COLUMNS[kind] order), of one
     domain or the whole project. A generator: nothing is read until the
-    first row is asked for."""
+    first row is asked for; then one query read in chunks of CHUNK, so
+    memory and the number of queries stay the same whatever the size."""
     if kind not in KINDS:
         raise ValueError(f"unknown export {kind!r}")
     names = pseudonyms(project)

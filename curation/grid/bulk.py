@@ -131,33 +131,16 @@ def apply_bulk(
         if item_id not in known:
             outcome.skipped["not an item of this project."] += 1
             continue
+        decision = {"project": project, "item_id": item_id, "curator": curator, "reason": reason}
         try:
             if action == "exclude":
-                exclude_item(
-                    project=project,
-                    item_id=item_id,
-                    curator=curator,
-                    category=category,
-                    reason=reason,
-                    version=None,
-                )
+                exclude_item(category=category, version=None, **decision)
             elif action == "reopen":
-                reopen_item(
-                    project=project, item_id=item_id, curator=curator, reason=reason, version=None
-                )
+                reopen_item(version=None, **decision)
             elif action == "more_votes":
-                request_more_votes(
-                    project=project,
-                    item_id=item_id,
-                    curator=curator,
-                    n=n,
-                    reason=reason,
-                    version=None,
-                )
+                request_more_votes(n=n, version=None, **decision)
             else:
-                move_to_domain(
-                    project=project, item_id=item_id, curator=curator, domain=domain, reason=reason
-                )
+                move_to_domain(domain=domain, **decision)
         except CurationError as refused:
             outcome.skipped[str(refused)] += 1
         else:

@@ -1,21 +1,13 @@
-"""A seeded world with known true labels, to prove the suspected-errors
-ranking and Dawid-Skene against simple baselines (issue 23). No Django import.
+"""Seeded worlds with known true labels, to prove the suspected-errors
+ranking and Dawid-Skene against simple baselines (issue 23; graded votes,
+issue 30). No Django import.
 
-* ``n_items`` pairs, the true better side uniform over "1"/"2"; each item is
-  shown with a random side on the left.
-* Five annotators of accuracy 0.55, 0.65, 0.75, 0.85, 0.95; the 0.65 one has a
-  left bias: on 40 % of items it picks whatever was shown on the left,
-  otherwise it is right with its accuracy. Each item gets ``votes_per_item``
-  votes from distinct annotators drawn at random.
-* The current label is the majority of the votes (ties in the count: the
-  seeded coin), as the agreement rule would release it.
-* Three judges of accuracy 0.65, 0.72, 0.80, each judging both orders with
-  independent errors (leaderboard entries); their per-item probability is the
-  smoothed two-order share of probability.py, and the ensemble their mean.
-
-The suspected-errors ranking sorts by CROWDLAB's probability of the current
-label, lowest first; the baseline sorts by the vote split alone (the current
-label's vote share, lowest first, ties in a seeded random order).
+In `make_world` annotators of ANNOTATOR_ACCURACY vote (one with a left
+bias), the current label is the votes' majority (a tie: a seeded coin), as
+the agreement rule would release it, and judges of JUDGE_ACCURACY answer
+both orders (probability.py's smoothed share; the ensemble is their mean).
+The queue sorts by CROWDLAB's probability of the current label, lowest
+first; the baseline by the current label's vote share alone.
 """
 
 from __future__ import annotations

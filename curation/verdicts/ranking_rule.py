@@ -16,7 +16,7 @@ Thresholds (canonical slots, curation.agreement.ranking's definitions):
   complete rankings, every ranking all tied) does not meet it.
 
 Agreed: the final pick is the leading slot; the final ranking is the exact
-Kemeny-Young aggregate (ranking.kemeny), "unanimous" when every ranking is
+Kemeny-Young aggregate (rka.kemeny), "unanimous" when every ranking is
 the same ranking (same mid-ranks), else "majority". A majority of picks
 saying "none is acceptable" is contested (kind "problem"): curators decide
 what an item without an acceptable response becomes. Contest kinds are
@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from curation.agreement import ranking
+from curation.agreement import ranking_aggregate as rka
 from curation.verdicts.rule import AGREED, CONTESTED, NEEDS_VOTES, NO_ONE_LEFT
 
 
@@ -207,7 +208,7 @@ def decide_ranking(
     return RankingOutcome(
         AGREED,
         final_slot=slot,
-        final_ranks=ranking.kemeny(table.ranks).ranks,
+        final_ranks=rka.kemeny(table.ranks).ranks,
         provenance="unanimous" if same else "majority",
         reason=f"{tally}{w_text}",
     )

@@ -9,8 +9,8 @@ import time
 import pytest
 
 from annotate import rendering
-from annotate.importing.service import render_item_html
 from annotate.models import ItemPart, parts_by_slot
+from annotate.models.parts import render_parts_html
 from annotate.rendering import render_budget, render_markdown
 from tests.factories import make_item
 
@@ -95,7 +95,7 @@ def test_the_worker_stores_a_plain_version_of_an_item_over_budget(monkeypatch):
     item = make_item(response_1=SLOW_JAVA, response_2="**fine**")
     ItemPart.objects.filter(item=item).update(rendered_version=0)
     started = time.monotonic()
-    assert render_item_html(item_ids=[item.pk]) == 3  # the three text parts
+    assert render_parts_html(item_ids=[item.pk]) == 3  # the three text parts
     assert time.monotonic() - started < 1.5
     part = ItemPart.objects.get(item=item, slot="response_1")
     assert part.rendered_version == rendering.RENDERER_VERSION

@@ -7,9 +7,10 @@ import pytest
 from django.urls import reverse
 
 from annotate import rendering
-from annotate.importing.service import import_items_from_paths, render_item_html
+from annotate.importing.service import import_items_from_paths
 from annotate.loop.service import claim_next_item
 from annotate.models import Item, ItemPart
+from annotate.models.parts import render_parts_html
 from annotate.rendering import render_markdown
 from tests.annotate.importing.test_import import write_mrb
 from tests.annotate.test_rendering import XSS_CORPUS, assert_inert
@@ -107,8 +108,8 @@ def test_a_changed_renderer_version_rerenders_on_view_and_in_the_task(client, mo
     monkeypatch.setattr(rendering, "RENDERER_VERSION", rendering.RENDERER_VERSION + 1)
     other = make_item(project)
     ItemPart.objects.filter(item=other).update(rendered_version=1)
-    assert render_item_html(item_ids=[item.pk, other.pk]) == 6  # three text parts each
-    assert render_item_html(item_ids=[item.pk, other.pk]) == 0  # idempotent
+    assert render_parts_html(item_ids=[item.pk, other.pk]) == 6  # three text parts each
+    assert render_parts_html(item_ids=[item.pk, other.pk]) == 0  # idempotent
     assert stored(item) == fresh(item) and stored(other) == fresh(other)
 
 

@@ -22,6 +22,9 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
 from curation.agreement import ranking as rk
+from curation.agreement import ranking_aggregate as rka
+from curation.agreement import ranking_bootstrap as rkb
+from curation.agreement import ranking_diagnostics as rkd
 from curation.agreement.stats import Interval, Undefined
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -250,7 +253,7 @@ def test_top_share_counts_only_a_single_first_place():
 def test_every_resample_equals_the_references_on_the_resampled_items(seed):
     rankings = random_rankings(seed, n_items=25)
     table = rk.RankTable.of(rankings)
-    boot = rk.bootstrap_ranking(table, n_resamples=15, seed=seed)
+    boot = rkb.bootstrap_ranking(table, n_resamples=15, seed=seed)
     groups = by_item(rankings)
     assert set(boot.items) == {i for i, g in groups.items() if len(g) >= 2}
     draws = np.random.Generator(np.random.PCG64(seed)).integers(
@@ -285,33 +288,33 @@ def test_every_resample_equals_the_references_on_the_resampled_items(seed):
 
 def test_intervals_are_reproducible_from_the_seed_and_ignore_input_order():
     rankings = random_rankings(4, n_items=80)
-    first = rk.ranking_intervals(rk.RankTable.of(rankings), n_resamples=300, seed=7)
+    first = rkb.ranking_intervals(rk.RankTable.of(rankings), n_resamples=300, seed=7)
     point = rk.ranking_reliability(rk.RankTable.of(rankings))
-    for name in rk.STATISTICS:
+    for name in rkb.STATISTICS:
         interval = first[name]
         assert isinstance(interval, Interval) and interval.low < interval.high
         assert interval.low <= getattr(point, name) <= interval.high
-    assert rk.ranking_intervals(rk.RankTable.of(rankings), n_resamples=300, seed=7) == first
+    assert rkb.ranking_intervals(rk.RankTable.of(rankings), n_resamples=300, seed=7) == first
     shuffled = rankings[:]
     random.Random(0).shuffle(shuffled)
-    again = rk.ranking_intervals(rk.RankTable.of(shuffled), n_resamples=300, seed=7)
-    for name in rk.STATISTICS:
+    again = rkb.ranking_intervals(rk.RankTable.of(shuffled), n_resamples=300, seed=7)
+    for name in rkb.STATISTICS:
         assert again[name] == pytest.approx(first[name], abs=1e-12)
-    assert rk.ranking_intervals(rk.RankTable.of(rankings), n_resamples=300, seed=8) != first
+    assert rkb.ranking_intervals(rk.RankTable.of(rankings), n_resamples=300, seed=8) != first
 
 
 def test_intervals_of_undefined_statistics_say_why():
     one_each = [rk.Ranking(i, "a", [1, 2, 3]) for i in range(5)]
-    intervals = rk.ranking_intervals(rk.RankTable.of(one_each), n_resamples=10)
+    intervals = rkb.ranking_intervals(rk.RankTable.of(one_each), n_resamples=10)
     assert all(isinstance(v, Undefined) for v in intervals.values())
     # One informative item: most resamples are that item again, W is defined
     # but alpha has resamples without variation only if the item has none.
     tied = [rk.Ranking(0, "a", [1, 1, 1]), rk.Ranking(0, "b", [1, 1, 1])]
-    intervals = rk.ranking_intervals(rk.RankTable.of(tied), n_resamples=10)
+    intervals = rkb.ranking_intervals(rk.RankTable.of(tied), n_resamples=10)
     assert "chance disagreement is zero" in intervals["pairwise_alpha"].reason
     assert "complete, not all-tied" in intervals["mean_w"].reason
     with pytest.raises(ValueError, match="confidence"):
-        rk.ranking_intervals(rk.RankTable.of(tied), confidence=1.0)
+        rkb.ranking_intervals(rk.RankTable.of(tied), confidence=1.0)
 
 
 # --- position bias ----------------------------------------------------------------------------
@@ -334,7 +337,7 @@ def test_position_bias_is_scipys_chisquare_with_bh_from_statsmodels():
                 ranks = [1] * n  # a tied first place: left out of the test
             rankings.append(rk.Ranking(item, who, ranks, shown))
     rankings.append(rk.Ranking(999, 5, [1, 2, 3]))  # no recorded order: no test
-    result = rk.ranking_position_bias(rk.RankTable.of(rankings))
+    result = rkd.ranking_position_bias(rk.RankTable.of(rankings))
     expected_p = []
     for who in range(5):
         observed, expected = [0] * 4, [0.0] * 4
@@ -361,7 +364,7 @@ def test_position_bias_of_picks_and_too_few_picks():
     picks = [rk.Pick(i, "a", 0, 4, (0, 1, 2, 3)) for i in range(30)]
     picks += [rk.Pick(i, "b", i % 4, 4, (0, 1, 2, 3)) for i in range(8)]
     picks += [rk.Pick(100, "b", None, 4, (3, 2, 1, 0))]
-    result = rk.pick_position_bias(rk.PickTable.of(picks))
+    result = rkd.pick_position_bias(rk.PickTable.of(picks))
     reference = scipy_stats.chisquare([30, 0, 0, 0], [7.5] * 4)
     assert result[0].chi2 == pytest.approx(reference.statistic, abs=1e-9)
     assert result[0].p_adjusted == pytest.approx(reference.pvalue, abs=1e-9)  # one test
@@ -401,10 +404,10 @@ rank_lists = st.integers(2, 6).flatmap(
 @given(rank_lists)
 def test_kemeny_is_optimal_and_at_least_as_good_as_borda(rankings):
     ranks = np.array([[np.nan if v is None else v for v in r] for r in rankings], dtype=float)
-    result = rk.kemeny(ranks)
+    result = rka.kemeny(ranks)
     assert result.agreements == brute_force_kemeny(rankings)
     assert sorted(result.ranks) == list(range(1, len(rankings[0]) + 1))
-    borda_ranks = np.array(rk.borda(ranks).ranks, dtype=float)
+    borda_ranks = np.array(rka.borda(ranks).ranks, dtype=float)
     order = np.argsort(borda_ranks, kind="stable")
     borda_agreements = sum(
         1
@@ -420,26 +423,26 @@ def test_kemeny_is_optimal_and_at_least_as_good_as_borda(rankings):
 def test_borda_and_kemeny_return_a_unanimous_strict_ranking(case):
     ranking, m = case
     ranks = np.array([ranking] * m, dtype=float)
-    assert rk.kemeny(ranks).ranks == tuple(ranking)
-    assert rk.borda(ranks).ranks == tuple(ranking)
-    assert rk.kemeny(ranks).n_optimal == 1
+    assert rka.kemeny(ranks).ranks == tuple(ranking)
+    assert rka.borda(ranks).ranks == tuple(ranking)
+    assert rka.kemeny(ranks).n_optimal == 1
 
 
 def test_borda_scores_are_n_minus_mid_rank_for_complete_rankings():
     ranks = np.array([[1, 2, 2, 4], [2, 1, 3, 4], [1, 1, 1, 2]], dtype=float)
     expected = sum(4 - np.array(textbook_mid_ranks(list(r))) for r in ranks)
-    assert rk.borda(ranks).scores == pytest.approx(expected.tolist())
-    assert rk.borda(ranks).ranks == (1, 2, 3, 4)
+    assert rka.borda(ranks).scores == pytest.approx(expected.tolist())
+    assert rka.borda(ranks).ranks == (1, 2, 3, 4)
     # A unanimous tie: Borda keeps it, Kemeny breaks it and says so.
     tied = np.array([[1, 1, 3]] * 3, dtype=float)
-    assert rk.borda(tied).ranks == (1, 1, 3)
-    assert rk.kemeny(tied).ranks == (1, 2, 3) and rk.kemeny(tied).n_optimal == 2
+    assert rka.borda(tied).ranks == (1, 1, 3)
+    assert rka.kemeny(tied).ranks == (1, 2, 3) and rka.kemeny(tied).n_optimal == 2
 
 
 def test_kemeny_is_bounded_to_eight_slots():
-    assert rk.kemeny(np.array([list(range(1, 9))], dtype=float)).ranks == tuple(range(1, 9))
+    assert rka.kemeny(np.array([list(range(1, 9))], dtype=float)).ranks == tuple(range(1, 9))
     with pytest.raises(ValueError, match="limited to 8 slots"):
-        rk.kemeny(np.array([list(range(1, 10))], dtype=float))
+        rka.kemeny(np.array([list(range(1, 10))], dtype=float))
 
 
 # --- properties and edge cases ----------------------------------------------------------------
@@ -539,9 +542,9 @@ def test_invalid_picks_are_refused_clearly():
 def test_no_judgements_at_all_give_reasons_not_numbers():
     table = rk.RankTable.of([])
     summary = rk.ranking_reliability(table)
-    assert all(isinstance(getattr(summary, name), Undefined) for name in rk.STATISTICS)
-    assert all(isinstance(v, Undefined) for v in rk.ranking_intervals(table).values())
-    assert rk.ranking_position_bias(table) == []
+    assert all(isinstance(getattr(summary, name), Undefined) for name in rkb.STATISTICS)
+    assert all(isinstance(v, Undefined) for v in rkb.ranking_intervals(table).values())
+    assert rkd.ranking_position_bias(table) == []
     picks = rk.PickTable.of([])
     assert isinstance(rk.pick_alpha(picks), Undefined)
     assert isinstance(rk.pick_alpha_interval(picks), Undefined)

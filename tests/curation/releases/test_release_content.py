@@ -73,3 +73,17 @@ def test_a_release_writes_the_parts_not_the_flat_columns(tmp_path):
     item = Item.objects.get(project=project, external_id="vqa_1")
     derive_item_text(item)
     assert item.response_1 == "vqa_1 first response"
+
+
+def test_a_training_mix_reads_the_parts_not_the_flat_columns(tmp_path):
+    from types import SimpleNamespace
+
+    from curation.releases.mixes.build import read_candidates
+
+    project = make_release_project(tmp_path)
+    Item.objects.filter(project=project, external_id="vqa_1").update(response_2="stale copy")
+    candidates = read_candidates(SimpleNamespace(release_id=None, project_id=project.pk))
+    assert {c.external_id for c in candidates} == INCLUDED
+    [vqa_1] = [c for c in candidates if c.external_id == "vqa_1"]
+    assert (vqa_1.response_1, vqa_1.response_2) == ("vqa_1 first response", "vqa_1 second response")
+    assert vqa_1.image_sha256 and vqa_1.image_ext == "png"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -73,10 +73,6 @@ class Pair:
     model_2: str
     # The pair's own fields our columns do not hold, verbatim, for the export.
     fields: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def image_paths(self) -> list[str]:
-        return [v for parts in self.parts.values() for kind, v in parts if kind == "image"]
 
     def text(self, slot: str) -> str:
         """The slot's text parts joined (the Item's text column)."""
@@ -185,8 +181,3 @@ def write_task_file(pairs: Iterable[dict[str, Any]], fh: IO[str]) -> None:
         fh.write(json.dumps(pair, indent=2).replace("\n", "\n    "))
         first = False
     fh.write('{\n  "pairs": []\n}' if first else "\n  ]\n}")
-
-
-def iter_task_pairs(text: str) -> Iterator[dict[str, Any]]:
-    """The pairs of a task file held as a string (tests and small files)."""
-    yield from json.loads(text)["pairs"]
