@@ -20,6 +20,7 @@ from curation.benchmarks.base import Benchmark, EvaluationError
 BUILT_IN = (
     "curation.benchmarks.mrb.benchmark.BENCHMARK",
     "curation.benchmarks.mmrb2.benchmark.BENCHMARK",
+    "curation.benchmarks.rewardbench2.benchmark.BENCHMARK",
 )
 
 _registry: dict[str, Benchmark] = {}

@@ -6,7 +6,7 @@ Multimodal RewardBench JSON) records they stand for, read as those files are
 from __future__ import annotations
 
 from annotate.importing import hfparquet
-from annotate.importing.formats import DatasetSource, ParsedFile, ReadContext, mrb
+from annotate.importing.formats import FORMATS, DatasetSource, ParsedFile, ReadContext, mrb
 from annotate.importing.records import ImportFailed
 
 NAMES = ("parquet",)
@@ -16,7 +16,10 @@ DEFINITIVE = True
 
 
 def detect(source: DatasetSource) -> bool:
-    return source.archive is None and source.path.suffix.lower() == hfparquet.PARQUET_SUFFIX
+    if source.archive is not None or source.path.suffix.lower() != hfparquet.PARQUET_SUFFIX:
+        return False
+    # A parquet layout a format of its own reads (PARQUET_LAYOUT) is that format's.
+    return not any(getattr(m, "PARQUET_LAYOUT", False) and m.detect(source) for m in FORMATS)
 
 
 def read(source: DatasetSource, context: ReadContext) -> ParsedFile:

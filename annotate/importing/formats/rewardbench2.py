@@ -1,0 +1,507 @@
+"""RewardBench 2 records (allenai/reward-bench-2, split `test`) as an input
+format (issue 33): JSONL, or the Hugging Face parquet.
+
+A record is ``id`` (str; in the Ties subset ``ref:<int>`` or
+``tied:<int>``), ``prompt`` (str), ``chosen`` and ``rejected`` (lists of
+str), ``num_correct``, ``num_incorrect``, ``total_completions`` (ints,
+consistent with the lists), ``models`` (list of str), ``subset``
+(``Factuality``, ``Precise IF``, ``Math``, ``Safety``, ``Focus``, ``Ties``;
+compared lower-cased) and ``additional_metadata`` (kept verbatim; any
+other key is kept too). It becomes one item with N = total_completions
+response slots, **chosen first, then rejected** (the benchmark's unrolled
+order), one text part each; the prompt one text part. Its domain is the
+subset's (the project's domain whose export Category is
+``rewardbench2/<Subset>``, else ``rb2-<subset>``, created with the items)
+unless the import's domain options say otherwise.
+
+Everything but the texts is kept in ``Item.meta["rewardbench2"]``: the
+canonical subset, ``num_correct`` (the first num_correct slots are the
+correct ones), and the record as JSON text with the texts left out
+(``fields``: key order kept, which jsonb would not) and how the line was
+written (``style``; the line itself in ``raw`` when no json.dumps style
+writes it back), so :func:`record_line` gives the line back byte for byte.
+
+The file is read one line at a time (memory-mapped; the parquet's rows are
+first turned into such lines by annotate.importing.hfparquet, a batch at a
+time) and checked whole before anything is written; problems name the
+file, the line (the row and column for parquet) and the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from annotate.importing.bounds import RecordCount
+from annotate.importing.formats import (
+    TEXT,
+    DatasetSource,
+    ParsedFile,
+    ParsedItem,
+    ParsedPart,
+    ReadContext,
+)
+from annotate.importing.jsonscan import DatasetFile, check_utf8, open_dataset_file
+from annotate.importing.options import RecordRules
+from annotate.importing.records import (
+    MAX_ID_LENGTH,
+    MAX_MODEL_LENGTH,
+    ImportFailed,
+    ImportProblem,
+    ProblemLog,
+    brief,
+    check_storable,
+)
+from annotate.importing.sources import NoImageSource
+
+FORMAT = "rewardbench2"
+NAMES = (FORMAT, "rb2")
+SUFFIXES = (".jsonl", ".parquet")
+# Its parquet layout is read here, not by the generic parquet format.
+PARQUET_LAYOUT = True
+# What it detects is a RewardBench 2 file whatever format was named (its
+# records are no other format's: chosen and rejected are lists).
+DEFINITIVE = True
+SUBSETS = ("Factuality", "Precise IF", "Math", "Safety", "Focus", "Ties")
+BY_LOWER = {s.lower(): s for s in SUBSETS}
+TIES = "Ties"
+EXPORT_PREFIX = "rewardbench2/"
+TEXT_KEYS = ("prompt", "chosen", "rejected")
+REQUIRED = ("id", "prompt", "chosen", "rejected", "num_correct", "num_incorrect",
+            "total_completions", "subset")  # fmt: skip
+# What a file must hold to be recognised (its first record's keys).
+SIGNATURE = ("id", "chosen", "rejected", "total_completions", "subset")
+TIES_ID = re.compile(r"(ref|tied):-?\d+")
+# How json.dumps may have written a line: (item separator, key separator, ensure_ascii).
+STYLES = {
+    "spaced": (", ", ": ", False),
+    "spaced-ascii": (", ", ": ", True),
+    "compact": (",", ":", False),
+    "compact-ascii": (",", ":", True),
+}
+LABELS = {
+    "prompt": "prompt",
+    "responses": "chosen/rejected",
+    "response_1": "chosen",
+    "domain": "subset",
+    "models": "models",
+    "meta:rewardbench2": "the record's other fields",
+}
+
+
+# --- records (pure) -------------------------------------------------------------------------
+
+
+@dataclass
+class Rb2Record:
+    id: str
+    prompt: str
+    chosen: list[str]
+    rejected: list[str]
+    subset: str  # canonical (SUBSETS)
+    models: list[str]
+    value: dict[str, Any]  # the record as decoded
+
+    @property
+    def completions(self) -> list[str]:
+        return [*self.chosen, *self.rejected]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def parse_record(value: Any) -> tuple[Rb2Record | None, list[tuple[str | None, str]]]:
+    """A decoded line as a record, or None and its problems (field, message)."""
+    if not isinstance(value, dict):
+        return None, [(None, f"expected a JSON object, not {type(value).__name__}")]
+    problems: list[tuple[str | None, str]] = []
+    for key in REQUIRED:
+        if key not in value:
+            problems.append((key, "is missing"))
+    if problems:
+        return None, problems
+    prompt_id, prompt, subset = value["id"], value["prompt"], value["subset"]
+    if not isinstance(prompt_id, str) or not prompt_id:
+        problems.append(("id", "must be a non-empty string"))
+    elif len(prompt_id) > MAX_ID_LENGTH:
+        problems.append(("id", f"is longer than {MAX_ID_LENGTH} characters"))
+    if not isinstance(prompt, str):
+        problems.append(("prompt", f"must be a string, not {type(prompt).__name__}"))
+    lists = {}
+    for key in ("chosen", "rejected"):
+        texts = value[key]
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            problems.append((key, "must be a list of strings"))
+        elif not texts:
+            problems.append((key, "must hold at least one completion"))
+        else:
+            lists[key] = texts
+    canonical = BY_LOWER.get(subset.lower()) if isinstance(subset, str) else None
+    if canonical is None:
+        problems.append(("subset", f"{brief(str(subset))} is not one of {', '.join(SUBSETS)}"))
+    for key in ("num_correct", "num_incorrect", "total_completions"):
+        if not _is_int(value[key]):
+            problems.append(
+                (key, f"must be an integer, not {brief(repr(value[key]), quote=False)}")
+            )
+    models = value.get("models", [])
+    if models is None:
+        models = []
+    if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+        problems.append(("models", "must be a list of strings"))
+    if problems:
+        return None, problems
+    chosen, rejected = lists["chosen"], lists["rejected"]
+    if value["num_correct"] != len(chosen):
+        problems.append(
+            ("num_correct", f"is {value['num_correct']}, but chosen holds {len(chosen)}")
+        )
+    if value["num_incorrect"] != len(rejected):
+        problems.append(
+            ("num_incorrect", f"is {value['num_incorrect']}, but rejected holds {len(rejected)}")
+        )
+    if value["total_completions"] != len(chosen) + len(rejected):
+        problems.append(
+            (
+                "total_completions",
+                f"is {value['total_completions']}, but chosen and rejected hold "
+                f"{len(chosen) + len(rejected)}",
+            )
+        )
+    if canonical == TIES and not TIES_ID.fullmatch(prompt_id):
+        problems.append(("id", "a Ties record's ID is ref:<int> or tied:<int>"))
+    if problems:
+        return None, problems
+    return Rb2Record(prompt_id, prompt, chosen, rejected, canonical, models, value), []
+
+
+def line_style(value: dict, raw: str) -> str:
+    """The json.dumps style that writes `value` as `raw`, or "" if none does."""
+    for name, (item_sep, key_sep, ascii_only) in STYLES.items():
+        if json.dumps(value, separators=(item_sep, key_sep), ensure_ascii=ascii_only) == raw:
+            return name
+    return ""
+
+
+def record_meta(record: Rb2Record, raw: str | None) -> dict:
+    """Item.meta["rewardbench2"] (see the module)."""
+    rest = {k: (None if k in TEXT_KEYS else v) for k, v in record.value.items()}
+    style = line_style(record.value, raw) if raw is not None else "spaced"
+    meta = {
+        "subset": record.subset,
+        "num_correct": len(record.chosen),
+        "fields": json.dumps(rest, ensure_ascii=False),
+        "style": style or "raw",
+    }
+    if not style:
+        meta["raw"] = raw
+    return meta
+
+
+def record_value(meta: dict, prompt: str, chosen: list[str], rejected: list[str]) -> dict:
+    """The record: its kept fields, in the file's key order, with these texts."""
+    value = json.loads(meta["fields"])
+    texts = {"prompt": prompt, "chosen": chosen, "rejected": rejected}
+    return {k: texts.get(k, v) if k in TEXT_KEYS else v for k, v in value.items()}
+
+
+def record_line(meta: dict, prompt: str, chosen: list[str], rejected: list[str]) -> str:
+    """The record's JSONL line (no newline): the imported line itself when the
+    texts are the imported ones, written as the file wrote it."""
+    value = record_value(meta, prompt, chosen, rejected)
+    style = meta.get("style", "spaced")
+    if style == "raw":
+        original = json.loads(meta["raw"])
+        if original == value:
+            return meta["raw"]
+        style = "spaced"
+    item_sep, key_sep, ascii_only = STYLES[style]
+    return json.dumps(value, separators=(item_sep, key_sep), ensure_ascii=ascii_only)
+
+
+# --- detection ---------------------------------------------------------------------------
+
+
+def _parquet_names(source: DatasetSource) -> list[str]:
+    try:
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(source.path).names)
+    except Exception:  # not readable here: the parquet format says why
+        return []
+
+
+def detect(source: DatasetSource) -> bool:
+    name = source.name.lower()
+    if name.endswith(".parquet"):
+        return source.archive is None and all(k in _parquet_names(source) for k in SIGNATURE)
+    if not name.endswith((".jsonl", ".json")):
+        return False
+    head = source.head(64 * 1024).removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not head.startswith(b"{"):
+        return False
+    first = head.split(b"\n", 1)[0]
+    try:
+        value = json.loads(first)
+    except ValueError:  # a first line longer than the head: look for the keys
+        return all(f'"{k}"'.encode() in first for k in SIGNATURE)
+    return isinstance(value, dict) and all(k in value for k in SIGNATURE)
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def _lines(
+    data: bytes | DatasetFile, log: ProblemLog, *, max_record_bytes: int
+) -> Iterator[tuple[int, int, str, Any]]:
+    """(line, index, raw line, decoded value) of each non-blank line, one
+    line decoded at a time (as jsonscan.iter_jsonl, with the raw line)."""
+    bom = b"\xef\xbb\xbf"
+    pos = len(bom) if data.startswith(bom) else 0
+    n, line_no, index = len(data), 0, 0
+    while pos < n:
+        line_no += 1
+        end = data.find(b"\n", pos)
+        end = n if end == -1 else end
+        start, pos = pos, end + 1
+        if isinstance(data, DatasetFile):
+            data.release(start)
+        if end - start > max_record_bytes:
+            log.add(
+                f"record is larger than the limit of {max_record_bytes} bytes",
+                line=line_no,
+                index=index,
+            )
+            index += 1
+            if log.full:
+                return
+            continue
+        raw = data[start:end].decode("utf-8")
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            log.add(f"invalid JSON: {exc.msg} (column {exc.colno})", line=line_no, index=index)
+            value = None
+        except (ValueError, RecursionError):
+            log.add("invalid JSON: values nested too deeply or too long a number",
+                    line=line_no, index=index)  # fmt: skip
+            value = None
+        if value is not None:
+            yield line_no, index, raw, value
+        elif log.full:
+            return
+        index += 1
+
+
+def domain_fields(subset: str) -> dict[str, Any]:
+    from annotate.models import DomainKind
+
+    return {
+        "title": f"RewardBench 2: {subset}",
+        "export_category": f"{EXPORT_PREFIX}{subset}",
+        "kind": DomainKind.CORRECTNESS,
+        "position": 200 + SUBSETS.index(subset),
+    }
+
+
+def subset_slug(subset: str) -> str:
+    return "rb2-" + subset.lower().replace(" ", "-")
+
+
+def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
+    if source.archive is None and source.name.lower().endswith(".parquet"):
+        return _read_parquet(source, context)
+    if source.archive is not None:
+        assert source.member is not None
+        data = context.stack.enter_context(source.archive.open_dataset(source.member))
+    else:
+        if not source.path.is_file():
+            raise ImportFailed([ImportProblem(str(source.path), "file not found")])
+        data = context.stack.enter_context(open_dataset_file(source.path))
+    return read_data(data, filename=source.label, context=context)
+
+
+def _read_parquet(source: DatasetSource, context: ReadContext) -> ParsedFile:
+    from annotate.importing import hfparquet
+
+    parquet = context.stack.enter_context(
+        hfparquet.open_parquet(
+            source.path,
+            label=source.path.name,
+            images=context.images,
+            limits=context.limits,
+            bounds=context.bounds,
+        )
+    )
+    try:
+        parsed = read_data(parquet.data, filename=source.path.name, context=context)
+    except ImportFailed as exc:
+        raise parquet.row_problems(exc) from None
+    parsed.restate = parquet.row_problems
+    return parsed
+
+
+def read_data(data: bytes | DatasetFile, *, filename: str, context: ReadContext) -> ParsedFile:
+    """Check every line, then give the items (decoded again per call)."""
+    bounds = context.bounds
+    log = ProblemLog(filename, bounds.max_errors, context.options.wording)
+    if not check_utf8(data, log):
+        log.raise_if_any()
+    derived = context.domain or context.options.domain_from or context.options.domain_map
+
+    def subset_domain(subset: str) -> str:
+        if context.domain:
+            return context.domain
+        category = f"{EXPORT_PREFIX}{subset}"
+        return context.known.get(category) or subset_slug(subset)
+
+    known = dict(context.known)
+    new_domains: dict[str, dict[str, Any]] = {}
+
+    def rules(renames=None) -> RecordRules:
+        return RecordRules(
+            context.options,
+            known_categories=known,
+            id_field="id",
+            category_field="subset",
+            image_field="prompt",
+            renames=renames,
+        )
+
+    def records(log: ProblemLog) -> Iterator[tuple[int, int, str, Any, ParsedItem | None]]:
+        count = RecordCount(bounds, log)
+        for line, index, raw, value in _lines(data, log, max_record_bytes=bounds.max_record_bytes):
+            count.add(line=line, index=index)
+            if isinstance(value, dict) and not check_storable(value, log, line, index):
+                yield line, index, raw, value, None
+                continue
+            record, problems = parse_record(value)
+            for where, message in problems:
+                log.add(message, line=line, index=index, field=where)
+            if record is None:
+                yield line, index, raw, value, None
+                continue
+            yield line, index, raw, value, _item(record, line, index, subset_domain(record.subset))
+
+    # Pass 1: every record checked, IDs and domains.
+    first = rules()
+    for _line, index, _raw, value, item in records(log):
+        if item is None:
+            if log.full:
+                log.truncated = True
+                break
+            continue
+        subset = item.meta["rewardbench2"]["subset"]
+        slug = subset_slug(subset)
+        if not derived and item.domain == slug and slug not in context.known:
+            known[slug] = slug
+            new_domains.setdefault(slug, domain_fields(subset))
+        if first.category == "":  # the options derive the domain
+            item.domain = ""
+        if not first.check(item, value, log):
+            continue
+        if item.domain not in known:
+            first.note_unknown(item.domain or "", index)
+        if log.full:
+            break
+    if not log.truncated:
+        first.finish(log)
+    log.raise_if_any()
+    renames = first.renames
+
+    def items() -> Iterator[ParsedItem]:
+        again = rules(renames)
+        for _line, index, raw, value, item in records(ProblemLog(filename, 1)):
+            if item is None:
+                raise RuntimeError(f"dataset changed while importing (record {index})")
+            item.meta["rewardbench2"] = record_meta(_record_of(item, value), raw)
+            if again.category == "":
+                item.domain = ""
+            out = again.apply(item, value)
+            if out is None:  # a repeated ID left out (keep-first)
+                continue
+            out.domain = known[out.domain or ""]
+            yield out
+
+    ids = [item.external_id for item in items()]
+    if not ids and not first.skipped:
+        raise ImportFailed([ImportProblem(filename, "holds no RewardBench 2 records")])
+    return ParsedFile(
+        format=FORMAT,
+        filename=filename,
+        items=items,
+        count=len(ids),
+        ids=ids,
+        images={},
+        image_source=context.images or NoImageSource(),
+        fingerprint=fingerprint,
+        id_field="id",
+        labels=LABELS,
+        skipped=first.skipped if context.options.duplicates == "keep-first" else 0,
+        renamed=len(renames),
+        new_domains=new_domains,
+    )
+
+
+def _item(record: Rb2Record, line: int, index: int, domain: str) -> ParsedItem:
+    completions = record.completions
+    models = record.models
+    per_slot = (
+        [m if len(m) <= MAX_MODEL_LENGTH else "" for m in models]
+        if len(models) == len(completions)
+        else []
+    )
+    return ParsedItem(
+        line=line,
+        index=index,
+        external_id=record.id,
+        domain=domain,
+        prompt=[ParsedPart(TEXT, text=record.prompt)],
+        responses=[[ParsedPart(TEXT, text=text)] for text in completions],
+        models=per_slot,
+        meta={"rewardbench2": {"subset": record.subset, "num_correct": len(record.chosen)}},
+    )
+
+
+def _record_of(item: ParsedItem, value: dict) -> Rb2Record:
+    k = item.meta["rewardbench2"]["num_correct"]
+    texts = [slot[0].text for slot in item.responses]
+    return Rb2Record(
+        id=value["id"],
+        prompt=item.prompt[0].text,
+        chosen=texts[:k],
+        rejected=texts[k:],
+        subset=item.meta["rewardbench2"]["subset"],
+        models=list(value.get("models") or []),
+        value=value,
+    )
+
+
+def item_line(item: ParsedItem) -> str:
+    """An item of this format as its JSONL line (see record_line)."""
+    meta = item.meta["rewardbench2"]
+    texts = [slot[0].text for slot in item.responses]
+    k = meta["num_correct"]
+    return record_line(meta, item.prompt[0].text, texts[:k], texts[k:])
+
+
+def fingerprint(item: ParsedItem) -> str:
+    """A stable fingerprint of what the import stores for the record (a
+    re-import of the same file is a no-op)."""
+    meta = item.meta["rewardbench2"]
+    payload = [
+        FORMAT,
+        item.external_id,
+        item.prompt[0].text,
+        [slot[0].text for slot in item.responses],
+        meta["num_correct"],
+        meta["fields"],
+    ]
+    return hashlib.sha256(json.dumps(payload).encode()).hexdigest()
