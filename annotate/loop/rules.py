@@ -254,26 +254,18 @@ def validate_slot_vote(vote: Vote, *, n_slots: int, domain: _Domain | None = Non
         raise JudgementInvalid(errors)
 
 
+_SLOT_LABELS = {  # field: (the domain's flag, valid values, message of a slot without one)
+    "slot_correct": ("is_correctness", LABELS, "Say whether response {} is correct."),
+    "slot_grades": ("asks_grade", GRADES, "Give response {} a grade (A, B or C)."),
+}
+
+
 def _check_slot_labels(vote: Vote, *, n_slots: int, domain, errors: dict[str, str]) -> None:
-    """Per-slot correctness and grades: one valid answer per slot where the
-    domain asks (the first slot missing one is named), none where it does
-    not."""
-    for field, asked, valid, missing in (
-        (
-            "slot_correct",
-            domain is not None and domain.is_correctness,
-            LABELS,
-            "Say whether response {} is correct.",
-        ),
-        (
-            "slot_grades",
-            domain is not None and domain.asks_grade,
-            GRADES,
-            "Give response {} a grade (A, B or C).",
-        ),
-    ):
+    """Per-slot correctness and grades: a valid answer for every slot where
+    the domain asks (each slot without one named), none where it does not."""
+    for field, (flag, valid, missing) in _SLOT_LABELS.items():
         given = getattr(vote, field)
-        if not asked:
+        if domain is None or not getattr(domain, flag):
             if any(given):
                 errors[field] = "Not asked in this domain."
             continue
@@ -294,21 +286,16 @@ def canonical_pick(position: int | None, *, order: str) -> str:
 
 def canonical_ranks(displayed: tuple[int, ...], *, order: str) -> tuple[int, ...]:
     """Ranks given per displayed position, as ranks per canonical slot 1..N."""
-    if len(displayed) != len(order):
-        raise ValueError("one rank per displayed response")
     return canonical_per_slot(displayed, order=order)
 
 
 def canonical_per_slot(displayed: tuple, *, order: str) -> tuple:
     """Anything given per displayed position (a rank, a label), per canonical
-    slot 1..N: the value shown at the position where each slot was shown."""
+    slot 1..N (ValueError unless one per position)."""
+    if len(displayed) != len(order):
+        raise ValueError("one value per displayed response")
     by_slot = {int(slot): value for slot, value in zip(order, displayed, strict=True)}
     return tuple(by_slot[slot] for slot in range(1, len(order) + 1))
-
-
-def displayed_per_slot(canonical: tuple, *, order: str) -> tuple:
-    """The inverse of canonical_per_slot: per canonical slot -> per displayed position."""
-    return tuple(canonical[int(slot) - 1] for slot in order)
 
 
 def competition_ranks(ranks: tuple[int, ...]) -> tuple[int, ...]:
@@ -316,19 +303,6 @@ def competition_ranks(ranks: tuple[int, ...]) -> tuple[int, ...]:
     ranking with the same order: each rank one more than the number of
     responses strictly better ("1, 1, 2" -> "1, 1, 3")."""
     return tuple(1 + sum(1 for other in ranks if other < rank) for rank in ranks)
-
-
-def ranks_of_places(places: list[list[int]], n: int) -> tuple[int, ...]:
-    """The ranks per position 1..n of places given in order, each place the
-    positions it holds (more than one: tied); a position in no place gets 0
-    (unranked, which the rules refuse)."""
-    ranks = [0] * n
-    before = 0
-    for place in places:
-        for position in place:
-            ranks[position - 1] = before + 1
-        before += len(place)
-    return tuple(ranks)
 
 
 def canonical_slot_vote(vote: DisplayedVote, *, order: str) -> Vote:

@@ -35,22 +35,13 @@ from annotate.loop.rules import (
     canonical_vote,
     displayed_errors,
     draw_order,
-    is_order,
     tally_delta,
     validate_slot_vote,
     validate_vote,
     vote_fields,
 )
-from annotate.models import (
-    Assignment,
-    AssignmentStatus,
-    Item,
-    ItemPart,
-    Judgement,
-    Project,
-    Slot,
-    Task,
-)
+from annotate.loop.slot_leases import fit_display_order
+from annotate.models import Assignment, AssignmentStatus, Item, Judgement, Project, Task
 
 # Callers import the vote's types and rules from here with the workflows.
 __all__ = [
@@ -229,28 +220,8 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
     ):
         assignment = _claim_past_locks(claim, project=project, annotator=annotator)
     if assignment is not None and project.task != Task.PAIRWISE:
-        _fit_display_order(assignment)
+        fit_display_order(assignment, _coin)
     return assignment
-
-
-def _fit_display_order(assignment: Assignment) -> None:
-    """A best-of-N or ranking lease: the claim drew a pair's order before it
-    knew the item; a new lease of an item of N responses gets a permutation
-    of its N slots instead, drawn as the pair's (uniform, SystemRandom) and
-    stored before the page shows it. One count (and one UPDATE on a new
-    lease) beside the claim, for these tasks only; a resumed lease already
-    has its order and keeps it."""
-    n = (
-        ItemPart.objects.filter(item_id=assignment.item_id)
-        .exclude(slot=Slot.PROMPT)
-        .values("slot")
-        .distinct()
-        .count()
-    )
-    if n < 2 or is_order(assignment.display_order, n):
-        return
-    assignment.display_order = draw_order(n, _coin)
-    Assignment.objects.filter(pk=assignment.pk).update(display_order=assignment.display_order)
 
 
 # Pauses (seconds) of a claim that found nothing while an item it may take
@@ -356,7 +327,7 @@ def _lease_ahead(*, project: Project, annotator, now) -> Assignment | None:
             lease_expires_at=now + timedelta(minutes=project.lease_minutes),
         )
         if project.task != Task.PAIRWISE:
-            _fit_display_order(ahead)
+            fit_display_order(ahead, _coin)
         return ahead
 
 
@@ -494,18 +465,17 @@ def _checked_vote(vote: DisplayedVote | Vote, *, assignment: Assignment, project
         raise JudgementInvalid(
             {"task": f"This project's task is {project.task}; the vote was a {vote.task} vote."}
         )
-    if project.task == Task.PAIRWISE:
-        check = partial(validate_vote, project=project, domain=domain)
-    else:
-        # Best of N and rankings: the item's N slots are its display order's.
-        n_slots = len(assignment.display_order)
-        check = partial(validate_slot_vote, n_slots=n_slots, domain=domain)
+    check = (  # best of N and rankings: the item's N slots are its display order's
+        partial(validate_vote, project=project)
+        if project.task == Task.PAIRWISE
+        else partial(validate_slot_vote, n_slots=len(assignment.display_order))
+    )
     if isinstance(vote, Vote):
-        check(vote)
+        check(vote, domain=domain)
         return vote
     canonical = canonical_vote(vote, order=assignment.display_order)
     try:
-        check(canonical)
+        check(canonical, domain=domain)
     except JudgementInvalid as exc:
         raise JudgementInvalid(
             displayed_errors(exc.errors, order=assignment.display_order)
