@@ -163,8 +163,10 @@ def stop_collecting_votes(*, item_id: int) -> int:
     item = Item.objects.select_for_update().only(*ITEM_COUNTS).get(pk=item_id)
     if open_leases:
         Assignment.objects.filter(pk__in=open_leases).update(status=AssignmentStatus.EXPIRED)
+    # A pick or a ranking moves no pair tally: its votes are counted here.
+    votes = item.n_votes or item.assignments.filter(status=AssignmentStatus.SUBMITTED).count()
     Item.objects.filter(pk=item_id).update(
-        votes_needed=item.n_votes, live_assignments=F("live_assignments") - len(open_leases)
+        votes_needed=votes, live_assignments=F("live_assignments") - len(open_leases)
     )
     return len(open_leases)
 
@@ -462,9 +464,7 @@ def _checked_vote(vote: DisplayedVote | Vote, *, assignment: Assignment, project
     if not isinstance(vote, (Vote, DisplayedVote)):
         raise TypeError(f"a vote is a DisplayedVote or a Vote, not {type(vote).__name__}")
     if vote.task != project.task:
-        raise JudgementInvalid(
-            {"task": f"This project's task is {project.task}; the vote was a {vote.task} vote."}
-        )
+        raise JudgementInvalid({"task": f"This project's task is {project.task}, not {vote.task}."})
     check = (  # best of N and rankings: the item's N slots are its display order's
         partial(validate_vote, project=project)
         if project.task == Task.PAIRWISE

@@ -215,3 +215,22 @@ def test_the_api_takes_a_ranking_and_a_pick_by_position():
     assert got.status_code == 201, got.json()
     assert got.json()["pick"] == "B"
     assert Judgement.objects.get(assignment=b).choice == "1"
+
+
+def test_closing_an_item_keeps_the_rankings_it_has_as_its_votes():
+    """A ranking moves no pair tally; a curator closing its item still
+    counts it (votes_needed never drops below the votes it has)."""
+    from django.db import transaction
+
+    from annotate.loop.service import stop_collecting_votes
+
+    _, item, user, a = claimed(Task.RANKING, order="3142")
+    submit_judgement(
+        assignment_id=a.pk,
+        annotator=user,
+        vote=DisplayedVote(task="ranking", ranks=(1, 2, 3, 4)),
+    )
+    with transaction.atomic():
+        stop_collecting_votes(item_id=item.pk)
+    item.refresh_from_db()
+    assert (item.votes_needed, item.live_assignments) == (1, 1)
