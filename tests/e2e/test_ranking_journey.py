@@ -124,3 +124,76 @@ def test_the_ranking_page_is_axe_clean(live_server, browser, size, artifacts):
     assert not results.violations_count, results.generate_report()
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
     context.close()
+
+
+def test_rank_with_the_mouse_by_drag_and_drop(live_server, browser):
+    _, item = four_response_project("drag4", Task.RANKING, "dragger")
+    context = browser.new_context(**SIZES["desktop"])
+    page = context.new_page()
+    log_in(page, live_server.url, "dragger", "/p/drag4/")
+    start(page, live_server.url, "drag4")
+    page.wait_for_selector('#work[data-task="ranking"]')
+    # D, then B onto the next place; A onto D's place (a tie); C next.
+    page.drag_and_drop('.response[data-position="4"]', "#places .place.next")
+    page.drag_and_drop('.response[data-position="2"]', "#places .place.next")
+    page.drag_and_drop('.response[data-position="1"]', '#places .place[data-place="0"]')
+    page.drag_and_drop('.response[data-position="3"]', "#places .place.next")
+    shown = [page.input_value(f"#rank_{p}") for p in range(1, 5)]
+    assert shown == ["1", "3", "4", "1"]
+    # A chip dragged back onto the responses is unplaced.
+    page.drag_and_drop('#places .chip[data-position="3"]', '.response[data-position="2"]')
+    assert page.input_value("#rank_3") == ""
+    page.drag_and_drop('.response[data-position="3"]', "#places .place.next")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/done/")
+    order = Assignment.objects.get(item=item).display_order
+    stored = dict(Judgement.objects.get(assignment__item=item).slots.values_list("slot", "rank"))
+    assert stored == {int(order[p - 1]): rank for p, rank in {1: 1, 2: 3, 3: 4, 4: 1}.items()}
+    context.close()
+
+
+def test_the_next_ranking_item_is_shown_at_once_and_the_vote_saved_behind(live_server, browser):
+    project, first = four_response_project("next4", Task.RANKING, "nexter")
+    second = make_item(project=project, domain=project.domains.get(slug="general_preference"))
+    write_item_content(second, [text_part("Second prompt")], [[text_part(a)] for a in ANSWERS])
+    context = browser.new_context(**SIZES["desktop"])
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    log_in(page, live_server.url, "nexter", "/p/next4/")
+    start(page, live_server.url, "next4")
+    url = page.url
+    # The item kept ready is leased in the background (work.js prefetch).
+    held = Assignment.objects.filter(annotator__username="nexter").order_by("claimed_at", "pk")
+    for _ in range(50):
+        if held.count() == 2:
+            break
+        page.wait_for_timeout(100)
+    assert held.count() == 2
+    page.wait_for_timeout(300)  # parsed
+    for key in "4321":
+        page.keyboard.press(key)
+    page.wait_for_function(
+        "() => document.getElementById('rank-live').textContent"
+        ".includes('Every response is placed')"
+    )
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => location.href !== {url!r}")
+    page.wait_for_selector('#work[data-task="ranking"]')
+    # The next item takes keys at once.
+    page.keyboard.press("2")
+    page.wait_for_function(
+        "() => document.getElementById('rank-live').textContent.includes('Response B placed 1st')"
+    )
+    done = held.filter(status="submitted")
+    for _ in range(50):
+        if done.exists():
+            break
+        page.wait_for_timeout(100)
+    judgement = Judgement.objects.get(assignment__in=done)
+    order = judgement.assignment.display_order
+    stored = dict(judgement.slots.values_list("slot", "rank"))
+    assert stored == {int(order[p - 1]): 5 - p for p in range(1, 5)}
+    assert {first.pk, second.pk} == set(held.values_list("item_id", flat=True))
+    assert not errors, errors
+    context.close()
