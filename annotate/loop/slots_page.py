@@ -38,12 +38,12 @@ def _slots_keymap(
     last = str(n)
     if task == rules.BEST_OF_N:
         keys = [
-            ("pick", f"1 … {last}", "Pick that response (1 = A, the first shown) as the best"),
+            ("pick", f"1…{last}", "Pick that response (1 = A, the first shown) as the best"),
             ("pick-none", "0", "None of them is acceptable"),
         ]
     else:
         keys = [
-            ("place", f"1 … {last}", "Place that response next (1 = A, the first shown)"),
+            ("place", f"1…{last}", "Place that response next (1 = A, the first shown)"),
             ("tie-next", "=", "Tie: the next response you place shares the previous place"),
             (
                 "take-back",

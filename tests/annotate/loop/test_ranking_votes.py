@@ -168,6 +168,10 @@ def test_the_compare_page_posts_a_ranking_by_position(client):
     assert 'id="judge-form"' in page and 'data-task="ranking"' in page
     assert re.findall(r"Answer (\d)", page) == ["3", "1", "4", "2"]
     assert len(re.findall(r'<select name="rank_\d"', page)) == 4
+    # The `?` panel lists the ranking's keys, which ranking.js acts on.
+    assert 'data-action-key="place"><kbd>1…4</kbd>' in page
+    assert 'data-action-key="tie-next"><kbd>=</kbd>' in page
+    assert 'data-action-key="take-back"><kbd>Backspace</kbd>' in page
     # Plain form post (no JavaScript): dense numbers are ranks in the same order.
     data = {"task": "ranking", "n": "4", "rank_1": "2", "rank_2": "3", "rank_3": "1"}
     refused = client.post(reverse("work_submit", args=[a.pk]), {**data, "confidence": "2"})
