@@ -238,3 +238,33 @@ def test_closing_an_item_keeps_the_rankings_it_has_as_its_votes():
         stop_collecting_votes(item_id=item.pk)
     item.refresh_from_db()
     assert (item.votes_needed, item.live_assignments) == (1, 1)
+
+
+@pytest.mark.parametrize("task", [Task.RANKING, Task.BEST_OF_N])
+def test_undo_shows_the_vote_by_position_and_saves_a_revision(client, task):
+    _, _, user, a = claimed(task, order="3142")
+    client.force_login(user)
+    first = (
+        {"rank_1": "2", "rank_2": "4", "rank_3": "1", "rank_4": "2"}
+        if task == Task.RANKING
+        else {"pick": "3"}
+    )
+    url = reverse("work_submit", args=[a.pk])
+    assert client.post(url, {"task": task, "n": "4", **first}).status_code == 302
+    page = client.get(reverse("work_item", args=[a.pk]) + "?undo=1").content.decode()
+    assert 'name="revise"' in page
+    if task == Task.RANKING:
+        assert re.search(
+            r'id="rank_3"[^>]*>\s*<option value="">—</option>\s*<option value="1" selected>', page
+        )
+        second = {"rank_1": "1", "rank_2": "2", "rank_3": "3", "rank_4": "4"}
+    else:
+        assert re.search(r'id="pick-3" value="3" checked', page)
+        second = {"pick": "none"}
+    assert client.post(url, {"task": task, "n": "4", "revise": "1", **second}).status_code == 302
+    current = Judgement.objects.get(assignment=a, is_current=True)
+    assert current.revision == 2
+    if task == Task.RANKING:
+        assert ranks_of(current) == {3: 1, 1: 2, 4: 3, 2: 4}
+    else:
+        assert current.choice == "none"
