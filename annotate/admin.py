@@ -79,7 +79,7 @@ class ItemPartForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["text"].strip = False  # white space is content (MMRB2 keeps it)
+        self.fields["text"].strip = False  # white space is content (published datasets keep it)
 
 
 class ItemPartInline(admin.TabularInline):

@@ -1,5 +1,6 @@
 import os
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.core.cache import cache
@@ -28,6 +29,26 @@ def _fast_password_hasher(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+def _own_redis_database() -> None:
+    """Under pytest-xdist (`make test` runs a worker per core) each worker
+    gets its own Redis database, so workers never purge or consume each
+    other's broker queue: gw0 keeps REDIS_URL's database, gwN the N-th below
+    it (modulo 16). Children the tests start read REDIS_URL; the Celery app
+    reads its broker from the settings, overridden here (results stay in
+    REDIS_URL's database: keyed by task id, they cannot mix)."""
+    url, worker = os.environ.get("REDIS_URL"), os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not url or not worker.startswith("gw"):
+        return
+    parts = urlsplit(url)
+    base = int(parts.path.strip("/") or 0)
+    own = urlunsplit(parts._replace(path=f"/{(base - int(worker[2:])) % 16}"))
+    os.environ["REDIS_URL"] = own
+    celery_app.conf.update(CELERY_BROKER_URL=own)
+
+
+_own_redis_database()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _celery_eager():
     """Tasks run inline unless a test asks for a real broker."""
@@ -52,14 +73,6 @@ requires_postgres = pytest.mark.skipif(
 requires_redis = pytest.mark.skipif(
     not os.environ.get("REDIS_URL"), reason="needs Redis (set REDIS_URL)"
 )
-
-
-def pytest_collection_modifyitems(items):
-    """With pytest-xdist (`make test` runs two workers), the tests that use the
-    real Redis share one worker: they purge and read the same broker queue."""
-    for item in items:
-        if item.get_closest_marker("redis"):
-            item.add_marker(pytest.mark.xdist_group("redis"))
 
 
 @pytest.hookimpl(hookwrapper=True)

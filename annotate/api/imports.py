@@ -42,8 +42,9 @@ class ImportApi(APIView):
             required=False,
             help_text="Multimodal RewardBench .json (Better optional), a .jsonl of pairs "
             "(id, prompt, image, chosen/rejected or unlabelled response_1/response_2), a "
-            "Hugging Face .parquet, an MMRB2 task file, a .zip holding one of them together "
-            "with its images, or a studio release .zip. Required unless `server_path` is given.",
+            "Hugging Face .parquet, a Multimodal RewardBench 2 task file, a .zip holding one of "
+            "them together with its images, or a studio release .zip. Required unless "
+            "`server_path` is given.",
         )
         server_path = serializers.CharField(
             required=False,
@@ -112,8 +113,9 @@ class ImportApi(APIView):
         cast_votes = serializers.BooleanField(
             required=False,
             default=False,
-            help_text="MMRB2 task files: cast each human_annotations entry as a vote of a "
-            "pseudonymous imported annotator (imported-1, …; inactive, cannot log in).",
+            help_text="Multimodal RewardBench 2 task files: cast each human_annotations entry "
+            "as a vote of a pseudonymous imported annotator (imported-1, …; inactive, cannot "
+            "log in).",
         )
 
         def validate_dataset(self, f):

@@ -1,5 +1,5 @@
 """Preference scales, pure Python: A/B(/tie) as ever, or a graded scale
-(MMRB2's six points, or seven with a tie in the middle).
+(Multimodal RewardBench 2's six points, or seven with a tie in the middle).
 
 A graded vote is stored canonically as a signed *strength*, oriented to
 response 1 whatever was displayed: +3 response 1 much better, +2 better,
@@ -11,8 +11,8 @@ shown in displayed terms (oriented to the left response); the swap is a
 change of sign (annotate.loop.rules.vote_from_displayed).
 
 `scale_value` writes a strength in a published scale's own numbers: for
-graded6 MMRB2's human_annotations (6 = A much better ... 1 = B much better,
-with A = response 1), for graded7 1..7 (4 = tie).
+graded6 Multimodal RewardBench 2's human_annotations (6 = A much better
+... 1 = B much better, with A = response 1), for graded7 1..7 (4 = tie).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ GRADED7 = "graded7"
 SCALES = (AB, GRADED6, GRADED7)
 SCALE_NAMES = {
     AB: "A/B (ties if the project allows them)",
-    GRADED6: "Graded, 6 points (MMRB2: A much better … B much better)",
+    GRADED6: "Graded, 6 points (Multimodal RewardBench 2: A much better … B much better)",
     GRADED7: "Graded, 7 points (with a tie in the middle)",
 }
 
@@ -56,7 +56,7 @@ def choice_of(strength: int) -> str:
 
 def scale_value(strength: int, scale: str) -> int:
     """A canonical strength as the scale's own number, response 1 high:
-    graded6 1..6 (MMRB2's human_annotations), graded7 1..7 (4 = tie)."""
+    graded6 1..6 (Multimodal RewardBench 2's human_annotations), graded7 1..7 (4 = tie)."""
     points = POINTS[scale]
     return len(points) - points.index(strength)
 

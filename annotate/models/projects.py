@@ -278,7 +278,7 @@ class Domain(models.Model):
     yes_label = models.CharField(max_length=40, default="Correct")
     no_label = models.CharField(max_length=40, default="Incorrect")
     # An optional letter grade (A/B/C) of each response, in any kind of
-    # domain (MMRB2's reasoning task): asked with this question when on.
+    # domain (as Multimodal RewardBench 2's reasoning task): asked with this question when on.
     asks_grade = models.BooleanField(
         default=False, help_text="Also ask a letter grade (A, B or C) of each response."
     )

@@ -126,7 +126,8 @@ class Correctness(models.TextChoices):
 
 
 class Grade(models.TextChoices):
-    """A response's letter grade (MMRB2's reasoning task), when its domain asks."""
+    """A response's letter grade (as Multimodal RewardBench 2's reasoning
+    task), when its domain asks."""
 
     NONE = "", "Not asked"
     A = "A", "A"

@@ -29,9 +29,9 @@ from .people import member_rows
 from .presets import PRESETS
 
 SCALE_HELP = (
-    "ab: A/B (ties per allow_tie); graded6: MMRB2's six points (A much better … B much "
-    "better); graded7: seven points with a tie in the middle. Changeable only while the "
-    "project has no votes."
+    "ab: A/B (ties per allow_tie); graded6: Multimodal RewardBench 2's six points (A much "
+    "better … B much better); graded7: seven points with a tie in the middle. Changeable "
+    "only while the project has no votes."
 )
 
 

@@ -128,7 +128,8 @@ class DomainForm(forms.Form):
     asks_grade = forms.BooleanField(
         required=False,
         label="Ask a letter grade of each response",
-        help_text="A, B or C per response (MMRB2's reasoning grades), in any kind of domain.",
+        help_text="A, B or C per response (Multimodal RewardBench 2's reasoning grades), in "
+        "any kind of domain.",
     )
     grade_question = forms.CharField(
         max_length=200,

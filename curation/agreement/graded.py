@@ -4,7 +4,7 @@ strengths of a graded project (annotate.loop.scales).
 
 Pure Python/numpy, no Django import. Units are items; values are the points
 of the project's scale *oriented to response 1* (scale_value: graded6
-1..6 as MMRB2's human_annotations, 6 = response 1 much better; graded7
+1..6 as Multimodal RewardBench 2's human_annotations, 6 = response 1 much better; graded7
 1..7, 4 = tie), never the displayed left/right. The count matrix has one
 column per point of the scale, in scale order, whether used or not; alpha
 is krippendorff.alpha(value_counts=..., value_domain=points,

@@ -5,6 +5,8 @@ ready release (the leaderboard), and one evaluation's report
 
 from __future__ import annotations
 
+import functools
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import exceptions, serializers
@@ -18,6 +20,7 @@ from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.body_guard import guard_body
 from curation.api.access import curated_project
 from curation.api.releases import release_for
+from curation.benchmarks import registry
 from curation.evaluation.service import MAX_PREDICTIONS_BYTES, EvaluationError, evaluate_upload
 from curation.models import (
     Evaluation,
@@ -36,20 +39,24 @@ class EvaluationSerializer(serializers.Serializer):
     name = serializers.CharField()
     accuracy = serializers.FloatField(
         allow_null=True,
-        help_text="Official overall accuracy (MMRB2: all correct / all judgements evaluated).",
+        help_text="Official overall accuracy, by the benchmark's rules (Multimodal RewardBench "
+        "2: all correct / all judgements evaluated).",
     )
     scoring = serializers.CharField(
-        help_text="mrb (Multimodal RewardBench rules) or mmrb2 (Multimodal RewardBench 2 rules)."
+        help_text=registry.described(
+            lambda benchmarks: " or ".join(f"{b.key} ({b.title} rules)" for b in benchmarks) + "."
+        )
     )
     created_by = serializers.CharField(source="created_by.username", allow_null=True)
     created_at = serializers.DateTimeField()
     accuracy_ci95 = serializers.SerializerMethodField(
         help_text="Extra: Wilson 95% interval [low, high] of the overall accuracy (null: "
-        "none, e.g. MMRB2)."
+        "none, e.g. Multimodal RewardBench 2)."
     )
     macro_average = serializers.SerializerMethodField(
         help_text="Extra: the mean of the per-Category accuracies and its stratified "
-        "bootstrap 95% interval: {value, ci95: [low, high]} (null for MMRB2)."
+        "bootstrap 95% interval: {value, ci95: [low, high]} (null for Multimodal "
+        "RewardBench 2)."
     )
     missing_ids = serializers.SerializerMethodField(
         help_text="Extra: release items without a prediction."
@@ -86,32 +93,27 @@ class GroupSerializer(serializers.Serializer):
     accuracy = serializers.FloatField(allow_null=True)
 
 
-class Mmrb2TallySerializer(serializers.Serializer):
-    total_pairs = serializers.IntegerField()
-    evaluated_pairs = serializers.IntegerField(help_text="Pairs with an entry in the file.")
-    missing_pairs = serializers.IntegerField(help_text="Pairs of the task file not predicted.")
-    correct = serializers.IntegerField()
-    judged = serializers.IntegerField(help_text="Judgements evaluated (forward + reverse).")
-    accuracy = serializers.FloatField(help_text="correct / judged (0.0 when none).")
-    percent = serializers.CharField(help_text="100 x accuracy to two decimals, as printed.")
+class ReportSection(serializers.Field):
+    """A benchmark's own section of an evaluation's report (report[key]), as
+    stored; null for the other benchmarks' evaluations."""
+
+    def __init__(self, key: str, **kwargs):
+        self.key = key
+        super().__init__(read_only=True, **kwargs)
+
+    def get_attribute(self, evaluation):
+        return evaluation.report.get(self.key)
+
+    def to_representation(self, value):
+        return value
 
 
-class Mmrb2SourceSerializer(Mmrb2TallySerializer):
-    source = serializers.CharField(help_text="The pairs' prompt_source.")
-
-
-class Mmrb2TaskSerializer(Mmrb2TallySerializer):
-    task = serializers.CharField(help_text="The task file's name (t2i, edit, ...).")
-    by_source = Mmrb2SourceSerializer(many=True)
-
-
-class Mmrb2ReportSerializer(serializers.Serializer):
-    tasks = Mmrb2TaskSerializer(many=True)
-    overall = Mmrb2TallySerializer(help_text="Pooled over the tasks' judgements.")
-    unknown_ids = serializers.IntegerField(help_text="Predicted IDs in no task file.")
-    repeated_ids = serializers.IntegerField(help_text="IDs given twice (the last counts).")
-    summary = serializers.ListField(
-        child=serializers.CharField(), help_text="The official summary table's lines."
+@functools.cache
+def _section_class(benchmark) -> type[ReportSection]:
+    """A ReportSection described in the schema by the benchmark's serializer."""
+    serializer = benchmark.api_report.serializer
+    return extend_schema_field(serializer(allow_null=True))(
+        type(f"{serializer.__name__}Section", (ReportSection,), {})
     )
 
 
@@ -125,13 +127,14 @@ class EvaluationDetailSerializer(EvaluationSerializer):
         "position bias and consistency."
     )
 
-    mmrb2 = serializers.SerializerMethodField(
-        help_text="MMRB2 evaluations: per task, per prompt_source and overall; null otherwise."
-    )
-
-    @extend_schema_field(Mmrb2ReportSerializer(allow_null=True))
-    def get_mmrb2(self, evaluation) -> dict | None:
-        return evaluation.report.get("mmrb2")
+    def get_fields(self):
+        """Then one field per benchmark whose report has a section of its own
+        (Benchmark.api_report), named by its key."""
+        fields = super().get_fields()
+        for benchmark in registry.offering("api_report"):
+            section = _section_class(benchmark)
+            fields[benchmark.key] = section(benchmark.key, help_text=benchmark.api_report.help_text)
+        return fields
 
     @extend_schema_field(GroupSerializer(many=True))
     def get_per_category(self, evaluation) -> list:
@@ -149,16 +152,22 @@ class EvaluationListApi(APIView):
     class InputSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=120, help_text="The model or judge evaluated.")
         predictions = serializers.FileField(
-            help_text="MRB: JSONL, ID with judge text (output), Label (A/B), score_1/score_2, "
-            'or chosen_score/rejected_score. MMRB2: one JSON object {"<pair id>": {"forward": '
-            '[{"judgement": "A"}], "reverse": [{"judgement": "B"}]}}.'
+            help_text=registry.described(
+                lambda benchmarks: " ".join(b.upload_help for b in benchmarks)
+            )
         )
         predictions_format = serializers.CharField(
             required=False,
             default="auto",
-            help_text="auto: from the file's shape (a JSON object of pair IDs is MMRB2's); "
-            "else a benchmark's key (mrb, mmrb2, …: curation.benchmarks), which scores "
-            "against that benchmark's files in the release.",
+            help_text=registry.described(
+                lambda benchmarks: (
+                    "auto: from the file's shape (each benchmark recognises "
+                    "its own); else a benchmark's key ("
+                    + ", ".join(b.key for b in benchmarks)
+                    + ": curation.benchmarks), which scores against that benchmark's files in "
+                    "the release."
+                )
+            ),
         )
         swapped = serializers.FileField(
             required=False, help_text="Optional: the same model with the order swapped."

@@ -19,6 +19,7 @@ from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.body_guard import guard_body
 from curation.api.access import curated_project
 from curation.api.releases import release_for
+from curation.benchmarks import registry
 from curation.evaluation.forms import JudgeEndpointForm
 from curation.evaluation.judge_runs import (
     JudgeRunError,
@@ -147,7 +148,14 @@ class JudgeRunSerializer(serializers.Serializer):
     max_tokens = serializers.IntegerField()
     timeout_seconds = serializers.FloatField()
     swapped = serializers.BooleanField(help_text="A second pass with Output1/Output2 swapped.")
-    scoring = serializers.CharField(help_text="mrb or mmrb2 (both orders, MMRB2 rules).")
+    scoring = serializers.CharField(
+        help_text=registry.described(
+            lambda benchmarks: (
+                "The key of the benchmark whose items it judges and whose rules "
+                "score it: " + "; ".join(f"{b.key} ({b.judge_label})" for b in benchmarks) + "."
+            )
+        )
+    )
     concurrency = serializers.IntegerField()
     status = serializers.ChoiceField(choices=JudgeRunStatus.choices)
     progress = ProgressSerializer(source="*")
@@ -192,9 +200,15 @@ class JudgeRunListApi(APIView):
             required=False,
             allow_null=True,
             default=None,
-            help_text="A benchmark's key (mrb, mmrb2, …): mmrb2 judges the release's MMRB2 "
-            "pairs in both orders (forward, reverse); mrb its all_data.json records. "
-            "Default: the release's most specific benchmark (mmrb2 when it has MMRB2 pairs).",
+            help_text=registry.described(
+                lambda benchmarks: (
+                    "A benchmark's key: "
+                    + "; ".join(f"{b.key} ({b.judge_label})" for b in benchmarks)
+                    + ". Default: the release's most specific benchmark (one whose predictions "
+                    "have a shape of their own, e.g. task files judged in both orders, before the "
+                    "records)."
+                )
+            ),
         )
         concurrency = serializers.IntegerField(
             required=False, default=4, min_value=1, help_text="Requests in flight at once."

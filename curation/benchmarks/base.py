@@ -1,6 +1,7 @@
 """What a published benchmark is to the studio: one object per benchmark
-(curation.benchmarks.mrb, curation.benchmarks.mmrb2, …) behind the small
-interface below, found through one dispatch table (curation.benchmarks).
+(a subpackage of curation.benchmarks, its `benchmark.BENCHMARK`) behind the
+small interface below, found through one dispatch table
+(curation.benchmarks.registry).
 
 The release build, the evaluation service, the judge runner and the
 leaderboard ask the release's benchmarks and never name one. A benchmark
@@ -13,6 +14,17 @@ owns, in its own terms:
 - its leaderboard table (`leaderboard`, a template of its own);
 - its judge prompt and the predictions a judge run's answers become
   (`judge_records`, `judge_request`, `judge_predictions`).
+
+and, optionally (OptionalMembers below: the registry asks who offers them,
+so a benchmark without them still releases and scores uploads):
+
+- scoring predictions files against a release folder on disk (`score_files`,
+  the evaluate command), and writing a project's items in its published
+  layout outside a release (`export_project`, the export_benchmark command);
+- the prefix its files give a re-keyed ID of a category's items
+  (`id_prefix`), so an item in two benchmarks' files has one new ID;
+- its report section in the API (`api_report`) and the filters of the
+  per-item results page (`item_filters`).
 """
 
 from __future__ import annotations
@@ -31,6 +43,8 @@ class EvaluationError(Exception):
 Predictions = bytes | File
 # The largest predictions file scored (checked before a byte of it is read).
 MAX_PREDICTIONS_BYTES = 200 * 1024 * 1024
+# Enough of a file's start to see its shape (a JSONL line is at most 1 MiB).
+HEAD_BYTES = 1024 * 1024 + 1
 
 
 def size_of(predictions: Predictions) -> int:
@@ -139,11 +153,47 @@ class Part:
         return bool(self.manifest)
 
 
+@dataclass(frozen=True)
+class FileOptions:
+    """The evaluate command's options, as `score_files` takes them (one a
+    benchmark does not offer is refused with EvaluationError, saying why)."""
+
+    swapped: str | None = None  # a predictions file of the swapped order
+    official_compat: bool = False
+    show_ids: int = 10  # IDs listed per line of the text report
+    warn: Callable[[str], None] = print  # a notice (stderr), written at once
+
+
+@dataclass
+class FileScore:
+    """Predictions files scored against a release on disk: the report that
+    --json prints, the text report printed as is otherwise (made when asked),
+    and the prediction lines scored (the verbose timing line; None: no such
+    line)."""
+
+    report: dict
+    text: Callable[[], str]
+    lines_scored: int | None = None
+
+
+@dataclass(frozen=True)
+class ApiReport:
+    """A benchmark's own section of an evaluation's report (report[key]) in
+    the API's evaluation detail: a field named after the key, described by
+    `serializer` (a Serializer class) and `help_text`; null for the others."""
+
+    serializer: Any
+    help_text: str
+
+
 class Benchmark(Protocol):
     """The interface every benchmark module offers (see module)."""
 
     key: str  # stored in Evaluation.scoring and JudgeRun.scoring; the upload's format
     title: str
+    # Where a discovered benchmark stands (lower first): the order a release
+    # holds the benchmarks' files and a page shows their tables.
+    position: int
     # Predictions in this benchmark's shape are recognised by `detects`; the
     # one benchmark with `detect_last` takes any file the others did not.
     detect_last: bool
@@ -174,6 +224,37 @@ class Benchmark(Protocol):
     def judge_predictions(
         self, outputs: dict[tuple[str, str], str], records: list[dict], run: Any
     ) -> Upload: ...
+
+
+class OptionalMembers(Protocol):
+    """What a benchmark may also offer (see module); the registry's
+    `offering(name)` lists those that do."""
+
+    # --- the evaluate command (a release folder on disk)
+    files_release_help: str  # what the release argument may be, for this benchmark
+    files_predictions_help: str  # what its predictions files are
+
+    def score_files(self, release: str, predictions: list[str], options: FileOptions) -> FileScore:
+        """Raises EvaluationError with the message the command stops with."""
+        ...
+
+    # --- the export_benchmark command
+    export_help: str
+
+    def export_project(self, project: Any, folder: Any, *, rekey: bool, salt: str) -> dict:
+        """Writes the project's items in the published layout into `folder`;
+        returns {"ids": {old: new}, "message": the line printed}."""
+        ...
+
+    # --- release IDs, API, pages
+    def id_prefix(self, category: str) -> str | None: ...  # None: not a category of its own
+
+    api_report: ApiReport
+
+    def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
+        """The per-item results page's two filters (categories, sub-buckets)
+        from an evaluation's stored report."""
+        ...
 
 
 def read_head(predictions: Predictions, limit: int) -> str:

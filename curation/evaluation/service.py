@@ -15,6 +15,7 @@ from django.db import transaction
 
 from curation.benchmarks import registry
 from curation.benchmarks.base import (
+    HEAD_BYTES,
     MAX_PREDICTIONS_BYTES,
     Board,
     EvaluationError,
@@ -36,9 +37,6 @@ __all__ = [
     "resolve_benchmark",
     "size_of",
 ]
-
-# Enough of a file's start to see its shape (a JSONL line is at most 1 MiB).
-HEAD_BYTES = 1024 * 1024 + 1
 
 
 def formats() -> tuple[str, ...]:

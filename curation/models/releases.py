@@ -132,8 +132,9 @@ class Release(models.Model):
 
 class ReleaseItemQuerySet(models.QuerySet["ReleaseItem"]):
     def mrb_records(self) -> ReleaseItemQuerySet:
-        """Members that are MRB records (all_data.json); the others are
-        MMRB2 pairs only (mmrb2/<task>.json, `better` "A"/"B")."""
+        """Members that are records of the release's pair layout
+        (all_data.json); the others are only in another benchmark's files
+        (e.g. Multimodal RewardBench 2 task files, `better` "A"/"B")."""
         return self.filter(better__in=MRB_SLOTS)
 
 
@@ -144,8 +145,9 @@ class ReleaseItem(models.Model):
     """Frozen membership of a release: which item, and which side was chosen.
 
     `better` is the label as the release writes it: the MRB record's slot
-    (Output1/Output2), or for a pair only in an MMRB2 task file (image or
-    interleaved responses) that file's `chosen` (A/B)."""
+    (Output1/Output2), or for a pair only in another benchmark's files (a
+    Multimodal RewardBench 2 task file: image or interleaved responses) that
+    file's `chosen` (A/B)."""
 
     release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="release_items")
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="+")

@@ -48,8 +48,8 @@ class LabelQualityError(Exception):
 
 def project_entries(project: Project):
     """The project's leaderboard entries (every release, every benchmark's
-    scoring: MRB lines and reward-model scores, MMRB2 forward/reverse
-    judgements), newest release first."""
+    scoring: judges' lines, reward-model scores, judgements in both
+    orders), newest release first."""
     return (
         Evaluation.objects.filter(release__project=project)
         .select_related("release")

@@ -117,7 +117,7 @@ def evaluate(world: World, *, ks=(0.01, 0.05), seed: int = 0) -> Outcome:
 
 GRADED_NOISE = (0.5, 0.7, 0.9, 1.1, 1.4)  # annotators' perception noise, best first
 STRENGTH_CUTS = (0.4, 0.9)  # |perceived margin| above these: better, much better
-JUDGE_NOISE = 0.6  # a two-order judge (MMRB2 forward/reverse)
+JUDGE_NOISE = 0.6  # a two-order judge (forward and reverse, as Multimodal RewardBench 2's)
 REWARD_NOISE = 0.8  # a reward model's score difference
 REWARD_SCALE = 2.0
 

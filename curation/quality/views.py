@@ -16,6 +16,8 @@ from django.views.decorators.http import require_GET, require_POST
 from annotate.models import Item, Judgement
 from annotate.projects import CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
+from curation.benchmarks import registry
+from curation.benchmarks.base import EvaluationError
 from curation.models import (
     Evaluation,
     ItemPrediction,
@@ -70,16 +72,16 @@ def entry_predictions(evaluation, params):
 
 
 def filter_options(evaluation) -> tuple[list[str], list[str]]:
-    """Categories and sub-buckets from the stored report (no query); for an
-    MMRB2 entry its tasks and prompt sources."""
-    if "mmrb2" in evaluation.report:
-        tasks = evaluation.report["mmrb2"].get("tasks", [])
-        sources = sorted({s["source"] for t in tasks for s in t.get("by_source", [])})
-        return [t["task"] for t in tasks], sources
-    groups = evaluation.report.get("official", {}).get("groups", [])
-    categories = [g["name"] for g in groups if g["level"] == "category"]
-    buckets = [g["name"] for g in groups if g["level"] == "sub_bucket"]
-    return categories, buckets
+    """The two filters of the entry's per-item rows (categories and
+    sub-buckets, or what its benchmark calls them), from the stored report
+    (no query): its benchmark says (Benchmark.item_filters)."""
+    try:
+        benchmark = registry.get(evaluation.scoring)
+    except EvaluationError:  # a benchmark no longer installed
+        return [], []
+    if not hasattr(benchmark, "item_filters"):
+        return [], []
+    return benchmark.item_filters(evaluation.report)
 
 
 @require_GET

@@ -243,7 +243,7 @@ def write_release(
     `items`, which must arrive sorted by (domain order, external_id). Returns
     the manifest (also written). `copy_image(item, destination)` puts the
     item's image bytes at destination. `extra_provenance` records follow the
-    records' provenance (members written elsewhere: MMRB2 task files)."""
+    records' provenance (members only in another benchmark's files)."""
     slots = chosen_first_slots(ids_by_domain, meta.seed)
     domain_order = [slug for slug, _, _ in meta.domains]
     all_writer = JsonArrayWriter(folder / "all_data.json")

@@ -25,8 +25,9 @@ class ReleaseForm(forms.Form):
     rekey = forms.BooleanField(
         required=False,
         label="Re-key IDs",
-        help_text="Give every record and pair a label-free ID (the published MMRB2 reasoning "
-        "IDs name the chosen model first). Stable from release to release; the old-to-new "
+        help_text="Give every record and pair a label-free ID (the published Multimodal "
+        "RewardBench 2 reasoning IDs name the chosen model first). Stable from release to "
+        "release; the old-to-new "
         "map is shown to curators on the release page, never put in the files.",
     )
 

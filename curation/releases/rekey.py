@@ -1,23 +1,21 @@
 """Label-free release IDs (issue 24): pure Python, no Django.
 
-Published IDs can leak labels (MMRB2's reasoning IDs name the chosen model
-first). A re-keyed ID is `<prefix>_<16 hex digits>` of a salted SHA-256 of
-the old one: nothing of the old ID shows, and the same salt gives the same
-new ID every time (stable across releases that share the salt). The salt
-is secret: whoever knows it could test guessed IDs against the hashes.
+Published IDs can leak labels (Multimodal RewardBench 2's reasoning IDs
+name the chosen model first). A re-keyed ID is `<prefix>_<16 hex digits>`
+of a salted SHA-256 of the old one: nothing of the old ID shows, and the
+same salt gives the same new ID every time (stable across releases that
+share the salt). The salt is secret: whoever knows it could test guessed
+IDs against the hashes. Each benchmark chooses its prefixes
+(curation.benchmarks).
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 import secrets
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from curation.releases.exporter import sub_bucket
-
-_UNSAFE = re.compile(r"[^a-z0-9]+")
 T = TypeVar("T")
 
 
@@ -28,20 +26,6 @@ def new_salt() -> str:
 def rekeyed_id(salt: str, prefix: str, external_id: str) -> str:
     """A label-free, stable ID: nothing of the old one shows."""
     return f"{prefix}_{hashlib.sha256(f'{salt}:{prefix}:{external_id}'.encode()).hexdigest()[:16]}"
-
-
-def mrb_prefix(category: str, external_id: str) -> str:
-    """The prefix of an MRB record's new ID: one that puts it in the same
-    official sub-bucket as its old ID (the scorer reads the ID's prefix:
-    `math…` in reasoning, `pairs…` in safety), else the category's name.
-    An MMRB2 domain's category `mmrb2/<task>` gives the task, as the task
-    file's re-keyed ID has it, so a pair in both files has one new ID."""
-    bucket = sub_bucket(category, external_id)
-    if bucket == "reasoning/math":
-        return "math"
-    if bucket == "safety/bias":
-        return "pairs"
-    return _UNSAFE.sub("-", category.rsplit("/", 1)[-1].lower()).strip("-") or "item"
 
 
 def in_new_id_order(rows: Iterable[T], new_id: Callable[[T], str]) -> list[T]:

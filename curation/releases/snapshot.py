@@ -2,7 +2,7 @@
 (issue 29).
 
 A build reads its members, their records and votes, the manifest's
-figures and the MMRB2 pairs in many queries over seconds to minutes. Read
+figures and each benchmark's files in many queries over seconds to minutes. Read
 each in its own transaction and an item agreed between two of them is in
 one list and missing from the other (the build failed with KeyError while
 annotators voted). Inside `read_snapshot()` every query sees the database as

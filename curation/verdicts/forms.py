@@ -24,8 +24,9 @@ class ThresholdsForm(forms.Form):
         min_value=0,
         max_value=3,
         label="Consensus strength",
-        help_text="Graded projects (MMRB2's filter): an item is agreed only when every vote is "
-        "on one side and their mean strength is at least this (1 slightly, 2 better, 3 much "
+        help_text="Graded projects (Multimodal RewardBench 2's filter): an item is agreed "
+        "only when every vote is on one side and their mean strength is at least this (1 "
+        "slightly, 2 better, 3 much "
         "better; e.g. 1.5); failing items are contested, never escalated. Empty: off.",
     )
 

@@ -22,7 +22,7 @@ class Thresholds:
     votes_per_item: int = 3
     agree_share: float = 0.8  # winner share at or above which an item is agreed
     escalation_votes: int = 2  # extra votes asked once for an A-vs-B split
-    # Graded projects: "consensus" (MMRB2's filter): agreed only if every vote
+    # Graded projects: "consensus" (Multimodal RewardBench 2's filter): agreed only if every vote
     # is on one side and their mean strength is at least this. None: off.
     consensus_strength: float | None = None
 
@@ -74,7 +74,7 @@ def decide(
     4. winner 1 or 2 with share ≥ agree_share, or whose only dissent is ties
        → agreed (unanimous or majority) unless it disagrees with gold;
     With a consensus strength set (graded projects), 3 and 4 give way to
-    MMRB2's filter: agreed only when every vote is on one side and their
+    Multimodal RewardBench 2's filter: agreed only when every vote is on one side and their
     mean strength (|strength|: 1 slightly … 3 much better) is at least the
     threshold, else contested ("consensus"), never escalated: more votes
     cannot undo a dissent.
@@ -141,7 +141,8 @@ def decide(
 def _consensus(
     votes: list[RuleVote], counts: dict[str, int], tally: str, least: float, gold: str
 ) -> Outcome:
-    """MMRB2's consensus filter: every vote on one side, mean strength >= least."""
+    """Multimodal RewardBench 2's consensus filter: every vote on one side,
+    mean strength >= least."""
     n = len(votes)
     side = next((c for c in ("1", "2") if counts[c] == n), None)
     if side is None:

@@ -182,7 +182,7 @@ def update_thresholds(
     - Never below an item's live assignments: a vote someone is giving right
       now still counts when it comes.
     - `consensus_strength` (graded projects only; None turns it off, left
-      out it stays as it is): MMRB2's consensus filter (rule.decide).
+      out it stays as it is): Multimodal RewardBench 2's consensus filter (rule.decide).
 
     Returns how many verdicts moved into each status (only verdicts whose
     status changed)."""

@@ -15,7 +15,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotate.management import generation_demo
+from annotate.importing.formats.mmrb2 import demo as generation_demo
 from annotate.models import (
     Assignment,
     ImageAsset,

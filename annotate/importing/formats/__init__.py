@@ -14,6 +14,10 @@ A format module registers itself with :func:`register` and has
   then its items as :class:`ParsedItem` s, decoded again one at a time by
   ``ParsedFile.items()`` (memory holds one record, not the file).
 
+and, optionally, ``seed_demo(users, folder, ensure_memberships) ->
+list[DemoSeeded]``: the format's demo projects, brought in through its own
+import (``manage.py seed_demo`` asks every format that has one; idempotent).
+
 The one writer (annotate.importing.service) writes what ``read`` gives,
 with one update rule and every record-level option, whatever the format.
 A new format is one module here (imported below) and its tests; a format
@@ -187,6 +191,15 @@ class ReadContext:
     cast_votes: bool = False
     progress: Callable[[int], None] | None = None
     given: dict[str, Any] = field(default_factory=dict)  # options the user set
+
+
+@dataclass
+class DemoSeeded:
+    """What a format's `seed_demo` did to one demo project."""
+
+    project: Any
+    created: int  # items imported
+    votes: int  # demo votes cast
 
 
 class Format(Protocol):

@@ -25,8 +25,9 @@ class Command(BaseCommand):
         "Output2, Category; Better optional), a JSONL/JSON file of pairs (id, prompt, image "
         "or images: [one path], and chosen + rejected or, unlabelled, response_1 + response_2; "
         "optional category, chosen_reason, rejected_reason, chosen_model, rejected_model, "
-        "model_1, model_2, reference_answer), a Hugging Face .parquet file, an MMRB2 task "
-        "file, a zip holding one with its images, or a studio release (zip or folder). "
+        "model_1, model_2, reference_answer), a Hugging Face .parquet file, a Multimodal "
+        "RewardBench 2 task file, a zip holding one with its images, or a studio release (zip "
+        "or folder). "
         "Atomic: nothing is written unless the whole file is valid. Re-importing the same "
         "file is a no-op. Same content under two IDs makes two items."
     )
@@ -95,7 +96,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--cast-votes",
             action="store_true",
-            help="MMRB2 task files: cast human_annotations as votes of imported annotators",
+            help="Multimodal RewardBench 2 task files: cast human_annotations as votes of "
+            "imported annotators",
         )
 
     def handle(self, *args, **opts):

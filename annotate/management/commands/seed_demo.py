@@ -1,6 +1,7 @@
 """`manage.py seed_demo`: a demo project with 120 items, two generation demo
-projects (MMRB2-style pictures and interleaved answers, graded votes:
-annotate.management.generation_demo) and five demo accounts.
+projects (Multimodal RewardBench 2-style pictures and interleaved answers,
+graded votes: the `seed_demo` of the import formats that have one) and five
+demo accounts.
 
 Runs at every `make run`, so it is idempotent and quick: when the demo project
 already has its items nothing is generated, and users, memberships and items
@@ -17,9 +18,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from annotate.importing import formats
+from annotate.importing.formats import DemoSeeded
 from annotate.importing.records import ImportFailed
 from annotate.importing.service import import_items_from_paths
-from annotate.management.generation_demo import Seeded, seed_generation_projects
 from annotate.models import MULTIMODAL_REWARDBENCH_DOMAINS, Item, Membership, Project, Role
 from demo import (
     DEMO_SEED,
@@ -50,9 +52,9 @@ DEMO_ITEM_COUNT = ITEMS_PER_DOMAIN * len(MULTIMODAL_REWARDBENCH_DOMAINS)
 class Command(BaseCommand):
     help = (
         f"Create the demo project '{DEMO_SLUG}' ({DEMO_ITEM_COUNT} generated items in six "
-        "domains), the generation demo projects 'demo-t2i' and 'demo-interleaved' (MMRB2-style "
-        f"pictures, graded votes) and demo accounts with the password '{DEMO_PASSWORD}'. "
-        "Idempotent."
+        "domains), the generation demo projects 'demo-t2i' and 'demo-interleaved' (Multimodal "
+        "RewardBench 2-style pictures, graded votes) and demo accounts with the password "
+        f"'{DEMO_PASSWORD}'. Idempotent."
     )
 
     def add_arguments(self, parser):
@@ -79,11 +81,14 @@ class Command(BaseCommand):
             project = ensure_demo_project(created_by=users["admin"])
             ensure_memberships(project, users)
             created = import_demo_items(project, items, Path(tmp)) if items else 0
-        with tempfile.TemporaryDirectory(prefix="seed-demo-") as tmp:
-            generation = seed_generation_projects(users, Path(tmp), ensure_memberships)
-        self.report([Seeded(project, created, 0), *generation])
+        seeded = [DemoSeeded(project, created, 0)]
+        for fmt in formats.FORMATS:  # the formats' own demo projects
+            if hasattr(fmt, "seed_demo"):
+                with tempfile.TemporaryDirectory(prefix="seed-demo-") as tmp:
+                    seeded += fmt.seed_demo(users, Path(tmp), ensure_memberships)
+        self.report(seeded)
 
-    def report(self, seeded: list[Seeded]) -> None:
+    def report(self, seeded: list[DemoSeeded]) -> None:
         for done in seeded:
             project = done.project
             total, domains = project.items.count(), project.domains.count()

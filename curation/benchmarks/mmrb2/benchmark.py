@@ -10,18 +10,32 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from curation.benchmarks.base import Board, BuildContext, EvaluationError, Part, Scored, Upload
-from curation.benchmarks.mmrb2 import evaluation, judge
+from curation.benchmarks.base import (
+    ApiReport,
+    Board,
+    BuildContext,
+    EvaluationError,
+    FileOptions,
+    FileScore,
+    Part,
+    Scored,
+    Upload,
+)
+from curation.benchmarks.mmrb2 import evaluation, files, judge
 from curation.benchmarks.mmrb2 import scoring as mmrb2_scoring
 
 PREFIX = "mmrb2/"  # of the export Category of an MMRB2 domain (mmrb2/<task>)
-# Enough of a file's start to see its first line (an MRB line is at most 1 MiB).
-HEAD_BYTES = 1024 * 1024 + 1
+
+
+def task_of_category(category: str) -> str | None:
+    """The task of an MMRB2 domain's export Category (mmrb2/<task>), else None."""
+    return category.removeprefix(PREFIX) if category.startswith(PREFIX) else None
 
 
 class MultimodalRewardBench2:
     key = "mmrb2"
     title = "Multimodal RewardBench 2"
+    position = 20  # its task files after the records; its table after theirs
     upload_label = "Multimodal RewardBench 2 (forward/reverse JSON)"
     upload_help = (
         'MMRB2: one JSON object, {"pair ID": {"forward": [{"judgement": "A"}], '
@@ -36,7 +50,7 @@ class MultimodalRewardBench2:
     # --- release -------------------------------------------------------------------
 
     def serves(self, domains: Sequence[Any]) -> bool:
-        return any(d.export_category.startswith(PREFIX) for d in domains)
+        return any(task_of_category(d.export_category) is not None for d in domains)
 
     def prepare(self, ctx: BuildContext) -> Part:
         return _release_part().prepare(ctx)
@@ -96,6 +110,46 @@ class MultimodalRewardBench2:
         from curation.benchmarks.mmrb2.predictions import ensure_mmrb2_item_predictions
 
         return ensure_mmrb2_item_predictions(entry)
+
+    # --- optional: files on disk, export, IDs, API, the per-item results page --------
+
+    files_release_help = files.RELEASE_HELP
+    files_predictions_help = files.PREDICTIONS_HELP
+
+    def score_files(self, release: str, predictions: list[str], options: FileOptions) -> FileScore:
+        return files.score_files(release, predictions, options)
+
+    export_help = (
+        "mmrb2: a project's MMRB2 items in the published Multimodal RewardBench 2 layout "
+        "(<task>.json, images/, input_images/); a task file imported and exported again is "
+        "the same bytes"
+    )
+
+    def export_project(self, project, folder, *, rekey: bool, salt: str) -> dict:
+        from curation.benchmarks.mmrb2.release_files import ExportConflict, export_mmrb2
+
+        try:
+            summary = export_mmrb2(project=project, folder=folder, rekey=rekey, salt=salt)
+        except ExportConflict as exc:
+            raise EvaluationError(str(exc)) from None
+        tasks = ", ".join(f"{task}: {n}" for task, n in summary["tasks"].items()) or "no tasks"
+        return {"ids": summary["ids"], "message": f"{tasks}; {summary['images']} images"}
+
+    def id_prefix(self, category: str) -> str | None:
+        """A task file's re-keyed IDs are prefixed by the task."""
+        return task_of_category(category)
+
+    @property
+    def api_report(self) -> ApiReport:
+        from curation.benchmarks.mmrb2 import api
+
+        return ApiReport(serializer=api.Mmrb2ReportSerializer, help_text=api.HELP_TEXT)
+
+    def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
+        """Its tasks and prompt sources, from the report."""
+        tasks = report.get(self.key, {}).get("tasks", [])
+        sources = sorted({s["source"] for t in tasks for s in t.get("by_source", [])})
+        return [t["task"] for t in tasks], sources
 
     # --- judge runs ----------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from annotate.importing.formats.mmrb2.taskfile import pair_record, write_task_fi
 from annotate.importing.sources import safe_relative_path
 from annotate.models import Domain, Item, ItemPart, Judgement, PartKind, Project
 from curation.benchmarks.mmrb2.annotations import Vote, published_fields, written_from_votes
+from curation.benchmarks.mmrb2.benchmark import PREFIX, task_of_category
 from curation.models import RELEASABLE, Verdict
 from curation.releases.rekey import in_new_id_order, rekeyed_id
 
@@ -40,8 +41,8 @@ class ExportConflict(Exception):
 def mmrb2_domains(project: Project) -> list[tuple[str, Domain]]:
     """(task, domain) of the project's MMRB2 domains, in the project's order."""
     return [
-        (domain.export_category.removeprefix("mmrb2/"), domain)
-        for domain in project.domains.filter(export_category__startswith="mmrb2/")
+        (task_of_category(domain.export_category), domain)
+        for domain in project.domains.filter(export_category__startswith=PREFIX)
     ]
 
 

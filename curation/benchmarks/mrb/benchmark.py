@@ -19,12 +19,21 @@ from curation.benchmarks.base import (
     Board,
     BuildContext,
     EvaluationError,
+    FileOptions,
+    FileScore,
     Part,
     Predictions,
     Scored,
     Upload,
 )
-from curation.benchmarks.mrb import judge, leaderboard, scoring, scoring_input, scoring_output
+from curation.benchmarks.mrb import (
+    files,
+    judge,
+    leaderboard,
+    scoring,
+    scoring_input,
+    scoring_output,
+)
 
 # One prediction line: an ID and a judge's answer of a few kB.
 MAX_LINE_BYTES = 1024 * 1024
@@ -67,6 +76,7 @@ def release_records(release) -> list[dict]:
 class MultimodalRewardBench:
     key = "mrb"
     title = "Multimodal RewardBench"
+    position = 10  # its records come first in a release, its table first on a page
     upload_label = "Multimodal RewardBench (JSONL)"
     upload_help = (
         "MRB: JSONL, ID with judge text (output), Label (A/B), score_1/score_2, or "
@@ -151,6 +161,21 @@ class MultimodalRewardBench:
 
     def ensure_item_predictions(self, evaluation) -> int:
         return 0  # kept since the leaderboard had per-item results
+
+    # --- optional: files on disk, the per-item results page --------------------------
+
+    files_release_help = files.RELEASE_HELP
+    files_predictions_help = files.PREDICTIONS_HELP
+
+    def score_files(self, release: str, predictions: list[str], options: FileOptions) -> FileScore:
+        return files.score_files(release, predictions, options)
+
+    def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
+        """Its categories and the official sub-buckets, from the report."""
+        groups = report.get("official", {}).get("groups", [])
+        categories = [g["name"] for g in groups if g["level"] == "category"]
+        buckets = [g["name"] for g in groups if g["level"] == "sub_bucket"]
+        return categories, buckets
 
     # --- judge runs ----------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from curation.benchmarks.base import (
     Board,
     BuildContext,
     EvaluationError,
+    FileScore,
     Part,
     Predictions,
     Scored,
@@ -152,7 +153,7 @@ class RewardBench2:
         except rb2_scoring.PredictionsError as exc:
             raise EvaluationError(str(exc)) from None
         report["repeated_ids"] = repeated
-        return _file_score(report={"rewardbench2": report}, text=lambda: _text_report(report))
+        return FileScore(report={"rewardbench2": report}, text=lambda: _text_report(report))
 
     # --- judge runs ----------------------------------------------------------------
 
@@ -258,14 +259,3 @@ def _text_report(report: dict) -> str:
     lines.append(f"{'overall':<12} {_percent(report['overall']):>8} {report['prompts']:>8}")
     lines.append(f"unknown IDs: {report['unknown_ids']}, repeated IDs: {report['repeated_ids']}")
     return "\n".join(lines) + "\n"
-
-
-def _file_score(**kw):
-    """The interface's FileScore where it has one, else the same fields."""
-    from curation.benchmarks import base
-
-    if hasattr(base, "FileScore"):
-        return base.FileScore(**kw)
-    from types import SimpleNamespace
-
-    return SimpleNamespace(lines_scored=None, **kw)

@@ -380,6 +380,8 @@ def looks_like_predictions(head: str) -> bool:
     first = head.lstrip().split("\n", 1)[0]
     try:
         record = json.loads(first)
+    except RecursionError:  # nested too deep: not this shape; the catch-all reader says so
+        return False
     except json.JSONDecodeError:
         return bool(_OBJECT_HEAD.match(head))
     if not isinstance(record, dict) or not record:

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Project
+from curation.benchmarks import registry
 from curation.evaluation.judge_runs import (
     JudgeRunError,
     resume_judge_run,
@@ -26,8 +27,10 @@ class Command(BaseCommand):
         parser.add_argument("--concurrency", type=int, default=4)
         parser.add_argument(
             "--scoring",
-            choices=["mrb", "mmrb2"],
-            help="mmrb2: the release's MMRB2 pairs in both orders (default when it has them)",
+            choices=registry.known_keys(),
+            help="the benchmark whose items are judged and whose rules score the run "
+            "(default: the release's most specific one, e.g. its task files before its "
+            "records); some judge every item in both orders",
         )
 
     def handle(self, *args, **opts):

@@ -96,7 +96,7 @@ def read_candidates(source) -> list[Candidate]:
     rows: QuerySet[Any, Any]
     if source.release_id:
         rows = (
-            # MRB records only: a pair only in an MMRB2 task file has no
+            # Records only: a pair only in another benchmark's files has no
             # prompt image and text responses to train on.
             ReleaseItem.objects.filter(release_id=source.release_id)
             .mrb_records()

@@ -326,7 +326,7 @@ def test_a_96_mb_import_adds_far_less_than_the_file_to_peak_memory(tmp_path):
     script.write_text(IMPORT_SCRIPT)
     argv = ["measure", str(path), str(warm)]
     code = f"import sys\nsys.argv = {argv!r}\nexec(open({str(script)!r}).read())"
-    result = run_django(code, data_dir=tmp_path)
+    result = run_django(code, data_dir=tmp_path, timeout=600)  # 96 MB beside other tests
     assert result.returncode == 0, result.stderr
     created, stored, unchanged, created_again, extra_mb = map(int, result.stdout.split())
     assert created == stored == unchanged > 20_000

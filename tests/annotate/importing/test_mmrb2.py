@@ -348,18 +348,20 @@ def test_export_command_writes_the_layout_and_the_id_map_outside_it(tmp_path):
     from io import StringIO
 
     from django.core.management import call_command
+    from django.core.management.base import CommandError
 
     published_fixture(tmp_path / "src")
     project = make_project()
     import_mmrb2_from_paths(project=project, dataset=tmp_path / "src" / "t2i.json")
     out = StringIO()
-    call_command("export_mmrb2", project.slug, str(tmp_path / "same"), stdout=out)
-    assert "t2i: 2" in out.getvalue()
+    call_command("export_benchmark", "mmrb2", project.slug, str(tmp_path / "same"), stdout=out)
+    assert "t2i: 2;" in out.getvalue()
     assert (tmp_path / "same" / "t2i.json").read_bytes() == (
         tmp_path / "src" / "t2i.json"
     ).read_bytes()
     call_command(
-        "export_mmrb2",
+        "export_benchmark",
+        "mmrb2",
         project.slug,
         str(tmp_path / "rekeyed"),
         "--rekey",
@@ -372,6 +374,9 @@ def test_export_command_writes_the_layout_and_the_id_map_outside_it(tmp_path):
         p["id"] for p in json.loads((tmp_path / "src" / "t2i.json").read_text())["pairs"]
     }
     assert not (tmp_path / "rekeyed" / "ids.json").exists()
+    # Only a benchmark that writes a layout of its own outside releases is offered.
+    with pytest.raises(CommandError, match="invalid choice: 'mrb'"):
+        call_command("export_benchmark", "mrb", project.slug, str(tmp_path / "mrb"))
 
 
 def test_a_changed_pair_under_an_existing_id_is_refused(tmp_path):

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 def test_a_project_is_created_with_a_graded_scale_on_the_page(client, creator):  # noqa: F811
     client.force_login(creator)
     page = client.get(reverse("project_new")).content.decode()
-    assert 'name="preference_scale"' in page and "MMRB2" in page
+    assert 'name="preference_scale"' in page and "Multimodal RewardBench 2" in page
     response = client.post(
         reverse("project_new"),
         {

@@ -21,9 +21,10 @@ from annotate.importing.formats.mmrb2 import import_mmrb2_from_paths
 from annotate.loop import scales
 from annotate.models import Domain, Item, Project
 from curation.benchmarks.mmrb2.annotations import Vote, human_annotations, published_fields
+from curation.benchmarks.mrb.release_part import record_prefix
 from curation.models import ReleaseItem, ReleaseStatus, Verdict
 from curation.releases.build import build_release
-from curation.releases.rekey import mrb_prefix, rekeyed_id
+from curation.releases.rekey import rekeyed_id
 from curation.releases.service import create_release
 from tests.annotate.importing.test_mmrb2 import agree_as_published, published_fixture
 from tests.factories import make_assignment, make_judgement, make_member, make_user
@@ -95,10 +96,10 @@ def test_rekeyed_mrb_ids_keep_their_official_sub_bucket():
         ("safety", "tox_4"),
         ("general", "vqa_5"),
     ):
-        new = rekeyed_id("salt", mrb_prefix(category, old), old)
+        new = rekeyed_id("salt", record_prefix(category, old), old)
         assert sub_bucket(category, new) == sub_bucket(category, old)
         assert re.fullmatch(r"[a-z-]+_[0-9a-f]{16}", new) and new != old
-    assert mrb_prefix("mmrb2/reasoning", MINDCUBE) == "reasoning"
+    assert record_prefix("mmrb2/reasoning", MINDCUBE) == "reasoning"
 
 
 # --- releases (database) ----------------------------------------------------------------------

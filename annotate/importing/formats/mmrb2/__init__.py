@@ -72,6 +72,13 @@ _UNKNOWN_TASK = (
 )
 
 
+def seed_demo(users: dict, folder: Path, ensure_memberships) -> list:
+    """Its demo projects (manage.py seed_demo): .demo."""
+    from annotate.importing.formats.mmrb2.demo import seed_generation_projects
+
+    return seed_generation_projects(users, folder, ensure_memberships)
+
+
 def detect(source: DatasetSource) -> bool:
     if not source.name.lower().endswith(".json"):
         return False

@@ -1,4 +1,5 @@
-"""The generation demo projects of `manage.py seed_demo` (issue 24): a
+"""The generation demo projects of `manage.py seed_demo` (issue 24;
+this format's `seed_demo`): a
 text-to-image and editing project and an interleaved one, both on MMRB2's
 six-point scale, their pairs drawn by demo.generation and brought in
 through the real MMRB2 import, and the demo annotators' graded votes on
@@ -19,6 +20,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 from django.db import transaction
 
+from annotate.importing.formats import DemoSeeded
 from annotate.importing.formats.mmrb2 import import_mmrb2_from_paths, task_domain
 from annotate.importing.records import ImportFailed
 from annotate.loop import scales
@@ -74,14 +76,7 @@ GENERATION_PROJECTS = (
 )
 
 
-@dataclass
-class Seeded:
-    project: Project
-    created: int
-    votes: int
-
-
-def seed_generation_projects(users: dict, folder: Path, ensure_memberships) -> list[Seeded]:
+def seed_generation_projects(users: dict, folder: Path, ensure_memberships) -> list[DemoSeeded]:
     """Each generation demo project with its items and demo votes."""
     have = {p.slug: Item.objects.filter(project__slug=p.slug).count() for p in GENERATION_PROJECTS}
     files: dict[str, Path] = {}
@@ -101,7 +96,7 @@ def seed_generation_projects(users: dict, folder: Path, ensure_memberships) -> l
             votes = 0
             if not Assignment.objects.filter(item__project=project).exists():
                 votes = cast_demo_votes(project, users, round(spec.item_count * VOTED_SHARE))
-        seeded.append(Seeded(project, created, votes))
+        seeded.append(DemoSeeded(project, created, votes))
     return seeded
 
 
