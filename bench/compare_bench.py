@@ -32,6 +32,10 @@ responses are 1024x1024 JPEGs (about 185 kB each), every other one an edit
 with a 1024x1024 input image beside them; the next item is painted when all
 its pictures are decoded. Target: p95 <= 100 ms.
 
+``--ranking4`` (issue 33): a ranking project whose items have four text
+responses (about 120 words each); each judgement ranks the four by keys
+(4, 3, 2, 1: the last shown first) and presses Enter. Target: p95 <= 50 ms.
+
 Chromium: CHROMIUM_PATH or /usr/bin/chromium. Prints one table row per
 server: p50/p95/max of paint latency, and p50/p95 of server time.
 """
@@ -182,6 +186,41 @@ print("seeded", Item.objects.filter(project=project).count())
 """
 
 
+# --ranking4: a ranking project, four text responses per item.
+SEED_RANKING = r"""
+import random, sys
+from pathlib import Path
+import django
+django.setup()
+from django.contrib.auth import get_user_model
+from annotate.models import Item, Membership, Project, text_part, write_item_content
+from annotate.models.parts import render_parts_html
+
+n = int(sys.argv[1])
+project = Project.objects.create(
+    slug="compare-bench", name="Compare bench", votes_per_item=1, task="ranking"
+)
+project.create_default_domains()
+domain = project.domains.get(slug="general_preference")
+rng = random.Random(33)
+vocabulary = ["the", "answer", "is", "a", "proof", "since", "area", "twelve"]
+for i in range(n):
+    item = Item.objects.create(
+        project=project, domain=domain, external_id=f"rank_{i}", content_hash=f"{i:064x}",
+        votes_needed=1,
+    )
+    responses = [
+        [text_part(f"Answer {k} of {i}. " + " ".join(rng.choice(vocabulary) for _ in range(120)))]
+        for k in range(1, 5)
+    ]
+    write_item_content(item, [text_part(f"**Q{i}:** which answer is best? $x^2$")], responses)
+render_parts_html(item_ids=list(Item.objects.filter(project=project).values_list("pk", flat=True)))
+user = get_user_model().objects.create_user("bencher", password="bench-pass-19")
+Membership.objects.create(project=project, user=user, role="annotator")
+print("seeded", n)
+"""
+
+
 def run(cmd, env, **kw):
     subprocess.run(cmd, env=env, cwd=ROOT, check=True, **kw)
 
@@ -227,6 +266,9 @@ def drive(base: str, judgements: int, think_ms: int) -> tuple:
             # what is timed is the keypress, not a queue of votes.
             page.wait_for_timeout(think_ms)
             correctness = page.locator("#work").get_attribute("data-correctness") == "1"
+            if page.locator("#work").get_attribute("data-task") == "ranking":
+                for key in "432":  # the last shown first; the first shown last
+                    page.keyboard.press(key)
             page.keyboard.press("1")
             if correctness:
                 page.keyboard.press("q")
@@ -257,7 +299,7 @@ def access_log_ms(log: Path) -> list[float]:
 
 
 def bench(
-    kind: str, judgements: int, database_url: str, tmp: Path, think_ms: int, pictures: bool
+    kind: str, judgements: int, database_url: str, tmp: Path, think_ms: int, seed: str
 ) -> dict:
     env = {
         **os.environ,
@@ -276,7 +318,6 @@ def bench(
         env["DEBUG"] = "false"  # as `make run` (issue 20: gunicorn, DEBUG off)
         run([PY, "manage.py", "migrate", "--verbosity", "0"], env)
         run([PY, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"], env)
-    seed = SEED_PICTURES if pictures else SEED
     run([PY, "-c", seed, str(judgements + 20), str(tmp / f"{kind}-data")], env)
     log = tmp / f"{kind}.log"
     port = 8190 if kind == "embedded" else 8191
@@ -329,7 +370,13 @@ def main() -> None:
         action="store_true",
         help="MMRB2 pairs of two 1024x1024 response images (every other one an edit)",
     )
+    parser.add_argument(
+        "--ranking4",
+        action="store_true",
+        help="a ranking project: four text responses per item, ranked by keys (issue 33)",
+    )
     args = parser.parse_args()
+    seed = SEED_RANKING if args.ranking4 else SEED_PICTURES if args.pictures else SEED
     kinds = [args.only] if args.only else ["embedded", "gunicorn"]
     if "gunicorn" in kinds:
         name = urlsplit(args.database_url).path.lstrip("/")
@@ -345,7 +392,7 @@ def main() -> None:
                     args.database_url,
                     Path(tmp),
                     args.think_ms,
-                    args.pictures,
+                    seed,
                 )
             )
     if args.json:

@@ -74,6 +74,12 @@ class AssignmentSerializer(serializers.Serializer):
         help_text="Prompt and responses as parts (text and images) in order; for an item "
         "of one image and a text prompt, the same as the fields above."
     )
+    task = serializers.ChoiceField(
+        choices=["pairwise", "best_of_n", "ranking"],
+        help_text="What the judgement answers: pairwise (`choice` or `strength`), "
+        "best_of_n (`pick`: a response's name in `content.responses`, or none), ranking "
+        "(`ranking`: a rank per response in displayed order, ties sharing one).",
+    )
     allow_tie = serializers.BooleanField()
     require_rationale = serializers.BooleanField()
     preference_scale = serializers.ChoiceField(
@@ -110,6 +116,7 @@ def assignment_payload(assignment: Assignment, project: Project) -> dict:
         "project": project.slug,
         "domain": {"slug": item.domain.slug, "title": item.domain.title, "kind": item.domain.kind},
         **content_fields(assignment),
+        "task": project.task,
         "allow_tie": project.allow_tie,
         "require_rationale": project.require_rationale,
         "preference_scale": project.preference_scale,
@@ -301,6 +308,36 @@ class SubmitJudgementApi(APIView):
             max_length=500, required=False, allow_blank=True, default=""
         )
 
+        # Best-of-N and ranking projects (issue 33), by the responses' displayed
+        # names (A, B, … as `content.responses` lists them).
+        pick = serializers.ChoiceField(
+            choices=[*rules.POSITION_NAMES, rules.NONE_PICKED],
+            required=False,
+            help_text="Best-of-N projects: the name of the best response as displayed "
+            "(A, B, …), or `none` when none is acceptable. Stored as its canonical slot.",
+        )
+        ranking = serializers.ListField(
+            child=serializers.IntegerField(min_value=1, max_value=rules.MAX_SLOTS),
+            min_length=2,
+            max_length=rules.MAX_SLOTS,
+            required=False,
+            help_text="Ranking projects: the rank of each response in displayed order (A "
+            "first), 1 = best; tied responses share a rank and the next rank skips (a "
+            "competition ranking: [1, 2, 2, 4]). Stored per canonical slot.",
+        )
+        correct = serializers.ListField(
+            child=serializers.ChoiceField(choices=CORRECTNESS_CHOICES),
+            required=False,
+            help_text="Best-of-N and ranking projects in correctness domains: each "
+            "response's label, in displayed order.",
+        )
+        grades = serializers.ListField(
+            child=serializers.ChoiceField(choices=GRADES),
+            required=False,
+            help_text="Best-of-N and ranking projects in domains that ask grades: each "
+            "response's grade, in displayed order.",
+        )
+
         def validate(self, attrs):
             problem = rules.choice_contradiction(attrs.get("choice", ""), attrs.get("strength"))
             if problem:
@@ -310,7 +347,17 @@ class SubmitJudgementApi(APIView):
     class OutputSerializer(serializers.Serializer):
         assignment = serializers.IntegerField()
         status = serializers.ChoiceField(choices=AssignmentStatus.choices)
-        choice = serializers.ChoiceField(choices=DISPLAYED_CHOICES)
+        choice = serializers.ChoiceField(
+            choices=DISPLAYED_CHOICES, required=False, help_text="Pairwise projects."
+        )
+        pick = serializers.CharField(
+            required=False, help_text="Best-of-N projects: the response picked as displayed."
+        )
+        ranking = serializers.ListField(
+            child=serializers.IntegerField(),
+            required=False,
+            help_text="Ranking projects: the ranks in displayed order.",
+        )
         strength = serializers.IntegerField(
             required=False,
             help_text="Graded projects only: the point given, oriented to the left response.",
@@ -368,7 +415,7 @@ class SubmitJudgementApi(APIView):
         data = serializer.validated_data
         # The vote goes as displayed: the service reads and locks the
         # assignment and maps it to canonical terms with its display order.
-        vote = rules.DisplayedVote(**data)
+        vote = _displayed_vote(data)
         try:
             if claim_next:
                 # The next item is leased in the vote's transaction (one commit).
@@ -382,20 +429,25 @@ class SubmitJudgementApi(APIView):
         except Assignment.DoesNotExist:
             raise exceptions.NotFound("No such assignment.") from None
         except JudgementInvalid as exc:
-            # By the field names sent (left/right): the service maps them back.
-            raise exceptions.ValidationError({k: [v] for k, v in exc.errors.items()}) from None
+            # By the field names sent (left/right, pick, ranking): the service
+            # maps them back.
+            raise exceptions.ValidationError(_api_errors(exc.errors)) from None
         except AnnotationError as exc:
             raise Conflict(str(exc)) from None
         assignment = judgement.assignment
-        shown = rules.displayed_choice(judgement.choice, swapped=assignment.shown_swapped)
         repeat = judgement.already_submitted
         body = {
             "assignment": assignment.pk,
             "status": AssignmentStatus.SUBMITTED,
-            "choice": shown,
             "revision": judgement.revision,
             "already_submitted": repeat,
         }
+        if judgement.task in rules.N_SLOT_TASKS:
+            body.update(_displayed_slot_answer(judgement, assignment.display_order))
+        else:
+            body["choice"] = rules.displayed_choice(
+                judgement.choice, swapped=assignment.shown_swapped
+            )
         if judgement.strength is not None:
             body["strength"] = rules.canonical_strength(
                 judgement.strength, swapped=assignment.shown_swapped
@@ -411,6 +463,54 @@ class SubmitJudgementApi(APIView):
 
 
 @guard_body(owns_assignment)
+def _displayed_vote(data: dict) -> rules.DisplayedVote:
+    """The DisplayedVote of an API body: a pick or a ranking by displayed
+    position when one is sent (the service refuses it with `task` if the
+    project's task is another), else a pair's answer."""
+    pick, ranking = data.pop("pick", None), data.pop("ranking", None)
+    correct, grades = tuple(data.pop("correct", ())), tuple(data.pop("grades", ()))
+    if pick is None and ranking is None:
+        return rules.DisplayedVote(**data)
+    for pair_field in ("choice", "strength", "grade_left", "grade_right", "correct_left"):
+        data.pop(pair_field, None)
+    data.pop("correct_right", None)
+    if ranking is not None:
+        return rules.DisplayedVote(
+            task=rules.RANKING,
+            ranks=tuple(ranking),
+            slot_correct=correct,
+            slot_grades=grades,
+            **data,
+        )
+    position = pick if pick == rules.NONE_PICKED else str(rules.POSITION_NAMES.index(pick) + 1)
+    return rules.DisplayedVote(
+        task=rules.BEST_OF_N, pick=position, slot_correct=correct, slot_grades=grades, **data
+    )
+
+
+# The services' displayed field names as the API's body names them.
+_API_FIELDS = {"ranks": "ranking", "slot_correct": "correct", "slot_grades": "grades"}
+
+
+def _api_errors(errors: dict[str, str]) -> dict[str, list[str]]:
+    shown: dict[str, list[str]] = {}
+    for name, message in errors.items():
+        head, _, position = name.rpartition("_")
+        key = _API_FIELDS.get(head if position.isdecimal() else name, name)
+        shown.setdefault(key, []).append(message)
+    return shown
+
+
+def _displayed_slot_answer(judgement, order: str) -> dict:
+    """A stored pick or ranking as the annotator gave it (by displayed name / position)."""
+    if judgement.task == rules.BEST_OF_N:
+        if judgement.choice == rules.NONE_PICKED:
+            return {"pick": rules.NONE_PICKED}
+        return {"pick": rules.POSITION_NAMES[order.index(judgement.choice)]}
+    ranks = dict(judgement.slots.values_list("slot", "rank"))
+    return {"ranking": [ranks.get(slot) for slot in rules.displayed_slots(order)]}
+
+
 class SkipAssignmentApi(APIView):
     class InputSerializer(serializers.Serializer):
         reason = serializers.CharField(max_length=500, help_text="Why you skip this item.")

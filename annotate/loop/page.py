@@ -23,6 +23,7 @@ from annotate.models import (
     Membership,
     ProgressCounter,
     Project,
+    Task,
     parts_by_slot,
     response_slot,
     shown_parts,
@@ -337,7 +338,12 @@ def render_work(
     content = _content(item, assignment.display_order)
     layout = content["layout"]
     if layout == "slots":
-        return _render_slots(request, assignment, content, status, return_to, notice)
+        # (Imported here: annotate.loop.slots_page builds on this module.)
+        from annotate.loop.slots_page import render_slots
+
+        return render_slots(
+            request, assignment, content, status, return_to, notice, form, skip_form
+        )
     judgement = None
     if assignment.status == AssignmentStatus.SUBMITTED:
         judgement = assignment.judgements.with_pair_answers().get(is_current=True)
@@ -447,7 +453,7 @@ def _content(item, order: str) -> dict:
     path (annotators must not see what could name a side)."""
     by_slot = parts_by_slot(item)
     slots = response_slots(by_slot)
-    if len(slots) != 2:
+    if len(slots) != 2 or item.project.task != Task.PAIRWISE:
         return _slots_content(by_slot, len(slots), order)
     left, right = rules.displayed_pair(
         by_slot["response_1"], by_slot["response_2"], swapped=rules.is_swapped(order)
@@ -490,50 +496,6 @@ def _slots_content(by_slot: dict, n: int, order: str) -> dict:
     ]
     shown = {"prompt": shown_parts(by_slot["prompt"], "Prompt"), "responses": responses}
     return {"layout": "slots", "shown": shown, "prompt_image": None, "html": {}}
-
-
-# The keys of an item this page cannot take a vote on (the "slots" layout).
-SLOTS_ACTIONS = ("skip", "undo", "guidelines", "keys", "close")
-
-
-def _render_slots(request, assignment, content, status, return_to, notice):
-    """The compare page of an item of more than two responses: every
-    response, in display order, and no vote form (best-of-N and ranking
-    votes come with their task's page, issue 33); the annotator may skip."""
-    project, domain = assignment.item.project, assignment.item.domain
-    keymap = tuple(
-        entry
-        for entry in _keymap(
-            allow_tie=False,
-            domain_words=None,
-            judged=assignment.status == AssignmentStatus.SUBMITTED,
-            can_revise=False,
-        )
-        if entry[0] in SLOTS_ACTIONS
-    )
-    context = {
-        "project": project,
-        "assignment": assignment,
-        "item": assignment.item,
-        "domain": domain,
-        "layout": "slots",
-        "prompt_parts": content["shown"]["prompt"],
-        "responses": content["shown"]["responses"],
-        "judgement": None,
-        "errors": {where: () for where in ERROR_TARGETS},
-        "return_to": return_to,
-        "notice": notice,
-        "keymap": keymap,
-        "actions": " ".join(action for action, _, _ in keymap),
-        "skip_url": reverse("work_skip", args=[assignment.pk]),
-        "undo_url": reverse("work_undo", args=[project.slug]),
-        "ahead_url": reverse("work_ahead", args=[project.slug]),
-        "progress": progress(project, request.user),
-    }
-    template = "annotate/_work.html" if request.htmx else "annotate/work.html"
-    response = render(request, template, context, status=status)
-    response["Cache-Control"] = "no-store"
-    return response
 
 
 def _layout(shown: dict[str, list[dict]]) -> str:

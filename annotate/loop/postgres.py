@@ -356,6 +356,9 @@ def _record_vote_sql(tally: tuple[str, ...], n_slots: int = 0) -> str:
     (from a fixed set: validate_vote checked the labels) with `n_slots`
     slot rows (rules.slot_answers), built once."""
     quote = connection.ops.quote_name
+    # A best-of-N pick or a ranking moves no pair tally (rules.tally_columns):
+    # the item row is still updated (and so locked), as a pair vote's is.
+    counts = ", ".join(f"{quote(c)} = {quote(c)} + 1" for c in tally) or "id = id"
     slotted = ""
     if n_slots:
         row = "(%s::smallint, %s, %s, %s::smallint)"
@@ -372,7 +375,7 @@ def _record_vote_sql(tally: tuple[str, ...], n_slots: int = 0) -> str:
         ), submitted AS (
             UPDATE annotate_assignment SET status = %s, submitted_at = %s WHERE id = %s
         ), counted AS (
-            UPDATE annotate_item SET {", ".join(f"{quote(c)} = {quote(c)} + 1" for c in tally)}
+            UPDATE annotate_item SET {counts}
             WHERE id = %s
             RETURNING id, {", ".join(ITEM_COUNTS)}
         ), member AS (

@@ -55,8 +55,9 @@ class Vote:
     "pairwise"): choice "1", "2" or "tie" and its per-slot answers as
     correct_1/2, grade_1/2. Best of N: choice the slot picked ("1".."9") or
     "none". A ranking: choice "" and `ranks`, one per slot 1..N (ties share a
-    rank). The N-slot tasks are admitted by the schema and these rules; no
-    page or endpoint asks them yet."""
+    rank), per-slot labels in slot_correct / slot_grades where the domain
+    asks. The compare page and the REST API ask them as DisplayedVote by
+    displayed position (canonical_slot_vote)."""
 
     choice: str  # pairwise "1", "2" or "tie"; best of N a slot or "none"; ranking ""
     correct_1: str = ""
@@ -73,6 +74,10 @@ class Vote:
     problem_reason: str = ""
     task: str = "pairwise"  # annotate.models.Task
     ranks: tuple[int, ...] = ()  # a ranking's rank of slot 1, 2, … N
+    # N-slot tasks, where the domain asks: a label / grade per slot 1..N
+    # ("" for none), the pair's correct_1/2 and grade_1/2 staying empty.
+    slot_correct: tuple[str, ...] = ()
+    slot_grades: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,15 @@ class DisplayedVote:
     active_seconds: float = 0.0
     flagged_problem: bool = False
     problem_reason: str = ""
+    # Best of N and rankings (task "best_of_n" / "ranking"), all by displayed
+    # position 1..N (1 = shown first): `pick` the position picked ("1".."9")
+    # or "none"; `ranks` the rank given to each position; `slot_correct` and
+    # `slot_grades` each position's label / grade where the domain asks.
+    task: str = "pairwise"
+    pick: str = ""
+    ranks: tuple[int, ...] = ()
+    slot_correct: tuple[str, ...] = ()
+    slot_grades: tuple[str, ...] = ()
 
 
 class _Project(Protocol):
@@ -177,8 +191,16 @@ def slot_answers(vote: Vote) -> list[tuple[int, str, str, int | None]]:
     """The JudgementSlot rows of a vote, (slot, correctness, grade, rank) in
     slot order: one for each slot that got an answer, none for the others
     (not asked)."""
-    if vote.ranks:
-        return [(slot, "", "", rank) for slot, rank in enumerate(vote.ranks, start=1)]
+    if vote.task in N_SLOT_TASKS:
+        n = max(len(vote.ranks), len(vote.slot_correct), len(vote.slot_grades))
+        rows = []
+        for slot in range(1, n + 1):
+            rank = vote.ranks[slot - 1] if slot <= len(vote.ranks) else None
+            label = vote.slot_correct[slot - 1] if slot <= len(vote.slot_correct) else ""
+            grade = vote.slot_grades[slot - 1] if slot <= len(vote.slot_grades) else ""
+            if rank is not None or label or grade:
+                rows.append((slot, label, grade, rank))
+        return rows
     answers = ((1, vote.correct_1, vote.grade_1), (2, vote.correct_2, vote.grade_2))
     return [(slot, label, grade, None) for slot, label, grade in answers if label or grade]
 
@@ -187,6 +209,8 @@ def slot_answers(vote: Vote) -> list[tuple[int, str, str, int | None]]:
 
 BEST_OF_N = "best_of_n"
 RANKING = "ranking"
+N_SLOT_TASKS = (BEST_OF_N, RANKING)
+NONE_PICKED = "none"
 
 
 def is_competition_ranking(ranks: tuple[int, ...]) -> bool:
@@ -195,9 +219,11 @@ def is_competition_ranking(ranks: tuple[int, ...]) -> bool:
     return all(rank == 1 + sum(1 for other in ranks if other < rank) for rank in ranks)
 
 
-def validate_slot_vote(vote: Vote, *, n_slots: int) -> None:
+def validate_slot_vote(vote: Vote, *, n_slots: int, domain: _Domain | None = None) -> None:
     """Raise JudgementInvalid unless `vote` is a valid best-of-N pick or
-    ranking over an item of `n_slots` response slots (in canonical terms)."""
+    ranking over an item of `n_slots` response slots (in canonical terms),
+    with a correctness label / grade for every slot where the `domain` asks
+    them (none where it does not; no domain: none asked)."""
     errors: dict[str, str] = {}
     if vote.task == BEST_OF_N:
         if vote.choice != "none" and vote.choice not in {str(s) for s in range(1, n_slots + 1)}:
@@ -216,9 +242,40 @@ def validate_slot_vote(vote: Vote, *, n_slots: int) -> None:
     if vote.strength is not None:
         errors["strength"] = "Only a pair's vote has a strength."
     if vote.correct_1 or vote.correct_2 or vote.grade_1 or vote.grade_2:
-        errors["correct_1"] = "Per-response labels of N responses are not asked yet."
+        errors["correct_1"] = "An N-response vote gives its labels per slot (slot_correct)."
+    _check_slot_labels(vote, n_slots=n_slots, domain=domain, errors=errors)
+    if vote.confidence is not None and not 1 <= vote.confidence <= 3:
+        errors["confidence"] = "Confidence is 1, 2 or 3."
+    if vote.flagged_problem and not vote.problem_reason.strip():
+        errors["problem_reason"] = "Say what is wrong with the item."
+    if vote.active_seconds < 0 or vote.active_seconds != vote.active_seconds:
+        errors["active_seconds"] = "Must be a non-negative number."
     if errors:
         raise JudgementInvalid(errors)
+
+
+_SLOT_LABELS = {  # field: (the domain's flag, valid values, message of a slot without one)
+    "slot_correct": ("is_correctness", LABELS, "Say whether response {} is correct."),
+    "slot_grades": ("asks_grade", GRADES, "Give response {} a grade (A, B or C)."),
+}
+
+
+def _check_slot_labels(vote: Vote, *, n_slots: int, domain, errors: dict[str, str]) -> None:
+    """Per-slot correctness and grades: a valid answer for every slot where
+    the domain asks (each slot without one named), none where it does not."""
+    for field, (flag, valid, missing) in _SLOT_LABELS.items():
+        given = getattr(vote, field)
+        if domain is None or not getattr(domain, flag):
+            if any(given):
+                errors[field] = "Not asked in this domain."
+            continue
+        padded = tuple(given) + ("",) * (n_slots - len(given))
+        if len(padded) != n_slots:
+            errors[field] = f"One answer for each of the {n_slots} responses."
+            continue
+        for slot, value in enumerate(padded, start=1):
+            if value not in valid:
+                errors[f"{field}_{slot}"] = missing.format(slot)
 
 
 def canonical_pick(position: int | None, *, order: str) -> str:
@@ -229,10 +286,55 @@ def canonical_pick(position: int | None, *, order: str) -> str:
 
 def canonical_ranks(displayed: tuple[int, ...], *, order: str) -> tuple[int, ...]:
     """Ranks given per displayed position, as ranks per canonical slot 1..N."""
+    return canonical_per_slot(displayed, order=order)
+
+
+def canonical_per_slot(displayed: tuple, *, order: str) -> tuple:
+    """Anything given per displayed position (a rank, a label), per canonical
+    slot 1..N (ValueError unless one per position)."""
     if len(displayed) != len(order):
-        raise ValueError("one rank per displayed response")
-    by_slot = {int(slot): rank for slot, rank in zip(order, displayed, strict=True)}
+        raise ValueError("one value per displayed response")
+    by_slot = {int(slot): value for slot, value in zip(order, displayed, strict=True)}
     return tuple(by_slot[slot] for slot in range(1, len(order) + 1))
+
+
+def competition_ranks(ranks: tuple[int, ...]) -> tuple[int, ...]:
+    """Any ranks (lower is better; equal values tie) as a competition
+    ranking with the same order: each rank one more than the number of
+    responses strictly better ("1, 1, 2" -> "1, 1, 3")."""
+    return tuple(1 + sum(1 for other in ranks if other < rank) for rank in ranks)
+
+
+def canonical_slot_vote(vote: DisplayedVote, *, order: str) -> Vote:
+    """A best-of-N pick or a ranking given by displayed position, in
+    canonical slot terms with the assignment's display `order`. What is
+    malformed (a position out of range, the wrong number of ranks) passes
+    through as something validate_slot_vote refuses, with its message."""
+    n = len(order)
+    positions = {str(p): order[p - 1] for p in range(1, n + 1)}
+    choice = ""
+    if vote.task == BEST_OF_N:
+        choice = NONE_PICKED if vote.pick == NONE_PICKED else positions.get(vote.pick, "?")
+
+    def per_slot(values: tuple, empty) -> tuple:
+        if not values:
+            return ()
+        if len(values) != n:
+            return tuple(values) + (empty,) * (n + 1)  # the wrong length, refused
+        return canonical_per_slot(tuple(values), order=order)
+
+    return Vote(
+        choice=choice,
+        task=vote.task,
+        ranks=per_slot(vote.ranks, 0),
+        slot_correct=per_slot(vote.slot_correct, ""),
+        slot_grades=per_slot(vote.slot_grades, ""),
+        confidence=vote.confidence,
+        rationale=vote.rationale,
+        active_seconds=vote.active_seconds,
+        flagged_problem=vote.flagged_problem,
+        problem_reason=vote.problem_reason,
+    )
 
 
 class _Revisable(Protocol):
@@ -269,6 +371,9 @@ class _Labelled(Protocol):
 def tally_columns(vote: _Labelled) -> list[str]:
     """The Item tally columns one vote (or judgement) counts in: its choice and
     each correctness label it gives (Item.correct_<response>_<label>)."""
+    if getattr(vote, "task", "pairwise") in N_SLOT_TASKS:
+        # A pick or a ranking moves no pair tally (its answer is on its slots).
+        return []
     columns = [_TALLY[vote.choice]]
     for response, label in (("1", vote.correct_1), ("2", vote.correct_2)):
         if label:
@@ -388,7 +493,10 @@ def canonical_vote(vote: DisplayedVote, *, order: str) -> Vote:
     display order is `order` (a pair's). A graded answer gives `strength`
     (oriented to the left response); its collapsed choice comes from it. (A
     `choice` sent with it that says otherwise is refused before this, by the
-    form and the API: choice_contradiction.)"""
+    form and the API: choice_contradiction.) A best-of-N or ranking answer
+    maps by position (canonical_slot_vote)."""
+    if vote.task in N_SLOT_TASKS:
+        return canonical_slot_vote(vote, order=order)
     swapped = is_swapped(order)
     # (The swap is its own inverse: displayed_pair turns (left, right) back
     # into (response 1, response 2).)
@@ -453,6 +561,34 @@ def displayed_field(name: str, *, swapped: bool) -> str:
 
 def displayed_errors(errors: dict[str, str], *, order: str) -> dict[str, str]:
     """validate_vote's messages (by canonical field name) by the field names
-    the annotator saw, for an assignment displayed in `order`."""
+    the annotator saw, for an assignment displayed in `order`: a pair's
+    left/right; an N-slot vote's by displayed position (choice -> pick,
+    slot_correct_<slot> -> slot_correct_<position>), its messages naming
+    the response by the letter shown."""
+    if len(order) != 2 or any(
+        name == "ranks" or name.startswith("slot_") or name == "pick" for name in errors
+    ):
+        return displayed_slot_errors(errors, order=order)
     swapped = is_swapped(order)
     return {displayed_field(name, swapped=swapped): message for name, message in errors.items()}
+
+
+# How the pages name displayed positions 1..N (also the compare page's letters).
+POSITION_NAMES = "ABCDEFGHI"
+
+
+def displayed_slot_errors(errors: dict[str, str], *, order: str) -> dict[str, str]:
+    """validate_slot_vote's messages by displayed field name (see displayed_errors)."""
+    shown: dict[str, str] = {}
+    for name, message in errors.items():
+        if name == "choice":
+            shown["pick"] = message
+            continue
+        head, _, slot = name.rpartition("_")
+        if head in ("slot_correct", "slot_grades") and slot.isdecimal() and slot in order:
+            position = order.index(slot) + 1
+            letter = POSITION_NAMES[position - 1]
+            shown[f"{head}_{position}"] = message.replace(f"response {slot}", f"response {letter}")
+            continue
+        shown[name] = message
+    return shown

@@ -36,10 +36,12 @@ from annotate.loop.rules import (
     displayed_errors,
     draw_order,
     tally_delta,
+    validate_slot_vote,
     validate_vote,
     vote_fields,
 )
-from annotate.models import Assignment, AssignmentStatus, Item, Judgement, Project
+from annotate.loop.slot_leases import fit_display_order
+from annotate.models import Assignment, AssignmentStatus, Item, Judgement, Project, Task
 
 # Callers import the vote's types and rules from here with the workflows.
 __all__ = [
@@ -161,15 +163,13 @@ def stop_collecting_votes(*, item_id: int) -> int:
         .order_by("pk")
         .values_list("pk", flat=True)
     )
-    item = Item.objects.select_for_update().only(*ITEM_COUNTS, "live_assignments").get(pk=item_id)
+    item = Item.objects.select_for_update().only(*ITEM_COUNTS).get(pk=item_id)
     if open_leases:
         Assignment.objects.filter(pk__in=open_leases).update(status=AssignmentStatus.EXPIRED)
-    # A best-of-N pick or a ranking counts in no pair tally (n_votes): its
-    # submitted assignments stand for its votes (issue 33; never below them).
-    submitted = item.live_assignments - len(open_leases)
+    # A pick or a ranking moves no pair tally: its votes are counted here.
+    votes = item.n_votes or item.assignments.filter(status=AssignmentStatus.SUBMITTED).count()
     Item.objects.filter(pk=item_id).update(
-        votes_needed=max(item.n_votes, submitted),
-        live_assignments=F("live_assignments") - len(open_leases),
+        votes_needed=votes, live_assignments=F("live_assignments") - len(open_leases)
     )
     return len(open_leases)
 
@@ -224,6 +224,8 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
         and not connection.in_atomic_block
     ):
         assignment = _claim_past_locks(claim, project=project, annotator=annotator)
+    if assignment is not None and project.task != Task.PAIRWISE:
+        fit_display_order(assignment, _coin)
     return assignment
 
 
@@ -322,13 +324,16 @@ def _lease_ahead(*, project: Project, annotator, now) -> Assignment | None:
             live_assignments=F("live_assignments") + 1
         ):
             return None
-        return Assignment.objects.create(
+        ahead = Assignment.objects.create(
             item=item,
             annotator=annotator,
             display_order=draw_order(PAIR_SLOTS, _coin),
             claimed_at=now,
             lease_expires_at=now + timedelta(minutes=project.lease_minutes),
         )
+        if project.task != Task.PAIRWISE:
+            fit_display_order(ahead, _coin)
+        return ahead
 
 
 # --- Votes -----------------------------------------------------------------------------
@@ -459,14 +464,21 @@ def _checked_vote(vote: DisplayedVote | Vote, *, assignment: Assignment, project
     """`vote` in canonical terms (mapped with the assignment's display order
     when it came as displayed), or JudgementInvalid with the messages by the
     field names the caller used."""
-    if isinstance(vote, Vote):
-        validate_vote(vote, project=project, domain=domain)
-        return vote
-    if not isinstance(vote, DisplayedVote):
+    if not isinstance(vote, (Vote, DisplayedVote)):
         raise TypeError(f"a vote is a DisplayedVote or a Vote, not {type(vote).__name__}")
+    if vote.task != project.task:
+        raise JudgementInvalid({"task": f"This project's task is {project.task}, not {vote.task}."})
+    check = (  # best of N and rankings: the item's N slots are its display order's
+        partial(validate_vote, project=project)
+        if project.task == Task.PAIRWISE
+        else partial(validate_slot_vote, n_slots=len(assignment.display_order))
+    )
+    if isinstance(vote, Vote):
+        check(vote, domain=domain)
+        return vote
     canonical = canonical_vote(vote, order=assignment.display_order)
     try:
-        validate_vote(canonical, project=project, domain=domain)
+        check(canonical, domain=domain)
     except JudgementInvalid as exc:
         raise JudgementInvalid(
             displayed_errors(exc.errors, order=assignment.display_order)

@@ -17,7 +17,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from annotate.loop import rules, scales
-from annotate.loop.forms import JudgementForm, SkipForm
+from annotate.loop.forms import JudgementForm, SkipForm, SlotVoteForm
 from annotate.loop.page import progress, render_work
 from annotate.loop.service import (
     COMPARE_PAGE_RELATED,
@@ -222,7 +222,7 @@ def work_undo(request, slug):
 @require_POST
 @login_required
 def work_submit(request, assignment_id):
-    form = JudgementForm(request.POST)
+    form = _vote_form(request.POST)
     errors: dict[str, str] = {}
     if form.is_valid():
         try:
@@ -258,7 +258,8 @@ def work_submit(request, assignment_id):
             return _go_next(request, judgement.assignment.item.project, following)
     # Read again (the status may have changed) with what the page shows.
     assignment = _assignment_for(request, assignment_id)
-    if not errors and form.errors and not form.non_field_errors():
+    pair = isinstance(form, JudgementForm)
+    if pair and not errors and form.errors and not form.non_field_errors():
         errors = form.other_problems(assignment)
     form.add_service_errors(errors)
     return render_work(
@@ -268,6 +269,17 @@ def work_submit(request, assignment_id):
         status=422 if request.htmx else 400,
         return_to=_safe_next(request, request.POST.get("next")),
     )
+
+
+def _vote_form(data):
+    """The form of the vote posted: a pair's (JudgementForm), or a best-of-N
+    pick's or a ranking's (SlotVoteForm, by the task and the number of
+    responses the page posted; the service checks both against the
+    assignment's project and display order)."""
+    task, n = data.get("task", ""), data.get("n", "")
+    if task in rules.N_SLOT_TASKS and n.isdecimal() and 2 <= int(n) <= rules.MAX_SLOTS:
+        return SlotVoteForm(data, task=task, n=int(n))
+    return JudgementForm(data)
 
 
 @guard_body(owns_assignment)

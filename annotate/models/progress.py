@@ -9,8 +9,12 @@ instead of aggregating every item of the project on every page (issue 32).
 annotate.loop.page.reference_progress is the aggregate they are held equal
 to (tests/annotate/loop/test_progress_counters.py).
 
-Each project's sums are split over STRIPES rows by item id, so concurrent
-votes on PostgreSQL rarely wait on one counter row; a reader adds them up.
+Each project's sums are split over STRIPES rows, so concurrent votes rarely
+wait on one counter row; a reader adds them up. SQLite (one writer at a
+time): the stripe of the item (id mod STRIPES). PostgreSQL: the stripe of
+the database session (pg_backend_pid() mod STRIPES, migration 0025), so a
+transaction that writes several items (a vote, then the next claim) holds
+one counter row per project and two such transactions cannot deadlock.
 """
 
 from __future__ import annotations
@@ -21,8 +25,8 @@ STRIPES = 16
 
 
 class ProgressCounter(models.Model):
-    """One stripe of a project's sums over its items (stripe = item id mod
-    STRIPES): votes_needed; min(votes, votes_needed); items whose
+    """One stripe of a project's sums over its items (see the module's
+    docstring for which stripe a change moves): votes_needed; min(votes, votes_needed); items whose
     live_assignments are below votes_needed. Written by triggers only."""
 
     project = models.ForeignKey(

@@ -168,9 +168,9 @@ class Project(models.Model):
 
     @property
     def votes_open(self) -> bool:
-        """Whether annotators may claim and vote: the pages and the API take
-        pair votes only (best-of-N and ranking votes are issue 33's)."""
-        return self.task == Task.PAIRWISE
+        """Whether annotators may claim and vote: every task has its vote
+        page and API vote (pairwise, best of N, ranking; issue 33)."""
+        return self.task in Task.values
 
     @property
     def votes_closed_reason(self) -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 
@@ -105,57 +104,15 @@ class AnnotatorStats:
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> Interval | Undefined:
-    """Wilson score interval for k successes in n trials: Newcombe's (1998)
-    closed form, as scipy.stats.binomtest(k, n).proportion_ci(method="wilson")
-    computes it (tests: equal to 1e-9). Written out rather than imported:
-    scipy.stats would hold ~60 MB in every web worker that served the
-    agreement page (issue 32)."""
+    """Wilson score interval for k successes in n trials (scipy)."""
     if n <= 0:
         return Undefined("no trials")
     if not 0 <= k <= n:
         raise ValueError("need 0 <= k <= n")
-    z = NormalDist().inv_cdf(0.5 + 0.5 * confidence)
-    p = k / n
-    denominator = 2 * (n + z * z)
-    centre = (2 * n * p + z * z) / denominator
-    half = z * math.sqrt(z * z + 4 * n * p * (1 - p)) / denominator
-    return Interval(centre - half, centre + half)
+    from scipy.stats import binomtest  # heavy: loaded where used (annotator statistics)
 
-
-def binomial_test_half(k: int, n: int) -> float:
-    """The exact two-sided binomial test of k successes in n trials against a
-    rate of 1/2 (scipy.stats.binomtest(k, n, 0.5).pvalue; tests: equal to
-    1e-9): the distribution is symmetric, so the p-value is twice the tail
-    at min(k, n - k), capped at 1. The tail's largest term, C(n, m) / 2**n,
-    is exact (integers, one correctly rounded division); the smaller terms
-    follow by their ratio until they no longer change the sum."""
-    if not 0 <= k <= n:
-        raise ValueError("need 0 <= k <= n")
-    m = min(k, n - k)
-    if 2 * m == n:
-        return 1.0
-    term = math.comb(n, m) / 2**n
-    tail, i = term, m
-    while i > 0 and term > tail * 1e-17:
-        term *= i / (n - i + 1)  # P(X = i - 1) from P(X = i)
-        tail += term
-        i -= 1
-    return min(1.0, 2 * tail)
-
-
-def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
-    """Benjamini-Hochberg adjusted p-values (the step-up: the smallest
-    p_(j) * m / j over j >= the value's rank, capped at 1), in the input's
-    order; as scipy.stats.false_discovery_control(p, method="bh")."""
-    m = len(p_values)
-    order = sorted(range(m), key=p_values.__getitem__)
-    adjusted = [0.0] * m
-    running = 1.0
-    for rank in range(m, 0, -1):
-        i = order[rank - 1]
-        running = min(running, p_values[i] * m / rank)
-        adjusted[i] = running
-    return adjusted
+    ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return Interval(float(ci.low), float(ci.high))
 
 
 def side_bias_p_values(
@@ -165,9 +122,11 @@ def side_bias_p_values(
     non-tie votes) pair: the exact two-sided binomial test of a 50% left-pick
     rate, adjusted over the pairs with at least `min_votes` votes; the others
     are Undefined (not tested)."""
+    from scipy.stats import binomtest, false_discovery_control  # heavy: loaded where used
+
     tested = [i for i, (_, n) in enumerate(counts) if n >= min_votes]
-    raw = [binomial_test_half(counts[i][0], counts[i][1]) for i in tested]
-    adjusted = benjamini_hochberg(raw)
+    raw = [binomtest(counts[i][0], counts[i][1], 0.5).pvalue for i in tested]
+    adjusted = false_discovery_control(raw, method="bh") if raw else []
     untested = Undefined(f"fewer than {min_votes} non-tie votes")
     result: list[tuple[Stat, Stat]] = [(untested, untested)] * len(counts)
     for i, p, q in zip(tested, raw, adjusted, strict=True):

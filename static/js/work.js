@@ -101,6 +101,7 @@
   // take is sent in the background.
   function complete() {
     var w = work();
+    if (w.dataset.task) return completeSlots(w);
     var graded = w.dataset.scale && w.dataset.scale !== "ab";
     var choice = graded ? radioValue("strength") : radioValue("choice");
     if (!choice) return false;
@@ -112,6 +113,22 @@
     var flag = q('input[name="flagged_problem"]');
     if (flag && flag.checked && !q('input[name="problem_reason"]').value.trim()) return false;
     return true;
+  }
+  // A best-of-N pick or a ranking (templates/annotate/_slots_form.html):
+  // picked, or every place chosen (static/js/ranking.js fills them), and
+  // each response's label and grade where the domain asks.
+  function completeSlots(w) {
+    var n = parseInt(w.dataset.n, 10);
+    for (var p = 1; p <= n; p++) {
+      if (w.dataset.task === "ranking" && !q("#rank_" + p).value) return false;
+      if (w.dataset.correctness === "1" && !radioValue("correct_" + p)) return false;
+      if (w.dataset.grades === "1" && !radioValue("grade_" + p)) return false;
+    }
+    if (w.dataset.task === "best_of_n" && !radioValue("pick")) return false;
+    var r = q('textarea[name="rationale"]');
+    if (r && !r.value.trim() && w.dataset.requireRationale === "1") return false;
+    var flag = q('input[name="flagged_problem"]');
+    return !(flag && flag.checked && !q('input[name="problem_reason"]').value.trim());
   }
   function bump(node, selector, delta) {
     var el = node.querySelector(selector);

@@ -544,6 +544,11 @@ def test_an_unknown_preference_scale_is_rejected():
         make_project(preference_scale="likert")
 
 
+def test_an_unknown_project_task_is_rejected():
+    with rejected_by("annotate_project_task_valid"):
+        make_project(task="pairs")
+
+
 @pytest.mark.parametrize("strength", [-0.5, 3.5])
 def test_a_consensus_strength_outside_0_to_3_is_rejected(strength):
     with rejected_by("annotate_project_consensus_strength_range"):
@@ -580,9 +585,8 @@ def test_display_orders_of_two_to_nine_slots_are_accepted(order):
 
 
 def test_a_projects_counter_stripe_is_one_row():
-    # The triggers made the project's stripe rows when its item was inserted.
+    # The triggers made the project's stripe row when its item was inserted.
     item = make_item()
-    stripe = item.pk % 16
-    assert ProgressCounter.objects.filter(project=item.project, stripe=stripe).count() == 1
+    stripe = ProgressCounter.objects.get(project=item.project).stripe
     with rejected_by("annotate_progresscounter_stripe_unique"):
         ProgressCounter.objects.create(project=item.project, stripe=stripe)

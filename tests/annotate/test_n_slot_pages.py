@@ -51,12 +51,13 @@ def test_the_compare_page_shows_every_response_in_display_order(client, four):
     page = client.get(reverse("work_item", args=[assignment.pk]))
     assert page.status_code == 200
     html = page.content.decode()
-    names = re.findall(r"<h2>Response ([A-Z])</h2>", html)
+    names = re.findall(r"<h2[^>]*>Response ([A-Z])</h2>", html)
     assert names == ["A", "B", "C", "D"]
     shown = re.findall(r"Answer (one|two|three|four)", html)
     assert shown == ["three", "one", "four", "two"]
-    assert "This item has 4 responses" in html
-    assert 'id="judge-form"' not in html  # no pair vote on four responses
+    # A best-of-N vote by position (issue 33), no pair vote.
+    assert 'id="judge-form"' in html and 'name="choice"' not in html
+    assert re.findall(r'id="pick-(\d)"', html) == ["1", "2", "3", "4"]
     assert 'alt="Response C, image"' in html  # response 4 is displayed third
     assert "secret" not in html  # neither a model name nor a source path
 
@@ -94,14 +95,20 @@ def test_the_curators_page_shows_every_response_in_canonical_order(client, four)
     assert re.findall(r"Answer (one|two|three|four)", html) == ["one", "two", "three", "four"]
 
 
-def test_a_project_whose_task_is_not_pairwise_leases_nothing_yet(client, four):
-    project, _, annotator, _ = four
-    client.force_login(annotator)
-    page = client.post(reverse("work_start", args=[project.slug]), follow=True)
-    assert "Best of N" in page.content.decode() and "has no vote page yet" in page.content.decode()
+def test_a_best_of_n_project_leases_its_items_with_all_their_responses_ordered(client, four):
+    """Issue 33 lifts issue 32's "leases nothing yet": the page and the API
+    lease a best-of-N item with a display order over its four responses."""
+    project, item, _, _ = four
+    other = make_member(project)
+    client.force_login(other)
+    page = client.post(reverse("work_start", args=[project.slug]))
+    assert page.status_code == 302
+    leased = Assignment.objects.get(item=item, annotator=other)
+    assert sorted(leased.display_order) == ["1", "2", "3", "4"]
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=annotator).key}")
-    refused = api.post(f"/api/v1/projects/{project.slug}/assignments/next/")
-    assert refused.status_code == 409
-    assert "has no vote page yet" in str(refused.json())
-    assert Assignment.objects.filter(item__project=project).count() == 1  # the fixture's own
+    third = make_member(project)
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=third).key}")
+    got = api.post(f"/api/v1/projects/{project.slug}/assignments/next/")
+    assert got.status_code == 200, got.content
+    assert got.json()["task"] == "best_of_n"
+    assert len(got.json()["content"]["responses"]) == 4

@@ -22,8 +22,6 @@ from hypothesis import strategies as st
 from curation.agreement.diagnostics import (
     SIDE_BIAS_FDR,
     annotator_stats,
-    benjamini_hochberg,
-    binomial_test_half,
     cohen_kappa,
     item_stats,
     majority,
@@ -702,44 +700,6 @@ def test_wilson_interval_degenerate():
     assert_undefined(wilson_interval(0, 0), "no trials")
     with pytest.raises(ValueError):
         wilson_interval(3, 2)
-
-
-# The three are written out (scipy.stats stays out of the web worker, issue
-# 32); scipy is their reference.
-SIDED_COUNTS = [
-    (k, n)
-    for n in (1, 2, 3, 10, 29, 30, 31, 40, 99, 100, 1000, 20_001)
-    for k in sorted({0, 1, n // 3, n // 2, n // 2 + 1, n - 1, n} & set(range(n + 1)))
-]
-
-
-@pytest.mark.reference
-@pytest.mark.parametrize("confidence", [0.95, 0.99, 0.5])
-def test_wilson_interval_equals_scipy_to_1e9(confidence):
-    from scipy.stats import binomtest
-
-    for k, n in SIDED_COUNTS:
-        ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-        ours = wilson_interval(k, n, confidence)
-        assert ours.low == pytest.approx(ci.low, abs=1e-9), (k, n)
-        assert ours.high == pytest.approx(ci.high, abs=1e-9), (k, n)
-
-
-@pytest.mark.reference
-def test_the_binomial_test_and_benjamini_hochberg_equal_scipy_to_1e9():
-    from scipy.stats import binomtest, false_discovery_control
-
-    for k, n in SIDED_COUNTS:
-        assert binomial_test_half(k, n) == pytest.approx(
-            binomtest(k, n, 0.5).pvalue, abs=1e-9, rel=1e-9
-        ), (k, n)
-    rng = np.random.default_rng(32)
-    for size in (1, 2, 7, 50):
-        p = [float(x) for x in rng.uniform(0, 0.2, size)] + [0.01, 0.01]  # with ties
-        assert benjamini_hochberg(p) == pytest.approx(
-            list(false_discovery_control(p, method="bh")), abs=1e-12
-        )
-    assert benjamini_hochberg([]) == []
 
 
 # --- bootstrap ----------------------------------------------------------------------------
