@@ -6,7 +6,7 @@ from importlib import import_module
 from django.conf import settings
 from rest_framework.authtoken.models import Token
 
-from annotate.loop.service import return_leases
+from annotate.loop.leases import return_leases
 
 from .models import Membership
 

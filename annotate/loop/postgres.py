@@ -99,7 +99,7 @@ def _new_value(field) -> str:
 #   there is one, nothing new is leased and it comes back (resumed).
 # - `stale`: whether any open lease of the project has run out (only asked
 #   when check_stale). Then nothing is leased either: the caller returns the
-#   abandoned items to the pool first (service.expire_stale_leases) and
+#   abandoned items to the pool first (leases.expire_stale_leases) and
 #   claims again without the check, so an item someone abandoned goes out
 #   before a fresh one, as it would if the expiry had already happened.
 # - `picked`: Item.objects.needing_votes() of the project, never an item this

@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from annotate.loop import service
+from annotate.loop import leases
 
 
 @shared_task(name="annotate.tasks.expire_stale_leases_everywhere", ignore_result=True)
@@ -22,6 +22,6 @@ def expire_stale_leases_everywhere() -> int:
         .distinct()
     )
     return sum(
-        service.expire_stale_leases(project=project, now=now)
+        leases.expire_stale_leases(project=project, now=now)
         for project in Project.objects.filter(pk__in=stale_in).order_by("pk")
     )

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from annotate import signals
-from annotate.loop.service import release_open_leases
+from annotate.loop.leases import release_open_leases
 from annotate.models import (
     DOMAIN_WORDING,
     Assignment,

@@ -14,7 +14,7 @@ from django.db.models import F
 from django.urls import reverse
 from django.utils import timezone
 
-from annotate.loop.service import return_leases
+from annotate.loop.leases import return_leases
 from annotate.models import (
     Judgement,
     Membership,

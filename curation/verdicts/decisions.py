@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import F
 
-from annotate.loop.service import stop_collecting_votes
+from annotate.loop.leases import stop_collecting_votes
 from annotate.models import Item, Judgement, Project
 from curation.models import (
     AuditEvent,

@@ -154,7 +154,7 @@ def update_verdict(*, item: Item) -> Verdict:
     # votes on the same item, so each sees the other's judgement and the
     # escalation happens once. Taken after the vote's own locks (its
     # assignment, then its item), the order a curator's decision takes them
-    # too (annotate.loop.service.stop_collecting_votes), so the two never
+    # too (annotate.loop.leases.stop_collecting_votes), so the two never
     # deadlock.
     verdict = Verdict.objects.select_for_update().filter(item_id=item.pk).first()
     if verdict is None:

@@ -248,6 +248,8 @@ def detect(source: DatasetSource) -> bool:
     first = head.split(b"\n", 1)[0]
     try:
         value = json.loads(first)
+    except RecursionError:  # hostile nesting: not this format; its reader says why
+        return False
     except ValueError:  # a first line longer than the head: look for the keys
         return all(f'"{k}"'.encode() in first for k in SIGNATURE)
     return isinstance(value, dict) and all(k in value for k in SIGNATURE)

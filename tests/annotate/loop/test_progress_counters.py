@@ -26,7 +26,7 @@ from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotate.loop import page, service
+from annotate.loop import leases, page, service
 from annotate.loop.rules import AnnotationError, Vote
 from annotate.models import Assignment, Item, ProgressCounter
 from tests.conftest import requires_postgres
@@ -120,11 +120,11 @@ def play(project, people, steps) -> None:
                     )
             elif kind == "wait_expire":
                 now += timedelta(minutes=args[0])
-                service.expire_stale_leases(project=project, now=now)
+                leases.expire_stale_leases(project=project, now=now)
             elif kind == "close":
                 item = nth_item(project, args[0])
                 if item is not None:
-                    service.stop_collecting_votes(item_id=item.pk)
+                    leases.stop_collecting_votes(item_id=item.pk)
             elif kind == "more_votes":
                 # As a curator's request for more votes writes it.
                 item = nth_item(project, args[0])

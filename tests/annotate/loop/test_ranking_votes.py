@@ -226,7 +226,7 @@ def test_closing_an_item_keeps_the_rankings_it_has_as_its_votes():
     counts it (votes_needed never drops below the votes it has)."""
     from django.db import transaction
 
-    from annotate.loop.service import stop_collecting_votes
+    from annotate.loop.leases import stop_collecting_votes
 
     _, item, user, a = claimed(Task.RANKING, order="3142")
     submit_judgement(

@@ -23,7 +23,7 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotate.loop import orm, postgres, rules, service, sqlite
+from annotate.loop import leases, orm, postgres, rules, service, sqlite
 from annotate.loop.rules import AnnotationError, Vote, vote_fields
 from annotate.models import (
     Assignment,
@@ -177,7 +177,7 @@ def run(project, people, steps) -> list:
                 now += timedelta(minutes=args[0])
                 answers.append(now)
             elif kind == "expire":
-                answers.append(service.expire_stale_leases(project=project, now=now))
+                answers.append(leases.expire_stale_leases(project=project, now=now))
             elif kind == "leave_or_return":
                 membership = Membership.objects.get(project=project, user=people[args[0]])
                 # As a deactivation does (annotate.setup.team): leases go back.
@@ -185,7 +185,7 @@ def run(project, people, steps) -> list:
                     is_active=not membership.is_active
                 )
                 if membership.is_active:
-                    service.return_leases(project_id=project.pk, user_id=membership.user_id)
+                    leases.return_leases(project_id=project.pk, user_id=membership.user_id)
                 answers.append(not membership.is_active)
         except (AnnotationError, Assignment.DoesNotExist) as exc:
             answers.append(f"{type(exc).__name__}: {exc}")
