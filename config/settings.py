@@ -507,6 +507,7 @@ SPECTACULAR_SETTINGS = {
         "ReleaseStatusEnum": "curation.models.ReleaseStatus.choices",
         "KindEnum": "common.api.schema.DOMAIN_KINDS",
         "PartKindEnum": "annotate.models.PartKind.choices",
+        "SlotDecisionEnum": "curation.api.verdicts.DECISION_CHOICES",
     },
 }
 

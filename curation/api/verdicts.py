@@ -39,6 +39,10 @@ from curation.verdicts.decisions import (
 from curation.verdicts.ranked_decisions import resolve_ranked
 from curation.verdicts.service import stuck_items, stuck_reason
 
+# A curator's decision in canonical terms: a slot, or a tie (the API's
+# SlotDecisionEnum, config/settings.py).
+DECISION_CHOICES = [*SLOT_CHOICES, "tie"]
+
 
 class VerdictSerializer(serializers.Serializer):
     class VotesSerializer(serializers.Serializer):
@@ -51,7 +55,7 @@ class VerdictSerializer(serializers.Serializer):
     domain = serializers.SlugField(source="item.domain.slug")
     status = serializers.ChoiceField(choices=VerdictStatus.choices)
     final_choice = serializers.ChoiceField(
-        choices=["", *SLOT_CHOICES, "tie"],
+        choices=["", *DECISION_CHOICES],
         help_text="Canonical response chosen (agreed or resolved): '1'/'2' for a pair, the "
         "best slot '1'..'8' for a best-of-N or ranked item; 'tie' when a curator resolved "
         "it as a tie, or set a ranking with a tied first place (not in MRB releases).",
@@ -269,7 +273,7 @@ class DecisionApi(APIView):
     class InputSerializer(serializers.Serializer):
         action = serializers.ChoiceField(choices=["resolve", "exclude", "more_votes", "reopen"])
         choice = serializers.ChoiceField(
-            choices=[*SLOT_CHOICES, "tie"],
+            choices=DECISION_CHOICES,
             required=False,
             help_text="resolve: the better response, or 'tie' (projects that allow ties); "
             "best-of-N projects: the best response's canonical slot '1'..'8'.",

@@ -5,6 +5,7 @@ ranks (1 = best, ties share), the assignment's display_order."""
 
 from __future__ import annotations
 
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -53,7 +54,8 @@ def rank_vote(item, ranks, *, user=None, order=None, flagged=False, decide=True)
         for slot, rank in enumerate(ranks, start=1)
     )
     if decide:
-        update_verdict(item=item)
+        with transaction.atomic():  # as in the vote's own transaction
+            update_verdict(item=item)
     return user
 
 
@@ -64,5 +66,6 @@ def pick_vote(item, choice, *, n=4, user=None, order=None, decide=True):
     assignment = _assign(item, user, order)
     Judgement.objects.create(assignment=assignment, task=Task.BEST_OF_N, choice=choice)
     if decide:
-        update_verdict(item=item)
+        with transaction.atomic():  # as in the vote's own transaction
+            update_verdict(item=item)
     return user
