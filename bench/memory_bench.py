@@ -204,7 +204,9 @@ def main() -> int:
         for n in range(1, args.releases + 1):
             target = args.votes * n // args.releases
             print(f"votes to {target:,}, then release {n} ...", file=sys.stderr)
-            rounds = argparse.Namespace(votes=target - votes, duration=3600, think=0)
+            rounds = argparse.Namespace(
+                votes=target - votes, duration=3600, think=0, api_separate=False
+            )
             result = phase_concurrent_until(server.port, slug, crowd, rounds)
             errors += result.errors  # reported; an annotator starts again after one
             votes += len(result.completions)
