@@ -106,3 +106,31 @@ def must_run_on_postgres(path: Path) -> bool:
 
 def _on_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+# --- pytest-xdist: every collected test must report -------------------------------------
+
+_REPORTED: set[str] = set()
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        _REPORTED.add(report.nodeid)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    """Under pytest-xdist, a run in which fewer tests reported than the
+    workers collected fails instead of passing: one run in three seen in
+    session 14 ended green with 57 of 4,237 tests never run (cause not found;
+    docs/decisions.md)."""
+    config = session.config
+    if hasattr(config, "workerinput") or not config.getoption("numprocesses", None):
+        return
+    missing = session.testscollected - len(_REPORTED)
+    if exitstatus == 0 and missing > 0:
+        session.exitstatus = 1
+        print(
+            f"\npytest-xdist: {missing} of {session.testscollected} collected tests never "
+            "reported; failing the run (rerun it, or TEST_WORKERS=0 for one process)."
+        )
