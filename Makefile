@@ -20,11 +20,11 @@ PORT ?= 8000
 # Celery process (solo pool). Raise THREADS for a bigger team.
 THREADS ?= 8
 # Chromium for the e2e tests: the system's where there is one.
-# Test processes (pytest-xdist): one per core by default; the tests that use
-# the real Redis share one worker (tests/conftest.py). TEST_WORKERS=0 runs
+# Test processes (pytest-xdist): one per core by default, each with its own
+# test database and Redis database (tests/conftest.py). TEST_WORKERS=0 runs
 # everything in this process.
 TEST_WORKERS ?= auto
-XDIST := -n $(TEST_WORKERS) --dist loadgroup
+XDIST := -n $(TEST_WORKERS)
 CHROMIUM_PATH ?= $(shell command -v chromium || command -v chromium-browser || true)
 export CHROMIUM_PATH
 
