@@ -161,7 +161,7 @@ def run(project, people, steps) -> list:
         try:
             if kind == "claim":
                 a = service.claim_next_item(project=project, annotator=people[args[0]], now=now)
-                answers.append(a and (a.item.external_id, a.shown_swapped, a.lease_expires_at))
+                answers.append(a and (a.item.external_id, a.display_order, a.lease_expires_at))
             elif kind in ("submit", "submit_next"):
                 person, which, drawn = people[args[0]], args[1], args[2]
                 target = nth_assignment(person, which)
