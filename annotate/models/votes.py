@@ -107,10 +107,6 @@ class Assignment(models.Model):
         was displayed on the left (derived from display_order, not stored)."""
         return rules.is_swapped(self.display_order)
 
-    def displayed_to_canonical(self, side: str) -> str:
-        """The canonical response ("1"/"2") displayed on `side` ("left"/"right")."""
-        return rules.response_on(side, swapped=self.shown_swapped)
-
 
 class Choice(models.TextChoices):
     RESPONSE_1 = "1", "Response 1"
