@@ -11,7 +11,6 @@ from annotate.models.items import (
     GoldChoice,
     ImageAsset,
     Item,
-    ItemQuerySet,
     shuffle_key,
 )
 from annotate.models.parts import (
@@ -36,12 +35,10 @@ from annotate.models.projects import (
     Membership,
     PreferenceScale,
     Project,
-    ProjectQuerySet,
     Role,
     Task,
 )
 from annotate.models.votes import (
-    LIVE_ASSIGNMENT_STATUSES,
     Assignment,
     AssignmentStatus,
     Choice,
@@ -57,7 +54,6 @@ from annotate.setup.models import Invitation, SetupEvent
 
 __all__ = [
     "DOMAIN_WORDING",
-    "LIVE_ASSIGNMENT_STATUSES",
     "MULTIMODAL_REWARDBENCH_DOMAINS",
     "Assignment",
     "AssignmentStatus",
@@ -71,7 +67,6 @@ __all__ = [
     "Invitation",
     "Item",
     "ItemPart",
-    "ItemQuerySet",
     "Judgement",
     "JudgementSlot",
     "Membership",
@@ -79,7 +74,6 @@ __all__ = [
     "PreferenceScale",
     "ProgressCounter",
     "Project",
-    "ProjectQuerySet",
     "Role",
     "SetupEvent",
     "Slot",

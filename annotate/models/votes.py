@@ -21,10 +21,6 @@ class AssignmentStatus(models.TextChoices):
     EXPIRED = "expired", "Expired"
 
 
-# Statuses that count towards an item's votes_needed.
-LIVE_ASSIGNMENT_STATUSES = (AssignmentStatus.OPEN, AssignmentStatus.SUBMITTED)
-
-
 def _permutation_of_its_length(field: str) -> Q:
     """`field` is a permutation of the digits 1..N, N its length (2 to
     MAX_SLOTS): each digit d is there whenever the length reaches d."""
