@@ -8,9 +8,11 @@ detail kept on the Assignment (`display_order`, a permutation of the slots).
 """
 
 from annotate.models.items import (
+    VOTE_TALLIES,
     GoldChoice,
     ImageAsset,
     Item,
+    item_votes,
     shuffle_key,
 )
 from annotate.models.parts import (
@@ -55,6 +57,7 @@ from annotate.setup.models import Invitation, SetupEvent
 __all__ = [
     "DOMAIN_WORDING",
     "MULTIMODAL_REWARDBENCH_DOMAINS",
+    "VOTE_TALLIES",
     "Assignment",
     "AssignmentStatus",
     "Choice",
@@ -80,6 +83,7 @@ __all__ = [
     "Task",
     "derive_item_text",
     "image_part",
+    "item_votes",
     "parts_by_item",
     "parts_by_slot",
     "response_slot",
