@@ -43,7 +43,10 @@ class Ranked:
     rekey_prefix = ""  # its own rule is in its own manifest section
     detect_last = False
     judge_both_orders = False
-    position = 40  # its file and table after RewardBench 2's (30)
+    # Before the benchmark at 20, whose detection takes any JSON object line without
+    # "ID": a file of {"id", "ranking"} lines is detected as this one's. Its
+    # file and table come after the Multimodal RewardBench records' (10).
+    position = 15
 
     # --- release -------------------------------------------------------------------
 

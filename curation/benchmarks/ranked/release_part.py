@@ -27,7 +27,7 @@ def prepare(ctx: BuildContext) -> Part:
         write_file(ctx.folder, rows, salt=ctx.salt, domains=domains) if rows else ([], [])
     )
     # A member of the pair layout's shape is a record there too: its
-    # membership and provenance are the records' (as MMRB2's pairs).
+    # membership and provenance are the records' (as for the task files' pairs).
     only = [r for r in written if not r.mrb_shaped]
     by_domain: dict[str, int] = {}
     for record in only:

@@ -34,8 +34,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-from scipy import stats
+# numpy and scipy.stats are imported where a file is scored: the benchmark
+# registry imports this module in every web and Celery process
+# (tests/test_import_weight.py).
 
 DEFINITIONS = (
     "The studio's definitions (MR²Bench publishes no scorer): top-1 accuracy = per prompt, "
@@ -69,6 +70,8 @@ class Prediction:
 
 def top1(human: Sequence[int], keys: Sequence[float]) -> float:
     """One prompt's top-1 accuracy (see the module)."""
+    import numpy as np
+
     values = np.asarray(keys, dtype=float)
     top = values == values.min()
     best = np.asarray(human) == min(human)
@@ -77,6 +80,8 @@ def top1(human: Sequence[int], keys: Sequence[float]) -> float:
 
 def tau_b(human: Sequence[int], keys: Sequence[float]) -> float | None:
     """One prompt's Kendall τ-b (None where scipy gives nan)."""
+    from scipy import stats
+
     tau = stats.kendalltau(human, keys, variant="b").statistic
     return None if math.isnan(tau) else float(tau)
 
@@ -139,6 +144,8 @@ def read_predictions(
 
 
 def _summary(rows: list[tuple[float, float | None, bool]]) -> dict[str, Any]:
+    import numpy as np
+
     taus = [t for _, t, _ in rows if t is not None]
     return {
         "prompts": len(rows),

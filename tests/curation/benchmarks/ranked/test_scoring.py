@@ -149,3 +149,12 @@ def test_repeated_ids_keep_the_last_and_unknown_ids_are_counted():
     parsed, repeated, unknown = scoring.read_predictions(text, "p.jsonl", {"a": 2})
     assert (repeated, unknown) == (1, 1)
     assert parsed["a"].keys == (-1.0, -0.0)
+
+
+def test_a_ranking_file_is_detected_and_a_scores_file_must_be_named():
+    from curation.benchmarks import registry
+
+    assert registry.detect('{"id": "q1", "ranking": [2, 1, 3]}\n').key == "ranked"
+    # {"id", "scores"} is RewardBench 2's shape too (and MMRB2's detection, asked
+    # first, takes any object line without "ID"): name "ranked" for it.
+    assert registry.detect('{"id": "q1", "scores": [0.5, 0.1]}\n').key != "ranked"
