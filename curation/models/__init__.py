@@ -7,6 +7,7 @@ importer, the admin and the migrations name them as curation.models.<Name>."""
 # order Django registers them in (as when they were one module).
 from curation.models.verdicts import (
     RELEASABLE,
+    RELEASABLE_ANY_SLOT,
     AuditEvent,
     ContestKind,
     ExclusionCategory,
@@ -39,6 +40,7 @@ from curation.models.quality import (
 
 __all__ = [
     "RELEASABLE",
+    "RELEASABLE_ANY_SLOT",
     "AgreementCache",
     "AuditEvent",
     "ContestKind",
