@@ -112,11 +112,13 @@ class Records:
     (curation.releases.exporter: the records files, images/, dpo/, the
     parquet and TRL copies, provenance.jsonl): the included verdicts whose
     items have its shape (one prompt image, two text responses) and their
-    IDs per domain, released (re-keyed or not) and external, in file order."""
+    IDs per domain, released (re-keyed or not) and external, in file order,
+    and the shape of its records (curation.releases.exporter.RecordShape)."""
 
     verdicts: Any  # QuerySet of Verdict
     ids_by_domain: dict[str, list[str]]
     old_by_domain: dict[str, list[str]]
+    shape: Any
 
     @property
     def total(self) -> int:
