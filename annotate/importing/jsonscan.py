@@ -288,10 +288,10 @@ def iter_json_array(
 
 
 def iter_jsonl(
-    data: bytes | DatasetFile, log: ProblemLog, *, max_record_bytes: int
-) -> Iterator[tuple[int, int, Any]]:
+    data: bytes | DatasetFile, log: ProblemLog, *, max_record_bytes: int, raw_lines: bool = False
+) -> Iterator[tuple]:
     """Yield (line, index, value) for each non-blank line, decoding one line
-    at a time."""
+    at a time; with `raw_lines`, (line, index, the line's text, value)."""
     index = 0
     pos = len(_BOM) if data.startswith(_BOM) else 0
     n = len(data)
@@ -327,8 +327,11 @@ def iter_jsonl(
             if log.full:
                 return
         else:
-            del raw
-            yield line_no, index, value
+            if raw_lines:
+                yield line_no, index, raw, value
+            else:
+                del raw
+                yield line_no, index, value
         index += 1
 
 

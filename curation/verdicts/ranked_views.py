@@ -21,7 +21,12 @@ from common.body_guard import guard_body
 from curation.models import VerdictRank
 from curation.verdicts import ranked
 from curation.verdicts.ranked_decisions import resolve_ranked
-from curation.verdicts.views import apply_decision, decision_context, verdict_or_404
+from curation.verdicts.views import (
+    ITEM_ACTIONS,
+    apply_decision,
+    decision_context,
+    verdict_or_404,
+)
 
 TEMPLATE = "curation/adjudicate_ranked.html"
 
@@ -147,7 +152,8 @@ def decide_ranked(request, slug, item_id):
         ]
         resolve_ranked(pick=data["pick"], ranks=ranks, **common)
 
-    action, status = apply_decision(request, project, item_id, form, resolve)
+    actions = {"resolve": resolve, **ITEM_ACTIONS}
+    action, status = apply_decision(request, project, item_id, form, actions)
     if action is not None:
         messages.success(request, f"Saved: {dict(form.fields['action'].choices)[action]}.")
         return redirect("adjudicate", slug=project.slug, item_id=item_id)

@@ -321,7 +321,8 @@ def decide(request, slug, item_id):
     def resolve(data, common):
         resolve_item(choice=data["choice"], **common)
 
-    action, status = apply_decision(request, project, item_id, form, resolve)
+    actions = {"resolve": resolve, **ITEM_ACTIONS}
+    action, status = apply_decision(request, project, item_id, form, actions)
     if action == "more_votes":
         n = form.cleaned_data["n"] or 2
         eligible = eligible_counts(project=project, item_ids=[item_id])[item_id]
@@ -346,12 +347,20 @@ def decide(request, slug, item_id):
     return render(request, "curation/adjudicate.html", context, status=status)
 
 
-def apply_decision(request, project, item_id, form, resolve) -> tuple[str | None, int]:
-    """The decision a curator's form asks for, on the pair's page and the
-    ranked one's: `resolve(data, common)` resolves in the page's terms;
-    excluding, more votes and reopening are the same for both. Returns the
-    action done, or None and the status of the page shown again (refusals
-    are said in messages)."""
+# What a curator may do to any contested item besides resolving it:
+# action -> (form data, the decision's common arguments) -> the decision.
+ITEM_ACTIONS = {
+    "exclude": lambda data, common: exclude_item(category=data["category"], **common),
+    "more_votes": lambda data, common: request_more_votes(n=data["n"] or 2, **common),
+    "reopen": lambda data, common: reopen_item(**common),
+}
+
+
+def apply_decision(request, project, item_id, form, actions) -> tuple[str | None, int]:
+    """The decision a curator's form asks for (the pair's and the ranked
+    adjudication pages', the label audit's review): `actions[action](data,
+    common)`. Returns the action done, or None and the status of the page
+    shown again (refusals are said in messages)."""
     if not form.is_valid():
         for errors in form.errors.values():
             for e in errors:
@@ -367,14 +376,7 @@ def apply_decision(request, project, item_id, form, resolve) -> tuple[str | None
     }
     action = data["action"]
     try:
-        if action == "resolve":
-            resolve(data, common)
-        elif action == "exclude":
-            exclude_item(category=data["category"], **common)
-        elif action == "more_votes":
-            request_more_votes(n=data["n"] or 2, **common)
-        else:
-            reopen_item(**common)
+        actions[action](data, common)
     except Verdict.DoesNotExist:
         raise Http404("No such item") from None
     except StaleDecision as exc:

@@ -45,7 +45,7 @@ from annotate.importing.formats import (
     ParsedPart,
     ReadContext,
 )
-from annotate.importing.jsonscan import DatasetFile, check_utf8
+from annotate.importing.jsonscan import DatasetFile, check_utf8, iter_jsonl
 from annotate.importing.options import RecordRules
 from annotate.importing.records import (
     MAX_ID_LENGTH,
@@ -257,50 +257,6 @@ def detect(source: DatasetSource) -> bool:
 # --- reading -----------------------------------------------------------------------------
 
 
-def _lines(
-    data: bytes | DatasetFile, log: ProblemLog, *, max_record_bytes: int
-) -> Iterator[tuple[int, int, str, Any]]:
-    """(line, index, raw line, decoded value) of each non-blank line, one
-    line decoded at a time (as jsonscan.iter_jsonl, with the raw line)."""
-    bom = b"\xef\xbb\xbf"
-    pos = len(bom) if data.startswith(bom) else 0
-    n, line_no, index = len(data), 0, 0
-    while pos < n:
-        line_no += 1
-        end = data.find(b"\n", pos)
-        end = n if end == -1 else end
-        start, pos = pos, end + 1
-        if isinstance(data, DatasetFile):
-            data.release(start)
-        if end - start > max_record_bytes:
-            log.add(
-                f"record is larger than the limit of {max_record_bytes} bytes",
-                line=line_no,
-                index=index,
-            )
-            index += 1
-            if log.full:
-                return
-            continue
-        raw = data[start:end].decode("utf-8")
-        if not raw.strip():
-            continue
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            log.add(f"invalid JSON: {exc.msg} (column {exc.colno})", line=line_no, index=index)
-            value = None
-        except (ValueError, RecursionError):
-            log.add("invalid JSON: values nested too deeply or too long a number",
-                    line=line_no, index=index)  # fmt: skip
-            value = None
-        if value is not None:
-            yield line_no, index, raw, value
-        elif log.full:
-            return
-        index += 1
-
-
 def domain_fields(subset: str) -> dict[str, Any]:
     from annotate.models import DomainKind
 
@@ -377,7 +333,7 @@ def read_data(data: bytes | DatasetFile, *, filename: str, context: ReadContext)
         return _item(record, line, index, subset_domain(record.subset)), problems
 
     def records(log: ProblemLog) -> Iterator[passes.Record]:
-        lines = _lines(data, log, max_record_bytes=bounds.max_record_bytes)
+        lines = iter_jsonl(data, log, max_record_bytes=bounds.max_record_bytes, raw_lines=True)
         return passes.parsed_records(lines, parse, log, bounds)
 
     def new_domain(item: ParsedItem, value: Any, line: int, index: int) -> None:

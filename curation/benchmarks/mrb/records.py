@@ -1,9 +1,9 @@
 """The Multimodal RewardBench record shape (DESIGN §7): the official keys
 of a record, the slot (Output1/Output2) of its chosen response, its line in
-provenance.jsonl and its manifest tallies (sub-buckets, balance). The
-release's shared writer (curation.releases.exporter) writes what this says;
-it is the `shape` of the MRB records part (curation.benchmarks.base.Records).
-No Django import.
+provenance.jsonl and its manifest tallies (sub-buckets, balance). This
+module is the `shape` (curation.releases.exporter.RecordShape) of the MRB
+records part: the release's shared writer writes what it says. No Django
+import.
 
 Which slot holds the chosen response is a seeded shuffle per domain, balanced
 so Output1 and Output2 counts differ by at most one."""
@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-FORMAT_NAME = "multimodal-rewardbench"
+format_name = FORMAT_NAME = "multimodal-rewardbench"
 RECORD_KEYS = ("ID", "Text", "Image", "Output1", "Output2", "Better", "Category")
 
 
@@ -29,7 +29,7 @@ def sub_bucket(category: str, external_id: str) -> str:
     return category
 
 
-def chosen_first_slots(ids_by_domain: dict[str, list[str]], seed: int) -> dict[str, bool]:
+def slots(ids_by_domain: dict[str, list[str]], seed: int) -> dict[str, bool]:
     """For every item: True if the chosen response goes to Output1. Per
     domain, half the items (rounded down) get True, shuffled with a generator
     seeded by the release seed and the domain, over IDs in sorted order."""
@@ -47,7 +47,7 @@ def better(chosen_first: bool) -> str:
     return "Output1" if chosen_first else "Output2"
 
 
-def benchmark_record(item: Any, image: str, chosen_first: bool) -> dict[str, str]:
+def record(item: Any, image: str, chosen_first: bool) -> dict[str, str]:
     """The record of an exporter.ExportItem whose image is at `image`."""
     chosen, rejected = item.chosen_and_rejected()
     return {
@@ -61,7 +61,7 @@ def benchmark_record(item: Any, image: str, chosen_first: bool) -> dict[str, str
     }
 
 
-def provenance_record(item: Any, record: dict) -> dict[str, Any]:
+def provenance(item: Any, record: dict) -> dict[str, Any]:
     return {
         "ID": item.external_id,
         "Better": record["Better"],
@@ -99,26 +99,5 @@ class Tally:
         }
 
 
-class RecordShape:
-    """What the shared writer asks of the records' benchmark."""
-
-    format_name = FORMAT_NAME
-    keys = RECORD_KEYS
-
-    def slots(self, ids_by_domain: dict[str, list[str]], seed: int) -> dict[str, bool]:
-        return chosen_first_slots(ids_by_domain, seed)
-
-    def better(self, chosen_first: bool) -> str:
-        return better(chosen_first)
-
-    def record(self, item: Any, image: str, chosen_first: bool) -> dict[str, str]:
-        return benchmark_record(item, image, chosen_first)
-
-    def provenance(self, item: Any, record: dict) -> dict[str, Any]:
-        return provenance_record(item, record)
-
-    def tally(self) -> Tally:
-        return Tally()
-
-
-SHAPE = RecordShape()
+def tally() -> Tally:
+    return Tally()

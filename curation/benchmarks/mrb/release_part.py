@@ -16,7 +16,8 @@ from collections.abc import Iterable
 
 from curation.benchmarks import registry
 from curation.benchmarks.base import BuildContext, Part, Records
-from curation.benchmarks.mrb.records import FORMAT_NAME, SHAPE, sub_bucket
+from curation.benchmarks.mrb import records
+from curation.benchmarks.mrb.records import FORMAT_NAME, sub_bucket
 from curation.releases.rekey import rekeyed_id
 
 _UNSAFE = re.compile(r"[^a-z0-9]+")
@@ -66,7 +67,7 @@ def prepare(ctx: BuildContext) -> Part:
             verdicts=verdicts,
             ids_by_domain=ids_by_domain,
             old_by_domain=old_by_domain,
-            shape=SHAPE,
+            shape=records,
         ),
         warnings=wrong_bucket_warnings(
             (d.export_category, i) for d in ctx.domains for i in ids_by_domain[d.slug]

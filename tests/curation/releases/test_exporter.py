@@ -359,7 +359,7 @@ def write(folder: Path, items, *, seed=7, version="v1.0", store=None, **kw):
         folder,
         iter(sort_items(items)),
         meta=meta(seed=seed, version=version),
-        shape=records.SHAPE,
+        shape=records,
         ids_by_domain=kw.pop("ids", None) or ids_by_domain(items),
         copy_image=lambda it, dest: dest.write_bytes(store[it.image_source]),
         **kw,
@@ -446,13 +446,13 @@ def test_image_paths_stay_inside_the_release(tmp_path, source_path):
 @settings(max_examples=60, deadline=None)
 def test_slots_are_balanced_within_each_domain(sizes, seed):
     ids = {d: [f"{d}_{n}" for n in range(k)] for d, k in sizes.items()}
-    slots = records.chosen_first_slots(ids, seed)
+    slots = records.slots(ids, seed)
     assert set(slots) == {i for v in ids.values() for i in v}
     for members in ids.values():
         first = sum(slots[i] for i in members)
         assert abs(first - (len(members) - first)) <= 1
     # independent of the order the IDs arrive in
-    assert records.chosen_first_slots({d: v[::-1] for d, v in ids.items()}, seed) == slots
+    assert records.slots({d: v[::-1] for d, v in ids.items()}, seed) == slots
 
 
 def test_same_inputs_give_byte_identical_files_and_zip(tmp_path):

@@ -90,7 +90,7 @@ def build(folder: Path, rows, *, domains=None, trl=False, **writer_options) -> d
         folder,
         (row["item"] for row in rows),
         meta=meta,
-        shape=records.SHAPE,
+        shape=records,
         ids_by_domain=ids,
         copy_image=copy_image,
         extra_writers=[writer, TrlWriter(folder, domains=list(ids))] if trl else [writer],

@@ -235,7 +235,7 @@ def test_without_parquet_datasets_loads_the_per_domain_json(tmp_path):
                                   "open_generation/correctness_task"),
                                   ("reasoning", "R", "reasoning")],
                                   card_sections=[MRB]),
-        shape=records.SHAPE,
+        shape=records,
         ids_by_domain=ids,
         copy_image=lambda item, destination: destination.write_bytes(by_id[item.external_id]),
     )  # fmt: skip
