@@ -46,7 +46,7 @@ from curation.models import (
 from curation.releases import exporter, manifest_sections, parquet, publishing, snapshot, trl
 from curation.releases.content import item_contents
 from curation.releases.heartbeat import BuildHeartbeat
-from curation.releases.members import ROW_FIELDS, VoteExtras, export_items
+from curation.releases.members import MEMBER_FIELDS, ROW_FIELDS, VoteExtras, export_items
 from curation.releases.rekey import in_new_id_order
 from curation.releases.service import ReleaseError, included_verdicts
 
@@ -460,24 +460,9 @@ def _record_and_publish(release, target, archive, sha, manifest, members, warnin
             ReleaseItem.objects.bulk_create(
                 [
                     ReleaseItem(
-                        release_id=release.pk,
-                        item_id=item_id,
-                        external_id=external_id,
-                        released_id=released_id,
-                        domain=domain,
-                        chosen=chosen,
-                        better=better,
-                        provenance=provenance,
+                        release_id=release.pk, **dict(zip(MEMBER_FIELDS, member, strict=True))
                     )
-                    for (
-                        item_id,
-                        external_id,
-                        released_id,
-                        domain,
-                        chosen,
-                        better,
-                        provenance,
-                    ) in members[start : start + 2000]
+                    for member in members[start : start + 2000]
                 ]
             )
         updated = Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).update(

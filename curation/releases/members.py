@@ -33,6 +33,12 @@ ROW_FIELDS = (
 )
 
 
+# A member of the release, as export_items appends it (a ReleaseItem's fields).
+MEMBER_FIELDS = (
+    "item_id", "external_id", "released_id", "domain", "chosen", "better", "provenance"
+)  # fmt: skip
+
+
 class VoteExtras(NamedTuple):
     """Which vote fields beyond the A/B ones provenance.jsonl carries."""
 

@@ -34,6 +34,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from annotate.importing import passes
@@ -377,15 +378,10 @@ def read_data(data: bytes | DatasetFile, *, filename: str, context: ReadContext)
     known = dict(context.known)
     new_domains: dict[str, dict[str, Any]] = {}
 
-    def rules(renames=None) -> RecordRules:
-        return RecordRules(
-            context.options,
-            known_categories=known,
-            id_field="id",
-            category_field="subset",
-            image_field="prompt",
-            renames=renames,
-        )
+    rules = partial(
+        RecordRules, context.options, known_categories=known, id_field="id",
+        category_field="subset", image_field="prompt",
+    )  # fmt: skip
 
     def parse(value: Any, line: int, index: int) -> tuple[ParsedItem | None, list]:
         record, problems = parse_record(value)
@@ -413,7 +409,7 @@ def read_data(data: bytes | DatasetFile, *, filename: str, context: ReadContext)
 
     def items() -> Iterator[ParsedItem]:
         yield from passes.checked_items(
-            records(ProblemLog(filename, 1)), rules(renames), known, restore
+            records(ProblemLog(filename, 1)), rules(renames=renames), known, restore
         )
 
     ids = [item.external_id for item in items()]

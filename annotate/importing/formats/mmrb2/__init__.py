@@ -125,15 +125,10 @@ def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
     # The task's domain, created with the items if they go there.
     new_domains = {} if slug in context.known or derived else {slug: domain_fields(task)}
 
-    def rules(renames=None) -> RecordRules:
-        return RecordRules(
-            context.options,
-            known_categories=known,
-            id_field="id",
-            category_field="prompt_source",
-            image_field="prompt_content",
-            renames=renames,
-        )
+    rules = partial(
+        RecordRules, context.options, known_categories=known, id_field="id",
+        category_field="prompt_source", image_field="prompt_content",
+    )  # fmt: skip
 
     def parse(value: Any, line: int, index: int) -> tuple[ParsedItem | None, list]:
         pair, problems = taskfile.parse_pair(value)
@@ -170,7 +165,9 @@ def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
     renames = first.renames
 
     def items() -> Iterator[ParsedItem]:
-        yield from passes.checked_items(pairs(ProblemLog(filename, 1)), rules(renames), known)
+        yield from passes.checked_items(
+            pairs(ProblemLog(filename, 1)), rules(renames=renames), known
+        )
 
     ids = [item.external_id for item in items()]
 
