@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import functools
 
-from django.shortcuts import render
-from django.urls import reverse
-
 from annotate.loop import rules
 from annotate.loop.forms import SlotVoteForm
 from annotate.loop.page import (
-    CONFIDENCE_CHOICES,
     FRESH_CONFIDENCE,
     _correctness_choices,
     _keymap,
-    progress,
+    render_page,
+    vote_keys,
+    vote_tail_initial,
 )
 from annotate.loop.service import can_revise
 from annotate.models import AssignmentStatus, Judgement, Task
@@ -51,18 +49,10 @@ def _slots_keymap(
                 "Take the last placement back (with none placed: undo your last vote)",
             ),
         ]
+    keys += vote_keys(
+        judged=judged, can_revise=can_revise, undo="Undo: back to your last vote, to change it"
+    )
     keys += [
-        ("confidence", "[ ]", "Confidence down / up"),
-        ("rationale", "r", "Write a rationale (Esc leaves the box, Ctrl+Enter submits)"),
-    ]
-    if not judged:
-        keys.append(("submit", "Enter", "Submit (with nothing focused or from the form)"))
-        keys.append(("skip", "s", "Skip (asks for a reason)"))
-        keys.append(("undo", "Backspace", "Undo: back to your last vote, to change it"))
-    elif can_revise:
-        keys.append(("submit", "Enter", "Save the revised judgement"))
-    keys += [
-        ("flag", "x", "Flag a problem with the item"),
         ("guidelines", "g", "Guidelines"),
         ("keys", "?", "This list"),
         ("close", "Esc", "Close panels"),
@@ -73,12 +63,7 @@ def _slots_keymap(
 def _slots_initial(judgement: Judgement, order: str) -> dict:
     """A stored pick or ranking as the slots form shows it (by position)."""
     rows = {row.slot: row for row in judgement.slots.all()}
-    initial: dict = {
-        "confidence": judgement.confidence,
-        "rationale": judgement.rationale,
-        "flagged_problem": judgement.flagged_problem,
-        "problem_reason": judgement.problem_reason,
-    }
+    initial: dict = vote_tail_initial(judgement)
     if judgement.choice == rules.NONE_PICKED:
         initial["pick"] = rules.NONE_PICKED
     elif judgement.choice:
@@ -201,10 +186,6 @@ def render_slots(request, assignment, content, status, return_to, notice, form, 
         response["grade_errors"] = tuple(response["grade_errors"])
     confidence = value("confidence") if form is not None else FRESH_CONFIDENCE
     context = {
-        "project": project,
-        "assignment": assignment,
-        "item": item,
-        "domain": domain,
         "layout": "slots",
         "task": project.task if votes else "",
         "n": n,
@@ -224,20 +205,6 @@ def render_slots(request, assignment, content, status, return_to, notice, form, 
         "errors": {where: tuple(errors.get(where, ())) for where in SLOT_ERROR_PLACES},
         "error_summary": summary,
         "skip_errors": "skip" in errors,
-        "skip_reason": (skip_form["reason"].value() or "") if skip_form is not None else "",
-        "return_to": return_to,
-        "notice": notice,
-        "keymap": keymap,
-        "actions": " ".join(action for action, _, _ in keymap),
-        "confidence_choices": CONFIDENCE_CHOICES,
-        "confidence": confidence,
-        "submit_url": reverse("work_submit", args=[assignment.pk]),
-        "skip_url": reverse("work_skip", args=[assignment.pk]),
-        "undo_url": reverse("work_undo", args=[project.slug]),
-        "ahead_url": reverse("work_ahead", args=[project.slug]),
-        "progress": progress(project, request.user),
     }
-    template = "annotate/_work.html" if request.htmx else "annotate/work.html"
-    response = render(request, template, context, status=status)
-    response["Cache-Control"] = "no-store"
-    return response
+    context.update(return_to=return_to, notice=notice, keymap=keymap, confidence=confidence)
+    return render_page(request, assignment, context, status, skip_form)
