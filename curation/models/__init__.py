@@ -20,7 +20,13 @@ from curation.models.verdicts import (
     VerdictStatus,
 )
 from curation.models.agreement import AgreementCache
-from curation.models.releases import Release, ReleaseItem, ReleaseQuerySet, ReleaseStatus
+from curation.models.releases import (
+    PairwiseMode,
+    Release,
+    ReleaseItem,
+    ReleaseQuerySet,
+    ReleaseStatus,
+)
 from curation.models.evaluation import (
     Evaluation,
     JudgeEndpoint,
@@ -63,6 +69,7 @@ __all__ = [
     "Mix",
     "MixQuerySet",
     "MixSource",
+    "PairwiseMode",
     "Provenance",
     "Release",
     "ReleaseItem",

@@ -19,6 +19,15 @@ class ReleaseStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+class PairwiseMode(models.TextChoices):
+    """How a release decomposes its ranked items into training pairs
+    (curation.releases.pairwise)."""
+
+    NONE = "", "No pairwise decomposition"
+    BEST = "best", "Best vs each other"
+    ALL = "all", "Every ordered pair"
+
+
 class ReleaseQuerySet(models.QuerySet["Release"]):
     def ready(self) -> ReleaseQuerySet:
         return self.filter(status=ReleaseStatus.READY)
@@ -57,6 +66,10 @@ class Release(models.Model):
     # with this secret salt, taken over from the project's previous
     # re-keyed release so an item keeps its new ID. Never published.
     rekey_salt = models.CharField(max_length=64, blank=True, default="", editable=False)
+    # Ranked and best-of-N members also as TRL pairs (pairwise/<domain>.parquet).
+    pairwise = models.CharField(
+        max_length=4, choices=PairwiseMode.choices, blank=True, default=PairwiseMode.NONE
+    )
     status = models.CharField(
         max_length=10, choices=ReleaseStatus.choices, default=ReleaseStatus.PENDING
     )
@@ -159,6 +172,10 @@ class ReleaseItem(models.Model):
     chosen = models.CharField(max_length=1)
     better = models.CharField(max_length=7)
     provenance = models.CharField(max_length=16, blank=True)
+    # A ranked member's final ranking as the release decomposed it, frozen
+    # ("1,2,2,4": rank per canonical slot; curation.releases.pairwise_files);
+    # "" for a pair or a release without a pairwise decomposition.
+    ranks = models.CharField(max_length=32, blank=True, default="")
 
     objects = ReleaseItemQuerySet.as_manager()
 
@@ -166,7 +183,9 @@ class ReleaseItem(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["release", "item"], name="curation_releaseitem_once"),
             models.CheckConstraint(
-                condition=Q(chosen__in=["1", "2"]), name="curation_releaseitem_chosen_valid"
+                # A best-of-N or ranked member's chosen is its best slot (1..8).
+                condition=Q(chosen__in=[str(s) for s in range(1, 9)]),
+                name="curation_releaseitem_chosen_valid",
             ),
             models.CheckConstraint(
                 condition=Q(better__in=["Output1", "Output2", "A", "B"]),

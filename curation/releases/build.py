@@ -47,6 +47,7 @@ from curation.releases import exporter, manifest_sections, parquet, publishing, 
 from curation.releases.content import item_contents
 from curation.releases.heartbeat import BuildHeartbeat
 from curation.releases.members import ROW_FIELDS, VoteExtras, export_items
+from curation.releases.pairwise_files import write_pairs
 from curation.releases.rekey import in_new_id_order
 from curation.releases.service import ReleaseError, included_verdicts
 
@@ -260,6 +261,20 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
         from curation.quality.release_filter import filter_summary
 
         meta.annotation["label_quality_filter"] = filter_summary(release)
+    # pairwise/<domain>.parquet: the ranked members of the benchmarks' own
+    # files as TRL pairs, in the curator's mode (curation.releases.pairwise_files).
+    decomposed = None
+    if release.pairwise and parquet.available():
+        own = [p.written for p in parts if p.written is not None and p.records is None]
+        ranked = reduce(or_, own, included.none()).exclude(pk__in=verdicts.values("pk"))
+        decomposed = write_pairs(
+            folder, verdicts=ranked, mode=release.pairwise, released=released, domains=domains
+        )
+        meta.manifest_extra["pairwise"] = decomposed.manifest
+    elif release.pairwise:
+        warnings.append(
+            "No pairwise decomposition: pyarrow is not installed where the release was built."
+        )
     slots = exporter.chosen_first_slots(ids_by_domain, release.seed)
     members: list[tuple] = []  # see members.export_items
     done = 0
@@ -356,6 +371,8 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
         for writer in writers:
             writer.abort()  # release the open file; the folder is discarded
         raise
+    if decomposed is not None:  # each member's frozen ranking (ReleaseItem.ranks)
+        members = [(*m, decomposed.ranks.get(m[0], "")) for m in members]
     return manifest, members, warnings
 
 
@@ -467,6 +484,7 @@ def _record_and_publish(release, target, archive, sha, manifest, members, warnin
                         chosen=chosen,
                         better=better,
                         provenance=provenance,
+                        ranks=ranks[0] if ranks else "",
                     )
                     for (
                         item_id,
@@ -476,6 +494,7 @@ def _record_and_publish(release, target, archive, sha, manifest, members, warnin
                         chosen,
                         better,
                         provenance,
+                        *ranks,
                     ) in members[start : start + 2000]
                 ]
             )

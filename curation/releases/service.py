@@ -7,15 +7,20 @@ from __future__ import annotations
 import json
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 
 from annotate.models import Project
 from curation.models import (
     RELEASABLE,
+    RELEASABLE_STATUSES,
+    PairwiseMode,
     Release,
     ReleaseItem,
     Verdict,
 )
+from curation.models.verdicts import SLOT_CHOICES
 from curation.releases.rekey import new_salt
+from curation.verdicts.ranked import is_ranked
 
 NOTHING_TO_RELEASE = (
     "Nothing to release: no item of the chosen domains is agreed or resolved"
@@ -39,7 +44,11 @@ class NothingToRelease(ReleaseError):
 def included_verdicts(project, domains, min_label_quality: float | None = None):
     """The verdicts a release of these domains holds (agreed or resolved, and
     above the consensus-quality threshold when one is given)."""
-    verdicts = Verdict.objects.filter(RELEASABLE, project=project, item__domain__slug__in=domains)
+    decided = RELEASABLE
+    if is_ranked(project):
+        # A best-of-N or ranked item's best slot may be any of its 2..8 slots.
+        decided = Q(status__in=RELEASABLE_STATUSES, final_choice__in=SLOT_CHOICES)
+    verdicts = Verdict.objects.filter(decided, project=project, item__domain__slug__in=domains)
     if min_label_quality is not None:
         from curation.quality.release_filter import below_threshold
 
@@ -58,6 +67,7 @@ def create_release(
     enqueue: bool = True,
     min_label_quality: float | None = None,
     rekey: bool = False,
+    pairwise: str = "",
 ) -> Release:
     """Record a new release and (unless enqueue=False) queue its build once
     the transaction commits. `rekey` gives its files label-free IDs
@@ -75,6 +85,8 @@ def create_release(
     limit = Release._meta.get_field("version").max_length
     if len(version) > limit:
         raise ReleaseError(f"The version is longer than {limit} characters.")
+    if pairwise not in PairwiseMode.values:
+        raise ReleaseError(f"Unknown pairwise decomposition {pairwise!r}.")
     known = set(project.domains.values_list("slug", flat=True))
     unknown = sorted(set(domains) - known)
     if unknown or not domains:
@@ -103,6 +115,7 @@ def create_release(
                     created_by=user,
                     min_label_quality=min_label_quality,
                     rekey_salt=rekey_salt(project) if rekey else "",
+                    pairwise=pairwise,
                 )
         except IntegrityError:
             raise ReleaseVersionTaken(taken) from None
