@@ -30,17 +30,16 @@ SLOTS_ACTIONS = ("skip", "undo", "guidelines", "keys", "close")
 
 @functools.cache
 def _slots_keymap(
-    task: str, n: int, *, judged: bool, can_revise: bool
+    task: str, n: int, *, judged: bool, can_revise: bool, allow_none: bool = True
 ) -> tuple[tuple[str, tuple[str, ...], str], ...]:
     """(action, keys, meaning) of the compare page of a best-of-N or ranking
     item of `n` responses (named A, B, … in display order; digit k is the
     k-th shown): what the `?` panel lists and static/js/ranking.js acts on."""
     last = str(n)
     if task == rules.BEST_OF_N:
-        keys = [
-            ("pick", f"1…{last}", "Pick that response (1 = A, the first shown) as the best"),
-            ("pick-none", "0", "None of them is acceptable"),
-        ]
+        keys = [("pick", f"1…{last}", "Pick that response (1 = A, the first shown) as the best")]
+        if allow_none:  # the project's setting (Project.allow_none_pick)
+            keys.append(("pick-none", "0", "None of them is acceptable"))
     else:
         keys = [
             ("place", f"1…{last}", "Place that response next (1 = A, the first shown)"),
@@ -156,7 +155,13 @@ def render_slots(request, assignment, content, status, return_to, notice, form, 
         judgement = assignment.judgements.prefetch_related("slots").get(is_current=True)
     revisable = judgement is not None and can_revise(item)
     if votes:
-        keymap = _slots_keymap(project.task, n, judged=judgement is not None, can_revise=revisable)
+        keymap = _slots_keymap(
+            project.task,
+            n,
+            judged=judgement is not None,
+            can_revise=revisable,
+            allow_none=project.allow_none_pick,
+        )
     else:
         keymap = tuple(
             entry
