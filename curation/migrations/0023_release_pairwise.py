@@ -7,7 +7,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotate', '0025_progress_stripe_per_backend'),
-        ('curation', '0021_verdict_final_ranks'),
+        ('curation', '0022_grid_index_votes_ranked'),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotate', '0025_progress_stripe_per_backend'),
+        ('annotate', '0026_item_votes_ranked'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
