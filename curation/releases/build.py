@@ -47,6 +47,7 @@ from curation.releases import exporter, manifest_sections, parquet, publishing, 
 from curation.releases.content import item_contents
 from curation.releases.heartbeat import BuildHeartbeat
 from curation.releases.members import MEMBER_FIELDS, ROW_FIELDS, VoteExtras, export_items
+from curation.releases.pairwise_files import write_pairs
 from curation.releases.rekey import in_new_id_order
 from curation.releases.service import ReleaseError, included_verdicts
 
@@ -258,6 +259,20 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
         from curation.quality.release_filter import filter_summary
 
         meta.annotation["label_quality_filter"] = filter_summary(release)
+    # pairwise/<domain>.parquet: the ranked members of the benchmarks' own
+    # files as TRL pairs, in the curator's mode (curation.releases.pairwise_files).
+    decomposed = None
+    if release.pairwise and parquet.available():
+        own = [p.written for p in parts if p.written is not None and p.records is None]
+        ranked = reduce(or_, own, included.none()).exclude(pk__in=verdicts.values("pk"))
+        decomposed = write_pairs(
+            folder, verdicts=ranked, mode=release.pairwise, released=released, domains=domains
+        )
+        meta.manifest_extra["pairwise"] = decomposed.manifest
+    elif release.pairwise:
+        warnings.append(
+            "No pairwise decomposition: pyarrow is not installed where the release was built."
+        )
     slots = records.shape.slots(ids_by_domain, release.seed)
     members: list[tuple] = []  # see members.export_items
     done = 0
@@ -357,6 +372,9 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
         for writer in writers:
             writer.abort()  # release the open file; the folder is discarded
         raise
+    # Each member's frozen ranking (ReleaseItem.ranks; "" unless decomposed).
+    ranks = decomposed.ranks if decomposed is not None else {}
+    members = [(*m, ranks.get(m[0], "")) for m in members]
     return manifest, members, warnings
 
 
@@ -460,7 +478,8 @@ def _record_and_publish(release, target, archive, sha, manifest, members, warnin
             ReleaseItem.objects.bulk_create(
                 [
                     ReleaseItem(
-                        release_id=release.pk, **dict(zip(MEMBER_FIELDS, member, strict=True))
+                        release_id=release.pk,
+                        **dict(zip((*MEMBER_FIELDS, "ranks"), member, strict=True)),
                     )
                     for member in members[start : start + 2000]
                 ]

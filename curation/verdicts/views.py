@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate.eligibility import eligible_counts
 from annotate.loop.scales import point_label
-from annotate.models import ItemPart, Judgement, Membership, PartKind, Slot
+from annotate.models import ItemPart, Judgement, Membership, PartKind, Slot, Task
 from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
 from curation.agreement.values import from_json
@@ -75,8 +75,14 @@ def rule_settings(request, slug):
         "agree_share": project.agree_share,
         "escalation_votes": project.escalation_votes,
         "consensus_strength": project.consensus_strength,
+        "ranking_least_w": project.ranking_least_w,
     }
-    form = ThresholdsForm(request.POST or None, initial=initial, graded=project.is_graded)
+    form = ThresholdsForm(
+        request.POST or None,
+        initial=initial,
+        graded=project.is_graded,
+        ranking=project.task == Task.RANKING,
+    )
     if request.method == "POST" and form.is_valid():
         moved = update_thresholds(project=project, actor=request.user, **form.cleaned_data)
         messages.success(request, f"Rule saved. {describe_moves(moved)}")
