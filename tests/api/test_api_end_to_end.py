@@ -137,7 +137,9 @@ def test_a_script_runs_the_whole_pipeline_through_the_api(django_capture_on_comm
     r = curator.get("/api/v1/projects/e2e/verdicts/", {"status": "contested"})
     contested = r.json()["results"]
     assert {v["external_id"] for v in contested} == SPLIT
-    assert all(v["votes"] == {"response_1": 2, "response_2": 1, "tie": 0} for v in contested)
+    assert all(
+        v["votes"] == {"response_1": 2, "response_2": 1, "tie": 0, "ranked": 0} for v in contested
+    )
     agreed = curator.get("/api/v1/projects/e2e/verdicts/", {"status": "agreed"}).json()
     assert agreed["count"] == len(ITEMS) - len(SPLIT)
 

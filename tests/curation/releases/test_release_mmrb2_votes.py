@@ -87,7 +87,7 @@ def test_chosen_follows_a_decided_verdict_and_key_order_is_kept():
 
 
 def test_rekeyed_mrb_ids_keep_their_official_sub_bucket():
-    from curation.releases.exporter import sub_bucket
+    from curation.benchmarks.mrb.records import sub_bucket
 
     for category, old in (
         ("reasoning", "math_gpt4_1"),
