@@ -93,6 +93,67 @@ LABELS = {
 }
 
 
+def seed_demo(users: dict, folder, ensure_memberships) -> list:
+    """Its demo project (manage.py seed_demo): 'demo-bo4', best of 4 in five
+    RewardBench 2 subsets (demo.best_of_four), brought in through this
+    format's import, with the three demo annotators' picks on two thirds of
+    the items (right four times in five). Idempotent as the others'."""
+    import random
+
+    from django.db import transaction
+
+    from annotate.importing.formats import DemoSeeded
+    from annotate.importing.service import import_items_from_paths
+    from annotate.loop.rules import Vote
+    from annotate.loop.service import claim_next_item, submit_judgement
+    from annotate.models import Assignment, Project, Task
+    from demo.best_of_four import BEST_OF_FOUR_SEED, build_best_of_four_records, write_best_of_four
+
+    records = build_best_of_four_records()
+    with transaction.atomic():
+        project, _ = Project.objects.get_or_create(
+            slug="demo-bo4",
+            defaults={
+                "name": "Best of four (RewardBench 2-style demo)",
+                "description": "Pick the one correct completion of four: Factuality, "
+                "Precise IF, Math, Safety and Focus prompts (synthetic).",
+                "guidelines": "Pick the **one** completion that is correct, follows every "
+                "instruction, is safe and stays on the question.",
+                "licence": "CC0-1.0 (synthetic demo data)",
+                "seed": BEST_OF_FOUR_SEED,
+                "task": Task.BEST_OF_N,
+                "escalation_votes": 0,
+                "created_by": users["admin"],
+            },
+        )
+        ensure_memberships(project, users)
+        created = 0
+        if project.items.count() < len(records):
+            path = write_best_of_four(records, folder)
+            created = import_items_from_paths(project=project, dataset=path, fmt=FORMAT).created
+        votes = 0
+        if not Assignment.objects.filter(item__project=project).exists():
+            rng = random.Random(BEST_OF_FOUR_SEED)
+            for username in ("annotator1", "annotator2", "annotator3"):
+                for _ in range(round(len(records) * 2 / 3)):
+                    assignment = claim_next_item(project=project, annotator=users[username])
+                    if assignment is None:
+                        break
+                    # Slot 1 is the chosen completion (chosen first).
+                    pick = "1" if rng.random() < 0.8 else str(rng.randint(2, 4))
+                    labels = {}
+                    if assignment.item.domain.is_correctness:  # the picked one, and only it
+                        labels["slot_correct"] = tuple(
+                            "yes" if str(slot) == pick else "no" for slot in range(1, 5)
+                        )
+                    vote = Vote(choice=pick, task=Task.BEST_OF_N, **labels)
+                    submit_judgement(
+                        assignment_id=assignment.pk, annotator=users[username], vote=vote
+                    )
+                    votes += 1
+    return [DemoSeeded(project, created, votes)]
+
+
 # --- records (pure) -------------------------------------------------------------------------
 
 
