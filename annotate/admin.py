@@ -115,6 +115,7 @@ class ItemAdmin(admin.ModelAdmin):
         "votes_1",
         "votes_2",
         "votes_tie",
+        "votes_ranked",
     ]
 
     def save_formset(self, request, form, formset, change):

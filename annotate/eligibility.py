@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from django.db.models import Count, F, IntegerField, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 
-from .models import Assignment, Item, Membership, Project, Role
+from .models import Assignment, Item, Membership, Project, Role, item_votes
 
 
 def eligible_members(project: Project) -> QuerySet[Membership]:
@@ -43,9 +43,7 @@ def eligible_counts(*, project: Project, item_ids: Iterable[int]) -> dict[int, i
 
 def collecting(project: Project) -> QuerySet[Item]:
     """Items of the project with fewer current votes than they need."""
-    return Item.objects.filter(project=project).filter(
-        votes_needed__gt=F("votes_1") + F("votes_2") + F("votes_tie")
-    )
+    return Item.objects.filter(project=project).filter(votes_needed__gt=item_votes())
 
 
 def short_of_annotators(project: Project) -> QuerySet[Item]:

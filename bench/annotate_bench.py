@@ -943,7 +943,8 @@ def check_database(url: str, acknowledged: dict[int, str], slug: str = "") -> di
                      GROUP BY item_id, annotator_id HAVING count(*) > 1) x"""
             ),
             "items whose tallies disagree with their judgements": one(
-                """SELECT count(*) FROM annotate_item i WHERE i.votes_1 + i.votes_2 + i.votes_tie
+                """SELECT count(*) FROM annotate_item i
+                     WHERE i.votes_1 + i.votes_2 + i.votes_tie + i.votes_ranked
                      <> (SELECT count(*) FROM annotate_judgement j
                          JOIN annotate_assignment a ON a.id = j.assignment_id
                          WHERE a.item_id = i.id AND j.is_current)"""

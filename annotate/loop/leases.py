@@ -93,9 +93,7 @@ def stop_collecting_votes(*, item_id: int) -> int:
     item = Item.objects.select_for_update().only(*ITEM_COUNTS).get(pk=item_id)
     if open_leases:
         Assignment.objects.filter(pk__in=open_leases).update(status=AssignmentStatus.EXPIRED)
-    # A pick or a ranking moves no pair tally: its votes are counted here.
-    votes = item.n_votes or item.assignments.filter(status=AssignmentStatus.SUBMITTED).count()
     Item.objects.filter(pk=item_id).update(
-        votes_needed=votes, live_assignments=F("live_assignments") - len(open_leases)
+        votes_needed=item.n_votes, live_assignments=F("live_assignments") - len(open_leases)
     )
     return len(open_leases)

@@ -30,7 +30,7 @@ from annotate.models import (
 )
 
 # What update_verdict() reads from the item a vote was counted on.
-ITEM_COUNTS = ("votes_needed", "votes_1", "votes_2", "votes_tie")
+ITEM_COUNTS = ("votes_needed", "votes_1", "votes_2", "votes_tie", "votes_ranked")
 # What the compare page shows besides the assignment (the item's content,
 # images included, comes from its parts: no join of Item.image).
 COMPARE_PAGE_RELATED = ("item__project", "item__domain")

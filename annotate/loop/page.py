@@ -24,6 +24,7 @@ from annotate.models import (
     ProgressCounter,
     Project,
     Task,
+    item_votes,
     parts_by_slot,
     response_slot,
     shown_parts,
@@ -41,7 +42,7 @@ def reference_progress(project: Project, user) -> dict:
     return Item.objects.filter(project=project).aggregate(
         needed=Sum("votes_needed"),
         collected=Sum(
-            Least(F("votes_1") + F("votes_2") + F("votes_tie"), F("votes_needed")),
+            Least(item_votes(), F("votes_needed")),
             output_field=IntegerField(),
         ),
         held=Count(

@@ -39,7 +39,7 @@ from annotate.projects import MEMBER_SQL
 
 # What update_verdict() reads from the item a vote was counted on: the
 # tallies a vote's statement brings back (see orm.ITEM_COUNTS).
-ITEM_COUNTS = ("votes_needed", "votes_1", "votes_2", "votes_tie")
+ITEM_COUNTS = ("votes_needed", "votes_1", "votes_2", "votes_tie", "votes_ranked")
 
 
 def _select_columns(alias: str, model: type[Model], skip=()) -> list[tuple[str, str]]:
@@ -358,9 +358,8 @@ def _record_vote_sql(tally: tuple[str, ...], n_slots: int = 0) -> str:
     (from a fixed set: validate_vote checked the labels) with `n_slots`
     slot rows (rules.slot_answers), built once."""
     quote = connection.ops.quote_name
-    # A best-of-N pick or a ranking moves no pair tally (rules.tally_columns):
-    # the item row is still updated (and so locked), as a pair vote's is.
-    counts = ", ".join(f"{quote(c)} = {quote(c)} + 1" for c in tally) or "id = id"
+    # Every vote moves at least one tally (a pick or a ranking: votes_ranked).
+    counts = ", ".join(f"{quote(c)} = {quote(c)} + 1" for c in tally)
     slotted = ""
     if n_slots:
         row = "(%s::smallint, %s, %s, %s::smallint)"

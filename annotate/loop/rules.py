@@ -357,6 +357,7 @@ def can_revise(item: _Revisable) -> bool:
 
 
 _TALLY = {"1": "votes_1", "2": "votes_2", TIE: "votes_tie"}
+N_SLOT_TALLY = "votes_ranked"
 
 
 class _Labelled(Protocol):
@@ -369,11 +370,13 @@ class _Labelled(Protocol):
 
 
 def tally_columns(vote: _Labelled) -> list[str]:
-    """The Item tally columns one vote (or judgement) counts in: its choice and
-    each correctness label it gives (Item.correct_<response>_<label>)."""
+    """The Item tally columns one vote (or judgement) counts in: a pair's
+    choice and each correctness label it gives (Item.correct_<response>_<label>);
+    a best-of-N pick's or a ranking's votes_ranked alone."""
     if getattr(vote, "task", "pairwise") in N_SLOT_TASKS:
-        # A pick or a ranking moves no pair tally (its answer is on its slots).
-        return []
+        # A pick or a ranking counts as one vote (its answer is on its slots):
+        # votes_ranked, never a pair's choice or label tally.
+        return [N_SLOT_TALLY]
     columns = [_TALLY[vote.choice]]
     for response, label in (("1", vote.correct_1), ("2", vote.correct_2)):
         if label:

@@ -195,9 +195,8 @@ def _count_sql(tally: tuple[str, ...]) -> str:
     fixed set: validate_vote checked the labels), bringing back the counts
     update_verdict() reads; built once per set."""
     quote = connection.ops.quote_name
-    # A best-of-N pick or a ranking moves no pair tally (rules.tally_columns):
-    # the statement still brings the counts back.
-    counts = ", ".join(f"{quote(c)} = {quote(c)} + 1" for c in tally) or "id = id"
+    # Every vote moves at least one tally (a pick or a ranking: votes_ranked).
+    counts = ", ".join(f"{quote(c)} = {quote(c)} + 1" for c in tally)
     returning = ", ".join(postgres.ITEM_COUNTS)
     return f"UPDATE annotate_item SET {counts} WHERE id = %s RETURNING {returning}"
 

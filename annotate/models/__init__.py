@@ -8,10 +8,12 @@ detail kept on the Assignment (`display_order`, a permutation of the slots).
 """
 
 from annotate.models.items import (
+    VOTE_TALLIES,
     GoldChoice,
     ImageAsset,
     Item,
     ItemQuerySet,
+    item_votes,
     shuffle_key,
 )
 from annotate.models.parts import (
@@ -59,6 +61,7 @@ __all__ = [
     "DOMAIN_WORDING",
     "LIVE_ASSIGNMENT_STATUSES",
     "MULTIMODAL_REWARDBENCH_DOMAINS",
+    "VOTE_TALLIES",
     "Assignment",
     "AssignmentStatus",
     "Choice",
@@ -86,6 +89,7 @@ __all__ = [
     "Task",
     "derive_item_text",
     "image_part",
+    "item_votes",
     "parts_by_item",
     "parts_by_slot",
     "response_slot",

@@ -67,6 +67,22 @@ def shuffle_key(seed: int, external_id: str) -> int:
     return int.from_bytes(digest[:8], "big") >> 1
 
 
+# The columns an item's votes are counted in: a pair's choice (1, 2, tie) or
+# an N-slot vote (a best-of-N pick or a ranking). Each current judgement is
+# in exactly one of them.
+VOTE_TALLIES = ("votes_1", "votes_2", "votes_tie", "votes_ranked")
+
+
+def item_votes(path: str = "") -> models.Expression:
+    """An item's current votes (Item.n_votes) as an expression; `path` is
+    the lookup to the item from the queried model ("item__", "assignment__item__")."""
+    first, *rest = (F(f"{path}{column}") for column in VOTE_TALLIES)
+    total = first
+    for column in rest:
+        total = total + column
+    return total
+
+
 class ItemQuerySet(models.QuerySet["Item"]):
     def needing_votes(self) -> ItemQuerySet:
         """Items with fewer live assignments than they need."""
@@ -127,6 +143,12 @@ class Item(models.Model):
     votes_1 = models.PositiveSmallIntegerField(default=0)
     votes_2 = models.PositiveSmallIntegerField(default=0)
     votes_tie = models.PositiveSmallIntegerField(default=0)
+    # Current best-of-N picks and rankings (N-slot votes, whose answer is on
+    # their slot rows), counted in the same UPDATE as a pair's choice: an
+    # item's votes are VOTE_TALLIES summed (Item.n_votes, item_votes()), for
+    # both shapes, so progress, collecting() and the verdict's "enough
+    # votes" read one count. Always 0 in a pairwise project.
+    votes_ranked = models.PositiveSmallIntegerField(default=0)
     # Tallies of the current judgements' correctness labels per response,
     # updated in the vote's own UPDATE, so the agreement dashboard reads label
     # counts from items instead of grouping every judgement. Plain integers:
@@ -211,4 +233,4 @@ class Item(models.Model):
 
     @property
     def n_votes(self) -> int:
-        return self.votes_1 + self.votes_2 + self.votes_tie
+        return self.votes_1 + self.votes_2 + self.votes_tie + self.votes_ranked

@@ -22,7 +22,7 @@ from django.db.models import Count, F, IntegerField, Q, Sum
 from django.db.models.functions import Least
 from django.utils import timezone
 
-from annotate.models import Domain, Item, Judgement, Membership, Project
+from annotate.models import Domain, Item, Judgement, Membership, Project, item_votes
 from curation.agreement import diagnostics, ranked_report
 from curation.agreement import stats as agreement
 from curation.agreement.chart import alpha_chart
@@ -400,7 +400,7 @@ def build_report(project: Project) -> Report:
             n=Count("pk"),
             needed=Sum("votes_needed"),
             collected=Sum(
-                Least(F("votes_1") + F("votes_2") + F("votes_tie"), F("votes_needed")),
+                Least(item_votes(), F("votes_needed")),
                 output_field=IntegerField(),
             ),
         )

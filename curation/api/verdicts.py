@@ -49,6 +49,9 @@ class VerdictSerializer(serializers.Serializer):
         response_1 = serializers.IntegerField(source="votes_1")
         response_2 = serializers.IntegerField(source="votes_2")
         tie = serializers.IntegerField(source="votes_tie")
+        ranked = serializers.IntegerField(
+            source="votes_ranked", help_text="Best-of-N picks or rankings (an N-slot item's votes)."
+        )
 
     item_id = serializers.IntegerField()
     external_id = serializers.CharField(source="item.external_id")

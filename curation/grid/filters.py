@@ -34,6 +34,7 @@ from annotate.models import (
     Judgement,
     PartKind,
     Project,
+    item_votes,
 )
 from curation.models import ContestKind, Verdict, VerdictStatus
 
@@ -193,14 +194,17 @@ _SORTS_ON_ITEM = {"external_id", "-external_id", *_COMPUTED}
 
 
 def _vote_columns() -> dict:
-    n_votes = F("item__votes_1") + F("item__votes_2") + F("item__votes_tie")
+    pair_votes = F("item__votes_1") + F("item__votes_2") + F("item__votes_tie")
     return {
-        "n_votes": n_votes,
-        # Share of the votes given to the most voted answer; 0 without votes.
+        # Every current vote: a pair's or an N-slot one (votes_ranked).
+        "n_votes": item_votes("item__"),
+        # Share of a pair's votes given to the most voted answer; 0 without
+        # pair votes (a best-of-N or ranking item has none: its agreement is
+        # its verdict's, curation.verdicts.ranked).
         "winner_share": Cast(
             Greatest("item__votes_1", "item__votes_2", "item__votes_tie"), FloatField()
         )
-        / Greatest(Cast(n_votes, FloatField()), Value(1.0)),
+        / Greatest(Cast(pair_votes, FloatField()), Value(1.0)),
     }
 
 
@@ -290,6 +294,7 @@ _ROW_COLUMNS = (
     "item__votes_1",
     "item__votes_2",
     "item__votes_tie",
+    "item__votes_ranked",
     "item__votes_needed",
     "item__domain__slug",
     "item__domain__title",
@@ -333,8 +338,8 @@ def decorate(rows: list[Verdict]) -> None:
         v.thumb = extras.thumbnails.get(v.item_id, "")
         v.flagged = v.item_id in extras.flagged
         item = v.item
-        n = item.votes_1 + item.votes_2 + item.votes_tie
-        v.n_votes = n
+        n = item.votes_1 + item.votes_2 + item.votes_tie  # a pair's votes
+        v.n_votes = item.n_votes
         v.winner_share = max(item.votes_1, item.votes_2, item.votes_tie) / n if n else 0.0
 
 

@@ -180,11 +180,21 @@ def _update_ranked_verdict(item: Item, verdict: Verdict) -> Verdict:
     """update_verdict for a best-of-N or ranking item: the same rule pass
     through ranking_rule, in plain ORM (curation.verdicts.ranked)."""
     project = item.project
-    ranked.load_final_ranks([verdict])
+    if verdict.status == VerdictStatus.AGREED:
+        ranked.load_final_ranks([verdict])
+    else:
+        # Final ranks are stored only while a verdict is agreed or resolved
+        # (resolved never gets here): nothing to read, as for a pair.
+        verdict.ranked_final = ()
     before_ranks = verdict.ranked_final
-    # Read whatever the item's tallies say: a pick or ranking counts in no
-    # pair tally column (votes_1/2/tie), so item.n_votes cannot stand in.
-    votes = ranked.votes_of([item.pk], project).get(item.pk, ranked.empty_votes(project))
+    # As a pair's: the sender's item carries its count with this vote
+    # (votes_ranked), and below the votes it needs the rule looks at nothing
+    # but that count (needs_votes), so the votes need not be read.
+    votes = (
+        ranked.empty_votes(project)
+        if item.n_votes < item.votes_needed
+        else ranked.votes_of([item.pk], project).get(item.pk, ranked.empty_votes(project))
+    )
 
     def eligible() -> int:
         return eligible_counts(project=project, item_ids=[item.pk])[item.pk]

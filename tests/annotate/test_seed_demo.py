@@ -113,7 +113,7 @@ def test_seed_demo_creates_the_demo_project_and_a_second_run_changes_nothing(mon
     assert list(Item.objects.order_by("pk").values_list("pk", "content_hash", "model_1")) == (
         snapshot
     )
-    assert again.getvalue().count("nothing new") == 3
+    assert again.getvalue().count("nothing new") == 4  # the four demo projects
 
 
 @pytest.mark.django_db

@@ -157,6 +157,13 @@ def test_a_missing_label_names_the_response_as_displayed():
     assert shown == {"slot_correct_2": "Say whether response B is correct."}
 
 
-def test_a_pick_or_a_ranking_moves_no_pair_tally():
-    vote = rules.canonical_vote(DisplayedVote(task="ranking", ranks=(1, 2)), order="21")
-    assert rules.tally_columns(vote) == [] and rules.tally_delta(new=vote) == {}
+def test_a_pick_or_a_ranking_counts_one_vote_and_no_pair_tally():
+    ranking = rules.canonical_vote(DisplayedVote(task="ranking", ranks=(1, 2)), order="21")
+    pick = rules.canonical_vote(
+        DisplayedVote(task="best_of_n", pick="1", slot_correct=("yes", "no")), order="21"
+    )
+    for vote in (ranking, pick):
+        assert rules.tally_columns(vote) == ["votes_ranked"]
+        assert rules.tally_delta(new=vote) == {"votes_ranked": 1}
+    # A revision moves no count: the vote is still one N-slot vote.
+    assert rules.tally_delta(new=pick, old=ranking) == {}

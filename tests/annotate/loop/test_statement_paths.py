@@ -9,7 +9,9 @@ of claims, votes (valid or not, on time or after the lease ran out),
 submit-and-next, skips, revisions, lease expiries and members leaving and
 coming back, with the same clock and the same coin for the display order;
 every call answers the same and the assignments, judgements, item tallies,
-membership counters, verdicts and audit events come out equal.
+membership counters, verdicts and audit events come out equal; for pair
+projects and for best-of-N and ranking ones (issue 33: their votes counted
+in votes_ranked).
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ from annotate.models import (
     Judgement,
     JudgementSlot,
     Membership,
+    Task,
+    text_part,
+    write_item_content,
 )
 from curation.models import AuditEvent, Verdict
 from tests.conftest import on_postgres
@@ -72,19 +77,25 @@ STEPS = st.lists(
 )
 
 
-def make_world():
-    project = make_project(slug="paths", votes_per_item=2, escalation_votes=1, lease_minutes=30)
+def make_world(task: str = Task.PAIRWISE):
+    project = make_project(
+        slug="paths", votes_per_item=2, escalation_votes=1, lease_minutes=30, task=task
+    )
     domains = [project.domains.get(slug="general_preference"), project.domains.get(slug="vqa")]
     # Items needing different numbers of votes (some escalated), so the claim
     # order (fewest missing votes, then the shuffle) matters from the start.
     for n, votes_needed in enumerate([4, 2, 3, 2, 3, 2]):
-        make_item(
+        item = make_item(
             project,
             domain=domains[n % 2],
             external_id=f"item-{n}",
             shuffle_key=n * 7 % 5,
             votes_needed=votes_needed,
         )
+        if task != Task.PAIRWISE:  # three responses
+            write_item_content(
+                item, [text_part("Which?")], [[text_part(f"R{k}")] for k in range(1, 4)]
+            )
     people = [
         make_member(project, make_user(f"person-{n}"), role="curator" if n == 3 else "annotator")
         for n in range(ANNOTATORS)
@@ -94,9 +105,31 @@ def make_world():
     return project, people
 
 
+# An N-slot vote drawn from a pair's draw: the choice picks the ranking or
+# the pick (its "tie" a tied top, or "none is acceptable").
+N_SLOT_ANSWERS = {
+    Task.RANKING: {"1": ("", (1, 2, 3)), "2": ("", (2, 1, 3)), "tie": ("", (1, 1, 3))},
+    Task.BEST_OF_N: {"1": ("1", ()), "2": ("3", ()), "tie": ("none", ())},
+}
+
+
 def vote_for(drawn, item: Item) -> Vote:
     choice, labels_as_asked, correct_1, correct_2, rationale, (flagged, reason) = drawn
     give_labels = labels_as_asked == item.domain.is_correctness
+    task = item.project.task
+    if task != Task.PAIRWISE:
+        picked, ranks = N_SLOT_ANSWERS[task][choice]
+        return Vote(
+            task=task,
+            choice=picked,
+            ranks=ranks,
+            slot_correct=(correct_1, correct_2, correct_1) if give_labels else (),
+            confidence=2,
+            rationale=rationale,
+            active_seconds=12.5,
+            flagged_problem=flagged,
+            problem_reason=reason,
+        )
     return Vote(
         choice=choice,
         correct_1=correct_1 if give_labels else "",
@@ -128,7 +161,7 @@ def run(project, people, steps) -> list:
         try:
             if kind == "claim":
                 a = service.claim_next_item(project=project, annotator=people[args[0]], now=now)
-                answers.append(a and (a.item.external_id, a.shown_swapped, a.lease_expires_at))
+                answers.append(a and (a.item.external_id, a.display_order, a.lease_expires_at))
             elif kind in ("submit", "submit_next"):
                 person, which, drawn = people[args[0]], args[1], args[2]
                 target = nth_assignment(person, which)
@@ -280,11 +313,13 @@ def raw_path():
     return postgres if on_postgres() else sqlite
 
 
-def both_paths(steps, seed: int) -> tuple[tuple[list, dict], tuple[list, dict]]:
+def both_paths(
+    steps, seed: int, task: str = Task.PAIRWISE
+) -> tuple[tuple[list, dict], tuple[list, dict]]:
     """played() with the ORM's statements, then the database's raw ones
-    (PostgreSQL's or SQLite's), from one world."""
+    (PostgreSQL's or SQLite's), from one world (of `task`'s items)."""
     with transaction.atomic():
-        world = make_world()
+        world = make_world(task)
         results = played(orm, steps, seed, world), played(raw_path(), steps, seed, world)
         transaction.set_rollback(True)
     return results
@@ -300,6 +335,51 @@ def test_orm_and_raw_statements_leave_the_same_database(steps, seed):
     (orm_answers, orm_state), (pg_answers, pg_state) = both_paths(steps, seed)
     assert pg_answers == orm_answers
     assert pg_state == orm_state
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    steps=STEPS,
+    seed=st.integers(0, 2**16),
+    task=st.sampled_from([Task.RANKING, Task.BEST_OF_N]),
+)
+def test_orm_and_raw_statements_leave_the_same_database_for_n_slot_votes(steps, seed, task):
+    """The same for best-of-N picks and rankings (issue 33): each counted in
+    its item's votes_ranked by the vote's own statement, revisions moving
+    no count."""
+    (orm_answers, orm_state), (raw_answers, raw_state) = both_paths(steps, seed, task)
+    assert raw_answers == orm_answers
+    assert raw_state == orm_state
+
+
+def test_a_scripted_n_slot_sequence_counts_every_vote_once():
+    good = ("1", True, "yes", "no", "", (False, ""))
+    other = ("2", True, "no", "yes", "", (False, ""))
+    steps = [
+        ("claim", 0),
+        ("claim", 1),
+        ("submit", 0, 0, good),
+        ("revise", 0, 0, other),
+        ("submit_next", 1, 0, other),
+        ("claim", 2),
+        ("submit", 2, 0, good),
+        ("wait", 31),
+        ("expire",),
+    ]
+    for task in (Task.RANKING, Task.BEST_OF_N):
+        (orm_answers, orm_state), (raw_answers, raw_state) = both_paths(steps, 1, task)
+        assert raw_answers == orm_answers
+        assert raw_state == orm_state
+        judged = [k for k, j in orm_state["judgements"].items() if j["is_current"]]
+        counted = {key: row["votes_ranked"] for key, row in orm_state["items"].items()}
+        assert sum(counted.values()) == len(judged) == 3, (counted, judged)
+        for key, row in orm_state["items"].items():
+            assert (row["votes_1"], row["votes_2"], row["votes_tie"]) == (0, 0, 0)
+            assert row["votes_ranked"] == sum(1 for j in judged if j[0] == key)
 
 
 def test_a_scripted_sequence_touches_every_kind_of_step():

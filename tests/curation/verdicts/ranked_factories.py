@@ -33,8 +33,13 @@ def ranked_item(project, n=4):
 
 
 def _assign(item, user, order):
-    """A submitted assignment, counted live on its item as a claim counts it."""
-    Item.objects.filter(pk=item.pk).update(live_assignments=F("live_assignments") + 1)
+    """A submitted assignment, counted live on its item as a claim counts it,
+    its vote counted in the item's votes_ranked as the vote's statement
+    counts it (`item` gets the counts back, as the vote's sender does)."""
+    Item.objects.filter(pk=item.pk).update(
+        live_assignments=F("live_assignments") + 1, votes_ranked=F("votes_ranked") + 1
+    )
+    item.refresh_from_db(fields=["votes_needed", "live_assignments", "votes_ranked"])
     return make_assignment(
         item, user, display_order=order, status="submitted", submitted_at=timezone.now()
     )
