@@ -2,7 +2,6 @@
 
 from annotate.importing.tasks import (
     make_thumbnails,
-    render_item_html,
     render_part_html,
     requeue_missing_thumbnails,
 )
@@ -11,7 +10,6 @@ from annotate.loop.tasks import expire_stale_leases_everywhere
 __all__ = [
     "expire_stale_leases_everywhere",
     "make_thumbnails",
-    "render_item_html",
     "render_part_html",
     "requeue_missing_thumbnails",
 ]

@@ -46,8 +46,9 @@ class ChildTaskError(RuntimeError):
 def run_in_child(call, *args, **kwargs):
     """`call(*args, **kwargs)` in a forked child that exits afterwards; its
     return value (JSON) back to the caller, its exception as ChildTaskError.
-    The parent's database connections are closed first, so the child opens
-    its own (a connection is never shared across a fork)."""
+    The parent's database connections are closed first, and the child
+    forgets any it still inherits (_forget_inherited_connections), so it
+    opens its own: a connection is never shared across a fork."""
     from django.db import connections
 
     connections.close_all()
@@ -57,6 +58,7 @@ def run_in_child(call, *args, **kwargs):
         os.close(read_end)
         code = 0
         try:
+            _forget_inherited_connections()
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             try:
@@ -83,6 +85,33 @@ def run_in_child(call, *args, **kwargs):
     raise ChildTaskError(
         payload.get("error") or f"the task's child process ended with status {status}"
     )
+
+
+# The database connections a forked child inherited open, kept referenced
+# until the child leaves with os._exit (which runs no finalizer): closing one,
+# or letting it be collected, would end the parent's session on the server
+# (libpq sends Terminate on the socket both processes hold).
+_inherited_connections: list = []
+
+
+def _forget_inherited_connections() -> None:
+    """In a forked child: every database connection still open from the
+    parent is set aside unused, and the next query opens the child's own.
+    The parent's connections.close_all() does not reach all of them: Django
+    keeps a thread's connections apart while an event loop runs in it
+    (tests/e2e/conftest.py), and a connection closed inside an atomic block
+    keeps its object. As Celery's Django fixup for its pool's children,
+    without closing anything. An in-memory SQLite database (the tests') is
+    the child's own copy, and cannot be opened again: it stays."""
+    from django.db import connections
+
+    for conn in connections.all(initialized_only=True):
+        if conn.connection is None:
+            continue
+        if conn.vendor == "sqlite" and conn.is_in_memory_db():
+            continue
+        _inherited_connections.append(conn)
+        del connections[conn.alias]
 
 
 class IsolatingTask(Task):

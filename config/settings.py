@@ -459,9 +459,6 @@ for _network in JUDGE_ALLOWED_NETWORKS:
             f"JUDGE_ALLOWED_NETWORKS: {_network!r} is not an IP network (e.g. 10.0.0.0/8)"
         ) from None
 
-# --- Annotation defaults -------------------------------------------------------
-ASSIGNMENT_LEASE_MINUTES = env_int("ASSIGNMENT_LEASE_MINUTES", 30, minimum=1)
-
 # --- REST framework ---------------------------------------------------------------
 REST_FRAMEWORK = {
     # Token first: an anonymous request then gets 401 with WWW-Authenticate

@@ -3,6 +3,7 @@
 instead of staying in the worker. Called directly or eagerly (tests, a
 management command) they run in place."""
 
+import asyncio
 import os
 
 import pytest
@@ -81,31 +82,62 @@ def _database_connection_in_child() -> list:
         return [inherited, cursor.fetchone()[0]]
 
 
+def _backend() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_backend_pid()" if connection.vendor == "postgresql" else "SELECT 1"
+        )
+        return cursor.fetchone()[0]
+
+
+def _kept_in_child() -> bool:
+    """Whether the child keeps its parent's connection: only an in-memory
+    SQLite database (the tests' own), which is the child's own copy and
+    cannot be opened again (config.celery._forget_inherited_connections)."""
+    from django.db import connection
+
+    return connection.vendor == "sqlite" and connection.is_in_memory_db()
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_child_opens_its_own_database_connection_and_the_parent_keeps_working():
     from django.db import connection
 
-    def backend() -> int:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_backend_pid()" if connection.vendor == "postgresql" else "SELECT 1"
-            )
-            return cursor.fetchone()[0]
-
-    backend()
+    _backend()
     inherited, child_backend = run_in_child(_database_connection_in_child)
-    # Closed before the fork: the child starts with no connection (a shared
-    # socket would interleave two processes' protocol messages). Django never
-    # closes an in-memory SQLite database (the tests' own), which a file-backed
-    # one, as make run's, is not.
-    # On SQLite (no socket to share) the check is PostgreSQL's only: in the
-    # full SQLite suite under pytest-xdist an earlier test can leave the
-    # connection on a database Django does not close (order-dependent).
-    if connection.vendor == "postgresql":
-        assert inherited is False
-    after = backend()  # the parent reconnects by itself
+    # The child starts with no connection of its parent's (a shared socket
+    # would interleave two processes' protocol messages).
+    assert inherited is _kept_in_child()
+    after = _backend()  # the parent reconnects by itself
     if connection.vendor == "postgresql":
         assert child_backend != after
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_the_parents_close_all_misses_is_not_used_in_the_child(monkeypatch):
+    """While an event loop runs in a thread (Playwright's sync API leaves one
+    marked as running: tests/e2e/conftest.py), Django keeps the thread's
+    connections apart from those it made without one, and close_all() sees
+    only the loop's. The child of a fork has no loop: it would have used the
+    parent's other connection, still open, on the same socket (CI, session
+    15), and closing it at its end would have ended the parent's session."""
+    from django.db import connection
+
+    parent_backend = _backend()  # opened with no loop running
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+    async def beside_a_loop() -> list:
+        return run_in_child(_database_connection_in_child)
+
+    inherited, child_backend = asyncio.run(beside_a_loop())
+    assert inherited is _kept_in_child()
+    # The parent's connection was neither used nor ended by the child: the
+    # same server process still answers it.
+    assert _backend() == parent_backend
+    if connection.vendor == "postgresql":
+        assert child_backend != parent_backend
 
 
 @requires_redis

@@ -69,7 +69,6 @@ def test_every_setting_read_from_the_environment_is_isolated_in_the_child():
         ("DB_PREPARED_STATEMENTS", {"DB_PREPARED_STATEMENTS": "often"}),
         ("IMAGE_MAX_PIXELS", {"IMAGE_MAX_PIXELS": "-1"}),
         ("IMAGE_MAX_BYTES", {"IMAGE_MAX_BYTES": "lots"}),
-        ("ASSIGNMENT_LEASE_MINUTES", {"ASSIGNMENT_LEASE_MINUTES": "0"}),
         ("SECURE_COOKIES", {"SECURE_COOKIES": "sure"}),
         ("DATABASE_URL", {"DATABASE_URL": "mysql://x/y"}),
         ("DATABASE_URL", {"DATABASE_URL": "nonsense"}),

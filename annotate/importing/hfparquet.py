@@ -230,15 +230,25 @@ class _Rows:
     """Turns the parquet rows into raw records (see the module's doc)."""
 
     def __init__(
-        self, schema, *, label: str, field_map: dict[str, str], images: RowImages, cap: int
+        self,
+        schema,
+        *,
+        label: str,
+        field_map: dict[str, str],
+        images: RowImages,
+        cap: int,
+        verbatim: bool = False,
     ):
         self.label = label
         self.images = images
         self.log = ProblemLog(label, cap)
-        names = list(schema.names)
-        self.mrb = all(key in names for key in MRB_KEYS if key != "Better")
-        self.image_columns = {n for n in names if _is_image_struct(schema.field(n).type)}
-        self.image_lists = {n for n in names if _is_image_list(schema.field(n).type)}
+        # verbatim: each row as the JSONL line it stands for, columns as they are
+        # (a format that reads its own parquet layout: no pair layout applied).
+        names = [] if verbatim else list(schema.names)
+        self.mrb = not verbatim and all(key in names for key in MRB_KEYS if key != "Better")
+        columns = list(schema.names)
+        self.image_columns = {n for n in columns if _is_image_struct(schema.field(n).type)}
+        self.image_lists = {n for n in columns if _is_image_list(schema.field(n).type)}
         chosen = field_map.get("chosen", "chosen")
         self.responses = None
         if not self.mrb and chosen not in names and "response_1" not in names:
@@ -374,13 +384,16 @@ def open_parquet(
     images: ImageSource | None = None,
     limits: ImageLimits | None = None,
     bounds: ImportBounds | None = None,
+    verbatim: bool = False,
 ) -> Iterator[ParquetDataset]:
     """Convert a parquet file (read in record batches) into a temporary JSON
     dataset and an image spool, removed on exit; with `limits` the spool
     checks its images (RowImages). Raises ImportFailed naming rows and
     columns if a row cannot be turned into a record, or if the file is over
     `bounds` (checked from its metadata before a row is read, then from each
-    batch's value lengths before a value is made: bounds.py)."""
+    batch's value lengths before a value is made: bounds.py). `verbatim`: the
+    rows as JSONL records of their own columns (no pair layout: a format
+    module that reads its own parquet layout)."""
     bounds = bounds or ImportBounds()
     if not available():
         raise ImportFailed([ImportProblem(label, INSTALL_HINT)])
@@ -413,6 +426,7 @@ def open_parquet(
             field_map=field_map or {},
             images=spool,
             cap=bounds.max_errors,
+            verbatim=verbatim,
         )
         image_columns = rows.image_columns | rows.image_lists
         found = parquet_metadata_problems(parquet.metadata, bounds, image_columns)

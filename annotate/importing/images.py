@@ -220,3 +220,24 @@ def check_image(source: ImageSource, limits: ImageLimits, ref: str) -> ImageInfo
         return str(exc) or "not found"
     except (OSError, ValueError) as exc:
         return str(exc)
+
+
+def check_images_once(
+    source: ImageSource, limits, refs: dict[str, tuple[int, int]], log: ProblemLog
+) -> dict[str, ImageInfo]:
+    """Each distinct image (`refs`: normalised path -> where first used, as
+    (line, index)) read and checked once, in threads; problems go to `log`."""
+
+    check = partial(check_image, source, limits)
+    infos: dict[str, ImageInfo] = {}
+    with (
+        pillow_limits(limits),
+        ThreadPoolExecutor(IMAGE_THREADS, thread_name_prefix="import-image") as pool,
+    ):
+        for ref, outcome in zip(refs, pool.map(check, refs), strict=True):
+            if isinstance(outcome, ImageInfo):
+                infos[ref] = outcome
+            else:
+                line, index = refs[ref]
+                log.add(f"image {ref!r}: {outcome}", line=line, index=index)
+    return infos

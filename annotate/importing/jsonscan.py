@@ -332,6 +332,68 @@ def iter_jsonl(
         index += 1
 
 
+def iter_jsonl_lines(
+    data: bytes | DatasetFile, log: ProblemLog, *, max_record_bytes: int
+) -> Iterator[tuple[int, int, str, Any]]:
+    """(line, index, raw line, decoded value) of each non-blank line, one
+    line decoded at a time (as iter_jsonl, with the raw line: the formats that
+    give a line back byte for byte keep it)."""
+    bom = b"\xef\xbb\xbf"
+    pos = len(bom) if data.startswith(bom) else 0
+    n, line_no, index = len(data), 0, 0
+    while pos < n:
+        line_no += 1
+        end = data.find(b"\n", pos)
+        end = n if end == -1 else end
+        start, pos = pos, end + 1
+        if isinstance(data, DatasetFile):
+            data.release(start)
+        if end - start > max_record_bytes:
+            log.add(
+                f"record is larger than the limit of {max_record_bytes} bytes",
+                line=line_no,
+                index=index,
+            )
+            index += 1
+            if log.full:
+                return
+            continue
+        raw = data[start:end].decode("utf-8")
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            log.add(f"invalid JSON: {exc.msg} (column {exc.colno})", line=line_no, index=index)
+            value = None
+        except (ValueError, RecursionError):
+            log.add("invalid JSON: values nested too deeply or too long a number",
+                    line=line_no, index=index)  # fmt: skip
+            value = None
+        if value is not None:
+            yield line_no, index, raw, value
+        elif log.full:
+            return
+        index += 1
+
+
+# How json.dumps may have written a line: (item separator, key separator, ensure_ascii).
+STYLES = {
+    "spaced": (", ", ": ", False),
+    "spaced-ascii": (", ", ": ", True),
+    "compact": (",", ":", False),
+    "compact-ascii": (",", ":", True),
+}
+
+
+def line_style(value: dict, raw: str) -> str:
+    """The json.dumps style that writes `value` as `raw`, or "" if none does."""
+    for name, (item_sep, key_sep, ascii_only) in STYLES.items():
+        if json.dumps(value, separators=(item_sep, key_sep), ensure_ascii=ascii_only) == raw:
+            return name
+    return ""
+
+
 def _undecodable(exc: ValueError | RecursionError) -> str:
     """Why valid-looking JSON could not be decoded: the decoder gives up on
     very deep nesting (Python's recursion limit) and on integers longer than

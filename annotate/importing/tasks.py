@@ -17,12 +17,6 @@ def render_part_html(item_ids: list[int]) -> int:
     return render_parts_html(item_ids=item_ids)
 
 
-@shared_task(name="annotate.tasks.render_item_html", acks_late=True)
-def render_item_html(item_ids: list[int]) -> int:
-    """render_part_html's name before content parts, for messages queued then."""
-    return render_part_html(item_ids)
-
-
 @shared_task(name="annotate.tasks.requeue_missing_thumbnails", acks_late=True)
 def requeue_missing_thumbnails() -> int:
     """Queue thumbnails for every image still without one: their import's

@@ -7,9 +7,40 @@ from django import forms
 from annotate.loop import rules, scales
 
 _GRADES = [("", "—"), *((g, g) for g in rules.GRADES)]
+_LABEL_CHOICES = [("", "—"), ("yes", "Correct"), ("no", "Incorrect"), ("unsure", "Unsure")]
 
 
-class JudgementForm(forms.Form):
+class _VoteForm(forms.Form):
+    """What every vote form asks besides the answer."""
+
+    confidence = forms.TypedChoiceField(
+        choices=[(1, "Low"), (2, "Medium"), (3, "High")],
+        coerce=int,
+        required=False,
+        empty_value=None,
+    )
+    rationale = forms.CharField(required=False, max_length=5000, widget=forms.Textarea)
+    active_seconds = forms.FloatField(required=False, min_value=0, max_value=86400)
+    flagged_problem = forms.BooleanField(required=False)
+    problem_reason = forms.CharField(required=False, max_length=500)
+
+    def extras(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "confidence": data.get("confidence"),
+            "rationale": data.get("rationale") or "",
+            "active_seconds": data.get("active_seconds") or 0.0,
+            "flagged_problem": bool(data.get("flagged_problem")),
+            "problem_reason": data.get("problem_reason") or "",
+        }
+
+    def add_service_errors(self, errors: dict[str, str]) -> None:
+        """Show the service's refusals (by displayed field name) beside their field."""
+        for name, message in errors.items():
+            self.add_error(name if name in self.fields else None, message)
+
+
+class JudgementForm(_VoteForm):
     """What the compare page posts, in *displayed* terms (left/right), handed
     to the services as they are (`to_vote`): the services map them to
     canonical terms after locking the assignment."""
@@ -28,24 +59,17 @@ class JudgementForm(forms.Form):
     )
     grade_left = forms.ChoiceField(choices=_GRADES, required=False)
     grade_right = forms.ChoiceField(choices=_GRADES, required=False)
-    correct_left = forms.ChoiceField(
-        choices=[("", "—"), ("yes", "Correct"), ("no", "Incorrect"), ("unsure", "Unsure")],
-        required=False,
-    )
-    correct_right = forms.ChoiceField(
-        choices=[("", "—"), ("yes", "Correct"), ("no", "Incorrect"), ("unsure", "Unsure")],
-        required=False,
-    )
-    confidence = forms.TypedChoiceField(
-        choices=[(1, "Low"), (2, "Medium"), (3, "High")],
-        coerce=int,
-        required=False,
-        empty_value=None,
-    )
-    rationale = forms.CharField(required=False, max_length=5000, widget=forms.Textarea)
-    active_seconds = forms.FloatField(required=False, min_value=0, max_value=86400)
-    flagged_problem = forms.BooleanField(required=False)
-    problem_reason = forms.CharField(required=False, max_length=500)
+    correct_left = forms.ChoiceField(choices=_LABEL_CHOICES, required=False)
+    correct_right = forms.ChoiceField(choices=_LABEL_CHOICES, required=False)
+    # The answer's fields first, as before the extras moved to _VoteForm.
+    field_order = [
+        "choice",
+        "strength",
+        "grade_left",
+        "grade_right",
+        "correct_left",
+        "correct_right",
+    ]
 
     def clean(self):
         data = super().clean()
@@ -64,11 +88,7 @@ class JudgementForm(forms.Form):
             strength=data.get("strength"),
             grade_left=data.get("grade_left") or "",
             grade_right=data.get("grade_right") or "",
-            confidence=data.get("confidence"),
-            rationale=data.get("rationale") or "",
-            active_seconds=data.get("active_seconds") or 0.0,
-            flagged_problem=bool(data.get("flagged_problem")),
-            problem_reason=data.get("problem_reason") or "",
+            **self.extras(),
         )
 
     def other_problems(self, assignment) -> dict[str, str]:
@@ -90,37 +110,18 @@ class JudgementForm(forms.Form):
             return {k: v for k, v in errors.items() if k not in skip}
         return {}
 
-    def add_service_errors(self, errors: dict[str, str]) -> None:
-        """Show the service's refusals (by displayed field name) beside their field."""
-        for name, message in errors.items():
-            self.add_error(name if name in self.fields else None, message)
-
 
 class SkipForm(forms.Form):
     reason = forms.CharField(max_length=500, error_messages={"required": "Say why you skip."})
 
 
-_LABEL_CHOICES = [("", "—"), ("yes", "Correct"), ("no", "Incorrect"), ("unsure", "Unsure")]
-
-
-class SlotVoteForm(forms.Form):
+class SlotVoteForm(_VoteForm):
     """A best-of-N pick or a ranking as the compare page posts it, by
     displayed position 1..N (`n`): `pick` (a position or "none"), one
     `rank_<position>` per response (ties share a number; the page's keys
     and drag and drop write them, and they are plain selects without
     JavaScript), `correct_<position>` / `grade_<position>` where the domain
     asks; handed to the services as displayed (`to_vote`)."""
-
-    confidence = forms.TypedChoiceField(
-        choices=[(1, "Low"), (2, "Medium"), (3, "High")],
-        coerce=int,
-        required=False,
-        empty_value=None,
-    )
-    rationale = forms.CharField(required=False, max_length=5000, widget=forms.Textarea)
-    active_seconds = forms.FloatField(required=False, min_value=0, max_value=86400)
-    flagged_problem = forms.BooleanField(required=False)
-    problem_reason = forms.CharField(required=False, max_length=500)
 
     def __init__(self, *args, task: str, n: int, **kwargs):
         super().__init__(*args, **kwargs)
@@ -177,13 +178,5 @@ class SlotVoteForm(forms.Form):
             ranks=self.displayed_ranks() if self.task == rules.RANKING else (),
             slot_correct=correct if any(correct) else (),
             slot_grades=grades if any(grades) else (),
-            confidence=data.get("confidence"),
-            rationale=data.get("rationale") or "",
-            active_seconds=data.get("active_seconds") or 0.0,
-            flagged_problem=bool(data.get("flagged_problem")),
-            problem_reason=data.get("problem_reason") or "",
+            **self.extras(),
         )
-
-    def add_service_errors(self, errors: dict[str, str]) -> None:
-        for name, message in errors.items():
-            self.add_error(name if name in self.fields else None, message)

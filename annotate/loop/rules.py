@@ -278,17 +278,6 @@ def _check_slot_labels(vote: Vote, *, n_slots: int, domain, errors: dict[str, st
                 errors[f"{field}_{slot}"] = missing.format(slot)
 
 
-def canonical_pick(position: int | None, *, order: str) -> str:
-    """A best-of-N pick given as a displayed position (0 = shown first;
-    None = none of them) as the choice stored: the slot displayed there."""
-    return "none" if position is None else order[position]
-
-
-def canonical_ranks(displayed: tuple[int, ...], *, order: str) -> tuple[int, ...]:
-    """Ranks given per displayed position, as ranks per canonical slot 1..N."""
-    return canonical_per_slot(displayed, order=order)
-
-
 def canonical_per_slot(displayed: tuple, *, order: str) -> tuple:
     """Anything given per displayed position (a rank, a label), per canonical
     slot 1..N (ValueError unless one per position)."""
@@ -431,11 +420,6 @@ def is_swapped(order: str) -> bool:
     return order == PAIR_ORDERS[1]
 
 
-def pair_order(*, swapped: bool) -> str:
-    """The display order of a pair shown swapped (response 2 on the left) or not."""
-    return PAIR_ORDERS[1] if swapped else PAIR_ORDERS[0]
-
-
 def response_on(side: str, *, swapped: bool) -> str:
     """The canonical response ("1"/"2") displayed on `side` ("left"/"right")."""
     if side not in SIDES:
@@ -523,11 +507,6 @@ def canonical_vote(vote: DisplayedVote, *, order: str) -> Vote:
         flagged_problem=vote.flagged_problem,
         problem_reason=vote.problem_reason,
     )
-
-
-def vote_from_displayed(*, order: str, **displayed: Any) -> Vote:
-    """canonical_vote() of the DisplayedVote with these fields."""
-    return canonical_vote(DisplayedVote(**displayed), order=order)
 
 
 def displayed_answer(judgement: _Labelled, *, swapped: bool) -> dict[str, Any]:

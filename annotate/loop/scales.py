@@ -8,7 +8,7 @@ response 2. Its sign gives the vote's collapsed choice ("1", "2", "tie"),
 stored beside it in Judgement.choice so every tally, statistic, verdict and
 release reads graded votes exactly as A/B ones. On the page a point is
 shown in displayed terms (oriented to the left response); the swap is a
-change of sign (annotate.loop.rules.vote_from_displayed).
+change of sign (annotate.loop.rules.canonical_vote).
 
 `scale_value` writes a strength in a published scale's own numbers: for
 graded6 Multimodal RewardBench 2's human_annotations (6 = A much better

@@ -160,15 +160,24 @@ _LOCKED_PAUSES = (0.005, 0.01, 0.02, 0.04, 0.08)
 
 def _claim_past_locks(claim, *, project: Project, annotator) -> Assignment | None:
     """Claim again while an item this annotator may take exists but was
-    locked. Outside any transaction only: waiting while holding a vote's
-    locks would stall the claimers waiting for them."""
+    locked, or they hold an open lease the claim did not see: their other
+    request (the page's claim ahead) leased the locked item and committed
+    after the claim read (then the claim hands that lease back). Outside any
+    transaction only: waiting while holding a vote's locks would stall the
+    claimers waiting for them."""
     for pause in _LOCKED_PAUSES:
         takeable = (
             Item.objects.needing_votes()
             .filter(project=project)
             .exclude(assignments__annotator=annotator)
         )
-        if not takeable.exists():
+        held = Assignment.objects.filter(
+            annotator=annotator,
+            item__project=project,
+            status=AssignmentStatus.OPEN,
+            lease_expires_at__gt=timezone.now(),
+        )
+        if not (takeable.exists() or held.exists()):
             return None
         time.sleep(pause)
         assignment, _ = claim(check_stale=False)

@@ -34,6 +34,7 @@ from annotate.loop.service import (
     votes_may_come,
 )
 from annotate.models import Assignment, AssignmentStatus, Judgement, Project
+from annotate.models.parts import first_images
 from annotate.projects import member_of, project_for
 from common.body_guard import guard_body
 
@@ -331,7 +332,7 @@ def history(request, slug):
             item__project=project,
             status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED],
         )
-        .select_related("item__domain", "item__image")
+        .select_related("item__domain")
         .defer(
             "item__response_1",
             "item__response_2",
@@ -353,6 +354,7 @@ def history(request, slug):
         status = ""
     page = Paginator(assignments, HISTORY_PAGE_SIZE).get_page(request.GET.get("page"))
     here = request.get_full_path()
+    thumbnails = first_images(a.item_id for a in page.object_list)
     rows = []
     for a in page.object_list:
         revisions = [(j, _displayed_side(j, a)) for j in a.revisions]
@@ -369,6 +371,7 @@ def history(request, slug):
             {
                 "assignment": a,
                 "item": a.item,
+                "image": thumbnails.get(a.item_id),
                 # The prompt's text (its Markdown source).
                 "snippet": a.item.prompt,
                 "current": current,

@@ -12,7 +12,6 @@ from annotate.models.items import (
     GoldChoice,
     ImageAsset,
     Item,
-    ItemQuerySet,
     item_votes,
     shuffle_key,
 )
@@ -38,12 +37,10 @@ from annotate.models.projects import (
     Membership,
     PreferenceScale,
     Project,
-    ProjectQuerySet,
     Role,
     Task,
 )
 from annotate.models.votes import (
-    LIVE_ASSIGNMENT_STATUSES,
     Assignment,
     AssignmentStatus,
     Choice,
@@ -59,7 +56,6 @@ from annotate.setup.models import Invitation, SetupEvent
 
 __all__ = [
     "DOMAIN_WORDING",
-    "LIVE_ASSIGNMENT_STATUSES",
     "MULTIMODAL_REWARDBENCH_DOMAINS",
     "VOTE_TALLIES",
     "Assignment",
@@ -74,7 +70,6 @@ __all__ = [
     "Invitation",
     "Item",
     "ItemPart",
-    "ItemQuerySet",
     "Judgement",
     "JudgementSlot",
     "Membership",
@@ -82,7 +77,6 @@ __all__ = [
     "PreferenceScale",
     "ProgressCounter",
     "Project",
-    "ProjectQuerySet",
     "Role",
     "SetupEvent",
     "Slot",

@@ -339,6 +339,21 @@ def parts_by_item(
     return {pk: group_by_slot(item_parts) for pk, item_parts in by_item.items()}
 
 
+def first_images(item_ids: Iterable[int]) -> dict[int, ImageAsset]:
+    """Each item's first picture, the prompt's before the responses' (a list's
+    thumbnail: an item whose pictures are all answers has one too), by item
+    id; one query whatever their number. Items without a picture are left out."""
+    first: dict[int, ImageAsset] = {}
+    parts = (
+        ItemPart.objects.filter(item_id__in=list(item_ids), kind=PartKind.IMAGE)
+        .select_related("image")
+        .order_by("item_id", "slot", "position")  # "prompt" sorts before "response_…"
+    )
+    for part in parts:
+        first.setdefault(part.item_id, part.image)
+    return first
+
+
 def shown_parts(parts: list[ItemPart], label: str) -> list[dict]:
     """Parts as annotate/_parts.html shows them: text as its sanitised HTML
     (whitespace-only text left out), images with their alternative text

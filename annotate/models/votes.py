@@ -21,10 +21,6 @@ class AssignmentStatus(models.TextChoices):
     EXPIRED = "expired", "Expired"
 
 
-# Statuses that count towards an item's votes_needed.
-LIVE_ASSIGNMENT_STATUSES = (AssignmentStatus.OPEN, AssignmentStatus.SUBMITTED)
-
-
 def _permutation_of_its_length(field: str) -> Q:
     """`field` is a permutation of the digits 1..N, N its length (2 to
     MAX_SLOTS): each digit d is there whenever the length reaches d."""
@@ -106,10 +102,6 @@ class Assignment(models.Model):
         """A pair's display order in left/right terms: True when response 2
         was displayed on the left (derived from display_order, not stored)."""
         return rules.is_swapped(self.display_order)
-
-    def displayed_to_canonical(self, side: str) -> str:
-        """The canonical response ("1"/"2") displayed on `side` ("left"/"right")."""
-        return rules.response_on(side, swapped=self.shown_swapped)
 
 
 class Choice(models.TextChoices):

@@ -1,4 +1,4 @@
-"""``{% load rendering %}`` → ``{{ item.response_1|markdown }}``."""
+"""``{% load rendering %}`` → ``{{ project.guidelines|markdown }}``."""
 
 from django import template
 from django.utils.safestring import SafeString

@@ -515,11 +515,3 @@ def pick_alpha_interval(
 ) -> Interval | Undefined:
     """stats.bootstrap_alpha_ci of the pick count matrix (items resampled)."""
     return bootstrap_alpha_ci(picks.counts(), n_resamples=n_resamples, seed=seed, level=confidence)
-
-
-def pick_top_share(picks: PickTable) -> tuple[np.ndarray, np.ndarray]:
-    """Per item: the slot picked most (-1 when two lead, or "none" leads) and
-    the share of the item's picks naming it."""
-    category = np.where(picks.slot < 0, picks.width, picks.slot)
-    leader, share = _top_share(picks.item, category, len(picks.items), picks.width + 1)
-    return np.where(leader == picks.width, -1, leader), share

@@ -35,15 +35,12 @@ def preference_matrix(ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return better, tied
 
 
-def _competition_ranks(scores: np.ndarray) -> tuple[int, ...]:
-    return tuple(int(r) for r in scipy_stats.rankdata(-scores, method="min"))
-
-
 def borda(ranks: np.ndarray) -> Aggregate:
     """Borda count over an item's rankings (rows; NaN = not ranked)."""
     better, tied = preference_matrix(ranks)
     scores = better.sum(axis=1) + tied.sum(axis=1) / 2
-    return Aggregate(_competition_ranks(scores), tuple(float(s) for s in scores), 0.0, 0)
+    ranks = tuple(int(r) for r in scipy_stats.rankdata(-scores, method="min"))  # competition
+    return Aggregate(ranks, tuple(float(s) for s in scores), 0.0, 0)
 
 
 @lru_cache(maxsize=MAX_KEMENY_SLOTS)

@@ -190,11 +190,6 @@ def domain_count_matrices(project: Project) -> dict[int, tuple[np.ndarray, np.nd
     }
 
 
-def choice_count_matrices(project: Project) -> dict[int, np.ndarray]:
-    """Per domain: the item x [1, 2, tie] count matrix, from the items' tallies."""
-    return {domain_id: p.choice_matrix() for domain_id, p in tally_patterns(project).items()}
-
-
 def summary_from_counts(choice, labels, *, offers_tie: bool = True) -> agreement.Summary:
     producible = agreement.choice_categories(offers_tie=offers_tie)
     return agreement.Summary(

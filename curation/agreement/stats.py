@@ -154,12 +154,6 @@ def correctness_matrix(votes: Sequence[Vote]) -> tuple[list[Hashable], np.ndarra
     )
 
 
-def label_counts(votes: Sequence[Vote]) -> np.ndarray:
-    """The counts of ``correctness_matrix`` without the unit keys (the same rows,
-    possibly in another order), vectorised: a few times faster."""
-    return _Table.of(votes).label_counts()
-
-
 # --- project / domain statistics ---------------------------------------------
 
 

@@ -163,10 +163,6 @@ def among(rows: QuerySet[Verdict], items: QuerySet, *, any_array: bool) -> Query
     return rows.filter(_EqualsAny(F("item_id"), ArraySubquery(items)))
 
 
-def only_flagged(rows: QuerySet[Verdict], *, any_array: bool) -> QuerySet[Verdict]:
-    return among(rows, _flagged_items(), any_array=any_array)
-
-
 def searched_items(project: Project, q: str) -> QuerySet[Item]:
     """Items of the project whose ID or prompt contains `q` (any case):
     on PostgreSQL through the trigram indexes of annotate's migration 0016."""
@@ -255,7 +251,7 @@ def matching(project: Project, f: dict) -> QuerySet[Verdict]:
         if f.get("agreement_max") is not None:
             rows = rows.filter(winner_share__lte=f["agreement_max"])
     if f.get("flagged") == "yes":
-        rows = only_flagged(rows, any_array=any_array)
+        rows = among(rows, _flagged_items(), any_array=any_array)
     elif f.get("flagged") == "no":
         rows = rows.exclude(item_id__in=_flagged_items())
     if f.get("gold") == "yes":

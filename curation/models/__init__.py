@@ -7,20 +7,18 @@ importer, the admin and the migrations name them as curation.models.<Name>."""
 # order Django registers them in (as when they were one module).
 from curation.models.verdicts import (
     RELEASABLE,
-    RELEASABLE_STATUSES,
-    SIDES,
+    RELEASABLE_ANY_SLOT,
     AuditEvent,
     ContestKind,
     ExclusionCategory,
     FinalChoice,
     Provenance,
     Verdict,
-    VerdictQuerySet,
     VerdictRank,
     VerdictStatus,
 )
 from curation.models.agreement import AgreementCache
-from curation.models.releases import Release, ReleaseItem, ReleaseQuerySet, ReleaseStatus
+from curation.models.releases import Release, ReleaseItem, ReleaseStatus
 from curation.models.evaluation import (
     Evaluation,
     JudgeEndpoint,
@@ -42,8 +40,7 @@ from curation.models.quality import (
 
 __all__ = [
     "RELEASABLE",
-    "RELEASABLE_STATUSES",
-    "SIDES",
+    "RELEASABLE_ANY_SLOT",
     "AgreementCache",
     "AuditEvent",
     "ContestKind",
@@ -66,11 +63,9 @@ __all__ = [
     "Provenance",
     "Release",
     "ReleaseItem",
-    "ReleaseQuerySet",
     "ReleaseStatus",
     "Side",
     "Verdict",
-    "VerdictQuerySet",
     "VerdictRank",
     "VerdictStatus",
 ]

@@ -10,6 +10,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotate.models import Item, Project
+from curation.models.verdicts import MAX_VERDICT_SLOTS
 
 
 class ReleaseStatus(models.TextChoices):
@@ -139,6 +140,9 @@ class ReleaseItemQuerySet(models.QuerySet["ReleaseItem"]):
 
 
 MRB_SLOTS = ("Output1", "Output2")
+# ReleaseItem.better of a member only in a ranked file (its rankings are the label).
+RANKED = "ranked"
+RELEASE_SLOTS = [str(n) for n in range(1, MAX_VERDICT_SLOTS + 1)]
 
 
 class ReleaseItem(models.Model):
@@ -147,7 +151,10 @@ class ReleaseItem(models.Model):
     `better` is the label as the release writes it: the MRB record's slot
     (Output1/Output2), or for a pair only in another benchmark's files (a
     Multimodal RewardBench 2 task file: image or interleaved responses) that
-    file's `chosen` (A/B)."""
+    file's `chosen` (A/B); "A" for a RewardBench 2 record (its chosen
+    completion first), "ranked" for a record of a ranked file (its rankings).
+    `chosen` is the canonical slot chosen: "1"/"2" for a pair, up to "8" for
+    the best of N responses."""
 
     release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="release_items")
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="+")
@@ -165,12 +172,19 @@ class ReleaseItem(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["release", "item"], name="curation_releaseitem_once"),
+            # A slot: a pair's side, or the best of N (RewardBench 2's chosen, the
+            # first slot a ranked file ranks first).
             models.CheckConstraint(
-                condition=Q(chosen__in=["1", "2"]), name="curation_releaseitem_chosen_valid"
+                condition=Q(chosen__in=RELEASE_SLOTS), name="curation_releaseitem_chosen_valid"
             ),
             models.CheckConstraint(
-                condition=Q(better__in=["Output1", "Output2", "A", "B"]),
+                condition=Q(better__in=[*MRB_SLOTS, "A", "B", RANKED]),
                 name="curation_releaseitem_better_valid",
+            ),
+            # A record of the pair layout chose one of its two responses.
+            models.CheckConstraint(
+                condition=~Q(better__in=MRB_SLOTS) | Q(chosen__in=["1", "2"]),
+                name="curation_releaseitem_pair_chosen",
             ),
         ]
         indexes = [

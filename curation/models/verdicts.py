@@ -72,6 +72,10 @@ SLOT_CHOICES = [str(slot) for slot in range(1, MAX_VERDICT_SLOTS + 1)]
 # What a release holds: agreed or resolved with a better response (a tie a
 # curator resolved has none to write as `Better`).
 RELEASABLE = Q(status__in=RELEASABLE_STATUSES, final_choice__in=SIDES)
+# What a release's members are: agreed or resolved with a best response, a
+# pair's side or the best of N (slots "3".."8" only ever name a best-of-N or
+# ranked item's; each benchmark's files take the members of their shape).
+RELEASABLE_ANY_SLOT = Q(status__in=RELEASABLE_STATUSES, final_choice__in=SLOT_CHOICES)
 
 
 class VerdictQuerySet(models.QuerySet["Verdict"]):
@@ -79,7 +83,7 @@ class VerdictQuerySet(models.QuerySet["Verdict"]):
         return self.filter(status=VerdictStatus.CONTESTED)
 
     def releasable(self) -> VerdictQuerySet:
-        return self.filter(RELEASABLE)
+        return self.filter(RELEASABLE_ANY_SLOT)
 
     def stuck(self, project: Project) -> VerdictQuerySet:
         """Verdicts of items waiting for votes no eligible annotator can give

@@ -230,7 +230,3 @@ class ParquetWriter:
             self.current = None
             with contextlib.suppress(Exception):  # the folder is discarded anyway
                 f.writer.close()
-
-    def row_counts(self) -> dict[str, int]:
-        """Rows written per domain (complete after close)."""
-        return dict(self.rows)

@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 
 from annotate.models import Project
 from curation.models import (
-    RELEASABLE,
+    RELEASABLE_ANY_SLOT,
     Release,
     ReleaseItem,
     Verdict,
@@ -39,7 +39,9 @@ class NothingToRelease(ReleaseError):
 def included_verdicts(project, domains, min_label_quality: float | None = None):
     """The verdicts a release of these domains holds (agreed or resolved, and
     above the consensus-quality threshold when one is given)."""
-    verdicts = Verdict.objects.filter(RELEASABLE, project=project, item__domain__slug__in=domains)
+    verdicts = Verdict.objects.filter(
+        RELEASABLE_ANY_SLOT, project=project, item__domain__slug__in=domains
+    )
     if min_label_quality is not None:
         from curation.quality.release_filter import below_threshold
 

@@ -202,9 +202,17 @@ def test_release_item_is_listed_once_with_a_valid_side():
     other = make_item(release.project)
     fields.update(item=other, external_id=other.external_id)
     with rejected_by("curation_releaseitem_chosen_valid"):
-        ReleaseItem.objects.create(chosen="3", better="Output1", **fields)
+        ReleaseItem.objects.create(chosen="9", better="ranked", **fields)
     with rejected_by("curation_releaseitem_better_valid"):
         ReleaseItem.objects.create(chosen="1", better="Output3", **fields)
+    # A record of the pair layout chose one of two; a ranked or best-of-N member
+    # names the best of up to eight slots.
+    with rejected_by("curation_releaseitem_pair_chosen"):
+        ReleaseItem.objects.create(chosen="3", better="Output1", **fields)
+    ReleaseItem.objects.create(chosen="8", better="ranked", **fields)
+    third = make_item(release.project)
+    fields.update(item=third, external_id=third.external_id)
+    ReleaseItem.objects.create(chosen="3", better="A", **fields)  # RewardBench 2's best of 4
 
 
 def test_evaluation_name_is_unique_per_release_and_accuracy_is_a_share():

@@ -38,6 +38,8 @@ PURE_MODULES = [
     "curation.benchmarks.rewardbench2.scoring",
     "curation.benchmarks.rewardbench2.judge",
     "curation.benchmarks.rewardbench2.card",
+    "curation.benchmarks.ranked.scoring",
+    "curation.benchmarks.ranked.card",
     "curation.evaluation.judge_client",
     "curation.evaluation.key_encryption",
     "curation.quality.label_quality",

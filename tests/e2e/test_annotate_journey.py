@@ -5,6 +5,7 @@ import json
 import pytest
 
 from annotate.importing.service import import_items_from_paths
+from annotate.loop import rules
 from annotate.models import Assignment, AssignmentStatus, Judgement, Membership
 from tests.factories import make_project, make_user, png_bytes
 
@@ -85,11 +86,12 @@ def test_annotator_judges_five_items_with_the_keyboard(live_server, browser, art
     # taken by the page ahead can be older than the one a submit took.
     for a, side in zip(submitted.order_by("submitted_at", "pk"), planned, strict=True):
         j = Judgement.objects.with_pair_answers().get(assignment=a)
-        assert j.choice == a.displayed_to_canonical(side)
+        assert j.choice == rules.response_on(side, swapped=a.shown_swapped)
         swapped_seen += a.shown_swapped
         if a.item.domain.is_correctness:
-            assert getattr(j, "correct_" + a.displayed_to_canonical("left")) == "yes"
-            assert getattr(j, "correct_" + a.displayed_to_canonical("right")) == "no"
+            left, right = (rules.response_on(s, swapped=a.shown_swapped) for s in rules.SIDES)
+            assert getattr(j, "correct_" + left) == "yes"
+            assert getattr(j, "correct_" + right) == "no"
     # Back button returns to the previous (judged) item.
     page.go_back()
     page.wait_for_selector("#work[data-submitted='1']")

@@ -45,7 +45,14 @@ from annotate.importing.formats import (
     ParsedPart,
     ReadContext,
 )
-from annotate.importing.jsonscan import DatasetFile, check_utf8, open_dataset_file
+from annotate.importing.jsonscan import (
+    STYLES,
+    DatasetFile,
+    check_utf8,
+    iter_jsonl_lines,
+    line_style,
+    open_dataset_file,
+)
 from annotate.importing.options import RecordRules
 from annotate.importing.records import (
     MAX_ID_LENGTH,
@@ -76,13 +83,6 @@ REQUIRED = ("id", "prompt", "chosen", "rejected", "num_correct", "num_incorrect"
 # What a file must hold to be recognised (its first record's keys).
 SIGNATURE = ("id", "chosen", "rejected", "total_completions", "subset")
 TIES_ID = re.compile(r"(ref|tied):-?\d+")
-# How json.dumps may have written a line: (item separator, key separator, ensure_ascii).
-STYLES = {
-    "spaced": (", ", ": ", False),
-    "spaced-ascii": (", ", ": ", True),
-    "compact": (",", ":", False),
-    "compact-ascii": (",", ":", True),
-}
 LABELS = {
     "prompt": "prompt",
     "responses": "chosen/rejected",
@@ -241,14 +241,6 @@ def parse_record(value: Any) -> tuple[Rb2Record | None, list[tuple[str | None, s
     return Rb2Record(prompt_id, prompt, chosen, rejected, canonical, models, value), []
 
 
-def line_style(value: dict, raw: str) -> str:
-    """The json.dumps style that writes `value` as `raw`, or "" if none does."""
-    for name, (item_sep, key_sep, ascii_only) in STYLES.items():
-        if json.dumps(value, separators=(item_sep, key_sep), ensure_ascii=ascii_only) == raw:
-            return name
-    return ""
-
-
 def record_meta(record: Rb2Record, raw: str | None) -> dict:
     """Item.meta["rewardbench2"] (see the module)."""
     rest = {k: (None if k in TEXT_KEYS else v) for k, v in record.value.items()}
@@ -317,50 +309,6 @@ def detect(source: DatasetSource) -> bool:
 
 
 # --- reading -----------------------------------------------------------------------------
-
-
-def _lines(
-    data: bytes | DatasetFile, log: ProblemLog, *, max_record_bytes: int
-) -> Iterator[tuple[int, int, str, Any]]:
-    """(line, index, raw line, decoded value) of each non-blank line, one
-    line decoded at a time (as jsonscan.iter_jsonl, with the raw line)."""
-    bom = b"\xef\xbb\xbf"
-    pos = len(bom) if data.startswith(bom) else 0
-    n, line_no, index = len(data), 0, 0
-    while pos < n:
-        line_no += 1
-        end = data.find(b"\n", pos)
-        end = n if end == -1 else end
-        start, pos = pos, end + 1
-        if isinstance(data, DatasetFile):
-            data.release(start)
-        if end - start > max_record_bytes:
-            log.add(
-                f"record is larger than the limit of {max_record_bytes} bytes",
-                line=line_no,
-                index=index,
-            )
-            index += 1
-            if log.full:
-                return
-            continue
-        raw = data[start:end].decode("utf-8")
-        if not raw.strip():
-            continue
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            log.add(f"invalid JSON: {exc.msg} (column {exc.colno})", line=line_no, index=index)
-            value = None
-        except (ValueError, RecursionError):
-            log.add("invalid JSON: values nested too deeply or too long a number",
-                    line=line_no, index=index)  # fmt: skip
-            value = None
-        if value is not None:
-            yield line_no, index, raw, value
-        elif log.full:
-            return
-        index += 1
 
 
 def domain_fields(subset: str) -> dict[str, Any]:
@@ -440,7 +388,9 @@ def read_data(data: bytes | DatasetFile, *, filename: str, context: ReadContext)
 
     def records(log: ProblemLog) -> Iterator[tuple[int, int, str, Any, ParsedItem | None]]:
         count = RecordCount(bounds, log)
-        for line, index, raw, value in _lines(data, log, max_record_bytes=bounds.max_record_bytes):
+        for line, index, raw, value in iter_jsonl_lines(
+            data, log, max_record_bytes=bounds.max_record_bytes
+        ):
             count.add(line=line, index=index)
             if isinstance(value, dict) and not check_storable(value, log, line, index):
                 yield line, index, raw, value, None

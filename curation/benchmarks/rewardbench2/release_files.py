@@ -38,8 +38,6 @@ from curation.releases.rekey import in_new_id_order, rekeyed_id
 
 FILE = "rewardbench2/test.jsonl"
 REKEY_PREFIX = "rb2"
-PUBLISHED_KEYS = ("id", "prompt", "chosen", "rejected", "num_correct", "num_incorrect",
-                  "total_completions", "models", "subset", "additional_metadata")  # fmt: skip
 _BATCH = 500
 
 

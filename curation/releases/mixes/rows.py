@@ -39,7 +39,6 @@ from curation.releases.trl import conversational_row
 
 # Reasons a row is left out, in the report and dropped.jsonl.
 FILTER_REASONS = ("status", "provenance", "min_share", "domain")
-DEDUP_REASONS = ("duplicate", "over_limit")
 
 
 def normalise_prompt(text: str) -> str:

@@ -6,7 +6,7 @@ from datetime import timedelta
 from functools import partial
 
 import pytest
-from django.db import close_old_connections
+from django.db import close_old_connections, connection, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -147,3 +147,57 @@ def test_one_annotators_claims_ahead_racing_never_fail():
         assert not errors, errors
         for a in Assignment.objects.filter(annotator=user, status=AssignmentStatus.OPEN):
             submit_judgement(assignment_id=a.pk, annotator=user, vote=vote)
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_submit_racing_the_claim_ahead_gets_the_item_kept_ready_not_the_done_page(
+    monkeypatch,
+):
+    """The annotator votes right after the page painted, while the page's
+    claim ahead leases the last item: the submit's claims skip that item
+    (locked), and the claim ahead commits before the patient claim checks
+    whether an item is left for them. The item is theirs now, so it comes
+    back; it answered None (the done page) with it held (CI, session 15:
+    "done" after 3 of 4 items)."""
+    from annotate.loop import postgres
+
+    project, _, user = setup(n_items=2)
+    holding = claim_next_item(project=project, annotator=user)
+    locked, commit, kept = threading.Event(), threading.Event(), []
+
+    def page_claims_ahead():
+        try:
+            with transaction.atomic():  # holds the item's row lock until `commit`
+                kept.append(claim_ahead(project=project, annotator=user, holding=holding.pk))
+                locked.set()
+                commit.wait(timeout=30)
+        finally:
+            connection.close()
+
+    real_claim, claims = postgres.claim, []
+
+    def claim(**kwargs):
+        found = real_claim(**kwargs)
+        claims.append(found[0])
+        if len(claims) == 2:  # the patient claim, after the vote committed
+            commit.set()
+            ahead.join(timeout=30)
+        return found
+
+    monkeypatch.setattr(postgres, "claim", claim)
+    ahead = threading.Thread(target=page_claims_ahead)
+    ahead.start()
+    assert locked.wait(timeout=30)
+    try:
+        _, following = submit_and_claim_next(
+            assignment_id=holding.pk,
+            annotator=user,
+            vote=Vote(choice="1", correct_1="yes", correct_2="no"),
+        )
+    finally:
+        commit.set()
+        ahead.join(timeout=30)
+    assert claims[:2] == [None, None]  # the race happened as described
+    assert kept[0] is not None and following is not None
+    assert following.pk == kept[0].pk and following.item_id != holding.item_id

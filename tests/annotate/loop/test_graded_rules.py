@@ -53,12 +53,14 @@ def test_graded6_is_mmrb2s_scale_and_graded7_has_a_tie_in_the_middle():
     grades=st.tuples(st.sampled_from(rules.GRADES), st.sampled_from(rules.GRADES)),
 )
 def test_a_displayed_graded_answer_is_stored_oriented_to_response_1(swapped, strength, grades):
-    vote = rules.vote_from_displayed(
-        order=rules.pair_order(swapped=swapped),
-        choice="left",  # (the form and the API refuse one that contradicts the strength)
-        strength=strength,
-        grade_left=grades[0],
-        grade_right=grades[1],
+    vote = rules.canonical_vote(
+        rules.DisplayedVote(
+            choice="left",  # (the form and the API refuse one that contradicts the strength)
+            strength=strength,
+            grade_left=grades[0],
+            grade_right=grades[1],
+        ),
+        order=rules.PAIR_ORDERS[swapped],
     )
     # Positive displayed strength favours the left response: response 2 when swapped.
     assert vote.strength == (-strength if swapped else strength)

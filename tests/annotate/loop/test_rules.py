@@ -65,7 +65,7 @@ ANSWERS = st.fixed_dictionaries(
 
 @given(swapped=st.booleans(), answer=ANSWERS)
 def test_a_displayed_answer_is_stored_canonically_and_shown_back_as_given(swapped, answer):
-    vote = rules.vote_from_displayed(order=rules.pair_order(swapped=swapped), **answer)
+    vote = rules.canonical_vote(rules.DisplayedVote(**answer), order=rules.PAIR_ORDERS[swapped])
     if answer["choice"] == "tie":
         assert vote.choice == "tie"
     else:

@@ -60,11 +60,16 @@ def test_a_strength_or_pair_labels_are_a_pairs_only():
     position=st.sampled_from([None, 0, 1, 2, 3]),
 )
 def test_displayed_ranks_and_picks_map_to_the_slots_shown_there(order, displayed, position):
-    ranks = rules.canonical_ranks(displayed, order=order)
+    ranked = rules.canonical_slot_vote(
+        rules.DisplayedVote(task="ranking", ranks=displayed), order=order
+    )
     for shown_at, slot in enumerate(order):
-        assert ranks[int(slot) - 1] == displayed[shown_at]
-    pick = rules.canonical_pick(position, order=order)
-    assert pick == ("none" if position is None else order[position])
+        assert ranked.ranks[int(slot) - 1] == displayed[shown_at]
+    pick = "none" if position is None else str(position + 1)
+    picked = rules.canonical_slot_vote(
+        rules.DisplayedVote(task="best_of_n", pick=pick), order=order
+    )
+    assert picked.choice == ("none" if position is None else order[position])
 
 
 @pytest.mark.django_db

@@ -440,11 +440,13 @@ def test_history_shows_every_status_filters_and_keeps_its_query_count(
     submit_judgement(assignment_id=a.pk, annotator=other, vote=Vote(choice="1"))
 
     url = reverse("history", args=[project.slug])
-    with django_assert_max_num_queries(6):
+    # The session, its user, the membership, the count, the page, its
+    # judgements, its thumbnails (each item's first picture, in one query).
+    with django_assert_max_num_queries(7):
         page = client.get(url)
     assert page.context["page"].paginator.count == 40
     for status, n in done.items():
-        with django_assert_max_num_queries(6):
+        with django_assert_max_num_queries(7):
             page = client.get(url, {"status": status})
         assert page.context["page"].paginator.count == n, status
         badges = [r["badges"] for r in page.context["rows"]]
@@ -484,3 +486,31 @@ def test_the_progress_line_is_right_after_every_vote(client):
             assert f"<strong>{3 - n}</strong> left for you" in html
             assert f"Project: <strong>{2 + n}</strong>/8 votes" in html
     assert held.item_id in [i.pk for i in items]
+
+
+def test_history_shows_each_items_first_picture_wherever_it_is(client):
+    # An MRB item's picture is its prompt's; a text-to-image item's are its
+    # answers' (nothing in the Item's image column): both get a thumbnail.
+    from annotate.models.parts import image_part, text_part, write_item_content
+    from tests.factories import make_image
+
+    project, (mrb_item, answers_item, text_item) = setup_project(n_items=3, votes_per_item=1)
+    first, second = make_image(), make_image()
+    write_item_content(
+        answers_item,
+        [text_part("Draw two red squares.")],
+        [[image_part(first.pk)], [image_part(second.pk)]],
+    )
+    write_item_content(text_item, [text_part("Say hello.")], [[text_part("Hi")], [text_part("Yo")]])
+    user = login(client, project)
+    for _ in range(3):
+        a = claim_next_item(project=project, annotator=user)
+        submit_judgement(assignment_id=a.pk, annotator=user, vote=Vote(choice="1"))
+    rows = {
+        r["item"].pk: r for r in client.get(reverse("history", args=[project.slug])).context["rows"]
+    }
+    assert rows[mrb_item.pk]["image"] == mrb_item.image
+    assert rows[answers_item.pk]["image"] == first
+    assert rows[text_item.pk]["image"] is None
+    html = client.get(reverse("history", args=[project.slug])).content.decode()
+    assert first.thumbnail_url in html and mrb_item.image.thumbnail_url in html

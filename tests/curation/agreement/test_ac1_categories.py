@@ -154,7 +154,7 @@ def graded6_project(seed=11):
             strength = lean if rng.random() < 0.7 else rng.choice(scales.POINTS["graded6"])
             # Given as the annotator would, oriented to the left response.
             shown = rules.canonical_strength(strength, swapped=a.shown_swapped)
-            vote = rules.vote_from_displayed(order=a.display_order, strength=shown)
+            vote = rules.canonical_vote(rules.DisplayedVote(strength=shown), order=a.display_order)
             submit_judgement(assignment_id=a.pk, annotator=user, vote=vote)
     return project
 

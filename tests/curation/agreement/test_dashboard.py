@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from annotate.loop import rules
 from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Judgement
 from curation.agreement import reports
@@ -161,7 +162,7 @@ def test_left_biased_annotator_is_flagged_on_the_dashboard(client):
         submit_judgement(
             assignment_id=a.pk,
             annotator=biased,
-            vote=Vote(choice=a.displayed_to_canonical("left")),
+            vote=Vote(choice=rules.response_on("left", swapped=a.shown_swapped)),
         )
     client.force_login(make_member(project, role="curator"))
     page = client.get(reverse("agreement", args=[project.slug])).content.decode()

@@ -194,8 +194,9 @@ def test_what_the_annotator_pressed_comes_back_as_displayed():
     for shown in (3, -1, 1, -3, 2, -2):
         user = make_member(project)
         assignment = claim_next_item(project=project, annotator=user)
-        vote = rules.vote_from_displayed(
-            order=assignment.display_order, strength=shown, grade_left="", rationale="r"
+        vote = rules.canonical_vote(
+            rules.DisplayedVote(strength=shown, grade_left="", rationale="r"),
+            order=assignment.display_order,
         )
         submit_judgement(assignment_id=assignment.pk, annotator=user, vote=vote)
         given[assignment.pk] = (shown, assignment.shown_swapped)

@@ -191,7 +191,7 @@ def test_records_must_arrive_grouped_by_domain(tmp_path):
     with pytest.raises(ValueError, match="grouped by domain"):
         writer.write(SimpleNamespace(domain="a"), record, image)
     writer.close()
-    assert writer.row_counts() == {"a": 1, "b": 1}
+    assert writer.rows == {"a": 1, "b": 1}
 
 
 def test_abort_releases_the_open_file_quietly(tmp_path):

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -38,12 +37,11 @@ from annotate.importing.formats import (
     ReadContext,
 )
 from annotate.importing.formats.mmrb2 import taskfile
-from annotate.importing.images import check_image, pillow_limits
+from annotate.importing.images import check_images_once
 from annotate.importing.imported_votes import PublishedVote
 from annotate.importing.jsonscan import iter_json_array, open_dataset_file
 from annotate.importing.options import RecordRules
 from annotate.importing.records import (
-    IMAGE_THREADS,
     MAX_IMAGE_PATH_LENGTH,
     ImageInfo,
     ImportFailed,
@@ -190,7 +188,7 @@ def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
     if not log.truncated:
         first.finish(log)
     log.raise_if_any()
-    infos = _check_images(images, context.limits, refs, log)
+    infos = check_images_once(images, context.limits, refs, log)
     log.raise_if_any()
     renames = first.renames
 
@@ -270,26 +268,6 @@ def _content_hash(item: ParsedItem, *, infos: dict[str, ImageInfo]) -> str:
     fields = json.loads(item.meta["mmrb2"]["fields"])
     payload = [FORMAT, item.external_id, item.model(0), item.model(1), parts, fields, shas]
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
-
-
-def _check_images(
-    source: ImageSource, limits, refs: dict[str, tuple[int, int]], log: ProblemLog
-) -> dict[str, ImageInfo]:
-    """Each distinct image read and checked once, in threads."""
-
-    check = partial(check_image, source, limits)
-    infos: dict[str, ImageInfo] = {}
-    with (
-        pillow_limits(limits),
-        ThreadPoolExecutor(IMAGE_THREADS, thread_name_prefix="import-image") as pool,
-    ):
-        for ref, outcome in zip(refs, pool.map(check, refs), strict=True):
-            if isinstance(outcome, ImageInfo):
-                infos[ref] = outcome
-            else:
-                line, index = refs[ref]
-                log.add(f"image {ref!r}: {outcome}", line=line, index=index)
-    return infos
 
 
 def mmrb2_meta(task: str, pair: taskfile.Pair) -> dict:

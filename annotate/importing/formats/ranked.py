@@ -1,0 +1,479 @@
+"""Ranked responses, the generic shape of MR²Bench's training data (arXiv
+2604.10966; issue 33) as an input format: JSONL, or a parquet of the same
+columns.
+
+A record is ``id`` (str), ``prompt`` (str), ``responses`` (a list of N = 2..8
+strings), ``rankings`` (N ints, 1 = best, ties share a place: the
+competition form 1, 2, 2, 4 or the dense form 1, 2, 2, 3), optionally the
+prompt's images as the other formats give them (``image``: one path, or
+``images``: a list of paths, relative to the images given with the file or
+to its folder; a parquet's image columns become such paths) and ``category``
+(a string: the item's domain). Any other key is kept.
+
+It becomes one item with N response slots in the file's order (one text
+part each) and a prompt of its images then its text. Its domain is the
+project's domain whose export Category is ``ranked/<category>`` (else
+``ranked-<category>``, created with the items; ``default`` without a
+category) unless the import's domain options say otherwise.
+
+Everything but the texts is kept in ``Item.meta["ranked"]``: the category,
+the file's ``rankings`` and the record as JSON text with the texts left out
+(``fields``: key order kept) and how the line was written (``style``; the
+line itself in ``raw`` when no json.dumps style writes it back), so
+:func:`record_line` gives the line back byte for byte (curation.benchmarks.
+ranked writes it into a release when nothing of it changed).
+
+Every line is checked before anything is written; problems name the file,
+the line (the row and column for parquet) and the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from annotate.importing.bounds import RecordCount
+from annotate.importing.formats import (
+    IMAGE,
+    TEXT,
+    DatasetSource,
+    ParsedFile,
+    ParsedItem,
+    ParsedPart,
+    ReadContext,
+)
+from annotate.importing.images import check_images_once
+from annotate.importing.jsonscan import (
+    STYLES,
+    DatasetFile,
+    check_utf8,
+    iter_jsonl_lines,
+    line_style,
+    open_dataset_file,
+)
+from annotate.importing.options import RecordRules
+from annotate.importing.records import (
+    MAX_ID_LENGTH,
+    MAX_IMAGE_PATH_LENGTH,
+    ImageInfo,
+    ImportFailed,
+    ImportProblem,
+    ProblemLog,
+    brief,
+    check_storable,
+)
+from annotate.importing.sources import DirectoryImageSource, ImageSource, safe_relative_path
+
+FORMAT = "ranked"
+NAMES = (FORMAT, "mr2bench")
+SUFFIXES = (".jsonl", ".parquet")
+PARQUET_LAYOUT = True  # its parquet is read here, not by the generic parquet format
+# Its records are no other format's (responses and rankings are lists).
+DEFINITIVE = True
+MIN_RESPONSES, MAX_RESPONSES = 2, 8
+EXPORT_PREFIX = "ranked/"
+DEFAULT_CATEGORY = "default"
+TEXT_KEYS = ("prompt", "responses")
+REQUIRED = ("id", "prompt", "responses", "rankings")
+SIGNATURE = ("responses", "rankings")
+LABELS = {
+    "prompt": "prompt",
+    "image": "image",
+    "image path": "image",
+    "responses": "responses",
+    "response_1": "responses",
+    "domain": "category",
+    "meta:ranked": "the record's other fields",
+}
+
+
+# --- rankings (pure) ----------------------------------------------------------------------
+
+
+def competition(ranks: Sequence[int]) -> list[int]:
+    """The competition form of a ranking (1 = best; a tie shares the best
+    place it spans, the next place skips: 1, 2, 2, 4), from any ranks where
+    lower is better."""
+    return [1 + sum(other < r for other in ranks) for r in ranks]
+
+
+def dense(ranks: Sequence[int]) -> list[int]:
+    """The dense form (1, 2, 2, 3) of a ranking, lower is better."""
+    order = sorted(set(ranks))
+    return [order.index(r) + 1 for r in ranks]
+
+
+def ranking_problem(ranks: Sequence[int]) -> str | None:
+    """Why `ranks` (N ints) is not a ranking with ties, or None. A ranking
+    is its own competition form or its own dense form."""
+    n = len(ranks)
+    if any(r < 1 or r > n for r in ranks):
+        return f"{list(ranks)} is not a ranking: every place lies in 1..{n} (1 = best)"
+    if list(ranks) != competition(ranks) and list(ranks) != dense(ranks):
+        return (
+            f"{list(ranks)} is not a ranking: places run 1, 2, 3, … with tied responses "
+            "sharing one (1, 2, 2, 4 or 1, 2, 2, 3)"
+        )
+    return None
+
+
+def in_style_of(ranks: Sequence[int], imported: Sequence[int] | None) -> list[int]:
+    """`ranks` written as the file wrote its rankings: the imported list
+    itself when it orders the responses alike, else the dense form if the
+    file used it, else the competition form."""
+    if imported is not None and competition(imported) == competition(ranks):
+        return list(imported)
+    if imported is not None and list(imported) != competition(imported):
+        return dense(ranks)
+    return competition(ranks)
+
+
+# --- records (pure) -----------------------------------------------------------------------
+
+
+@dataclass
+class RankedRecord:
+    id: str
+    prompt: str
+    images: list[str]  # the prompt's image paths as the file writes them
+    responses: list[str]
+    rankings: list[int]
+    category: str
+    value: dict[str, Any]  # the record as decoded
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def parse_record(value: Any) -> tuple[RankedRecord | None, list[tuple[str | None, str]]]:
+    """A record, or None and its problems as (field, message)."""
+    if not isinstance(value, dict):
+        return None, [(None, f"expected a JSON object, not {type(value).__name__}")]
+    problems: list[tuple[str | None, str]] = [(k, "is missing") for k in REQUIRED if k not in value]
+    if problems:
+        return None, problems
+    record_id, prompt = value["id"], value["prompt"]
+    responses, rankings = value["responses"], value["rankings"]
+    if not isinstance(record_id, str) or not record_id:
+        problems.append(("id", "must be a non-empty string"))
+    elif len(record_id) > MAX_ID_LENGTH:
+        problems.append(("id", f"is longer than {MAX_ID_LENGTH} characters"))
+    if not isinstance(prompt, str):
+        problems.append(("prompt", f"must be a string, not {type(prompt).__name__}"))
+    if not isinstance(responses, list) or not all(isinstance(t, str) for t in responses):
+        problems.append(("responses", "must be a list of strings"))
+    elif not MIN_RESPONSES <= len(responses) <= MAX_RESPONSES:
+        problems.append(
+            ("responses", f"holds {len(responses)}; N must lie in {MIN_RESPONSES}..{MAX_RESPONSES}")
+        )
+    if not isinstance(rankings, list) or not all(_is_int(r) for r in rankings):
+        problems.append(
+            ("rankings", f"must be a list of integers, not {brief(repr(rankings), quote=False)}")
+        )
+    elif isinstance(responses, list) and len(rankings) != len(responses):
+        problems.append(
+            ("rankings", f"holds {len(rankings)} places, but responses holds {len(responses)}")
+        )
+    elif (why := ranking_problem(rankings)) is not None:
+        problems.append(("rankings", why))
+    images = _image_paths(value, problems)
+    category = value.get("category", DEFAULT_CATEGORY)
+    if category is None:
+        category = DEFAULT_CATEGORY
+    if not isinstance(category, str) or not category.strip():
+        problems.append(("category", "must be a non-empty string"))
+    if problems:
+        return None, problems
+    record = RankedRecord(record_id, prompt, images, responses, rankings, category.strip(), value)
+    return record, []
+
+
+def _image_paths(value: dict, problems: list) -> list[str]:
+    if "image" in value and "images" in value:
+        problems.append(("images", "give either image or images, not both"))
+        return []
+    key = "images" if "images" in value else "image"
+    given = value.get(key)
+    paths = [] if given in (None, "") else given if key == "images" else [given]
+    if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
+        problems.append((key, "must be an image path or a list of image paths"))
+        return []
+    for path in paths:
+        if len(path) > MAX_IMAGE_PATH_LENGTH:
+            problems.append((key, f"image path is longer than {MAX_IMAGE_PATH_LENGTH}"))
+        elif safe_relative_path(path) is None:
+            problems.append((key, f"image path {path!r} is absolute or contains '..'"))
+    return paths
+
+
+def record_meta(record: RankedRecord, raw: str | None) -> dict:
+    """Item.meta["ranked"] (see the module)."""
+    rest = {k: (None if k in TEXT_KEYS else v) for k, v in record.value.items()}
+    style = line_style(record.value, raw) if raw is not None else "spaced"
+    meta = {
+        "category": record.category,
+        "rankings": record.rankings,
+        "fields": json.dumps(rest, ensure_ascii=False),
+        "style": style or "raw",
+    }
+    if not style:
+        meta["raw"] = raw
+    return meta
+
+
+def record_line(meta: dict, *, prompt: str, responses: list[str], rankings: list[int],
+                record_id: str | None = None) -> str:  # fmt: skip
+    """The record's JSONL line (no newline) with these texts and rankings
+    (and ID, if given): the imported line itself when nothing changed,
+    written as the file wrote it otherwise."""
+    value = json.loads(meta["fields"])
+    texts: dict[str, Any] = {"prompt": prompt, "responses": responses}
+    value = {k: texts.get(k, v) if k in TEXT_KEYS else v for k, v in value.items()}
+    value["rankings"] = in_style_of(rankings, meta.get("rankings"))
+    if record_id is not None:
+        value["id"] = record_id
+    style = meta.get("style", "spaced")
+    if style == "raw":
+        if json.loads(meta["raw"]) == value:
+            return meta["raw"]
+        style = "spaced"
+    item_sep, key_sep, ascii_only = STYLES[style]
+    return json.dumps(value, separators=(item_sep, key_sep), ensure_ascii=ascii_only)
+
+
+def item_line(item: ParsedItem) -> str:
+    """An item of this format as its JSONL line (see record_line)."""
+    meta = item.meta["ranked"]
+    return record_line(
+        meta,
+        prompt=item.prompt[-1].text,
+        responses=[slot[0].text for slot in item.responses],
+        rankings=meta["rankings"],
+    )
+
+
+def category_slug(category: str) -> str:
+    return "ranked-" + (re.sub(r"[^a-z0-9]+", "-", category.lower()).strip("-") or "x")[:60]
+
+
+# --- detection ----------------------------------------------------------------------------
+
+
+def _parquet_names(source: DatasetSource) -> list[str]:
+    try:
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(source.path).names)
+    except Exception:  # not readable here: the parquet format says why
+        return []
+
+
+def detect(source: DatasetSource) -> bool:
+    name = source.name.lower()
+    if name.endswith(".parquet"):
+        return source.archive is None and all(k in _parquet_names(source) for k in SIGNATURE)
+    if not name.endswith((".jsonl", ".json")):
+        return False
+    head = source.head(64 * 1024).removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not head.startswith(b"{"):
+        return False
+    first = head.split(b"\n", 1)[0]
+    try:
+        value = json.loads(first)
+    except RecursionError:  # hostile nesting: not this format
+        return False
+    except ValueError:  # a first line longer than the head: look for the keys
+        return all(f'"{k}"'.encode() in first for k in SIGNATURE)
+    return isinstance(value, dict) and all(k in value for k in SIGNATURE)
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def domain_fields(category: str) -> dict[str, Any]:
+    from annotate.models import DomainKind
+
+    return {
+        "title": f"Ranked: {category}",
+        "export_category": f"{EXPORT_PREFIX}{category}",
+        "kind": DomainKind.PREFERENCE,
+        "position": 300,
+    }
+
+
+def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
+    if source.archive is None and source.name.lower().endswith(".parquet"):
+        from annotate.importing import hfparquet
+
+        parquet = context.stack.enter_context(
+            hfparquet.open_parquet(
+                source.path,
+                label=source.path.name,
+                images=context.images,
+                limits=context.limits,
+                bounds=context.bounds,
+                verbatim=True,  # `responses` is this format's list, not a pair
+            )
+        )
+        try:
+            parsed = read_data(
+                parquet.data, filename=source.path.name, images=parquet.images, context=context
+            )
+        except ImportFailed as exc:
+            raise parquet.row_problems(exc) from None
+        parsed.restate = parquet.row_problems
+        return parsed
+    if source.archive is not None:
+        assert source.member is not None
+        data = context.stack.enter_context(source.archive.open_dataset(source.member))
+        images: ImageSource = source.archive
+    else:
+        if not source.path.is_file():
+            raise ImportFailed([ImportProblem(str(source.path), "file not found")])
+        data = context.stack.enter_context(open_dataset_file(source.path))
+        images = context.images or DirectoryImageSource(source.path.parent)
+    return read_data(data, filename=source.label, images=images, context=context)
+
+
+def read_data(
+    data: bytes | DatasetFile, *, filename: str, images: ImageSource, context: ReadContext
+) -> ParsedFile:
+    """Check every line and image, then give the items (decoded again per call)."""
+    bounds = context.bounds
+    log = ProblemLog(filename, bounds.max_errors, context.options.wording)
+    if not check_utf8(data, log):
+        log.raise_if_any()
+    derived = context.domain or context.options.domain_from or context.options.domain_map
+    known = dict(context.known)
+    new_domains: dict[str, dict[str, Any]] = {}
+
+    def category_domain(category: str) -> str:
+        if context.domain:
+            return context.domain
+        return context.known.get(f"{EXPORT_PREFIX}{category}") or category_slug(category)
+
+    def rules(renames=None) -> RecordRules:
+        return RecordRules(
+            context.options,
+            known_categories=known,
+            id_field="id",
+            category_field="category",
+            image_field="image",
+            renames=renames,
+        )
+
+    def records(log: ProblemLog) -> Iterator[tuple[int, int, str, Any, RankedRecord | None]]:
+        count = RecordCount(bounds, log)
+        for line, index, raw, value in iter_jsonl_lines(
+            data, log, max_record_bytes=bounds.max_record_bytes
+        ):
+            count.add(line=line, index=index)
+            if isinstance(value, dict) and not check_storable(value, log, line, index):
+                yield line, index, raw, value, None
+                continue
+            record, problems = parse_record(value)
+            for where, message in problems:
+                log.add(message, line=line, index=index, field=where)
+            yield line, index, raw, value, record
+
+    # Pass 1: every record checked, IDs, domains and image paths; then every image.
+    first = rules()
+    refs: dict[str, tuple[int, int]] = {}
+    for line, index, _raw, value, record in records(log):
+        if record is None:
+            if log.full:
+                log.truncated = True
+                break
+            continue
+        item = _item(record, line, index, category_domain(record.category))
+        slug = category_slug(record.category)
+        if not derived and item.domain == slug and slug not in context.known:
+            known[slug] = slug
+            new_domains.setdefault(slug, domain_fields(record.category))
+        for part in item.prompt:
+            if part.kind == IMAGE:
+                refs.setdefault(part.ref, (line, index))
+        if first.category == "":  # the options derive the domain
+            item.domain = ""
+        if not first.check(item, value, log):
+            continue
+        if item.domain not in known:
+            first.note_unknown(item.domain or "", index)
+        if log.full:
+            break
+    if not log.truncated:
+        first.finish(log)
+    log.raise_if_any()
+    infos = check_images_once(images, context.limits, refs, log) if refs else {}
+    log.raise_if_any()
+    renames = first.renames
+
+    def items() -> Iterator[ParsedItem]:
+        again = rules(renames)
+        for _line, index, raw, value, record in records(ProblemLog(filename, 1)):
+            if record is None:
+                raise RuntimeError(f"dataset changed while importing (record {index})")
+            item = _item(record, _line, index, category_domain(record.category))
+            item.meta["ranked"] = record_meta(record, raw)
+            if again.category == "":
+                item.domain = ""
+            out = again.apply(item, value)
+            if out is None:  # a repeated ID left out (keep-first)
+                continue
+            out.domain = known[out.domain or ""]
+            yield out
+
+    ids = [item.external_id for item in items()]
+    if not ids and not first.skipped:
+        raise ImportFailed([ImportProblem(filename, "holds no ranked records")])
+    return ParsedFile(
+        format=FORMAT,
+        filename=filename,
+        items=items,
+        count=len(ids),
+        ids=ids,
+        images=infos,
+        image_source=images,
+        fingerprint=partial(fingerprint, infos=infos),
+        id_field="id",
+        labels=LABELS,
+        skipped=first.skipped if context.options.duplicates == "keep-first" else 0,
+        renamed=len(renames),
+        new_domains=new_domains,
+    )
+
+
+def _item(record: RankedRecord, line: int, index: int, domain: str) -> ParsedItem:
+    images = [ParsedPart(IMAGE, ref=safe_relative_path(p) or "", source_path=p)
+              for p in record.images]  # fmt: skip
+    return ParsedItem(
+        line=line,
+        index=index,
+        external_id=record.id,
+        domain=domain,
+        prompt=[*images, ParsedPart(TEXT, text=record.prompt)],
+        responses=[[ParsedPart(TEXT, text=text)] for text in record.responses],
+        meta={"ranked": {"category": record.category, "rankings": record.rankings}},
+    )
+
+
+def fingerprint(item: ParsedItem, *, infos: dict[str, ImageInfo]) -> str:
+    """A stable fingerprint of what the import stores for the record and its
+    images' bytes (a re-import of the same file is a no-op)."""
+    meta = item.meta["ranked"]
+    payload = [
+        FORMAT,
+        item.external_id,
+        [[p.kind, p.source_path if p.kind == IMAGE else p.text] for p in item.prompt],
+        [slot[0].text for slot in item.responses],
+        meta["rankings"],
+        meta["fields"],
+        [infos[p.ref].sha256 for p in item.prompt if p.kind == IMAGE],
+    ]
+    return hashlib.sha256(json.dumps(payload).encode()).hexdigest()
