@@ -35,6 +35,9 @@ its pictures are decoded. Target: p95 <= 100 ms.
 ``--ranking4`` (issue 33): a ranking project whose items have four text
 responses (about 120 words each); each judgement ranks the four by keys
 (4, 3, 2, 1: the last shown first) and presses Enter. Target: p95 <= 50 ms.
+With ``--pictures`` too, each response is one 1024x1024 JPEG (about 185 kB)
+instead of text: the next item is painted when its four pictures are
+decoded. Target: p95 <= 100 ms.
 
 Chromium: CHROMIUM_PATH or /usr/bin/chromium. Prints one table row per
 server: p50/p95/max of paint latency, and p50/p95 of server time.
@@ -221,6 +224,56 @@ print("seeded", n)
 """
 
 
+# --ranking4 --pictures: the same ranking project, each response one
+# 1024x1024 JPEG (as --pictures draws them), stored content-addressed.
+SEED_RANKING_PICTURES = r"""
+import hashlib, io, sys
+import django
+django.setup()
+from django.contrib.auth import get_user_model
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from PIL import Image, ImageDraw, ImageFilter
+from annotate.models import (
+    ImageAsset, Item, Membership, Project, image_part, text_part, write_item_content,
+)
+from annotate.models.parts import render_parts_html
+
+n = int(sys.argv[1])
+project = Project.objects.create(
+    slug="compare-bench", name="Compare bench", votes_per_item=1, task="ranking"
+)
+project.create_default_domains()
+domain = project.domains.get(slug="general_preference")
+
+def picture(k):
+    img = Image.merge("RGB", [Image.effect_noise((1024, 1024), 50 + c * 5) for c in range(3)])
+    img = img.filter(ImageFilter.GaussianBlur(1.2))
+    ImageDraw.Draw(img).ellipse([150 + k % 300, 200, 700, 650 + k % 200], fill=(200, 60, 40))
+    out = io.BytesIO()
+    img.save(out, "JPEG", quality=85)
+    data = out.getvalue()
+    sha = hashlib.sha256(data).hexdigest()
+    name = default_storage.save(f"images/{sha[:2]}/{sha}.jpg", ContentFile(data))
+    asset = ImageAsset.objects.create(
+        sha256=sha, file=name, format="JPEG", width=1024, height=1024, size_bytes=len(data)
+    )
+    return image_part(asset.pk)
+
+for i in range(n):
+    item = Item.objects.create(
+        project=project, domain=domain, external_id=f"rank_{i}", content_hash=f"{i:064x}",
+        votes_needed=1,
+    )
+    responses = [[picture(4 * i + k)] for k in range(4)]
+    write_item_content(item, [text_part(f"**Q{i}:** which picture is best?")], responses)
+render_parts_html(item_ids=list(Item.objects.filter(project=project).values_list("pk", flat=True)))
+user = get_user_model().objects.create_user("bencher", password="bench-pass-19")
+Membership.objects.create(project=project, user=user, role="annotator")
+print("seeded", n)
+"""
+
+
 def run(cmd, env, **kw):
     subprocess.run(cmd, env=env, cwd=ROOT, check=True, **kw)
 
@@ -376,7 +429,12 @@ def main() -> None:
         help="a ranking project: four text responses per item, ranked by keys (issue 33)",
     )
     args = parser.parse_args()
-    seed = SEED_RANKING if args.ranking4 else SEED_PICTURES if args.pictures else SEED
+    seed = {
+        (True, True): SEED_RANKING_PICTURES,
+        (True, False): SEED_RANKING,
+        (False, True): SEED_PICTURES,
+        (False, False): SEED,
+    }[(args.ranking4, args.pictures)]
     kinds = [args.only] if args.only else ["embedded", "gunicorn"]
     if "gunicorn" in kinds:
         name = urlsplit(args.database_url).path.lstrip("/")

@@ -288,10 +288,10 @@ def iter_json_array(
 
 
 def iter_jsonl(
-    data: bytes | DatasetFile, log: ProblemLog, *, max_record_bytes: int
-) -> Iterator[tuple[int, int, Any]]:
+    data: bytes | DatasetFile, log: ProblemLog, *, max_record_bytes: int, raw_lines: bool = False
+) -> Iterator[tuple]:
     """Yield (line, index, value) for each non-blank line, decoding one line
-    at a time."""
+    at a time; with `raw_lines`, (line, index, the line's text, value)."""
     index = 0
     pos = len(_BOM) if data.startswith(_BOM) else 0
     n = len(data)
@@ -327,53 +327,11 @@ def iter_jsonl(
             if log.full:
                 return
         else:
-            del raw
-            yield line_no, index, value
-        index += 1
-
-
-def iter_jsonl_lines(
-    data: bytes | DatasetFile, log: ProblemLog, *, max_record_bytes: int
-) -> Iterator[tuple[int, int, str, Any]]:
-    """(line, index, raw line, decoded value) of each non-blank line, one
-    line decoded at a time (as iter_jsonl, with the raw line: the formats that
-    give a line back byte for byte keep it)."""
-    bom = b"\xef\xbb\xbf"
-    pos = len(bom) if data.startswith(bom) else 0
-    n, line_no, index = len(data), 0, 0
-    while pos < n:
-        line_no += 1
-        end = data.find(b"\n", pos)
-        end = n if end == -1 else end
-        start, pos = pos, end + 1
-        if isinstance(data, DatasetFile):
-            data.release(start)
-        if end - start > max_record_bytes:
-            log.add(
-                f"record is larger than the limit of {max_record_bytes} bytes",
-                line=line_no,
-                index=index,
-            )
-            index += 1
-            if log.full:
-                return
-            continue
-        raw = data[start:end].decode("utf-8")
-        if not raw.strip():
-            continue
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            log.add(f"invalid JSON: {exc.msg} (column {exc.colno})", line=line_no, index=index)
-            value = None
-        except (ValueError, RecursionError):
-            log.add("invalid JSON: values nested too deeply or too long a number",
-                    line=line_no, index=index)  # fmt: skip
-            value = None
-        if value is not None:
-            yield line_no, index, raw, value
-        elif log.full:
-            return
+            if raw_lines:
+                yield line_no, index, raw, value
+            else:
+                del raw
+                yield line_no, index, value
         index += 1
 
 

@@ -295,23 +295,11 @@ def _keymap(
                 (f"{side.lower()}-no", k_no, f"{q} {no}"),
                 (f"{side.lower()}-unsure", k_unsure, f"{q} Unsure"),
             ]
-    keys += [
-        ("confidence", "[ ]", "Confidence down / up"),
-        ("rationale", "r", "Write a rationale (Esc leaves the box, Ctrl+Enter submits)"),
-    ]
-    if not judged:
-        keys.append(("submit", "Enter", "Submit (with nothing focused or from the form)"))
-        keys.append(("skip", "s", "Skip (asks for a reason)"))
-        keys.append(
-            (
-                "undo",
-                "Backspace",
-                "Undo: back to your last vote, to change it while its item still waits for votes",
-            )
-        )
-    elif can_revise:
-        keys.append(("submit", "Enter", "Save the revised judgement"))
-    keys.append(("flag", "x", "Flag a problem with the item"))
+    keys += vote_keys(
+        judged=judged,
+        can_revise=can_revise,
+        undo="Undo: back to your last vote, to change it while its item still waits for votes",
+    )
     keys += PICTURE_KEYS[layout]
     keys += [
         ("guidelines", "g", "Guidelines"),
@@ -319,6 +307,24 @@ def _keymap(
         ("close", "Esc", "Close panels, full size and flicker"),
     ]
     return tuple((action, tuple(k.split(" ")), meaning) for action, k, meaning in keys)
+
+
+def vote_keys(*, judged: bool, can_revise: bool, undo: str) -> list[tuple[str, str, str]]:
+    """The keys of what every vote has (the pair's and the slots'):
+    confidence, rationale, submit, skip and undo (`undo` says what it does)
+    or saving a revision, and the problem flag."""
+    keys = [
+        ("confidence", "[ ]", "Confidence down / up"),
+        ("rationale", "r", "Write a rationale (Esc leaves the box, Ctrl+Enter submits)"),
+    ]
+    if not judged:
+        keys.append(("submit", "Enter", "Submit (with nothing focused or from the form)"))
+        keys.append(("skip", "s", "Skip (asks for a reason)"))
+        keys.append(("undo", "Backspace", undo))
+    elif can_revise:
+        keys.append(("submit", "Enter", "Save the revised judgement"))
+    keys.append(("flag", "x", "Flag a problem with the item"))
+    return keys
 
 
 def render_work(
@@ -403,15 +409,11 @@ def render_work(
         )
     ]
     context = {
-        "project": project,
-        "assignment": assignment,
-        "item": item,
         "prompt_html": content["html"].get("prompt"),
         "prompt_image": content["prompt_image"],
         "prompt_parts": shown_parts["prompt"] if shown_parts else None,
         "layout": layout,
         "input_parts": input_parts,
-        "domain": domain,
         "responses": responses,
         "judgement": judgement,
         "can_revise": revisable,
@@ -420,21 +422,34 @@ def render_work(
         "errors": {where: errors.get(where, ()) for where in ERROR_TARGETS},
         "error_summary": _error_summary(errors) if errors else (),
         "skip_errors": "skip" in errors,
-        "skip_reason": (skip_form["reason"].value() or "") if skip_form is not None else "",
-        "return_to": return_to,
-        "notice": notice,
-        "keymap": keymap,
-        "actions": " ".join(action for action, _, _ in keymap),
         "scale_points": _scale_points(project.preference_scale) if graded else (),
         "strength": _shown_strength(values.get("strength")),
-        "confidence_choices": CONFIDENCE_CHOICES,
-        "confidence": confidence,
-        "submit_url": reverse("work_submit", args=[assignment.pk]),
-        "skip_url": reverse("work_skip", args=[assignment.pk]),
-        "undo_url": reverse("work_undo", args=[project.slug]),
-        "ahead_url": reverse("work_ahead", args=[project.slug]),
-        "progress": progress(project, request.user),
     }
+    context.update(return_to=return_to, notice=notice, keymap=keymap, confidence=confidence)
+    return render_page(request, assignment, context, status, skip_form)
+
+
+def render_page(request, assignment, context: dict, status, skip_form):
+    """The compare page of a layout's own `context` (the pair's above, the
+    slots' in annotate.loop.slots_page: with its keymap and confidence) and
+    what every layout shows: the assignment, the skip's reason, where the
+    actions go and the progress line. Never cached."""
+    item = assignment.item
+    project = item.project
+    context.update(
+        project=project,
+        assignment=assignment,
+        item=item,
+        domain=item.domain,
+        skip_reason=(skip_form["reason"].value() or "") if skip_form is not None else "",
+        actions=" ".join(action for action, _, _ in context["keymap"]),
+        confidence_choices=CONFIDENCE_CHOICES,
+        submit_url=reverse("work_submit", args=[assignment.pk]),
+        skip_url=reverse("work_skip", args=[assignment.pk]),
+        undo_url=reverse("work_undo", args=[project.slug]),
+        ahead_url=reverse("work_ahead", args=[project.slug]),
+        progress=progress(project, request.user),
+    )
     # htmx swaps in the #work element alone; the full page includes the same
     # template in the site's layout.
     template = "annotate/_work.html" if request.htmx else "annotate/work.html"
@@ -546,11 +561,19 @@ def _shown_strength(value) -> str:
     return "" if value in (None, "") else str(value)
 
 
-def _displayed_initial(judgement: Judgement, assignment: Assignment) -> dict:
+def vote_tail_initial(judgement: Judgement) -> dict:
+    """What every vote has beside its answer, as a stored judgement fills
+    the form again (the pair's and the slots')."""
     return {
-        **rules.displayed_answer(judgement, swapped=assignment.shown_swapped),
         "confidence": judgement.confidence,
         "rationale": judgement.rationale,
         "flagged_problem": judgement.flagged_problem,
         "problem_reason": judgement.problem_reason,
+    }
+
+
+def _displayed_initial(judgement: Judgement, assignment: Assignment) -> dict:
+    return {
+        **rules.displayed_answer(judgement, swapped=assignment.shown_swapped),
+        **vote_tail_initial(judgement),
     }

@@ -219,14 +219,19 @@ def is_competition_ranking(ranks: tuple[int, ...]) -> bool:
     return all(rank == 1 + sum(1 for other in ranks if other < rank) for rank in ranks)
 
 
-def validate_slot_vote(vote: Vote, *, n_slots: int, domain: _Domain | None = None) -> None:
+def validate_slot_vote(
+    vote: Vote, *, n_slots: int, domain: _Domain | None = None, allow_none: bool = True
+) -> None:
     """Raise JudgementInvalid unless `vote` is a valid best-of-N pick or
     ranking over an item of `n_slots` response slots (in canonical terms),
     with a correctness label / grade for every slot where the `domain` asks
-    them (none where it does not; no domain: none asked)."""
+    them (none where it does not; no domain: none asked). "None is
+    acceptable" only where the project allows it (`allow_none`)."""
     errors: dict[str, str] = {}
     if vote.task == BEST_OF_N:
-        if vote.choice != "none" and vote.choice not in {str(s) for s in range(1, n_slots + 1)}:
+        if vote.choice == NONE_PICKED and not allow_none:
+            errors["choice"] = "Pick one of the responses: this project has no “none” answer."
+        elif vote.choice != "none" and vote.choice not in {str(s) for s in range(1, n_slots + 1)}:
             errors["choice"] = "Pick one of the responses, or none of them."
         if vote.ranks:
             errors["ranks"] = "A best-of-N vote picks one response; it ranks none."

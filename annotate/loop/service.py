@@ -401,7 +401,11 @@ def _checked_vote(vote: DisplayedVote | Vote, *, assignment: Assignment, project
     check = (  # best of N and rankings: the item's N slots are its display order's
         partial(validate_vote, project=project)
         if project.task == Task.PAIRWISE
-        else partial(validate_slot_vote, n_slots=len(assignment.display_order))
+        else partial(
+            validate_slot_vote,
+            n_slots=len(assignment.display_order),
+            allow_none=project.allow_none_pick,
+        )
     )
     if isinstance(vote, Vote):
         check(vote, domain=domain)

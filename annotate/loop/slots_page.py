@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import functools
 
-from django.shortcuts import render
-from django.urls import reverse
-
 from annotate.loop import rules
 from annotate.loop.forms import SlotVoteForm
 from annotate.loop.page import (
-    CONFIDENCE_CHOICES,
     FRESH_CONFIDENCE,
     _correctness_choices,
     _keymap,
-    progress,
+    render_page,
+    vote_keys,
+    vote_tail_initial,
 )
 from annotate.loop.service import can_revise
 from annotate.models import AssignmentStatus, Judgement, Task
@@ -27,20 +25,35 @@ from annotate.models import AssignmentStatus, Judgement, Task
 # item (the vote by position: _slots_keymap).
 SLOTS_ACTIONS = ("skip", "undo", "guidelines", "keys", "close")
 
+# Per-response answers by key (static/js/ranking.js): the answer's key, then
+# the response's number (digits pick or place otherwise). Correctness as the
+# pair page's left hand has it (y/n/u: yes, no, unsure); grades on the pair
+# page's left-hand grade keys (z c v: A, B, C).
+LABEL_KEYS = (("yes", "y"), ("no", "n"), ("unsure", "u"))
+SLOT_GRADE_KEYS = dict(zip(rules.GRADES, "zcv", strict=True))
+
 
 @functools.cache
 def _slots_keymap(
-    task: str, n: int, *, judged: bool, can_revise: bool
+    task: str,
+    n: int,
+    *,
+    judged: bool,
+    can_revise: bool,
+    allow_none: bool = True,
+    domain_words: tuple[str, str, str] | None = None,
+    grade_question: str | None = None,
 ) -> tuple[tuple[str, tuple[str, ...], str], ...]:
     """(action, keys, meaning) of the compare page of a best-of-N or ranking
     item of `n` responses (named A, B, … in display order; digit k is the
-    k-th shown): what the `?` panel lists and static/js/ranking.js acts on."""
+    k-th shown): what the `?` panel lists and static/js/ranking.js acts on.
+    `domain_words` (correctness question, yes and no labels) and
+    `grade_question`: the domain's, where it asks them (LABEL_KEYS)."""
     last = str(n)
     if task == rules.BEST_OF_N:
-        keys = [
-            ("pick", f"1…{last}", "Pick that response (1 = A, the first shown) as the best"),
-            ("pick-none", "0", "None of them is acceptable"),
-        ]
+        keys = [("pick", f"1…{last}", "Pick that response (1 = A, the first shown) as the best")]
+        if allow_none:  # the project's setting (Project.allow_none_pick)
+            keys.append(("pick-none", "0", "None of them is acceptable"))
     else:
         keys = [
             ("place", f"1…{last}", "Place that response next (1 = A, the first shown)"),
@@ -51,18 +64,19 @@ def _slots_keymap(
                 "Take the last placement back (with none placed: undo your last vote)",
             ),
         ]
+    then = f"then the response's number (1…{last})"
+    if domain_words is not None:
+        question, yes, no = domain_words
+        q = question.replace("{response}", "the response")
+        words = {"yes": yes, "no": no, "unsure": "Unsure"}
+        keys += [(f"label-{v}", k, f"{q} {words[v]}: {k}, {then}") for v, k in LABEL_KEYS]
+    if grade_question is not None:
+        q = grade_question.replace("{response}", "the response")
+        keys += [(f"grade-{g}", k, f"{q}: {g} — {k}, {then}") for g, k in SLOT_GRADE_KEYS.items()]
+    keys += vote_keys(
+        judged=judged, can_revise=can_revise, undo="Undo: back to your last vote, to change it"
+    )
     keys += [
-        ("confidence", "[ ]", "Confidence down / up"),
-        ("rationale", "r", "Write a rationale (Esc leaves the box, Ctrl+Enter submits)"),
-    ]
-    if not judged:
-        keys.append(("submit", "Enter", "Submit (with nothing focused or from the form)"))
-        keys.append(("skip", "s", "Skip (asks for a reason)"))
-        keys.append(("undo", "Backspace", "Undo: back to your last vote, to change it"))
-    elif can_revise:
-        keys.append(("submit", "Enter", "Save the revised judgement"))
-    keys += [
-        ("flag", "x", "Flag a problem with the item"),
         ("guidelines", "g", "Guidelines"),
         ("keys", "?", "This list"),
         ("close", "Esc", "Close panels"),
@@ -73,12 +87,7 @@ def _slots_keymap(
 def _slots_initial(judgement: Judgement, order: str) -> dict:
     """A stored pick or ranking as the slots form shows it (by position)."""
     rows = {row.slot: row for row in judgement.slots.all()}
-    initial: dict = {
-        "confidence": judgement.confidence,
-        "rationale": judgement.rationale,
-        "flagged_problem": judgement.flagged_problem,
-        "problem_reason": judgement.problem_reason,
-    }
+    initial: dict = vote_tail_initial(judgement)
     if judgement.choice == rules.NONE_PICKED:
         initial["pick"] = rules.NONE_PICKED
     elif judgement.choice:
@@ -156,7 +165,19 @@ def render_slots(request, assignment, content, status, return_to, notice, form, 
         judgement = assignment.judgements.prefetch_related("slots").get(is_current=True)
     revisable = judgement is not None and can_revise(item)
     if votes:
-        keymap = _slots_keymap(project.task, n, judged=judgement is not None, can_revise=revisable)
+        keymap = _slots_keymap(
+            project.task,
+            n,
+            judged=judgement is not None,
+            can_revise=revisable,
+            allow_none=project.allow_none_pick,
+            domain_words=(
+                (domain.correctness_question, domain.yes_label, domain.no_label)
+                if domain.is_correctness
+                else None
+            ),
+            grade_question=domain.grade_question if domain.asks_grade else None,
+        )
     else:
         keymap = tuple(
             entry
@@ -201,10 +222,6 @@ def render_slots(request, assignment, content, status, return_to, notice, form, 
         response["grade_errors"] = tuple(response["grade_errors"])
     confidence = value("confidence") if form is not None else FRESH_CONFIDENCE
     context = {
-        "project": project,
-        "assignment": assignment,
-        "item": item,
-        "domain": domain,
         "layout": "slots",
         "task": project.task if votes else "",
         "n": n,
@@ -224,20 +241,6 @@ def render_slots(request, assignment, content, status, return_to, notice, form, 
         "errors": {where: tuple(errors.get(where, ())) for where in SLOT_ERROR_PLACES},
         "error_summary": summary,
         "skip_errors": "skip" in errors,
-        "skip_reason": (skip_form["reason"].value() or "") if skip_form is not None else "",
-        "return_to": return_to,
-        "notice": notice,
-        "keymap": keymap,
-        "actions": " ".join(action for action, _, _ in keymap),
-        "confidence_choices": CONFIDENCE_CHOICES,
-        "confidence": confidence,
-        "submit_url": reverse("work_submit", args=[assignment.pk]),
-        "skip_url": reverse("work_skip", args=[assignment.pk]),
-        "undo_url": reverse("work_undo", args=[project.slug]),
-        "ahead_url": reverse("work_ahead", args=[project.slug]),
-        "progress": progress(project, request.user),
     }
-    template = "annotate/_work.html" if request.htmx else "annotate/work.html"
-    response = render(request, template, context, status=status)
-    response["Cache-Control"] = "no-store"
-    return response
+    context.update(return_to=return_to, notice=notice, keymap=keymap, confidence=confidence)
+    return render_page(request, assignment, context, status, skip_form)

@@ -98,6 +98,22 @@ class Project(models.Model):
         default=Task.PAIRWISE,
         help_text="What a vote answers: pairwise (two responses), best of N or a ranking.",
     )
+    # Best of N: whether "none is acceptable" is an answer (the compare page's
+    # choice and key 0; the vote service refuses it when off).
+    allow_none_pick = models.BooleanField(
+        default=True,
+        verbose_name="Allow \u201cnone is acceptable\u201d",
+        help_text="Best-of-N projects: annotators may answer that no response is acceptable "
+        "(key 0 on the compare page).",
+    )
+    # The contested rule for rankings (curation.verdicts.ranking_rule): the
+    # Kendall's W an item's rankings need, beside agree_share on the top.
+    ranking_least_w = models.FloatField(
+        default=0.5,
+        verbose_name="Least Kendall's W",
+        help_text="Ranking projects: an item is agreed only when Kendall's W of its rankings "
+        "is at least this (0 to 1), besides the share agreeing on the top response.",
+    )
     # The contested rule's optional "consensus" filter (graded projects): an
     # item is agreed only if every vote is on one side and their mean
     # strength (1 slightly … 3 much better) is at least this; None: off.
@@ -145,6 +161,10 @@ class Project(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(lease_minutes__gte=1), name="annotate_project_lease_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(ranking_least_w__gte=0, ranking_least_w__lte=1),
+                name="annotate_project_ranking_least_w_range",
             ),
             models.CheckConstraint(
                 condition=Q(preference_scale__in=PreferenceScale.values),

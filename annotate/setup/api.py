@@ -49,7 +49,13 @@ class ProjectOutput(serializers.Serializer):
     votes_per_item = serializers.IntegerField()
     escalation_votes = serializers.IntegerField()
     agree_share = serializers.FloatField()
+    ranking_least_w = serializers.FloatField(
+        help_text="Rankings: the Kendall's W an item needs to be agreed (the rule settings)."
+    )
     allow_tie = serializers.BooleanField()
+    allow_none_pick = serializers.BooleanField(
+        help_text='Best of N: whether "none is acceptable" is an answer (key 0).'
+    )
     preference_scale = serializers.ChoiceField(choices=PREFERENCE_SCALES)
     consensus_strength = serializers.FloatField(
         allow_null=True, help_text="The agreement rule's consensus filter (graded); null: off."
@@ -85,6 +91,10 @@ class ProjectSettingsInput(serializers.Serializer):
     )
     licence = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
     allow_tie = serializers.BooleanField(default=True)
+    allow_none_pick = serializers.BooleanField(
+        default=True,
+        help_text='Best-of-N projects: annotators may answer "none is acceptable" (key 0).',
+    )
     preference_scale = serializers.ChoiceField(
         choices=PREFERENCE_SCALES, default=PreferenceScale.AB, help_text=SCALE_HELP
     )
@@ -111,6 +121,12 @@ class ProjectsApi(ProjectListApi):
             max_value=1.0,
             default=0.8,
             help_text="Winner share at or above which an item is agreed.",
+        )
+        ranking_least_w = serializers.FloatField(
+            min_value=0,
+            max_value=1,
+            default=0.5,
+            help_text="Ranking projects: the Kendall's W an item's rankings need to be agreed.",
         )
         preset = serializers.ChoiceField(
             choices=list(PRESETS),

@@ -52,6 +52,7 @@ PROJECT_FIELDS = (
     "licence",
     "preference_scale",
     "allow_tie",
+    "allow_none_pick",
     "require_rationale",
     "lease_minutes",
     "seed",
@@ -151,6 +152,8 @@ def create_project(
     escalation_votes: int = 2,
     agree_share: float = 0.8,
     allow_tie: bool = True,
+    allow_none_pick: bool = True,
+    ranking_least_w: float = 0.5,
     require_rationale: bool = False,
     lease_minutes: int = 30,
     seed: int = 0,
@@ -167,6 +170,8 @@ def create_project(
             f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}", field="preset"
         )
     _check_scale(preference_scale)
+    if not 0 <= ranking_least_w <= 1:
+        raise SetupError("Kendall's W runs from 0 to 1.", field="ranking_least_w")
     if task not in Task.values:
         raise SetupError(
             f"unknown task {task!r}; use one of {', '.join(Task.values)}", field="task"
@@ -187,6 +192,8 @@ def create_project(
             escalation_votes=escalation_votes,
             agree_share=agree_share,
             allow_tie=allow_tie,
+            allow_none_pick=allow_none_pick,
+            ranking_least_w=ranking_least_w,
             preference_scale=preference_scale,
             task=task,
             require_rationale=require_rationale,
@@ -220,6 +227,7 @@ def create_project(
                 "votes_per_item": votes_per_item,
                 "escalation_votes": escalation_votes,
                 "agree_share": agree_share,
+                "ranking_least_w": ranking_least_w,
                 **_fields(project, PROJECT_FIELDS),
             },
         )

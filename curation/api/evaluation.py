@@ -5,9 +5,6 @@ ready release (the leaderboard), and one evaluation's report
 
 from __future__ import annotations
 
-import functools
-
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import exceptions, serializers
 from rest_framework.parsers import MultiPartParser
@@ -27,14 +24,30 @@ from curation.models import (
 )
 
 
-class MacroAverageSerializer(serializers.Serializer):
-    value = serializers.FloatField(allow_null=True)
-    ci95 = serializers.ListField(
-        child=serializers.FloatField(), allow_null=True, help_text="[low, high]"
-    )
+class ReportValue(serializers.Field):
+    """A read-only value of an evaluation's stored report, as a benchmark
+    reads it (base.ApiField, base.ApiReport), described in the schema by
+    the benchmark's own field; null where the report has none."""
+
+    def __init__(self, read, schema, **kwargs):
+        self.read = read
+        super().__init__(read_only=True, **kwargs)
+        extend_schema_field(schema)(self)
+
+    def get_attribute(self, evaluation):
+        return self.read(evaluation.report)
+
+    def to_representation(self, value):
+        return value
 
 
+# An evaluation, and the fields its benchmarks show of their reports
+# (Benchmark.api_fields); the detail adds the release, their detail fields
+# and each benchmark's own report section (Benchmark.api_report). Comments,
+# not docstrings: a serializer's docstring would become the schema's text.
 class EvaluationSerializer(serializers.Serializer):
+    detail = False
+
     id = serializers.IntegerField()
     name = serializers.CharField()
     accuracy = serializers.FloatField(
@@ -49,100 +62,35 @@ class EvaluationSerializer(serializers.Serializer):
     )
     created_by = serializers.CharField(source="created_by.username", allow_null=True)
     created_at = serializers.DateTimeField()
-    accuracy_ci95 = serializers.SerializerMethodField(
-        help_text="Extra: Wilson 95% interval [low, high] of the overall accuracy (null: "
-        "none, e.g. Multimodal RewardBench 2)."
-    )
-    macro_average = serializers.SerializerMethodField(
-        help_text="Extra: the mean of the per-Category accuracies and its stratified "
-        "bootstrap 95% interval: {value, ci95: [low, high]} (null for Multimodal "
-        "RewardBench 2)."
-    )
-    missing_ids = serializers.SerializerMethodField(
-        help_text="Extra: release items without a prediction."
-    )
-    unknown_ids = serializers.SerializerMethodField(
-        help_text="Extra: prediction lines whose ID is not in the release."
-    )
 
-    @extend_schema_field(serializers.ListField(child=serializers.FloatField(), allow_null=True))
-    def get_accuracy_ci95(self, evaluation):
-        return evaluation.report.get("extras", {}).get("ci95", {}).get("all")
-
-    @extend_schema_field(MacroAverageSerializer(allow_null=True))
-    def get_macro_average(self, evaluation):
-        macro = evaluation.report.get("extras", {}).get("macro_average")
-        return {"value": macro.get("value"), "ci95": macro.get("ci95")} if macro else None
-
-    @extend_schema_field(serializers.IntegerField(allow_null=True))
-    def get_missing_ids(self, evaluation):
-        coverage = evaluation.report.get("extras", {}).get("coverage")
-        return len(coverage.get("missing", [])) if coverage else None
-
-    @extend_schema_field(serializers.IntegerField(allow_null=True))
-    def get_unknown_ids(self, evaluation):
-        coverage = evaluation.report.get("extras", {}).get("coverage")
-        return len(coverage.get("unknown", [])) if coverage else None
-
-
-class GroupSerializer(serializers.Serializer):
-    name = serializers.CharField(help_text="all, a Category, or a sub-bucket (reasoning/math).")
-    level = serializers.CharField()
-    correct = serializers.IntegerField()
-    total = serializers.IntegerField()
-    accuracy = serializers.FloatField(allow_null=True)
-
-
-class ReportSection(serializers.Field):
-    """A benchmark's own section of an evaluation's report (report[key]), as
-    stored; null for the other benchmarks' evaluations."""
-
-    def __init__(self, key: str, **kwargs):
-        self.key = key
-        super().__init__(read_only=True, **kwargs)
-
-    def get_attribute(self, evaluation):
-        return evaluation.report.get(self.key)
-
-    def to_representation(self, value):
-        return value
-
-
-@functools.cache
-def _section_class(benchmark) -> type[ReportSection]:
-    """A ReportSection described in the schema by the benchmark's serializer."""
-    serializer = benchmark.api_report.serializer
-    return extend_schema_field(serializer(allow_null=True))(
-        type(f"{serializer.__name__}Section", (ReportSection,), {})
-    )
+    def get_fields(self):
+        fields = super().get_fields()
+        benchmark_fields = [
+            (name, spec)
+            for benchmark in registry.offering("api_fields")
+            for name, spec in benchmark.api_fields().items()
+        ]
+        for name, spec in benchmark_fields:
+            if not spec.detail:
+                fields[name] = ReportValue(spec.read, spec.schema, help_text=spec.help_text)
+        if not self.detail:
+            return fields
+        fields["release"] = serializers.IntegerField(source="release_id")
+        for name, spec in benchmark_fields:
+            if spec.detail:
+                fields[name] = ReportValue(spec.read, spec.schema, help_text=spec.help_text)
+        for benchmark in registry.offering("api_report"):
+            report = benchmark.api_report
+            fields[benchmark.key] = ReportValue(
+                lambda r, key=benchmark.key: r.get(key),
+                report.serializer(allow_null=True),
+                help_text=report.help_text,
+            )
+        return fields
 
 
 class EvaluationDetailSerializer(EvaluationSerializer):
-    release = serializers.IntegerField(source="release_id")
-    per_category = serializers.SerializerMethodField(
-        help_text="The official scorer's table: overall, per Category, per sub-bucket."
-    )
-    extras = serializers.SerializerMethodField(
-        help_text="Not part of the official score: macro average, 95% CIs, coverage, "
-        "position bias and consistency."
-    )
-
-    def get_fields(self):
-        """Then one field per benchmark whose report has a section of its own
-        (Benchmark.api_report), named by its key."""
-        fields = super().get_fields()
-        for benchmark in registry.offering("api_report"):
-            section = _section_class(benchmark)
-            fields[benchmark.key] = section(benchmark.key, help_text=benchmark.api_report.help_text)
-        return fields
-
-    @extend_schema_field(GroupSerializer(many=True))
-    def get_per_category(self, evaluation) -> list:
-        return evaluation.report.get("official", {}).get("groups", [])
-
-    @extend_schema_field(OpenApiTypes.OBJECT)
-    def get_extras(self, evaluation) -> dict:
-        return evaluation.report.get("extras", {})
+    detail = True
 
 
 @guard_body(member_of(CURATOR_ROLES), uploads=True)

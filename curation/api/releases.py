@@ -22,6 +22,7 @@ from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.body_guard import guard_body
 from curation.api.access import curated_project
 from curation.models import (
+    PairwiseMode,
     Release,
     ReleaseStatus,
 )
@@ -50,6 +51,11 @@ class ReleaseSerializer(serializers.Serializer):
     )
     rekeyed = serializers.BooleanField(
         help_text="Whether the release's files use label-free IDs (map: the ids endpoint)."
+    )
+    pairwise = serializers.ChoiceField(
+        choices=PairwiseMode.choices,
+        help_text="How ranked and best-of-N items are decomposed into TRL pairs "
+        '(pairwise/<domain>.parquet): best, all, or "" (none).',
     )
     status = serializers.ChoiceField(choices=ReleaseStatus.choices)
     progress = ProgressSerializer(source="*")
@@ -121,6 +127,14 @@ class ReleaseListApi(APIView):
             help_text="Give every record and pair a label-free ID, stable across the "
             "project's re-keyed releases; the map is at the release's ids endpoint.",
         )
+        pairwise = serializers.ChoiceField(
+            choices=PairwiseMode.choices,
+            required=False,
+            default="",
+            allow_blank=True,
+            help_text="Also write ranked and best-of-N items as TRL preference pairs: "
+            "`best` (best vs each other) or `all` (every ordered pair); ties make no pair.",
+        )
 
     @extend_schema(
         operation_id="releases_list",
@@ -166,6 +180,7 @@ class ReleaseListApi(APIView):
                 user=request.user,
                 min_label_quality=data.get("min_label_quality"),
                 rekey=data["rekey"],
+                pairwise=data["pairwise"],
             )
         except ReleaseVersionTaken as exc:
             raise Conflict(str(exc), code="exists") from None

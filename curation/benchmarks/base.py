@@ -23,7 +23,8 @@ so a benchmark without them still releases and scores uploads):
   layout outside a release (`export_project`, the export_benchmark command);
 - the prefix its files give a re-keyed ID of a category's items
   (`id_prefix`), so an item in two benchmarks' files has one new ID;
-- its report section in the API (`api_report`) and the filters of the
+- its report section in the API (`api_report`) or fields of its report
+  shown beside the evaluation's own (`api_fields`), and the filters of the
   per-item results page (`item_filters`).
 """
 
@@ -112,11 +113,13 @@ class Records:
     (curation.releases.exporter: the records files, images/, dpo/, the
     parquet and TRL copies, provenance.jsonl): the included verdicts whose
     items have its shape (one prompt image, two text responses) and their
-    IDs per domain, released (re-keyed or not) and external, in file order."""
+    IDs per domain, released (re-keyed or not) and external, in file order,
+    and the shape of its records (curation.releases.exporter.RecordShape)."""
 
     verdicts: Any  # QuerySet of Verdict
     ids_by_domain: dict[str, list[str]]
     old_by_domain: dict[str, list[str]]
+    shape: Any
 
     @property
     def total(self) -> int:
@@ -174,6 +177,19 @@ class FileScore:
     report: dict
     text: Callable[[], str]
     lines_scored: int | None = None
+
+
+@dataclass(frozen=True)
+class ApiField:
+    """A value of an evaluation's report as a field of its own in the API's
+    evaluations (list and detail; `detail`: the detail only): `read(report)`,
+    described by `schema` (a serializer field or Serializer instance, or an
+    OpenApiTypes) and `help_text`; null where `read` finds nothing."""
+
+    read: Callable[[dict], Any]
+    schema: Any
+    help_text: str
+    detail: bool = False
 
 
 @dataclass(frozen=True)
@@ -250,6 +266,7 @@ class OptionalMembers(Protocol):
     def id_prefix(self, category: str) -> str | None: ...  # None: not a category of its own
 
     api_report: ApiReport
+    api_fields: Callable[[], dict[str, ApiField]]  # fields named as the API shows them
 
     def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
         """The per-item results page's two filters (categories, sub-buckets)

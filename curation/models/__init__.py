@@ -18,7 +18,12 @@ from curation.models.verdicts import (
     VerdictStatus,
 )
 from curation.models.agreement import AgreementCache
-from curation.models.releases import Release, ReleaseItem, ReleaseStatus
+from curation.models.releases import (
+    PairwiseMode,
+    Release,
+    ReleaseItem,
+    ReleaseStatus,
+)
 from curation.models.evaluation import (
     Evaluation,
     JudgeEndpoint,
@@ -60,6 +65,7 @@ __all__ = [
     "Mix",
     "MixQuerySet",
     "MixSource",
+    "PairwiseMode",
     "Provenance",
     "Release",
     "ReleaseItem",

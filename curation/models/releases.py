@@ -20,6 +20,15 @@ class ReleaseStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+class PairwiseMode(models.TextChoices):
+    """How a release decomposes its ranked items into training pairs
+    (curation.releases.pairwise)."""
+
+    NONE = "", "No pairwise decomposition"
+    BEST = "best", "Best vs each other"
+    ALL = "all", "Every ordered pair"
+
+
 class ReleaseQuerySet(models.QuerySet["Release"]):
     def ready(self) -> ReleaseQuerySet:
         return self.filter(status=ReleaseStatus.READY)
@@ -58,6 +67,10 @@ class Release(models.Model):
     # with this secret salt, taken over from the project's previous
     # re-keyed release so an item keeps its new ID. Never published.
     rekey_salt = models.CharField(max_length=64, blank=True, default="", editable=False)
+    # Ranked and best-of-N members also as TRL pairs (pairwise/<domain>.parquet).
+    pairwise = models.CharField(
+        max_length=4, choices=PairwiseMode.choices, blank=True, default=PairwiseMode.NONE
+    )
     status = models.CharField(
         max_length=10, choices=ReleaseStatus.choices, default=ReleaseStatus.PENDING
     )
@@ -166,6 +179,10 @@ class ReleaseItem(models.Model):
     chosen = models.CharField(max_length=1)
     better = models.CharField(max_length=7)
     provenance = models.CharField(max_length=16, blank=True)
+    # A ranked member's final ranking as the release decomposed it, frozen
+    # ("1,2,2,4": rank per canonical slot; curation.releases.pairwise_files);
+    # "" for a pair or a release without a pairwise decomposition.
+    ranks = models.CharField(max_length=32, blank=True, default="")
 
     objects = ReleaseItemQuerySet.as_manager()
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from curation.benchmarks.mrb.records import sub_bucket
 from curation.benchmarks.mrb.scoring_input import Prediction
 from curation.models import ItemPrediction
 from curation.quality.probability import entry_probability, line_pick
-from curation.releases.exporter import sub_bucket
 
 MAX_RAW_TEXT = 4000  # characters of judge text kept per order
 

@@ -25,7 +25,6 @@ from curation.models import (
     LabelQualityRun,
     LabelQualityStatus,
     Provenance,
-    Verdict,
     VerdictStatus,
 )
 from curation.quality.forms import RefreshForm, ReviewForm
@@ -36,7 +35,8 @@ from curation.quality.service import (
     project_entries,
     request_label_quality,
 )
-from curation.verdicts.decisions import CurationError, StaleDecision, confirm_label, overturn_label
+from curation.verdicts.decisions import confirm_label, overturn_label
+from curation.verdicts.views import apply_decision
 
 PAGE_SIZE = 50
 SHOW = {"wrong": "Wrong", "right": "Right", "all": "All"}
@@ -317,39 +317,18 @@ def label_quality_review(request, slug, item_id):
 def label_quality_decide(request, slug, item_id):
     project, role = project_for(request.user, slug, CURATOR_ROLES)
     form = ReviewForm(request.POST)
-    status = 400
-    if form.is_valid():
-        data = form.cleaned_data
-        common = {
-            "project": project,
-            "item_id": item_id,
-            "curator": request.user,
-            "reason": data["reason"],
-            "version": data["version"],
-        }
-        try:
-            if data["action"] == "confirm":
-                confirm_label(**common)
-            else:
-                overturn_label(**common)
-        except Verdict.DoesNotExist:
-            raise Http404("No such item") from None
-        except StaleDecision as exc:
-            messages.error(request, str(exc))
-            status = 409
-        except CurationError as exc:
-            messages.error(request, str(exc))
-        else:
-            done = "label confirmed" if data["action"] == "confirm" else "label overturned"
-            messages.success(request, f"Saved: {done}.")
-            following = next_suspect(project, request.user, after_item_id=item_id)
-            if following is None:
-                return redirect("label_quality", slug=project.slug)
-            return redirect("label_quality_review", slug=project.slug, item_id=following)
-    else:
-        for errors in form.errors.values():
-            for e in errors:
-                messages.error(request, e)
+    actions = {
+        "confirm": lambda data, common: confirm_label(**common),
+        "overturn": lambda data, common: overturn_label(**common),
+    }
+    action, status = apply_decision(request, project, item_id, form, actions)
+    if action is not None:
+        done = "label confirmed" if action == "confirm" else "label overturned"
+        messages.success(request, f"Saved: {done}.")
+        following = next_suspect(project, request.user, after_item_id=item_id)
+        if following is None:
+            return redirect("label_quality", slug=project.slug)
+        return redirect("label_quality_review", slug=project.slug, item_id=following)
     context = _review_context(request, project, role, item_id)
     return render(request, "curation/quality/review.html", context, status=status)
 

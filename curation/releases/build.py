@@ -37,7 +37,7 @@ from django.utils import timezone
 from annotate.models import Membership
 from common.storage import local_path, open_stored
 from curation.benchmarks import registry
-from curation.benchmarks.base import BuildContext, Records
+from curation.benchmarks.base import BuildContext
 from curation.models import (
     Release,
     ReleaseItem,
@@ -46,7 +46,8 @@ from curation.models import (
 from curation.releases import exporter, manifest_sections, parquet, publishing, snapshot, trl
 from curation.releases.content import item_contents
 from curation.releases.heartbeat import BuildHeartbeat
-from curation.releases.members import ROW_FIELDS, VoteExtras, export_items
+from curation.releases.members import MEMBER_FIELDS, ROW_FIELDS, VoteExtras, export_items
+from curation.releases.pairwise_files import write_pairs
 from curation.releases.rekey import in_new_id_order
 from curation.releases.service import ReleaseError, included_verdicts
 
@@ -206,11 +207,9 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
     )
     benchmarks = registry.for_domains(domains)
     parts = [benchmark.prepare(ctx) for benchmark in benchmarks]
-    records = next((p.records for p in parts if p.records is not None), None) or Records(
-        verdicts=included.none(),
-        ids_by_domain={d.slug: [] for d in domains},
-        old_by_domain={d.slug: [] for d in domains},
-    )
+    records = next((p.records for p in parts if p.records is not None), None)
+    if records is None:  # a registry without the records' benchmark
+        raise ReleaseError("No benchmark of this release writes its records; nothing was built.")
     verdicts = records.verdicts
     ids_by_domain, old_by_domain = records.ids_by_domain, records.old_by_domain
     # Released IDs: the external IDs, or label-free ones (Release.rekey_salt);
@@ -260,7 +259,21 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
         from curation.quality.release_filter import filter_summary
 
         meta.annotation["label_quality_filter"] = filter_summary(release)
-    slots = exporter.chosen_first_slots(ids_by_domain, release.seed)
+    # pairwise/<domain>.parquet: the ranked members of the benchmarks' own
+    # files as TRL pairs, in the curator's mode (curation.releases.pairwise_files).
+    decomposed = None
+    if release.pairwise and parquet.available():
+        own = [p.written for p in parts if p.written is not None and p.records is None]
+        ranked = reduce(or_, own, included.none()).exclude(pk__in=verdicts.values("pk"))
+        decomposed = write_pairs(
+            folder, verdicts=ranked, mode=release.pairwise, released=released, domains=domains
+        )
+        meta.manifest_extra["pairwise"] = decomposed.manifest
+    elif release.pairwise:
+        warnings.append(
+            "No pairwise decomposition: pyarrow is not installed where the release was built."
+        )
+    slots = records.shape.slots(ids_by_domain, release.seed)
     members: list[tuple] = []  # see members.export_items
     done = 0
     step = max(1, total // 100)
@@ -306,7 +319,9 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
         # The chunk's content from its parts: one query (curation.releases.content).
         contents = item_contents(v.item_id for v in chunk)
         fetched.update(_fetch_images(contents.values(), folder.parent / ".images", fetched))
-        yield from export_items(chunk, contents, pseudonyms, members, slots, released, vote_extras)
+        yield from export_items(
+            chunk, contents, pseudonyms, members, slots, records.shape, released, vote_extras
+        )
 
     def items():
         chunk: list = []
@@ -344,6 +359,7 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
             folder,
             items(),
             meta=meta,
+            shape=records.shape,
             ids_by_domain=ids_by_domain,
             copy_image=copy_image,
             progress=progress,
@@ -356,6 +372,9 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
         for writer in writers:
             writer.abort()  # release the open file; the folder is discarded
         raise
+    # Each member's frozen ranking (ReleaseItem.ranks; "" unless decomposed).
+    ranks = decomposed.ranks if decomposed is not None else {}
+    members = [(*m, ranks.get(m[0], "")) for m in members]
     return manifest, members, warnings
 
 
@@ -460,23 +479,9 @@ def _record_and_publish(release, target, archive, sha, manifest, members, warnin
                 [
                     ReleaseItem(
                         release_id=release.pk,
-                        item_id=item_id,
-                        external_id=external_id,
-                        released_id=released_id,
-                        domain=domain,
-                        chosen=chosen,
-                        better=better,
-                        provenance=provenance,
+                        **dict(zip((*MEMBER_FIELDS, "ranks"), member, strict=True)),
                     )
-                    for (
-                        item_id,
-                        external_id,
-                        released_id,
-                        domain,
-                        chosen,
-                        better,
-                        provenance,
-                    ) in members[start : start + 2000]
+                    for member in members[start : start + 2000]
                 ]
             )
         updated = Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).update(

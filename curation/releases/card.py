@@ -56,20 +56,29 @@ def split_names(slugs: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def configs_yaml(configs: Sequence[tuple[str, str]], domains: Sequence[str]) -> list[str]:
+def configs_yaml(
+    configs: Sequence[tuple[str, str]],
+    domains: Sequence[str],
+    own: dict[str, Sequence[str]] | None = None,
+) -> list[str]:
     """YAML front matter `configs:` for the Hugging Face `datasets` library,
     the same shape for releases and training mixes: each (name, path pattern
     with {} for the domain) config has the split "train" (every domain) and
-    one split per domain."""
-    splits = split_names(domains)
+    one split per domain; `own` gives a config domains of its own."""
     lines = ["---", "configs:"]
     for name, pattern in configs:
-        lines += [f"- config_name: {name}", "  data_files:"]
-        lines += [f"  - split: {ALL_SPLIT}", "    path:"]
-        lines += [f"    - {pattern.format(slug)}" for slug in domains]
-        for slug in domains:
-            lines += [f"  - split: {splits[slug]}", f"    path: {pattern.format(slug)}"]
+        domains_of = (own or {}).get(name, domains)
+        lines += _config_lines(name, pattern, domains_of)
     return [*lines, "---", ""]
+
+
+def _config_lines(name: str, pattern: str, domains: Sequence[str]) -> list[str]:
+    splits = split_names(domains)
+    lines = [f"- config_name: {name}", "  data_files:", f"  - split: {ALL_SPLIT}", "    path:"]
+    lines += [f"    - {pattern.format(slug)}" for slug in domains]
+    for slug in domains:
+        lines += [f"  - split: {splits[slug]}", f"    path: {pattern.format(slug)}"]
+    return lines
 
 
 def splits_line(domains: Sequence[str]) -> str:
@@ -81,15 +90,45 @@ def splits_line(domains: Sequence[str]) -> str:
     )
 
 
-def card_configs(domains: Sequence[str], *, parquet: bool, trl: bool) -> list[str]:
+def card_configs(
+    domains: Sequence[str], *, parquet: bool, trl: bool, pairwise: Sequence[str] = ()
+) -> list[str]:
     """The card's YAML front matter, so load_dataset(<release folder>) reads
     the records (without it, it would take the folder for an image folder
     labelled by domain). The default config is the benchmark records:
     parquet/ (the per-domain JSON where there is no parquet); `trl` is trl/,
-    named only where the release has it."""
+    named only where the release has it; `pairwise` is pairwise/ (the ranked
+    items' pairs, its own domains), named only where the release has it."""
     default = "parquet/{}.parquet" if parquet else "{}.json"
-    configs = [("default", default)] + ([("trl", "trl/{}.parquet")] if trl else [])
-    return configs_yaml(configs, domains)
+    configs = []
+    if domains:
+        configs = [("default", default)] + ([("trl", "trl/{}.parquet")] if trl else [])
+    if pairwise:
+        configs.append(("pairwise", "pairwise/{}.parquet"))
+    return configs_yaml(configs, domains, own={"pairwise": pairwise})
+
+
+def pairwise_lines(section: dict | None) -> list[str]:
+    """The card's paragraph on the pairwise decomposition (issue 33), from
+    the manifest's `pairwise` section; nothing without one."""
+    if not section:
+        return []
+    counts = ", ".join(f"{slug} {n}" for slug, n in section["pairs"].items()) or "none"
+    items = sum(section["items"].values())
+    return [
+        "",
+        "## Pairwise decomposition for training",
+        "",
+        f"The ranked and best-of-N items ({items}) are also split into preference pairs, "
+        f"**{section['mode_title']}** (`{section['mode']}`): {section['rule']}. "
+        f"`pairwise/<domain>.parquet` holds them in the same TRL conversational layout as "
+        f"`trl/` (row ID: `<item ID>:<chosen slot>><rejected slot>`, canonical slots). "
+        f"Pairs per domain: {counts}.",
+        "",
+        "```python",
+        'pairs = load_dataset("path/to/this/folder", "pairwise", split="train")',
+        "```",
+    ]
 
 
 def dataset_card(meta: Any, summary: dict, *, parquet: bool = False, trl: bool = False) -> str:
@@ -102,7 +141,14 @@ def dataset_card(meta: Any, summary: dict, *, parquet: bool = False, trl: bool =
     shown = [section for section in sections if section.holds] or sections[:1]
     mixed = len(shown) > 1
     with_records = [slug for slug, n in summary["counts"].items() if n]
-    lines = card_configs(with_records, parquet=parquet, trl=trl) if with_records else []
+    decomposed = meta.manifest_extra.get("pairwise")
+    pairwise = decomposed["pairs"] if decomposed else {}
+    with_pairs = [slug for slug, _, _ in meta.domains if slug in pairwise]
+    lines = (
+        card_configs(with_records, parquet=parquet, trl=trl, pairwise=with_pairs)
+        if with_records or with_pairs
+        else []
+    )
     lines += [f"# {meta.project_name} — release {meta.version}", ""]
     if mixed:
         phrases = [section.phrase() for section in shown]
@@ -165,6 +211,7 @@ def dataset_card(meta: Any, summary: dict, *, parquet: bool = False, trl: bool =
         "",
     ]
     lines += shown[0].loading(with_records, parquet=parquet, trl=trl)
+    lines += pairwise_lines(decomposed)
     return "\n".join(lines)
 
 

@@ -4,6 +4,8 @@ A release folder holds::
 
     all_data.json            every record, stable order (domain, then ID)
     <domain slug>.json       the records of one domain
+                             (records in the shape of the records' benchmark:
+                             a RecordShape, e.g. curation.benchmarks.mrb.records)
     images/<source>/<file>   every referenced image, once
     dpo/<domain slug>.jsonl  {prompt, chosen, rejected (chat messages), images, id, category};
                              `images` relative to the .jsonl file (../images/...)
@@ -19,11 +21,10 @@ A release folder holds::
                              trl/ ("trl"), one split per domain
     manifest.json            counts, balance, agreement, sha256 of every file
 
-Each benchmark record has exactly the official Multimodal RewardBench keys.
-Which slot holds the chosen response is a seeded shuffle per domain, balanced
-so Output1 and Output2 counts differ by at most one. Everything written is a
-function of the inputs: the same items, seed and metadata give byte-identical
-files.
+The shape names each record's keys, the slot of its chosen response, its
+provenance line and its manifest tallies; this module writes the files.
+Everything written is a function of the inputs: the same items, seed and
+metadata give byte-identical files.
 """
 
 from __future__ import annotations
@@ -32,24 +33,33 @@ import hashlib
 import json
 import os
 import posixpath
-import random
 import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from curation.releases.card import dataset_card
 
 SCHEMA_VERSION = "1.0"
-RECORD_KEYS = ("ID", "Text", "Image", "Output1", "Output2", "Better", "Category")
 # A fixed timestamp for zip members: archives depend on content only.
 ZIP_DATE = (2020, 1, 1, 0, 0, 0)
 # Deflate level of the text members. Level 1 is ~7x faster than zlib's
 # default 6 and costs little: most of an archive is images, stored as they are.
 ZIP_LEVEL = 1
 DPO_FOLDER = "dpo"
+
+
+class RecordShape(Protocol):
+    """The records' benchmark's record shape (curation.benchmarks.base.Records)."""
+
+    format_name: str  # the manifest's "format"
+
+    def slots(self, ids_by_domain: dict[str, list[str]], seed: int) -> dict[str, bool]: ...
+    def record(self, item: ExportItem, image: str, chosen_first: bool) -> dict[str, str]: ...
+    def provenance(self, item: ExportItem, record: dict) -> dict[str, Any]: ...
+    def tally(self) -> Any: ...  # .add(item, record); .summary(slugs) -> manifest sections
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,11 @@ class ExportItem:
     model_2: str = ""
     image_source: str = ""  # where the caller's copy_image finds the bytes
 
+    def chosen_and_rejected(self) -> tuple[str, str]:
+        if self.chosen == "1":
+            return self.response_1, self.response_2
+        return self.response_2, self.response_1
+
 
 @dataclass
 class ReleaseMeta:
@@ -90,29 +105,6 @@ class ReleaseMeta:
     # The release's benchmarks (curation.benchmarks), in order: each writes its
     # section of the card (curation.releases.card).
     card_sections: Sequence[Any] = ()
-
-
-def sub_bucket(category: str, external_id: str) -> str:
-    """The official scorer's sub-bucket of a record (by ID prefix)."""
-    lowered = external_id.lower()
-    if category == "reasoning":
-        return "reasoning/math" if lowered.startswith("math") else "reasoning/coding"
-    if category == "safety":
-        return "safety/bias" if lowered.startswith("pairs") else "safety/toxicity"
-    return category
-
-
-def chosen_first_slots(ids_by_domain: dict[str, list[str]], seed: int) -> dict[str, bool]:
-    """For every item: True if the chosen response goes to Output1. Per
-    domain, half the items (rounded down) get True, shuffled with a generator
-    seeded by the release seed and the domain, over IDs in sorted order."""
-    slots: dict[str, bool] = {}
-    for domain, ids in sorted(ids_by_domain.items()):
-        ordered = sorted(ids)
-        flags = [True] * (len(ordered) // 2) + [False] * (len(ordered) - len(ordered) // 2)
-        random.Random(f"{seed}:{domain}").shuffle(flags)
-        slots.update(zip(ordered, flags, strict=True))
-    return slots
 
 
 def image_release_path(image_path: str, sha256: str, ext: str, taken: dict[str, str]) -> str:
@@ -149,25 +141,10 @@ def _path_is_free(path: str, sha256: str, taken: dict[str, str]) -> bool:
     return True
 
 
-def benchmark_record(item: ExportItem, image: str, chosen_first: bool) -> dict[str, str]:
-    chosen = item.response_1 if item.chosen == "1" else item.response_2
-    rejected = item.response_2 if item.chosen == "1" else item.response_1
-    return {
-        "ID": item.external_id,
-        "Text": item.prompt,
-        "Image": image,
-        "Output1": chosen if chosen_first else rejected,
-        "Output2": rejected if chosen_first else chosen,
-        "Better": "Output1" if chosen_first else "Output2",
-        "Category": item.category,
-    }
-
-
 def dpo_record(item: ExportItem, image: str) -> dict[str, Any]:
     """A line of dpo/<domain>.jsonl; `image` is the release path, written
     relative to the .jsonl file (a link that holds wherever the folder goes)."""
-    chosen = item.response_1 if item.chosen == "1" else item.response_2
-    rejected = item.response_2 if item.chosen == "1" else item.response_1
+    chosen, rejected = item.chosen_and_rejected()
     # Chat messages, the schema of trl/ and of a training mix's dpo/
     # (curation.releases.trl.conversational_row): one dpo/ layout everywhere.
     return {
@@ -177,19 +154,6 @@ def dpo_record(item: ExportItem, image: str) -> dict[str, Any]:
         "rejected": [{"role": "assistant", "content": rejected}],
         "images": ["../" + image],  # dpo/ is one folder below the release root
         "category": item.category,
-    }
-
-
-def provenance_record(item: ExportItem, record: dict) -> dict[str, Any]:
-    return {
-        "ID": item.external_id,
-        "Better": record["Better"],
-        "chosen_canonical": item.chosen,
-        "provenance": item.provenance,
-        "curator_reason": item.reason,
-        "votes": list(item.votes),
-        "model_1": item.model_1,
-        "model_2": item.model_2,
     }
 
 
@@ -233,6 +197,7 @@ def write_release(
     items: Iterable[ExportItem],
     *,
     meta: ReleaseMeta,
+    shape: RecordShape,
     ids_by_domain: dict[str, list[str]],
     copy_image: Callable[[ExportItem, Path], None],
     progress: Callable[[int], None] | None = None,
@@ -244,7 +209,7 @@ def write_release(
     the manifest (also written). `copy_image(item, destination)` puts the
     item's image bytes at destination. `extra_provenance` records follow the
     records' provenance (members only in another benchmark's files)."""
-    slots = chosen_first_slots(ids_by_domain, meta.seed)
+    slots = shape.slots(ids_by_domain, meta.seed)
     domain_order = [slug for slug, _, _ in meta.domains]
     all_writer = JsonArrayWriter(folder / "all_data.json")
     provenance = JsonLinesWriter(folder / "provenance.jsonl")
@@ -252,8 +217,7 @@ def write_release(
     dpo: dict[str, JsonLinesWriter] = {}
     taken: dict[str, str] = {}
     counts: Counter[str] = Counter()
-    buckets: Counter[str] = Counter()
-    balance: dict[str, Counter[str]] = {}
+    tally = shape.tally()
     provenance_counts: Counter[str] = Counter()
     for item in items:
         image = image_release_path(item.image_path, item.image_sha256, item.image_ext, taken)
@@ -261,19 +225,18 @@ def write_release(
         if not destination.exists():
             destination.parent.mkdir(parents=True, exist_ok=True)
             copy_image(item, destination)
-        record = benchmark_record(item, image, slots[item.external_id])
+        record = shape.record(item, image, slots[item.external_id])
         all_writer.write(record)
         if item.domain not in per_domain:
             per_domain[item.domain] = JsonArrayWriter(folder / f"{item.domain}.json")
             dpo[item.domain] = JsonLinesWriter(folder / DPO_FOLDER / f"{item.domain}.jsonl")
         per_domain[item.domain].write(record)
         dpo[item.domain].write(dpo_record(item, image))
-        provenance.write(provenance_record(item, record))
+        provenance.write(shape.provenance(item, record))
         for writer in extra_writers:
             writer.write(item, record, folder / image)
         counts[item.domain] += 1
-        buckets[sub_bucket(item.category, item.external_id)] += 1
-        balance.setdefault(item.domain, Counter())[record["Better"]] += 1
+        tally.add(item, record)
         provenance_counts[item.provenance or "unknown"] += 1
         if progress is not None:
             progress(1)
@@ -292,17 +255,10 @@ def write_release(
         w.close()
     for writer in extra_writers:
         writer.close()
+    selected = [slug for slug in domain_order if slug in ids_by_domain]
     summary = {
-        "counts": {slug: counts[slug] for slug in domain_order if slug in ids_by_domain},
-        "sub_buckets": dict(sorted(buckets.items())),
-        "balance": {
-            slug: {
-                "Output1": balance.get(slug, {}).get("Output1", 0),
-                "Output2": balance.get(slug, {}).get("Output2", 0),
-            }
-            for slug in domain_order
-            if slug in ids_by_domain
-        },
+        "counts": {slug: counts[slug] for slug in selected},
+        **tally.summary(selected),
         "provenance": dict(sorted(provenance_counts.items())),
         "total": sum(counts.values()),
     }
@@ -312,7 +268,7 @@ def write_release(
     (folder / "README.md").write_text(card, encoding="utf-8")
     manifest = {
         "schema_version": SCHEMA_VERSION,
-        "format": "multimodal-rewardbench",
+        "format": shape.format_name,
         "project": meta.project,
         "release": meta.version,
         "seed": meta.seed,

@@ -2,6 +2,8 @@
 
 from django import forms
 
+from curation.models import PairwiseMode
+
 
 class ReleaseForm(forms.Form):
     version = forms.CharField(
@@ -29,6 +31,15 @@ class ReleaseForm(forms.Form):
         "RewardBench 2 reasoning IDs name the chosen model first). Stable from release to "
         "release; the old-to-new "
         "map is shown to curators on the release page, never put in the files.",
+    )
+
+    pairwise = forms.ChoiceField(
+        required=False,
+        choices=PairwiseMode.choices,
+        label="Pairwise decomposition",
+        help_text="Ranked and best-of-N items: also write them as TRL preference pairs "
+        "(pairwise/<domain>.parquet) for training mixes — the best response against each "
+        "other one, or every ordered pair; ties make no pair. Stated in the card and manifest.",
     )
 
     def __init__(self, *args, project, **kwargs):

@@ -33,6 +33,12 @@ ROW_FIELDS = (
 )
 
 
+# A member of the release, as export_items appends it (a ReleaseItem's fields).
+MEMBER_FIELDS = (
+    "item_id", "external_id", "released_id", "domain", "chosen", "better", "provenance"
+)  # fmt: skip
+
+
 class VoteExtras(NamedTuple):
     """Which vote fields beyond the A/B ones provenance.jsonl carries."""
 
@@ -80,13 +86,14 @@ def _vote_dicts(item_ids, pseudonyms, extras: VoteExtras) -> dict[int, list[dict
 
 
 def export_items(
-    chunk, contents: dict[int, ItemContent], pseudonyms, members, slots, released, extras
+    chunk, contents: dict[int, ItemContent], pseudonyms, members, slots, shape, released, extras
 ):
     """ExportItems of a chunk of rows (ROW_FIELDS) and their items' content
     (content.item_contents), with their current votes (one query per
     chunk). Appends each item's membership to `members` as a
     tuple: (item_id, external_id, released_id, domain, chosen, better,
-    provenance); released_id is "" unless the release re-keys IDs."""
+    provenance); released_id is "" unless the release re-keys IDs, better
+    the record's slot of the chosen response (`slots`, named by `shape`)."""
     votes = _vote_dicts([v.item_id for v in chunk], pseudonyms, extras)
     for v in chunk:
         released_id = released[v.item__external_id]
@@ -118,7 +125,7 @@ def export_items(
                 "" if released_id == v.item__external_id else released_id,
                 v.item__domain__slug,
                 v.final_choice,
-                "Output1" if slots[released_id] else "Output2",
+                shape.better(slots[released_id]),
                 v.provenance,
             )
         )

@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from annotate.models import Project
 from curation.models import (
     RELEASABLE_ANY_SLOT,
+    PairwiseMode,
     Release,
     ReleaseItem,
     Verdict,
@@ -60,6 +61,7 @@ def create_release(
     enqueue: bool = True,
     min_label_quality: float | None = None,
     rekey: bool = False,
+    pairwise: str = "",
 ) -> Release:
     """Record a new release and (unless enqueue=False) queue its build once
     the transaction commits. `rekey` gives its files label-free IDs
@@ -77,6 +79,8 @@ def create_release(
     limit = Release._meta.get_field("version").max_length
     if len(version) > limit:
         raise ReleaseError(f"The version is longer than {limit} characters.")
+    if pairwise not in PairwiseMode.values:
+        raise ReleaseError(f"Unknown pairwise decomposition {pairwise!r}.")
     known = set(project.domains.values_list("slug", flat=True))
     unknown = sorted(set(domains) - known)
     if unknown or not domains:
@@ -105,6 +109,7 @@ def create_release(
                     created_by=user,
                     min_label_quality=min_label_quality,
                     rekey_salt=rekey_salt(project) if rekey else "",
+                    pairwise=pairwise,
                 )
         except IntegrityError:
             raise ReleaseVersionTaken(taken) from None

@@ -30,11 +30,22 @@ class ThresholdsForm(forms.Form):
         "better; e.g. 1.5); failing items are contested, never escalated. Empty: off.",
     )
 
-    def __init__(self, *args, graded: bool = True, **kwargs):
+    ranking_least_w = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        label="Least Kendall's W",
+        help_text="Ranking projects: an item is agreed only when Kendall's W of its complete "
+        "rankings is at least this (0 to 1; default 0.5), besides the share above agreeing on "
+        "the top response. Lower W or a short share: escalated once, then contested.",
+    )
+
+    def __init__(self, *args, graded: bool = True, ranking: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         if not graded:
             # An A/B vote has no strength: the filter is for graded projects.
             del self.fields["consensus_strength"]
+        if not ranking:  # W is the ranking rule's alone
+            del self.fields["ranking_least_w"]
 
 
 class DecisionForm(forms.Form):

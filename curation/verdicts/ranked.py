@@ -32,8 +32,9 @@ if TYPE_CHECKING:
 
 
 RANKED_TASKS = (Task.BEST_OF_N, Task.RANKING)
-# Kendall's W a ranked item needs (with the top share) to be agreed: fixed
-# for now (docs/decisions.md, issue 33), the project's agree_share is the share.
+# Kendall's W a ranked item needs (with the top share) to be agreed: the
+# project's ranking_least_w (the rule settings), this by default; the
+# project's agree_share is the share.
 LEAST_W = 0.5
 
 
@@ -47,7 +48,7 @@ def thresholds_for(project: Project) -> RankingThresholds:
     return RankingThresholds(
         votes_per_item=project.votes_per_item,
         agree_share=project.agree_share,
-        least_w=LEAST_W if project.task == Task.RANKING else None,
+        least_w=project.ranking_least_w if project.task == Task.RANKING else None,
         escalation_votes=project.escalation_votes,
     )
 

@@ -14,21 +14,19 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotate.eligibility import eligible_counts
 from annotate.models import Membership, Task, parts_by_slot
 from annotate.models.parts import response_slots
 from annotate.projects import CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
-from curation.models import AuditEvent, ExclusionCategory, Verdict, VerdictRank
+from curation.models import VerdictRank
 from curation.verdicts import ranked
-from curation.verdicts.decisions import (
-    CurationError,
-    StaleDecision,
-    exclude_item,
-    reopen_item,
-    request_more_votes,
-)
 from curation.verdicts.ranked_decisions import resolve_ranked
+from curation.verdicts.views import (
+    ITEM_ACTIONS,
+    apply_decision,
+    decision_context,
+    verdict_or_404,
+)
 
 TEMPLATE = "curation/adjudicate_ranked.html"
 
@@ -85,15 +83,7 @@ def _pick_counts(votes: ranked.RankedVotes, n_slots: int) -> list[dict] | None:
 
 
 def ranked_context(request, project, role, item_id) -> dict:
-    from curation.verdicts.views import next_contested
-
-    verdict = (
-        Verdict.objects.select_related("item__domain", "decided_by")
-        .filter(project=project, item_id=item_id)
-        .first()
-    )
-    if verdict is None:
-        raise Http404("No such item")
+    verdict = verdict_or_404(project, item_id)
     item = verdict.item
     item.content_by_slot = parts_by_slot(item)
     n_slots = len(response_slots(item.content_by_slot))
@@ -127,16 +117,9 @@ def ranked_context(request, project, role, item_id) -> dict:
         proposed = list(aggregates["kemeny"].ranks)
     else:
         proposed = [""] * n_slots
-    events = list(
-        AuditEvent.objects.filter(item=item).select_related("actor").order_by("created_at", "pk")
-    )
     voted = ranked.current_voters(item.pk, None, user=request.user).exists()
-    eligible = eligible_counts(project=project, item_ids=[item.pk])[item.pk]
     return {
-        "project": project,
-        "role": role,
-        "verdict": verdict,
-        "item": item,
+        **decision_context(request, project, role, verdict, voted=voted),
         "slots": slots,
         "rank_inputs": list(zip(slots, proposed, strict=True)),
         "final_ranks": [stored.get(s) for s in slots] if stored else [],
@@ -144,12 +127,6 @@ def ranked_context(request, project, role, item_id) -> dict:
         "rows": rows,
         "aggregates": aggregates,
         "pick_counts": _pick_counts(votes, n_slots),
-        "events": events,
-        "next_item_id": next_contested(project, request.user, after=verdict),
-        "conflict": voted and not project.allow_self_adjudication,
-        "self_adjudication_warning": voted and project.allow_self_adjudication,
-        "exclusion_categories": [c for c in ExclusionCategory.choices if c[0]],
-        "eligible": eligible,
     }
 
 
@@ -166,44 +143,19 @@ def decide_ranked(request, slug, item_id):
     if not ranked.is_ranked(project):
         raise Http404("Not a best-of-N or ranking project")
     form = RankedDecisionForm(request.POST)
-    status = 400
-    if form.is_valid():
-        data = form.cleaned_data
-        common = {
-            "project": project,
-            "item_id": item_id,
-            "curator": request.user,
-            "reason": data["reason"],
-            "version": data["version"],
-        }
-        action = data["action"]
-        try:
-            if action == "resolve":
-                ranks = [
-                    request.POST.get(f"rank_{slot}", "")
-                    for slot in range(1, 9)
-                    if f"rank_{slot}" in request.POST
-                ]
-                resolve_ranked(pick=data["pick"], ranks=ranks, **common)
-            elif action == "exclude":
-                exclude_item(category=data["category"], **common)
-            elif action == "more_votes":
-                request_more_votes(n=data["n"] or 2, **common)
-            else:
-                reopen_item(**common)
-        except Verdict.DoesNotExist:
-            raise Http404("No such item") from None
-        except StaleDecision as exc:
-            messages.error(request, str(exc))
-            status = 409
-        except CurationError as exc:
-            messages.error(request, str(exc))
-        else:
-            messages.success(request, f"Saved: {dict(form.fields['action'].choices)[action]}.")
-            return redirect("adjudicate", slug=project.slug, item_id=item_id)
-    else:
-        for errors in form.errors.values():
-            for e in errors:
-                messages.error(request, e)
+
+    def resolve(data, common):
+        ranks = [
+            request.POST.get(f"rank_{slot}", "")
+            for slot in range(1, 9)
+            if f"rank_{slot}" in request.POST
+        ]
+        resolve_ranked(pick=data["pick"], ranks=ranks, **common)
+
+    actions = {"resolve": resolve, **ITEM_ACTIONS}
+    action, status = apply_decision(request, project, item_id, form, actions)
+    if action is not None:
+        messages.success(request, f"Saved: {dict(form.fields['action'].choices)[action]}.")
+        return redirect("adjudicate", slug=project.slug, item_id=item_id)
     context = ranked_context(request, project, role, item_id)
     return render(request, TEMPLATE, context, status=status)

@@ -18,7 +18,7 @@ from django.db import connection, transaction
 from django.db.models import F
 
 from annotate.eligibility import eligible_counts, short_of_annotators
-from annotate.models import Item, Judgement, Project
+from annotate.models import Item, Judgement, Project, Task
 from curation.models import (
     AuditEvent,
     ContestKind,
@@ -228,6 +228,7 @@ def update_thresholds(
     agree_share: float,
     escalation_votes: int,
     consensus_strength: float | type[Ellipsis] | None = ...,
+    ranking_least_w: float | None = None,
 ) -> Counter:
     """Change a project's contested-rule thresholds and re-evaluate every item
     a curator has not decided, escalations already granted included.
@@ -242,6 +243,7 @@ def update_thresholds(
       now still counts when it comes.
     - `consensus_strength` (graded projects only; None turns it off, left
       out it stays as it is): Multimodal RewardBench 2's consensus filter (rule.decide).
+    - `ranking_least_w` (rankings' Kendall's W, 0..1; left out it stays as it is).
 
     Returns how many verdicts moved into each status (only verdicts whose
     status changed)."""
@@ -251,6 +253,10 @@ def update_thresholds(
             consensus_strength = project.consensus_strength
         if consensus_strength is not None and not project.is_graded:
             raise ValueError("The consensus strength needs a graded preference scale.")
+        if ranking_least_w is None:
+            ranking_least_w = project.ranking_least_w
+        if not 0 <= ranking_least_w <= 1:
+            raise ValueError("Kendall's W runs from 0 to 1.")
         before = {
             "votes_per_item": project.votes_per_item,
             "agree_share": project.agree_share,
@@ -263,6 +269,11 @@ def update_thresholds(
             "escalation_votes": escalation_votes,
             "consensus_strength": consensus_strength,
         }
+        if project.task == Task.RANKING or ranking_least_w != project.ranking_least_w:
+            # W is the ranking rule's: other projects' audit (and the
+            # decision rules their releases state) stay as they were.
+            before["ranking_least_w"] = project.ranking_least_w
+            after["ranking_least_w"] = ranking_least_w
         if before == after:
             return Counter()
         delta = votes_per_item - project.votes_per_item
@@ -270,6 +281,7 @@ def update_thresholds(
         project.agree_share = agree_share
         project.escalation_votes = escalation_votes
         project.consensus_strength = consensus_strength
+        project.ranking_least_w = ranking_least_w
         project.save(update_fields=[*after])
         AuditEvent.objects.create(
             project=project, actor=actor, action="thresholds", before=before, after=after

@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate.eligibility import eligible_counts
 from annotate.loop.scales import point_label
-from annotate.models import ItemPart, Judgement, Membership, PartKind, Slot
+from annotate.models import ItemPart, Judgement, Membership, PartKind, Slot, Task
 from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
 from curation.agreement.values import from_json
@@ -50,7 +50,6 @@ from curation.verdicts.decisions import (
     resolve_item,
 )
 from curation.verdicts.forms import AuditFilterForm, DecisionForm, ThresholdsForm
-from curation.verdicts.ranked_views import adjudicate_ranked
 from curation.verdicts.service import stuck_items, stuck_reason, update_thresholds
 
 
@@ -76,8 +75,14 @@ def rule_settings(request, slug):
         "agree_share": project.agree_share,
         "escalation_votes": project.escalation_votes,
         "consensus_strength": project.consensus_strength,
+        "ranking_least_w": project.ranking_least_w,
     }
-    form = ThresholdsForm(request.POST or None, initial=initial, graded=project.is_graded)
+    form = ThresholdsForm(
+        request.POST or None,
+        initial=initial,
+        graded=project.is_graded,
+        ranking=project.task == Task.RANKING,
+    )
     if request.method == "POST" and form.is_valid():
         moved = update_thresholds(project=project, actor=request.user, **form.cleaned_data)
         messages.success(request, f"Rule saved. {describe_moves(moved)}")
@@ -209,14 +214,41 @@ def curation_queue(request, slug):
     )
 
 
-def _adjudication_context(request, project, role, item_id):
+def verdict_or_404(project, item_id, *related: str) -> Verdict:
     verdict = (
-        Verdict.objects.select_related("item__domain", "item__image", "decided_by")
+        Verdict.objects.select_related("item__domain", "decided_by", *related)
         .filter(project=project, item_id=item_id)
         .first()
     )
     if verdict is None:
         raise Http404("No such item")
+    return verdict
+
+
+def decision_context(request, project, role, verdict: Verdict, *, voted: bool) -> dict:
+    """What every adjudication page shows of an item (the pair's and the
+    ranked one's): its audit trail, the next contested item, whether the
+    curator voted on it and who is left to vote."""
+    item = verdict.item
+    events = list(
+        AuditEvent.objects.filter(item=item).select_related("actor").order_by("created_at", "pk")
+    )
+    return {
+        "project": project,
+        "role": role,
+        "verdict": verdict,
+        "item": item,
+        "events": events,
+        "next_item_id": next_contested(project, request.user, after=verdict),
+        "conflict": voted and not project.allow_self_adjudication,
+        "self_adjudication_warning": voted and project.allow_self_adjudication,
+        "exclusion_categories": [c for c in ExclusionCategory.choices if c[0]],
+        "eligible": eligible_counts(project=project, item_ids=[item.pk])[item.pk],
+    }
+
+
+def _adjudication_context(request, project, role, item_id):
+    verdict = verdict_or_404(project, item_id, "item__image")
     item = verdict.item
     judgements = list(
         Judgement.objects.with_pair_answers()
@@ -246,26 +278,12 @@ def _adjudication_context(request, project, role, item_id):
                 "n": rel.get("n_votes"),
             }
         )
-    events = list(
-        AuditEvent.objects.filter(item=item).select_related("actor").order_by("created_at", "pk")
-    )
-    next_verdict = next_contested(project, request.user, after=verdict)
-    eligible = eligible_counts(project=project, item_ids=[item.pk])[item.pk]
     voted = any(j.assignment.annotator_id == request.user.pk for j in judgements)
     return {
-        "project": project,
-        "role": role,
-        "verdict": verdict,
-        "item": item,
+        **decision_context(request, project, role, verdict, voted=voted),
         "votes": votes,
         "superseded": sum(1 for j in judgements if not j.is_current),
-        "events": events,
-        "next_item_id": next_verdict,
-        "conflict": voted and not project.allow_self_adjudication,
-        "self_adjudication_warning": voted and project.allow_self_adjudication,
-        "exclusion_categories": [c for c in ExclusionCategory.choices if c[0]],
         "reliability_at": cache.computed_at if cache else None,
-        "eligible": eligible,
     }
 
 
@@ -292,6 +310,8 @@ def next_contested(project, user, *, after: Verdict) -> int | None:
 def adjudicate(request, slug, item_id):
     project, role = project_for(request.user, slug, CURATOR_ROLES)
     if ranked.is_ranked(project):
+        from curation.verdicts.ranked_views import adjudicate_ranked
+
         return adjudicate_ranked(request, project, role, item_id)
     context = _adjudication_context(request, project, role, item_id)
     return render(request, "curation/adjudicate.html", context)
@@ -303,58 +323,75 @@ def adjudicate(request, slug, item_id):
 def decide(request, slug, item_id):
     project, role = project_for(request.user, slug, CURATOR_ROLES)
     form = DecisionForm(request.POST)
-    status = 400
-    if form.is_valid():
-        data = form.cleaned_data
-        common = {
-            "project": project,
-            "item_id": item_id,
-            "curator": request.user,
-            "reason": data["reason"],
-            "version": data["version"],
-        }
-        try:
-            action = data["action"]
-            if action == "resolve":
-                resolve_item(choice=data["choice"], **common)
-            elif action == "exclude":
-                exclude_item(category=data["category"], **common)
-            elif action == "more_votes":
-                n = data["n"] or 2
-                request_more_votes(n=n, **common)
-                eligible = eligible_counts(project=project, item_ids=[item_id])[item_id]
-                if eligible < n:
-                    messages.warning(
-                        request,
-                        f"Only {eligible} eligible annotator{'s are' if eligible != 1 else ' is'} "
-                        f"left for this item, fewer than the {n} votes asked: it is listed as "
-                        "stuck until they vote or a curator closes it.",
-                    )
-            else:
-                reopen_item(**common)
-        except Verdict.DoesNotExist:
-            raise Http404("No such item") from None
-        except StaleDecision as exc:
-            messages.error(request, str(exc))
-            status = 409
-        except CurationError as exc:
-            messages.error(request, str(exc))
-        else:
-            messages.success(request, f"Saved: {DECISION_LABELS[action]}.")
-            nxt = request.POST.get("next")
-            if nxt == "queue":
-                return redirect("curation_queue", slug=project.slug)
-            current = Verdict.objects.get(project=project, item_id=item_id)
-            following = next_contested(project, request.user, after=current)
-            if following is not None and action in ("resolve", "exclude", "more_votes"):
-                return redirect("adjudicate", slug=project.slug, item_id=following)
-            return redirect("adjudicate", slug=project.slug, item_id=item_id)
-    else:
+
+    def resolve(data, common):
+        resolve_item(choice=data["choice"], **common)
+
+    actions = {"resolve": resolve, **ITEM_ACTIONS}
+    action, status = apply_decision(request, project, item_id, form, actions)
+    if action == "more_votes":
+        n = form.cleaned_data["n"] or 2
+        eligible = eligible_counts(project=project, item_ids=[item_id])[item_id]
+        if eligible < n:
+            messages.warning(
+                request,
+                f"Only {eligible} eligible annotator{'s are' if eligible != 1 else ' is'} "
+                f"left for this item, fewer than the {n} votes asked: it is listed as "
+                "stuck until they vote or a curator closes it.",
+            )
+    if action is not None:
+        messages.success(request, f"Saved: {DECISION_LABELS[action]}.")
+        nxt = request.POST.get("next")
+        if nxt == "queue":
+            return redirect("curation_queue", slug=project.slug)
+        current = Verdict.objects.get(project=project, item_id=item_id)
+        following = next_contested(project, request.user, after=current)
+        if following is not None and action in ("resolve", "exclude", "more_votes"):
+            return redirect("adjudicate", slug=project.slug, item_id=following)
+        return redirect("adjudicate", slug=project.slug, item_id=item_id)
+    context = _adjudication_context(request, project, role, item_id)
+    return render(request, "curation/adjudicate.html", context, status=status)
+
+
+# What a curator may do to any contested item besides resolving it:
+# action -> (form data, the decision's common arguments) -> the decision.
+ITEM_ACTIONS = {
+    "exclude": lambda data, common: exclude_item(category=data["category"], **common),
+    "more_votes": lambda data, common: request_more_votes(n=data["n"] or 2, **common),
+    "reopen": lambda data, common: reopen_item(**common),
+}
+
+
+def apply_decision(request, project, item_id, form, actions) -> tuple[str | None, int]:
+    """The decision a curator's form asks for (the pair's and the ranked
+    adjudication pages', the label audit's review): `actions[action](data,
+    common)`. Returns the action done, or None and the status of the page
+    shown again (refusals are said in messages)."""
+    if not form.is_valid():
         for errors in form.errors.values():
             for e in errors:
                 messages.error(request, e)
-    context = _adjudication_context(request, project, role, item_id)
-    return render(request, "curation/adjudicate.html", context, status=status)
+        return None, 400
+    data = form.cleaned_data
+    common = {
+        "project": project,
+        "item_id": item_id,
+        "curator": request.user,
+        "reason": data["reason"],
+        "version": data["version"],
+    }
+    action = data["action"]
+    try:
+        actions[action](data, common)
+    except Verdict.DoesNotExist:
+        raise Http404("No such item") from None
+    except StaleDecision as exc:
+        messages.error(request, str(exc))
+        return None, 409
+    except CurationError as exc:
+        messages.error(request, str(exc))
+        return None, 400
+    return action, 200
 
 
 DECISION_LABELS = {

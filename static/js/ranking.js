@@ -7,7 +7,11 @@
 // Ranking: a digit places that response next; `=` then a digit places it
 // tied with the previous place; Backspace takes the last placement back
 // (with nothing placed it falls through to work.js: undo the last vote).
-// Best of N: a digit picks that response, 0 none of them.
+// Best of N: a digit picks that response, 0 none of them (where the
+// project allows "none").
+// Per-response answers where the domain asks them: y / n / u, then a
+// response's number: that response is correct / incorrect / unsure; z / c / v,
+// then a number: its grade is A / B / C (any other key cancels the first).
 // Every change is announced in the #rank-live region.
 // Bound once on document (capture phase, before work.js's keys), so it keeps
 // working after htmx swaps in the next item.
@@ -180,11 +184,46 @@
     live(value === "none" ? "None is acceptable." : "Response " + name(parseInt(value, 10)) + " picked as the best.");
   }
 
+  // A per-response answer's first key (annotate.loop.slots_page.LABEL_KEYS):
+  // the radio group and value it fills with the next digit's response.
+  var LABELS = {
+    y: ["correct", "yes"], n: ["correct", "no"], u: ["correct", "unsure"],
+    z: ["grade", "A"], c: ["grade", "B"], v: ["grade", "C"]
+  };
+  var pending = null;
+  function labelInput(label, position) {
+    return document.getElementById(label[0] + "_" + position + "-" + label[1]);
+  }
+  function answer(label, position) {
+    var input = labelInput(label, position);
+    if (!input) return;
+    input.checked = true;
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+    var text = input.parentNode.textContent.trim();
+    live((label[0] === "grade" ? "Grade " : "") + text + ": response " + name(position) + ".");
+  }
+
   document.addEventListener("keydown", function (e) {
     var w = work();
     if (!w || e.altKey || e.metaKey || e.ctrlKey || isTyping(e.target)) return;
     var digit = /^[0-9]$/.test(e.key) ? parseInt(e.key, 10) : -1;
     var handled = false;
+    if (pending) {
+      var label = pending;
+      pending = null;
+      if (digit >= 1 && digit <= n()) {
+        answer(label, digit);
+        e.preventDefault(); e.stopImmediatePropagation();
+        return;
+      }
+      live("Cancelled.");
+      if (e.key === "Escape") { e.preventDefault(); e.stopImmediatePropagation(); return; }
+    } else if (LABELS[e.key] && labelInput(LABELS[e.key], 1)) {
+      pending = LABELS[e.key];
+      live((pending[0] === "grade" ? "Grade " + pending[1] : labelInput(pending, 1).parentNode.textContent.trim()) + ": which response? Press its number, 1 to " + n() + ".");
+      e.preventDefault(); e.stopImmediatePropagation();
+      return;
+    }
     if (w.dataset.task === "best_of_n") {
       if (digit === 0) { pick("none"); handled = true; }
       else if (digit >= 1 && digit <= n()) { pick(String(digit)); handled = true; }
@@ -246,7 +285,7 @@
   });
 
   // Each item as it is shown (page load, htmx swap, the item kept ready).
-  function init() { var w = work(); if (w) { w.querySelectorAll(".response[data-position]").forEach(function (c) { if (w.dataset.task === "ranking") c.draggable = true; }); load(); } }
+  function init() { pending = null; var w = work(); if (w) { w.querySelectorAll(".response[data-position]").forEach(function (c) { if (w.dataset.task === "ranking") c.draggable = true; }); load(); } }
   document.addEventListener("DOMContentLoaded", init);
   document.addEventListener("htmx:afterSwap", init);
   document.addEventListener("work:shown", init);

@@ -153,6 +153,18 @@ class DatasetSource:
         """How problems name the dataset."""
         return f"{self.path.name}:{self.member}" if self.member else self.path.name
 
+    def open_data(self, stack: ExitStack):
+        """The dataset's bytes, open for the import (closed by `stack`): the
+        zip member, or the file memory-mapped."""
+        if self.archive is not None:
+            assert self.member is not None
+            return stack.enter_context(self.archive.open_dataset(self.member))
+        if not self.path.is_file():
+            raise ImportFailed([ImportProblem(str(self.path), "file not found")])
+        from annotate.importing.jsonscan import open_dataset_file
+
+        return stack.enter_context(open_dataset_file(self.path))
+
     def head(self, size: int = 4096) -> bytes:
         """The dataset's first bytes (b"" if it cannot be read)."""
         try:

@@ -19,9 +19,9 @@ from annotate.importing.formats import (
     ParsedPart,
     ReadContext,
 )
-from annotate.importing.jsonscan import DatasetFile, open_dataset_file
+from annotate.importing.jsonscan import DatasetFile
 from annotate.importing.parse import PairsOptions, ParsedDataset, content_hash, parse_dataset
-from annotate.importing.records import FORMATS, ImportFailed, ImportProblem, Record
+from annotate.importing.records import FORMATS, Record
 from annotate.importing.sources import ImageSource, NoImageSource
 
 NAMES = FORMATS  # ("mrb", "pairs")
@@ -56,17 +56,12 @@ def detect(source: DatasetSource) -> bool:
 
 
 def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
-    if source.archive is not None:
-        # The service found the zip's one dataset file (sources.find_dataset_in_zip).
-        archive = source.archive
-        assert source.member is not None
-        data = context.stack.enter_context(archive.open_dataset(source.member))
-        images: ImageSource = archive  # a dataset zip holds its images
-    else:
-        if not source.path.is_file():
-            raise ImportFailed([ImportProblem(str(source.path), "file not found")])
-        data = context.stack.enter_context(open_dataset_file(source.path))
-        images = context.images or NoImageSource()
+    # A zip: the service found its one dataset file (sources.find_dataset_in_zip).
+    data = source.open_data(context.stack)
+    # A dataset zip holds its images.
+    images: ImageSource = (
+        source.archive if source.archive is not None else context.images or NoImageSource()
+    )
     fmt = context.fmt if context.fmt in NAMES else None
     return read_data(data, filename=source.label, fmt=fmt, images=images, context=context)
 

@@ -52,7 +52,7 @@ from annotate.importing.jsonscan import (
     STYLES,
     DatasetFile,
     check_utf8,
-    iter_jsonl_lines,
+    iter_jsonl,
     line_style,
     open_dataset_file,
 )
@@ -370,8 +370,8 @@ def read_data(
 
     def records(log: ProblemLog) -> Iterator[tuple[int, int, str, Any, RankedRecord | None]]:
         count = RecordCount(bounds, log)
-        for line, index, raw, value in iter_jsonl_lines(
-            data, log, max_record_bytes=bounds.max_record_bytes
+        for line, index, raw, value in iter_jsonl(
+            data, log, max_record_bytes=bounds.max_record_bytes, raw_lines=True
         ):
             count.add(line=line, index=index)
             if isinstance(value, dict) and not check_storable(value, log, line, index):

@@ -34,9 +34,10 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from annotate.importing.bounds import RecordCount
+from annotate.importing import passes
 from annotate.importing.formats import (
     TEXT,
     DatasetSource,
@@ -49,9 +50,8 @@ from annotate.importing.jsonscan import (
     STYLES,
     DatasetFile,
     check_utf8,
-    iter_jsonl_lines,
+    iter_jsonl,
     line_style,
-    open_dataset_file,
 )
 from annotate.importing.options import RecordRules
 from annotate.importing.records import (
@@ -61,7 +61,6 @@ from annotate.importing.records import (
     ImportProblem,
     ProblemLog,
     brief,
-    check_storable,
 )
 from annotate.importing.sources import NoImageSource
 
@@ -329,13 +328,7 @@ def subset_slug(subset: str) -> str:
 def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
     if source.archive is None and source.name.lower().endswith(".parquet"):
         return _read_parquet(source, context)
-    if source.archive is not None:
-        assert source.member is not None
-        data = context.stack.enter_context(source.archive.open_dataset(source.member))
-    else:
-        if not source.path.is_file():
-            raise ImportFailed([ImportProblem(str(source.path), "file not found")])
-        data = context.stack.enter_context(open_dataset_file(source.path))
+    data = source.open_data(context.stack)
     return read_data(data, filename=source.label, context=context)
 
 
@@ -376,72 +369,39 @@ def read_data(data: bytes | DatasetFile, *, filename: str, context: ReadContext)
     known = dict(context.known)
     new_domains: dict[str, dict[str, Any]] = {}
 
-    def rules(renames=None) -> RecordRules:
-        return RecordRules(
-            context.options,
-            known_categories=known,
-            id_field="id",
-            category_field="subset",
-            image_field="prompt",
-            renames=renames,
-        )
+    rules = partial(
+        RecordRules, context.options, known_categories=known, id_field="id",
+        category_field="subset", image_field="prompt",
+    )  # fmt: skip
 
-    def records(log: ProblemLog) -> Iterator[tuple[int, int, str, Any, ParsedItem | None]]:
-        count = RecordCount(bounds, log)
-        for line, index, raw, value in iter_jsonl_lines(
-            data, log, max_record_bytes=bounds.max_record_bytes
-        ):
-            count.add(line=line, index=index)
-            if isinstance(value, dict) and not check_storable(value, log, line, index):
-                yield line, index, raw, value, None
-                continue
-            record, problems = parse_record(value)
-            for where, message in problems:
-                log.add(message, line=line, index=index, field=where)
-            if record is None:
-                yield line, index, raw, value, None
-                continue
-            yield line, index, raw, value, _item(record, line, index, subset_domain(record.subset))
+    def parse(value: Any, line: int, index: int) -> tuple[ParsedItem | None, list]:
+        record, problems = parse_record(value)
+        if record is None:
+            return None, problems
+        return _item(record, line, index, subset_domain(record.subset)), problems
 
-    # Pass 1: every record checked, IDs and domains.
-    first = rules()
-    for _line, index, _raw, value, item in records(log):
-        if item is None:
-            if log.full:
-                log.truncated = True
-                break
-            continue
+    def records(log: ProblemLog) -> Iterator[passes.Record]:
+        lines = iter_jsonl(data, log, max_record_bytes=bounds.max_record_bytes, raw_lines=True)
+        return passes.parsed_records(lines, parse, log, bounds)
+
+    def new_domain(item: ParsedItem, value: Any, line: int, index: int) -> None:
         subset = item.meta["rewardbench2"]["subset"]
         slug = subset_slug(subset)
         if not derived and item.domain == slug and slug not in context.known:
             known[slug] = slug
             new_domains.setdefault(slug, domain_fields(subset))
-        if first.category == "":  # the options derive the domain
-            item.domain = ""
-        if not first.check(item, value, log):
-            continue
-        if item.domain not in known:
-            first.note_unknown(item.domain or "", index)
-        if log.full:
-            break
-    if not log.truncated:
-        first.finish(log)
-    log.raise_if_any()
+
+    def restore(item: ParsedItem, value: Any, raw: str) -> None:
+        item.meta["rewardbench2"] = record_meta(_record_of(item, value), raw)
+
+    # Pass 1: every record checked, IDs and domains.
+    first = passes.check_all(records, rules, log, known, inspect=new_domain)
     renames = first.renames
 
     def items() -> Iterator[ParsedItem]:
-        again = rules(renames)
-        for _line, index, raw, value, item in records(ProblemLog(filename, 1)):
-            if item is None:
-                raise RuntimeError(f"dataset changed while importing (record {index})")
-            item.meta["rewardbench2"] = record_meta(_record_of(item, value), raw)
-            if again.category == "":
-                item.domain = ""
-            out = again.apply(item, value)
-            if out is None:  # a repeated ID left out (keep-first)
-                continue
-            out.domain = known[out.domain or ""]
-            yield out
+        yield from passes.checked_items(
+            records(ProblemLog(filename, 1)), rules(renames=renames), known, restore
+        )
 
     ids = [item.external_id for item in items()]
     if not ids and not first.skipped:

@@ -170,6 +170,11 @@ class MultimodalRewardBench:
     def score_files(self, release: str, predictions: list[str], options: FileOptions) -> FileScore:
         return files.score_files(release, predictions, options)
 
+    def api_fields(self) -> dict:
+        from curation.benchmarks.mrb import api
+
+        return api.api_fields()
+
     def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
         """Its categories and the official sub-buckets, from the report."""
         groups = report.get("official", {}).get("groups", [])

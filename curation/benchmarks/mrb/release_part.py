@@ -6,7 +6,8 @@ official scorer would put in a sub-bucket their name does not suggest.
 
 The records themselves, the images, dpo/, the parquet and TRL copies and
 provenance.jsonl are the release's shared pair layout, written by
-curation.releases.exporter from the rows chosen here (Part.records)."""
+curation.releases.exporter from the rows chosen here in the record shape of
+.records (Part.records)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ from collections.abc import Iterable
 
 from curation.benchmarks import registry
 from curation.benchmarks.base import BuildContext, Part, Records
-from curation.releases.exporter import sub_bucket
+from curation.benchmarks.mrb import records
+from curation.benchmarks.mrb.records import FORMAT_NAME, sub_bucket
 from curation.releases.rekey import rekeyed_id
 
-FORMAT_NAME = "multimodal-rewardbench"
 _UNSAFE = re.compile(r"[^a-z0-9]+")
 
 
@@ -63,7 +64,10 @@ def prepare(ctx: BuildContext) -> Part:
         released=released,
         written=verdicts,
         records=Records(
-            verdicts=verdicts, ids_by_domain=ids_by_domain, old_by_domain=old_by_domain
+            verdicts=verdicts,
+            ids_by_domain=ids_by_domain,
+            old_by_domain=old_by_domain,
+            shape=records,
         ),
         warnings=wrong_bucket_warnings(
             (d.export_category, i) for d in ctx.domains for i in ids_by_domain[d.slug]

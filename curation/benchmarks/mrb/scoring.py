@@ -71,8 +71,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from curation.benchmarks.mrb.records import sub_bucket
 from curation.benchmarks.mrb.scoring_input import KINDS, ORDERS, Prediction, check_records
-from curation.releases.exporter import sub_bucket
 
 OFFICIAL_SEED = 123
 Z_95 = 1.959963984540054

@@ -21,7 +21,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from curation.models import RELEASABLE, Mix, ReleaseItem, ReleaseStatus, Verdict
-from curation.releases import exporter, parquet, publishing
+from curation.releases import exporter, pairwise, parquet, publishing
 from curation.releases.build import (
     _HOST,
     PROGRESS_SECONDS,
@@ -123,7 +123,47 @@ def read_candidates(source) -> list[Candidate]:
             flush()
     if chunk:
         flush()
+    if source.release_id and source.release.pairwise:
+        candidates += ranked_pairs(source.release)
     return candidates
+
+
+def ranked_pairs(release) -> list[Candidate]:
+    """The pairs of a release's pairwise decomposition, from each ranked
+    member's frozen ranking (ReleaseItem.ranks) and its content: the rows of
+    its pairwise/ files. `share`: None (votes rank, they pick no side)."""
+    rows = (
+        ReleaseItem.objects.filter(release=release)
+        .exclude(ranks="")
+        .order_by("external_id")
+        .values_list("ranks", "item__verdict__status", "provenance", *_ITEM)
+    )
+    out: list[Candidate] = []
+    for start in range(0, rows.count(), CHUNK):
+        chunk = list(rows[start : start + CHUNK])
+        contents = item_contents(r[3] for r in chunk)
+        for ranks, status, provenance, item_id, ext_id, domain, category, *_ in chunk:
+            content = contents[item_id]
+            for chosen, rejected in pairwise.pairs(pairwise.parse_ranks(ranks), release.pairwise):
+                out.append(
+                    Candidate(
+                        external_id=pairwise.pair_id(ext_id, chosen, rejected),
+                        domain=domain,
+                        category=category,
+                        prompt=content.prompt,
+                        response_1=content.responses[chosen - 1],
+                        response_2=content.responses[rejected - 1],
+                        chosen="1",
+                        image_sha256=content.image_sha256 or "",
+                        image_ext=content.image_ext,
+                        status=status or "",
+                        provenance=provenance,
+                        share=None,
+                        image_source=content.image_file or "",
+                        group=ext_id,
+                    )
+                )
+    return out
 
 
 def build_mix(*, mix_id: int, take_over: bool = False) -> Mix:

@@ -59,21 +59,25 @@ def write_mix(
     try:
         for index, c in ordered_rows(selection):
             label = labels[index]
-            image = image_name(c)
+            # A text-only prompt (a ranked item's pairs may have none) has no image.
+            image = image_name(c) if c.image_sha256 else ""
             destination = folder / image
-            if not destination.exists():
+            if image and not destination.exists():
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 copy_image(c, destination)
             row_id = f"{label}:{c.external_id}"
             if c.domain not in jsonl:
                 jsonl[c.domain] = exporter.JsonLinesWriter(folder / "dpo" / f"{c.domain}.jsonl")
-            jsonl[c.domain].write(
-                trl_row(row_id=row_id, source=label, candidate=c, images=[f"../{image}"])
-            )
+            paths = [f"../{image}"] if image else []
+            jsonl[c.domain].write(trl_row(row_id=row_id, source=label, candidate=c, images=paths))
             if writer is not None:
-                embedded = {"bytes": destination.read_bytes(), "path": image.rsplit("/", 1)[1]}
+                embedded = (
+                    [{"bytes": destination.read_bytes(), "path": image.rsplit("/", 1)[1]}]
+                    if image
+                    else []
+                )
                 writer.write_row(
-                    c.domain, trl_row(row_id=row_id, source=label, candidate=c, images=[embedded])
+                    c.domain, trl_row(row_id=row_id, source=label, candidate=c, images=embedded)
                 )
             counts[c.domain] += 1
             by_source[label][c.domain] += 1

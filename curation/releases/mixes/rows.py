@@ -18,6 +18,10 @@ shuffled order a row is
 * ``over_limit`` if its source already holds its cap (or its weighted share);
 * kept otherwise.
 
+The pairs of one ranked item (the pairwise decomposition of a release,
+curation.releases.pairwise) share its key and are not duplicates of each
+other; another item or source with that key is.
+
 Only kept rows claim a key, so a pair that one source leaves out for its cap
 may still come in from a later source. With weights, the share of source i is
 round(T * w_i / sum(w)) by the largest remainder, T the requested size or
@@ -63,6 +67,9 @@ class Candidate:
     provenance: str
     share: float | None  # votes for the chosen side / all current votes (None: no votes)
     image_source: str = ""  # where the build finds the image's bytes
+    # A pair of a ranked item's decomposition: the item's external ID (its
+    # pairs share the key and are not duplicates of each other); "" for a pair item.
+    group: str = ""
 
     def key(self) -> tuple[str, str]:
         return (self.image_sha256, normalise_prompt(self.prompt))
@@ -171,7 +178,15 @@ def select(
         for source_rows in passing:
             if dedup:
                 distinct = {c.key() for c in source_rows}
-                available.append(len(distinct - seen))
+                # The other pairs of a ranked item are not duplicates (see the module).
+                siblings = len(
+                    {
+                        (c.key(), c.external_id)
+                        for c in source_rows
+                        if c.group and c.key() not in seen
+                    }
+                ) - len({c.key() for c in source_rows if c.group and c.key() not in seen})
+                available.append(len(distinct - seen) + siblings)
                 seen |= distinct
             else:
                 available.append(len(source_rows))
@@ -179,6 +194,8 @@ def select(
         limits = list(weighted_limits(available, weights, size))
 
     kept_keys: dict[tuple[str, str], tuple[str, str]] = {}  # key -> (source label, id)
+    # key -> (source index, group) of the ranked item whose pairs claimed it
+    groups: dict[tuple[str, str], tuple[int, str]] = {}
     for index, source_rows in enumerate(passing):
         spec = sources[index]
         duplicates: Counter[str] = Counter()
@@ -186,7 +203,8 @@ def select(
         limit = limits[index]
         for c in source_rows:
             key = c.key()
-            if dedup and key in kept_keys:
+            same_item = bool(c.group) and groups.get(key) == (index, c.group)
+            if dedup and key in kept_keys and not same_item:
                 of_label, of_id = kept_keys[key]
                 duplicates[of_label] += 1
                 out.dropped.append(
@@ -197,7 +215,9 @@ def select(
                 out.dropped.append(_dropped(spec, c, "over_limit"))
             else:
                 kept += 1
-                kept_keys[key] = (spec.label, c.external_id)
+                kept_keys.setdefault(key, (spec.label, c.external_id))
+                if c.group:
+                    groups.setdefault(key, (index, c.group))
                 out.kept.append((index, c))
         out.report.append(
             {

@@ -141,6 +141,23 @@ def test_intervals_and_id_counts_on_the_page_and_in_the_api(client, release):
     assert entry["accuracy_ci95"] == pytest.approx([low, high], abs=1e-9)
     assert entry["macro_average"]["ci95"] == macro["ci95"]
     assert (entry["missing_ids"], entry["unknown_ids"]) == (2, 1)
+    # The MRB fields come from its benchmark module (mrb.api), in the order
+    # the API always showed them; the detail adds the release and the table.
+    base = ["id", "name", "accuracy", "scoring", "created_by", "created_at"]
+    mrb = ["accuracy_ci95", "macro_average", "missing_ids", "unknown_ids"]
+    assert list(entry) == base + mrb
+    detail = api.get(
+        f"/api/v1/projects/{release.project.slug}/releases/{release.pk}/evaluations/{entry['id']}/"
+    ).json()
+    assert list(detail)[: len(base) + len(mrb) + 3] == [
+        *base,
+        *mrb,
+        "release",
+        "per_category",
+        "extras",
+    ]
+    assert detail["per_category"] == evaluation.report["official"]["groups"]
+    assert detail["extras"] == evaluation.report["extras"]
 
 
 def test_equal_scores_do_not_hide_each_other_in_the_chart(client, release):

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from curation.benchmarks.mrb import records
 from curation.benchmarks.mrb.benchmark import BENCHMARK as MRB
 from curation.releases import exporter
 from curation.releases.exporter import ExportItem, ReleaseMeta
@@ -358,6 +359,7 @@ def write(folder: Path, items, *, seed=7, version="v1.0", store=None, **kw):
         folder,
         iter(sort_items(items)),
         meta=meta(seed=seed, version=version),
+        shape=records,
         ids_by_domain=kw.pop("ids", None) or ids_by_domain(items),
         copy_image=lambda it, dest: dest.write_bytes(store[it.image_source]),
         **kw,
@@ -444,13 +446,13 @@ def test_image_paths_stay_inside_the_release(tmp_path, source_path):
 @settings(max_examples=60, deadline=None)
 def test_slots_are_balanced_within_each_domain(sizes, seed):
     ids = {d: [f"{d}_{n}" for n in range(k)] for d, k in sizes.items()}
-    slots = exporter.chosen_first_slots(ids, seed)
+    slots = records.slots(ids, seed)
     assert set(slots) == {i for v in ids.values() for i in v}
     for members in ids.values():
         first = sum(slots[i] for i in members)
         assert abs(first - (len(members) - first)) <= 1
     # independent of the order the IDs arrive in
-    assert exporter.chosen_first_slots({d: v[::-1] for d, v in ids.items()}, seed) == slots
+    assert records.slots({d: v[::-1] for d, v in ids.items()}, seed) == slots
 
 
 def test_same_inputs_give_byte_identical_files_and_zip(tmp_path):
@@ -533,11 +535,11 @@ def test_manifest_counts_balance_and_sub_buckets(tmp_path):
 
 
 def test_sub_bucket_follows_the_id_prefix():
-    assert exporter.sub_bucket("reasoning", "Math_12") == "reasoning/math"
-    assert exporter.sub_bucket("reasoning", "geo_math_3") == "reasoning/coding"
-    assert exporter.sub_bucket("safety", "pairs_1") == "safety/bias"
-    assert exporter.sub_bucket("safety", "toxic_pairs") == "safety/toxicity"
-    assert exporter.sub_bucket("vqa", "math_1") == "vqa"
+    assert records.sub_bucket("reasoning", "Math_12") == "reasoning/math"
+    assert records.sub_bucket("reasoning", "geo_math_3") == "reasoning/coding"
+    assert records.sub_bucket("safety", "pairs_1") == "safety/bias"
+    assert records.sub_bucket("safety", "toxic_pairs") == "safety/toxicity"
+    assert records.sub_bucket("vqa", "math_1") == "vqa"
 
 
 def test_progress_is_reported_once_per_record(tmp_path):

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
+from curation.benchmarks.mrb import records
 from curation.benchmarks.mrb.benchmark import BENCHMARK as MRB
 from curation.releases import exporter
 from curation.releases.parquet import COLUMNS, ROW_GROUP_ROWS, ParquetWriter, arrow_schema
@@ -89,6 +90,7 @@ def build(folder: Path, rows, *, domains=None, trl=False, **writer_options) -> d
         folder,
         (row["item"] for row in rows),
         meta=meta,
+        shape=records,
         ids_by_domain=ids,
         copy_image=copy_image,
         extra_writers=[writer, TrlWriter(folder, domains=list(ids))] if trl else [writer],
@@ -107,7 +109,7 @@ def release(tmp_path):
 def test_schema_is_the_official_keys_with_an_hf_image_column(release):
     folder, _, _ = release
     schema = pq.read_schema(folder / "parquet" / "general_correctness.parquet")
-    assert schema.names == list(COLUMNS) == list(exporter.RECORD_KEYS)
+    assert schema.names == list(COLUMNS) == list(records.RECORD_KEYS)
     assert schema.field("Image").type == pa.struct([("bytes", pa.binary()), ("path", pa.string())])
     for name in ("ID", "Text", "Output1", "Output2", "Better", "Category"):
         assert schema.field(name).type == pa.string()

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from curation.benchmarks.mrb import records
 from curation.benchmarks.mrb.benchmark import BENCHMARK as MRB
 from curation.releases import card, exporter, trl
 from tests.curation.releases.test_exporter import card_front_matter, check_release_folder
@@ -185,7 +186,7 @@ print(json.dumps({{
 """
     out = _run(tmp_path, ["-c", f"import sys; sys.path.insert(0, {os.getcwd()!r})\n{script}"])
     assert out["default"] == out["trl"] == {"train": 9, "general_correctness": 5, "reasoning": 4}
-    assert out["columns"] == list(exporter.RECORD_KEYS)
+    assert out["columns"] == list(records.RECORD_KEYS)
     assert out["image"].endswith("ImageFile") and out["trl_image"].endswith("ImageFile")
     first = next(r["item"] for r in rows if r["item"].domain == "reasoning")
     assert out["trl_prompt"] == [{"role": "user", "content": first.prompt}]
@@ -234,6 +235,7 @@ def test_without_parquet_datasets_loads_the_per_domain_json(tmp_path):
                                   "open_generation/correctness_task"),
                                   ("reasoning", "R", "reasoning")],
                                   card_sections=[MRB]),
+        shape=records,
         ids_by_domain=ids,
         copy_image=lambda item, destination: destination.write_bytes(by_id[item.external_id]),
     )  # fmt: skip
@@ -244,7 +246,7 @@ ds = load_dataset({str(folder)!r})
 print(json.dumps({{k: [v.num_rows, v.column_names] for k, v in ds.items()}}))
 """
     out = _run(tmp_path, ["-c", script])
-    columns = list(exporter.RECORD_KEYS)
+    columns = list(records.RECORD_KEYS)
     assert out == {
         "train": [5, columns],
         "general_correctness": [3, columns],

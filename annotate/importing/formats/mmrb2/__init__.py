@@ -26,7 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from annotate.importing.bounds import RecordCount
+from annotate.importing import passes
 from annotate.importing.formats import (
     IMAGE,
     TEXT,
@@ -39,7 +39,7 @@ from annotate.importing.formats import (
 from annotate.importing.formats.mmrb2 import taskfile
 from annotate.importing.images import check_images_once
 from annotate.importing.imported_votes import PublishedVote
-from annotate.importing.jsonscan import iter_json_array, open_dataset_file
+from annotate.importing.jsonscan import iter_json_array
 from annotate.importing.options import RecordRules
 from annotate.importing.records import (
     MAX_IMAGE_PATH_LENGTH,
@@ -47,7 +47,6 @@ from annotate.importing.records import (
     ImportFailed,
     ImportProblem,
     ProblemLog,
-    check_storable,
 )
 from annotate.importing.sources import DirectoryImageSource, ImageSource, safe_relative_path
 from annotate.loop import scales
@@ -105,16 +104,14 @@ def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
     task = context.given.get("task") or taskfile.task_of(source.name)
     if task not in taskfile.TASKS:
         raise ImportFailed([ImportProblem(filename, _UNKNOWN_TASK)])
-    if source.archive is not None:
-        assert source.member is not None
-        data = context.stack.enter_context(source.archive.open_dataset(source.member))
-        images: ImageSource = source.archive  # a task file's zip holds its images
-    else:
-        if not source.path.is_file():
-            raise ImportFailed([ImportProblem(str(source.path), "file not found")])
-        data = context.stack.enter_context(open_dataset_file(source.path))
-        # The published layout: image paths relative to the task file's folder.
-        images = context.images or DirectoryImageSource(source.path.parent)
+    data = source.open_data(context.stack)
+    # A task file's zip holds its images; the published layout's image paths
+    # are relative to the task file's folder.
+    images: ImageSource = (
+        source.archive
+        if source.archive is not None
+        else context.images or DirectoryImageSource(source.path.parent)
+    )
     bounds = context.bounds
     log = ProblemLog(filename, bounds.max_errors, context.options.wording)
     start = taskfile.pairs_array_start(data)
@@ -126,46 +123,27 @@ def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
     # The task's domain, created with the items if they go there.
     new_domains = {} if slug in context.known or derived else {slug: domain_fields(task)}
 
-    def rules(renames=None) -> RecordRules:
-        return RecordRules(
-            context.options,
-            known_categories=known,
-            id_field="id",
-            category_field="prompt_source",
-            image_field="prompt_content",
-            renames=renames,
-        )
+    rules = partial(
+        RecordRules, context.options, known_categories=known, id_field="id",
+        category_field="prompt_source", image_field="prompt_content",
+    )  # fmt: skip
 
-    def pairs(log: ProblemLog) -> Iterator[tuple[int, int, Any, ParsedItem | None]]:
-        # Every pass stops at the record cap (only the first can reach it),
-        # before the record past it is looked at.
-        count = RecordCount(bounds, log)
-        for line, index, value in iter_json_array(
+    def parse(value: Any, line: int, index: int) -> tuple[ParsedItem | None, list]:
+        pair, problems = taskfile.parse_pair(value)
+        item = None if pair is None else _item(pair, task, line, index, context.domain or slug)
+        return item, problems
+
+    def pairs(log: ProblemLog) -> Iterator[passes.Record]:
+        values = iter_json_array(
             data, log, max_record_bytes=bounds.max_record_bytes, start=start, trailer=b"}"
-        ):
-            count.add(line=line, index=index)
-            # What the database cannot hold (NUL, lone surrogates, NaN, deep
-            # nesting) is refused here, not by a failed write.
-            if isinstance(value, dict) and not check_storable(value, log, line, index):
-                yield line, index, value, None
-                continue
-            pair, problems = taskfile.parse_pair(value)
-            for where, message in problems:
-                log.add(message, line=line, index=index, field=where or None)
-            item = None if pair is None else _item(pair, task, line, index, context.domain or slug)
-            yield line, index, value, item
+        )
+        lines = ((line, index, None, value) for line, index, value in values)
+        return passes.parsed_records(lines, parse, log, bounds)
 
     # Pass 1: every pair's shape, IDs, domains, image paths; then every image.
-    first = rules()
     refs: dict[str, tuple[int, int]] = {}  # normalised path -> where first used
-    for line, index, value, item in pairs(log):
-        if item is None:
-            if log.full:
-                log.truncated = True
-                break
-            continue
-        if first.category == "":  # the options derive the domain
-            item.domain = ""
+
+    def image_paths(item: ParsedItem, value: Any, line: int, index: int) -> None:
         for path in (
             p.source_path for slot in item.slots().values() for p in slot if p.kind == IMAGE
         ):
@@ -178,32 +156,16 @@ def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
                 log.add(f"image path {path!r} is absolute or contains '..'", line=line, index=index)
             else:
                 refs.setdefault(ref, (line, index))
-        if not first.check(item, value, log):
-            continue
-        if item.domain not in known:
-            first.note_unknown(item.domain or "", index)
-            continue
-        if log.full:
-            break
-    if not log.truncated:
-        first.finish(log)
-    log.raise_if_any()
+
+    first = passes.check_all(pairs, rules, log, known, inspect=image_paths)
     infos = check_images_once(images, context.limits, refs, log)
     log.raise_if_any()
     renames = first.renames
 
     def items() -> Iterator[ParsedItem]:
-        again = rules(renames)
-        for _line, _index, value, item in pairs(ProblemLog(filename, 1)):
-            if item is None:
-                raise RuntimeError(f"dataset changed while importing (record {_index})")
-            if again.category == "":
-                item.domain = ""
-            out = again.apply(item, value)
-            if out is None:  # a repeated ID left out (keep-first)
-                continue
-            out.domain = known[out.domain or ""]
-            yield out
+        yield from passes.checked_items(
+            pairs(ProblemLog(filename, 1)), rules(renames=renames), known
+        )
 
     ids = [item.external_id for item in items()]
 

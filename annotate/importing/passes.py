@@ -1,0 +1,98 @@
+"""A format's records read in two passes (annotate.importing.formats:
+RewardBench 2's lines, MMRB2's task file pairs): every record parsed and
+checked before anything is written, then the items given again, decoded
+afresh, with the import's record rules (IDs, domains) applied."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from annotate.importing.bounds import RecordCount
+from annotate.importing.options import RecordRules
+from annotate.importing.records import ProblemLog, check_storable
+
+# (line, record number, the line's text or None, the decoded value, its item
+# or None when it has a problem)
+Record = tuple[int, int, Any, Any, Any]
+
+
+def parsed_records(
+    values: Iterable[tuple[int, int, Any, Any]],
+    parse: Callable[[Any, int, int], tuple[Any, list]],
+    log: ProblemLog,
+    bounds: Any,
+) -> Iterator[Record]:
+    """Each (line, index, raw, value) of `values` with its item:
+    `parse(value, line, index)` gives (item or None, [(field, message)]).
+    Stops at the record cap (only the first pass can reach it), before the
+    record past it is looked at."""
+    count = RecordCount(bounds, log)
+    for line, index, raw, value in values:
+        count.add(line=line, index=index)
+        # What the database cannot hold (NUL, lone surrogates, NaN, deep
+        # nesting) is refused here, not by a failed write.
+        if isinstance(value, dict) and not check_storable(value, log, line, index):
+            yield line, index, raw, value, None
+            continue
+        item, problems = parse(value, line, index)
+        for where, message in problems:
+            log.add(message, line=line, index=index, field=where or None)
+        yield line, index, raw, value, item
+
+
+def check_all(
+    records: Callable[[ProblemLog], Iterator[Record]],
+    rules: Callable[..., RecordRules],
+    log: ProblemLog,
+    known: dict[str, str],
+    inspect: Callable[[Any, Any, int, int], None] | None = None,
+) -> RecordRules:
+    """Pass 1: every record's item checked by the import's record rules,
+    after the format's own `inspect(item, value, line, index)`; stops when
+    the problem log is full. Raises ImportFailed with what it found;
+    returns the rules (their renames and skipped records)."""
+    first = rules()
+    for line, index, _raw, value, item in records(log):
+        if item is None:
+            if log.full:
+                log.truncated = True
+                break
+            continue
+        if inspect is not None:
+            inspect(item, value, line, index)
+        if first.category == "":  # the options derive the domain
+            item.domain = ""
+        if not first.check(item, value, log):
+            continue
+        if item.domain not in known:
+            first.note_unknown(item.domain or "", index)
+        if log.full:
+            break
+    if not log.truncated:
+        first.finish(log)
+    log.raise_if_any()
+    return first
+
+
+def checked_items(
+    records: Iterator[Record],
+    again: RecordRules,
+    known: dict[str, str],
+    restore: Callable[[Any, Any, Any], None] | None = None,
+) -> Iterator[Any]:
+    """Pass 2: the items again (`restore(item, value, raw)` puts back what
+    pass 1 left out), with the rules' renames and duplicates applied and
+    each domain resolved to its slug."""
+    for _line, index, raw, value, item in records:
+        if item is None:
+            raise RuntimeError(f"dataset changed while importing (record {index})")
+        if restore is not None:
+            restore(item, value, raw)
+        if again.category == "":
+            item.domain = ""
+        out = again.apply(item, value)
+        if out is None:  # a repeated ID left out (keep-first)
+            continue
+        out.domain = known[out.domain or ""]
+        yield out
