@@ -100,12 +100,3 @@ def member_of(roles: tuple[str, ...] | None = None):
         project_for(user, slug, roles)
 
     return check
-
-
-def owns_assignment(user, *, assignment_id: int, **_kwargs) -> None:
-    """The body check of a view of assignment `assignment_id`: 404 unless it
-    is the user's own, in a project they still see."""
-    from annotate.models import Assignment  # (the models import this module)
-
-    if not Assignment.objects.own(user).filter(pk=assignment_id).exists():
-        raise Http404("No such assignment")

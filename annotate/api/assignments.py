@@ -26,13 +26,14 @@ from annotate.loop.service import (
     AnnotationError,
     JudgementInvalid,
     claim_next_item,
+    owns_assignment,
     skip_item,
     submit_and_claim_next,
     submit_judgement,
     votes_may_come,
 )
 from annotate.models import Assignment, AssignmentStatus, Project
-from annotate.projects import member_of, owns_assignment
+from annotate.projects import member_of
 from common.api.errors import Conflict, errors
 from common.api.schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES, GRADES, PREFERENCE_SCALES
 from common.body_guard import guard_body

@@ -20,7 +20,8 @@ from rest_framework import exceptions, serializers
 from rest_framework.views import APIView
 
 from annotate.loop import rules
-from annotate.models import Assignment, ItemPart, PartKind, Slot, parts_by_slot
+from annotate.loop.service import parts_to_send
+from annotate.models import Assignment, ItemPart, PartKind, Slot
 from annotate.models.parts import TEXT_JOINER, is_mrb_shaped, response_slot, response_slots
 from common.api.errors import errors
 
@@ -64,7 +65,7 @@ def _image(url: str, image) -> dict:
 
 def content_fields(assignment: Assignment) -> dict:
     """The assignment's content in displayed order, read from the item's
-    parts (one query): `content` (prompt, left, right as parts; for an item
+    parts (one statement): `content` (prompt, left, right as parts; for an item
     of more than two responses `responses` in display order, left and right
     empty) and the flat fields of the API's first version, derived from the
     same parts: `prompt`, `left`, `right` (each slot's text parts joined, as
@@ -72,7 +73,7 @@ def content_fields(assignment: Assignment) -> dict:
     two responses) and `image_url`/`image_width`/`image_height` (the prompt's
     image of an item of the MRB shape, served at api_assignment_image, the
     URL its part has in `content` too; null otherwise)."""
-    by_slot = parts_by_slot(assignment.item, html=False)
+    by_slot = parts_to_send(assignment.item)
     mrb_image = by_slot[Slot.PROMPT][0].image if is_mrb_shaped(by_slot) else None
     image_url = reverse("api_assignment_image", args=[assignment.pk]) if mrb_image else None
     place_of = displayed_places(assignment, len(response_slots(by_slot)))

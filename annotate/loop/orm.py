@@ -22,6 +22,7 @@ from annotate.models import (
     Assignment,
     AssignmentStatus,
     Item,
+    ItemPart,
     Judgement,
     JudgementSlot,
     Membership,
@@ -175,3 +176,9 @@ def record_vote(*, assignment: Assignment, annotator, fields: dict, vote: Vote, 
     )
     item.refresh_from_db(fields=ITEM_COUNTS)
     return judgement
+
+
+def item_parts(item_id: int) -> list[ItemPart]:
+    """The item's parts (models.parts.group_by_slot orders them), each with
+    its image; their HTML left deferred."""
+    return list(ItemPart.objects.filter(item_id=item_id).select_related("image").defer("html"))

@@ -62,6 +62,11 @@ def locked_assignment(*, assignment_id: int, annotator) -> Assignment | None:
     return assignment_for_page(assignment_id=assignment_id, annotator=annotator)
 
 
+# The API's read of an item's parts: PostgreSQL's statement (its columns need
+# no conversion on SQLite).
+item_parts = postgres.item_parts
+
+
 def assignment_for_page(*, assignment_id: int, annotator) -> Assignment | None:
     """The annotator's own assignment with its item, project and domain; or
     None. PostgreSQL's statement (postgres.PAGE_SQL)."""

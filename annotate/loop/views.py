@@ -27,6 +27,7 @@ from annotate.loop.service import (
     claim_ahead,
     claim_next_item,
     own_assignment_for_page,
+    owns_assignment,
     revise_judgement,
     skip_item,
     submit_and_claim_next,
@@ -34,7 +35,7 @@ from annotate.loop.service import (
 )
 from annotate.models import Assignment, AssignmentStatus, Judgement, Project
 from annotate.models.parts import first_images
-from annotate.projects import member_of, owns_assignment, project_for
+from annotate.projects import member_of, project_for
 from common.body_guard import guard_body
 
 # --- Annotation ------------------------------------------------------------------------

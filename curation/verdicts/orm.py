@@ -1,4 +1,4 @@
-"""The two statements every vote that moves a verdict runs, in plain ORM:
+"""The statements every vote runs on its item's verdict, in plain ORM:
 the reference implementation, run on SQLite. curation.verdicts.postgres has
 the same functions, with the same names and results, as raw SQL for
 PostgreSQL; curation.verdicts.service chooses between them (_statements),
@@ -28,6 +28,11 @@ VOTE_FIELDS = (
 # What the contested rule reads of a current judgement, in RuleVote's order
 # (correct_1/2 through Judgement.objects.with_pair_answers()).
 RULE_VOTE_FIELDS = ("choice", "correct_1", "correct_2", "flagged_problem", "strength")
+
+
+def locked_verdict(item_id: int) -> Verdict | None:
+    """The item's verdict, its row locked until the transaction ends; or None."""
+    return Verdict.objects.select_for_update().filter(item_id=item_id).first()
 
 
 def item_rule_votes(item_id: int) -> list[RuleVote]:

@@ -1,10 +1,13 @@
-"""curation.verdicts.orm's two statements as raw SQL, for PostgreSQL: the
+"""curation.verdicts.orm's statements as raw SQL, for PostgreSQL: the
 same functions, with the same names and results; tests/curation/verdicts/
 test_statement_paths.py drives both the same way and compares what they
 leave.
 
-Why raw SQL here: both run inside every vote that completes an item (the
-verdict moves), in the vote's transaction. Measured with
+Why raw SQL here: the verdict's locked read runs inside every vote, the
+other two inside every vote that completes an item (the verdict moves), in
+the vote's transaction. The locked read as a QuerySet cost more Python (its
+compilation) than any other statement of an API vote (bench/annotate_bench.py
+--api). Measured with
 bench/verdict_statements_bench.py (figures in docs/decisions.md, issue 32).
 The votes are read by index whatever the planner's statistics say: the
 item's assignments go in as an array (= ANY(ARRAY(subquery))), where a join
@@ -61,12 +64,30 @@ ITEM_RULE_VOTES_SQL = """
     item=_assignment.get_field("item").column,
 )
 
+# Every column of the verdict, in its fields' order, from the model.
+_VERDICT_COLUMNS = list(Verdict._meta.concrete_fields)
+LOCKED_VERDICT_SQL = "SELECT {} FROM {} WHERE {} = %s FOR UPDATE".format(
+    ", ".join(f.column for f in _VERDICT_COLUMNS),
+    Verdict._meta.db_table,
+    Verdict._meta.get_field("item").column,
+)
+
 _VOTE_FIELDS = [Verdict._meta.get_field(name) for name in VOTE_FIELDS]
 SAVE_AFTER_VOTE_SQL = "UPDATE {} SET {} WHERE {} = %s".format(
     Verdict._meta.db_table,
     ", ".join(f"{f.column} = %s" for f in _VOTE_FIELDS),
     Verdict._meta.pk.column,
 )
+
+
+def locked_verdict(item_id: int) -> Verdict | None:
+    """The item's verdict, its row locked until the transaction ends; or None."""
+    with connection.cursor() as cursor:
+        cursor.execute(LOCKED_VERDICT_SQL, [item_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return Verdict.from_db(connection.alias, [f.attname for f in _VERDICT_COLUMNS], row)
 
 
 def item_rule_votes(item_id: int) -> list[RuleVote]:

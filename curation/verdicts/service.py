@@ -34,7 +34,7 @@ CURATOR_DECIDED = (VerdictStatus.RESOLVED, VerdictStatus.EXCLUDED)
 
 
 def _statements() -> ModuleType:
-    """The vote's two verdict statements: raw SQL on PostgreSQL
+    """The vote's verdict statements: raw SQL on PostgreSQL
     (curation.verdicts.postgres), the plain ORM reference elsewhere
     (curation.verdicts.orm); tests/curation/verdicts/test_statement_paths.py
     holds them equal."""
@@ -156,7 +156,7 @@ def update_verdict(*, item: Item) -> Verdict:
     # assignment, then its item), the order a curator's decision takes them
     # too (annotate.loop.leases.stop_collecting_votes), so the two never
     # deadlock.
-    verdict = Verdict.objects.select_for_update().filter(item_id=item.pk).first()
+    verdict = _statements().locked_verdict(item.pk)
     if verdict is None:
         verdict = Verdict.objects.create(item_id=item.pk, project_id=item.project_id)
     if verdict.status in CURATOR_DECIDED:

@@ -1,7 +1,8 @@
 """Both statement paths of a vote's verdict leave the same database.
 
-curation.verdicts.service runs the two statements of a vote that moves a
-verdict (the item's current votes, the verdict's save) as raw SQL on
+curation.verdicts.service runs the statements of a vote on its verdict (the
+verdict's locked read; when the verdict moves, the item's current votes and
+the verdict's save) as raw SQL on
 PostgreSQL (curation.verdicts.postgres) and as plain ORM elsewhere
 (curation.verdicts.orm, the reference). Here both run on PostgreSQL: each
 function on the same random judgements and verdict values, and the whole
@@ -112,6 +113,10 @@ def _judge(item, annotator, drawn) -> None:
         make_judgement(assignment, **vote)
 
 
+def _fields(verdict: Verdict) -> dict:
+    return {f.attname: getattr(verdict, f.attname) for f in Verdict._meta.concrete_fields}
+
+
 def _sorted(votes) -> list[tuple]:
     return sorted((dataclasses.astuple(v) for v in votes), key=repr)
 
@@ -137,7 +142,14 @@ def test_both_modules_read_the_same_votes_and_write_the_same_verdict(items, valu
             orm_votes = orm.item_rule_votes(item.pk)
             assert _sorted(postgres.item_rule_votes(item.pk)) == _sorted(orm_votes)
             assert len(orm_votes) == len(item.assignments.all())
+        assert orm.locked_verdict(made[0].pk) is None  # (no verdict yet)
+        assert postgres.locked_verdict(made[0].pk) is None
         verdict = Verdict.objects.create(item=made[0], project=project)
+        for name, value in values.items():
+            setattr(verdict, name, value)
+        orm.save_after_vote(verdict)
+        read = [module.locked_verdict(made[0].pk) for module in (orm, postgres)]
+        assert _fields(read[0]) == _fields(read[1]) == _fields(verdict)
         rows = []
         for module in (orm, postgres):
             before = timezone.now()
