@@ -352,6 +352,41 @@ def line_style(value: dict, raw: str) -> str:
     return ""
 
 
+# A record kept byte for byte (RewardBench 2's and the ranked format's lines):
+# its meta holds the record as JSON text with the texts left out (``fields``:
+# key order kept, which jsonb would not) and how the line was written
+# (``style``; the line itself in ``raw`` when no json.dumps style writes it).
+
+
+def kept_line(value: dict, raw: str | None, text_keys: tuple[str, ...]) -> dict:
+    """The meta's ``fields``, ``style`` and (if needed) ``raw`` of a record
+    decoded as `value` from the line `raw` (None: written "spaced")."""
+    rest = {k: (None if k in text_keys else v) for k, v in value.items()}
+    style = line_style(value, raw) if raw is not None else "spaced"
+    kept = {"fields": json.dumps(rest, ensure_ascii=False), "style": style or "raw"}
+    if not style:
+        kept["raw"] = raw
+    return kept
+
+
+def kept_value(meta: dict, texts: dict[str, Any]) -> dict:
+    """The kept record, in the file's key order, with these texts."""
+    value = json.loads(meta["fields"])
+    return {k: texts.get(k, v) for k, v in value.items()}
+
+
+def styled_line(meta: dict, value: dict) -> str:
+    """`value` as a JSONL line (no newline): the imported line itself when
+    it decodes to `value`, else written as the file wrote it."""
+    style = meta.get("style", "spaced")
+    if style == "raw":
+        if json.loads(meta["raw"]) == value:
+            return meta["raw"]
+        style = "spaced"
+    item_sep, key_sep, ascii_only = STYLES[style]
+    return json.dumps(value, separators=(item_sep, key_sep), ensure_ascii=ascii_only)
+
+
 def _undecodable(exc: ValueError | RecursionError) -> str:
     """Why valid-looking JSON could not be decoded: the decoder gives up on
     very deep nesting (Python's recursion limit) and on integers longer than

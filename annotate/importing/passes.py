@@ -1,7 +1,8 @@
 """A format's records read in two passes (annotate.importing.formats:
-RewardBench 2's lines, MMRB2's task file pairs): every record parsed and
-checked before anything is written, then the items given again, decoded
-afresh, with the import's record rules (IDs, domains) applied."""
+RewardBench 2's and the ranked format's lines, MMRB2's task file pairs):
+every record parsed and checked before anything is written, then the items
+given again, decoded afresh, with the import's record rules (IDs, domains)
+applied."""
 
 from __future__ import annotations
 

@@ -27,6 +27,7 @@ registered elsewhere (a test's toy format) works the same way.
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -220,6 +221,37 @@ class Format(Protocol):
     def detect(self, source: DatasetSource) -> bool: ...
 
     def read(self, source: DatasetSource, context: ReadContext) -> ParsedFile: ...
+
+
+def detect_keys(source: DatasetSource, signature: tuple[str, ...]) -> bool:
+    """Whether `source` is a JSONL file whose first record holds every key
+    of `signature`, or a parquet file (not in an archive) with those
+    columns: the detect() of a format known by its record's keys."""
+    name = source.name.lower()
+    if name.endswith(".parquet"):
+        return source.archive is None and all(k in _parquet_names(source) for k in signature)
+    if not name.endswith((".jsonl", ".json")):
+        return False
+    head = source.head(64 * 1024).removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not head.startswith(b"{"):
+        return False
+    first = head.split(b"\n", 1)[0]
+    try:
+        value = json.loads(first)
+    except RecursionError:  # hostile nesting: not this format; its reader says why
+        return False
+    except ValueError:  # a first line longer than the head: look for the keys
+        return all(f'"{k}"'.encode() in first for k in signature)
+    return isinstance(value, dict) and all(k in value for k in signature)
+
+
+def _parquet_names(source: DatasetSource) -> list[str]:
+    try:
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(source.path).names)
+    except Exception:  # not readable here: the parquet format says why
+        return []
 
 
 # The registry, in the order detect() is asked: the first that says yes reads.

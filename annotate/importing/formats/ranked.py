@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from annotate.importing.bounds import RecordCount
+from annotate.importing import passes
 from annotate.importing.formats import (
     IMAGE,
     TEXT,
@@ -46,15 +46,17 @@ from annotate.importing.formats import (
     ParsedItem,
     ParsedPart,
     ReadContext,
+    detect_keys,
 )
 from annotate.importing.images import check_images_once
 from annotate.importing.jsonscan import (
-    STYLES,
     DatasetFile,
     check_utf8,
     iter_jsonl,
-    line_style,
+    kept_line,
+    kept_value,
     open_dataset_file,
+    styled_line,
 )
 from annotate.importing.options import RecordRules
 from annotate.importing.records import (
@@ -65,7 +67,6 @@ from annotate.importing.records import (
     ImportProblem,
     ProblemLog,
     brief,
-    check_storable,
 )
 from annotate.importing.sources import DirectoryImageSource, ImageSource, safe_relative_path
 
@@ -212,39 +213,16 @@ def _image_paths(value: dict, problems: list) -> list[str]:
     return paths
 
 
-def record_meta(record: RankedRecord, raw: str | None) -> dict:
-    """Item.meta["ranked"] (see the module)."""
-    rest = {k: (None if k in TEXT_KEYS else v) for k, v in record.value.items()}
-    style = line_style(record.value, raw) if raw is not None else "spaced"
-    meta = {
-        "category": record.category,
-        "rankings": record.rankings,
-        "fields": json.dumps(rest, ensure_ascii=False),
-        "style": style or "raw",
-    }
-    if not style:
-        meta["raw"] = raw
-    return meta
-
-
 def record_line(meta: dict, *, prompt: str, responses: list[str], rankings: list[int],
                 record_id: str | None = None) -> str:  # fmt: skip
     """The record's JSONL line (no newline) with these texts and rankings
     (and ID, if given): the imported line itself when nothing changed,
     written as the file wrote it otherwise."""
-    value = json.loads(meta["fields"])
-    texts: dict[str, Any] = {"prompt": prompt, "responses": responses}
-    value = {k: texts.get(k, v) if k in TEXT_KEYS else v for k, v in value.items()}
+    value = kept_value(meta, {"prompt": prompt, "responses": responses})
     value["rankings"] = in_style_of(rankings, meta.get("rankings"))
     if record_id is not None:
         value["id"] = record_id
-    style = meta.get("style", "spaced")
-    if style == "raw":
-        if json.loads(meta["raw"]) == value:
-            return meta["raw"]
-        style = "spaced"
-    item_sep, key_sep, ascii_only = STYLES[style]
-    return json.dumps(value, separators=(item_sep, key_sep), ensure_ascii=ascii_only)
+    return styled_line(meta, value)
 
 
 def item_line(item: ParsedItem) -> str:
@@ -265,32 +243,8 @@ def category_slug(category: str) -> str:
 # --- detection ----------------------------------------------------------------------------
 
 
-def _parquet_names(source: DatasetSource) -> list[str]:
-    try:
-        import pyarrow.parquet as pq
-
-        return list(pq.read_schema(source.path).names)
-    except Exception:  # not readable here: the parquet format says why
-        return []
-
-
 def detect(source: DatasetSource) -> bool:
-    name = source.name.lower()
-    if name.endswith(".parquet"):
-        return source.archive is None and all(k in _parquet_names(source) for k in SIGNATURE)
-    if not name.endswith((".jsonl", ".json")):
-        return False
-    head = source.head(64 * 1024).removeprefix(b"\xef\xbb\xbf").lstrip()
-    if not head.startswith(b"{"):
-        return False
-    first = head.split(b"\n", 1)[0]
-    try:
-        value = json.loads(first)
-    except RecursionError:  # hostile nesting: not this format
-        return False
-    except ValueError:  # a first line longer than the head: look for the keys
-        return all(f'"{k}"'.encode() in first for k in SIGNATURE)
-    return isinstance(value, dict) and all(k in value for k in SIGNATURE)
+    return detect_keys(source, SIGNATURE)
 
 
 # --- reading ------------------------------------------------------------------------------
@@ -358,76 +312,46 @@ def read_data(
             return context.domain
         return context.known.get(f"{EXPORT_PREFIX}{category}") or category_slug(category)
 
-    def rules(renames=None) -> RecordRules:
-        return RecordRules(
-            context.options,
-            known_categories=known,
-            id_field="id",
-            category_field="category",
-            image_field="image",
-            renames=renames,
-        )
+    rules = partial(
+        RecordRules, context.options, known_categories=known, id_field="id",
+        category_field="category", image_field="image",
+    )  # fmt: skip
 
-    def records(log: ProblemLog) -> Iterator[tuple[int, int, str, Any, RankedRecord | None]]:
-        count = RecordCount(bounds, log)
-        for line, index, raw, value in iter_jsonl(
-            data, log, max_record_bytes=bounds.max_record_bytes, raw_lines=True
-        ):
-            count.add(line=line, index=index)
-            if isinstance(value, dict) and not check_storable(value, log, line, index):
-                yield line, index, raw, value, None
-                continue
-            record, problems = parse_record(value)
-            for where, message in problems:
-                log.add(message, line=line, index=index, field=where)
-            yield line, index, raw, value, record
-
-    # Pass 1: every record checked, IDs, domains and image paths; then every image.
-    first = rules()
-    refs: dict[str, tuple[int, int]] = {}
-    for line, index, _raw, value, record in records(log):
+    def parse(value: Any, line: int, index: int) -> tuple[ParsedItem | None, list]:
+        record, problems = parse_record(value)
         if record is None:
-            if log.full:
-                log.truncated = True
-                break
-            continue
-        item = _item(record, line, index, category_domain(record.category))
-        slug = category_slug(record.category)
+            return None, problems
+        return _item(record, line, index, category_domain(record.category)), problems
+
+    def records(log: ProblemLog) -> Iterator[passes.Record]:
+        lines = iter_jsonl(data, log, max_record_bytes=bounds.max_record_bytes, raw_lines=True)
+        return passes.parsed_records(lines, parse, log, bounds)
+
+    refs: dict[str, tuple[int, int]] = {}
+
+    def inspect(item: ParsedItem, value: Any, line: int, index: int) -> None:
+        category = item.meta["ranked"]["category"]
+        slug = category_slug(category)
         if not derived and item.domain == slug and slug not in context.known:
             known[slug] = slug
-            new_domains.setdefault(slug, domain_fields(record.category))
+            new_domains.setdefault(slug, domain_fields(category))
         for part in item.prompt:
             if part.kind == IMAGE:
                 refs.setdefault(part.ref, (line, index))
-        if first.category == "":  # the options derive the domain
-            item.domain = ""
-        if not first.check(item, value, log):
-            continue
-        if item.domain not in known:
-            first.note_unknown(item.domain or "", index)
-        if log.full:
-            break
-    if not log.truncated:
-        first.finish(log)
-    log.raise_if_any()
+
+    def restore(item: ParsedItem, value: Any, raw: str) -> None:
+        item.meta["ranked"].update(kept_line(value, raw, TEXT_KEYS))
+
+    # Pass 1: every record checked, IDs, domains and image paths; then every image.
+    first = passes.check_all(records, rules, log, known, inspect=inspect)
     infos = check_images_once(images, context.limits, refs, log) if refs else {}
     log.raise_if_any()
     renames = first.renames
 
     def items() -> Iterator[ParsedItem]:
-        again = rules(renames)
-        for _line, index, raw, value, record in records(ProblemLog(filename, 1)):
-            if record is None:
-                raise RuntimeError(f"dataset changed while importing (record {index})")
-            item = _item(record, _line, index, category_domain(record.category))
-            item.meta["ranked"] = record_meta(record, raw)
-            if again.category == "":
-                item.domain = ""
-            out = again.apply(item, value)
-            if out is None:  # a repeated ID left out (keep-first)
-                continue
-            out.domain = known[out.domain or ""]
-            yield out
+        yield from passes.checked_items(
+            records(ProblemLog(filename, 1)), rules(renames=renames), known, restore
+        )
 
     ids = [item.external_id for item in items()]
     if not ids and not first.skipped:

@@ -45,13 +45,15 @@ from annotate.importing.formats import (
     ParsedItem,
     ParsedPart,
     ReadContext,
+    detect_keys,
 )
 from annotate.importing.jsonscan import (
-    STYLES,
     DatasetFile,
     check_utf8,
     iter_jsonl,
-    line_style,
+    kept_line,
+    kept_value,
+    styled_line,
 )
 from annotate.importing.options import RecordRules
 from annotate.importing.records import (
@@ -242,69 +244,26 @@ def parse_record(value: Any) -> tuple[Rb2Record | None, list[tuple[str | None, s
 
 def record_meta(record: Rb2Record, raw: str | None) -> dict:
     """Item.meta["rewardbench2"] (see the module)."""
-    rest = {k: (None if k in TEXT_KEYS else v) for k, v in record.value.items()}
-    style = line_style(record.value, raw) if raw is not None else "spaced"
-    meta = {
-        "subset": record.subset,
-        "num_correct": len(record.chosen),
-        "fields": json.dumps(rest, ensure_ascii=False),
-        "style": style or "raw",
-    }
-    if not style:
-        meta["raw"] = raw
-    return meta
+    kept = kept_line(record.value, raw, TEXT_KEYS)
+    return {"subset": record.subset, "num_correct": len(record.chosen), **kept}
 
 
 def record_value(meta: dict, prompt: str, chosen: list[str], rejected: list[str]) -> dict:
     """The record: its kept fields, in the file's key order, with these texts."""
-    value = json.loads(meta["fields"])
-    texts = {"prompt": prompt, "chosen": chosen, "rejected": rejected}
-    return {k: texts.get(k, v) if k in TEXT_KEYS else v for k, v in value.items()}
+    return kept_value(meta, {"prompt": prompt, "chosen": chosen, "rejected": rejected})
 
 
 def record_line(meta: dict, prompt: str, chosen: list[str], rejected: list[str]) -> str:
     """The record's JSONL line (no newline): the imported line itself when the
     texts are the imported ones, written as the file wrote it."""
-    value = record_value(meta, prompt, chosen, rejected)
-    style = meta.get("style", "spaced")
-    if style == "raw":
-        original = json.loads(meta["raw"])
-        if original == value:
-            return meta["raw"]
-        style = "spaced"
-    item_sep, key_sep, ascii_only = STYLES[style]
-    return json.dumps(value, separators=(item_sep, key_sep), ensure_ascii=ascii_only)
+    return styled_line(meta, record_value(meta, prompt, chosen, rejected))
 
 
 # --- detection ---------------------------------------------------------------------------
 
 
-def _parquet_names(source: DatasetSource) -> list[str]:
-    try:
-        import pyarrow.parquet as pq
-
-        return list(pq.read_schema(source.path).names)
-    except Exception:  # not readable here: the parquet format says why
-        return []
-
-
 def detect(source: DatasetSource) -> bool:
-    name = source.name.lower()
-    if name.endswith(".parquet"):
-        return source.archive is None and all(k in _parquet_names(source) for k in SIGNATURE)
-    if not name.endswith((".jsonl", ".json")):
-        return False
-    head = source.head(64 * 1024).removeprefix(b"\xef\xbb\xbf").lstrip()
-    if not head.startswith(b"{"):
-        return False
-    first = head.split(b"\n", 1)[0]
-    try:
-        value = json.loads(first)
-    except RecursionError:  # hostile nesting: not this format; its reader says why
-        return False
-    except ValueError:  # a first line longer than the head: look for the keys
-        return all(f'"{k}"'.encode() in first for k in SIGNATURE)
-    return isinstance(value, dict) and all(k in value for k in SIGNATURE)
+    return detect_keys(source, SIGNATURE)
 
 
 # --- reading -----------------------------------------------------------------------------

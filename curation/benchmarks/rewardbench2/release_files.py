@@ -29,10 +29,10 @@ from typing import Any
 from annotate.importing.formats.rewardbench2 import (
     BY_LOWER,
     EXPORT_PREFIX,
-    STYLES,
     TIES_ID,
     record_value,
 )
+from annotate.importing.jsonscan import styled_line
 from annotate.models import Item, ItemPart, PartKind
 from curation.releases.rekey import in_new_id_order, rekeyed_id
 
@@ -111,13 +111,7 @@ def record_line(
     value["id"] = released_id
     if subset.lower() != str(value.get("subset", "")).lower():  # else as the file wrote it
         value["subset"] = subset
-    style = meta.get("style", "spaced")
-    if style == "raw":
-        if json.loads(meta["raw"]) == value:
-            return meta["raw"]
-        style = "spaced"
-    item_sep, key_sep, ascii_only = STYLES[style]
-    return json.dumps(value, separators=(item_sep, key_sep), ensure_ascii=ascii_only)
+    return styled_line(meta, value)
 
 
 @dataclass
