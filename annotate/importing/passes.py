@@ -1,5 +1,5 @@
-"""A format's records read in two passes (annotate.importing.formats:
-RewardBench 2's and the ranked format's lines, MMRB2's task file pairs):
+"""A format's records read in two passes (annotate.importing.formats: the
+JSONL formats' lines, a task file's pairs):
 every record parsed and checked before anything is written, then the items
 given again, decoded afresh, with the import's record rules (IDs, domains)
 applied."""

@@ -81,6 +81,17 @@ def test_agree_share_above_half_up_to_one_is_accepted(share):
     assert make_project(agree_share=share).agree_share == share
 
 
+@pytest.mark.parametrize("least_w", [-0.01, 1.01])
+def test_ranking_least_w_outside_0_to_1_is_rejected(least_w):
+    with rejected_by("annotate_project_ranking_least_w_range"):
+        make_project(ranking_least_w=least_w)
+
+
+@pytest.mark.parametrize("least_w", [0.0, 1.0])
+def test_ranking_least_w_at_the_bounds_is_accepted(least_w):
+    assert make_project(ranking_least_w=least_w).ranking_least_w == least_w
+
+
 def test_zero_minute_lease_is_rejected():
     project = make_project(lease_minutes=1)
     with rejected_by("annotate_project_lease_positive"):

@@ -3,6 +3,8 @@ the create and settings pages and in the API, changeable only while the
 project has no votes; a domain's letter-grade question, on or off like the
 correctness wording, fixed once the domain has votes."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -43,7 +45,13 @@ def test_the_scale_changes_on_the_settings_page_only_while_nobody_voted(client):
     admin = make_member(project, role="admin")
     client.force_login(admin)
     url = reverse("project_settings", args=[project.slug])
-    fields = {"name": project.name, "lease_minutes": 30, "seed": 0, "allow_tie": "on"}
+    # As the page posts them: its checkboxes as they are (an unchecked box is not sent).
+    page = client.get(url).content.decode()
+    assert re.search(r'<input type="checkbox" name="allow_none_pick"[^>]* checked>', page)
+    fields = {
+        "name": project.name, "lease_minutes": 30, "seed": 0, "allow_tie": "on",
+        "allow_none_pick": "on",
+    }  # fmt: skip
     assert client.post(url, {**fields, "preference_scale": "graded7"}).status_code == 302
     project.refresh_from_db()
     assert project.preference_scale == "graded7"
