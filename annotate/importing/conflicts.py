@@ -155,7 +155,15 @@ def _differences(parsed: ParsedFile, differing: dict[int, int]) -> dict[str, lis
     items = {
         row[0]: row
         for row in Item.objects.filter(pk__in=pks).values_list(
-            "pk", "domain__slug", "model_1", "model_2", "gold_choice", "reference_answer", "meta"
+            "pk",
+            "domain__slug",
+            "model_1",
+            "model_2",
+            "gold_choice",
+            "reference_answer",
+            "group_key",
+            "criterion",
+            "meta",
         )
     }
     parts = _stored_parts(pks)
@@ -172,7 +180,7 @@ def _differences(parsed: ParsedFile, differing: dict[int, int]) -> dict[str, lis
         pk = differing.get(item.index)
         if pk is None:
             continue
-        _, slug, model_1, model_2, gold, reference, old_meta = items[pk]
+        _, slug, model_1, model_2, gold, reference, group, criterion, old_meta = items[pk]
         stored = parts[pk]
         for slot, entries in item.slots().items():
             new = [
@@ -195,6 +203,8 @@ def _differences(parsed: ParsedFile, differing: dict[int, int]) -> dict[str, lis
             ("model_2", model_2, item.model(1)),
             (GOLD, gold, item.gold),
             ("reference_answer", reference, item.reference_answer),
+            ("group", group, item.group),
+            ("criterion", criterion, item.criterion),
         ):
             if old_value != new_value:
                 note(name, item.index)

@@ -126,6 +126,14 @@ class Item(models.Model):
         max_length=1, choices=GoldChoice.choices, blank=True, default=GoldChoice.NONE
     )
     reference_answer = models.TextField(blank=True)
+    # Items that share a group key are one prompt's pairs (MM-RLHF-RewardBench's
+    # prompt id) or one pair under several criteria (Omni-RewardBench): Acc+
+    # counts a group right only when all its items are, and the compare page
+    # serves a group's items one after another. "" = an item of its own.
+    group_key = models.CharField(max_length=200, blank=True, default="")
+    # The question the annotator answers about this item (free text shown
+    # above the responses); "" = the project's instructions alone.
+    criterion = models.TextField(blank=True, default="")
     meta = models.JSONField(default=dict, blank=True, help_text="Source fields, verbatim.")
     content_hash = models.CharField(
         max_length=64, help_text="SHA-256 of the imported content; makes re-import a no-op."
@@ -225,6 +233,12 @@ class Item(models.Model):
                     "correct_2_unsure",
                 ],
                 name="annotate_item_tally_idx",
+            ),
+            # A group's items (Acc+, the compare page's next pair of a group).
+            models.Index(
+                fields=["project", "group_key"],
+                name="annotate_item_group_idx",
+                condition=~Q(group_key=""),
             ),
         ]
 

@@ -74,6 +74,8 @@ class ParsedItem:
     models: list[str] = field(default_factory=list)  # per response slot ("" unknown)
     gold: str = ""  # "", "1", "2", "tie"
     reference_answer: str = ""
+    group: str = ""  # Item.group_key: the items of one prompt or pair ("" none)
+    criterion: str = ""  # Item.criterion: the question asked of this item ("" none)
     meta: dict[str, Any] = field(default_factory=dict)  # the file's other fields, verbatim
     labels: Any = None  # per-annotator labels as published (ParsedFile.votes reads them)
 
