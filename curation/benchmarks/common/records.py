@@ -1,0 +1,145 @@
+"""The base of a benchmark whose release file is one JSONL file of records
+(see the package): found by its domains' export Category prefix and by its
+file in the manifest, its release part and card section in its own
+``release_part`` and ``card`` modules, predictions read as UTF-8 text under
+the size limit, its records read back from the stored release."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from curation.benchmarks.base import (
+    MAX_PREDICTIONS_BYTES,
+    BuildContext,
+    EvaluationError,
+    Part,
+    Predictions,
+    Upload,
+    size_of,
+)
+
+
+def predictions_text(
+    predictions: Predictions, filename: str, limit: int = MAX_PREDICTIONS_BYTES
+) -> str:
+    """An uploaded predictions file as text, size-checked before a byte is read."""
+    if size_of(predictions) > limit:
+        raise EvaluationError(f"{filename}: larger than {limit} bytes")
+    if isinstance(predictions, bytes):
+        raw = predictions
+    else:
+        predictions.seek(0)
+        raw = predictions.read()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise EvaluationError(f"{filename}: not valid UTF-8 (byte {exc.start})") from None
+
+
+def read_release_file(release: Any, name: str) -> bytes:
+    """A file of a built release (its folder's `name`), as stored."""
+    from common.storage import read_stored
+    from curation.releases import publishing
+
+    try:
+        return read_stored(publishing.release_storage(), f"{release.folder}/{name}")
+    except FileNotFoundError:
+        raise EvaluationError(f"{name} is missing from the release's files.") from None
+
+
+def jsonl_records(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def percent(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}"
+
+
+class RecordsBenchmark:
+    """A benchmark whose release holds `file`, JSONL records of the domains
+    whose export Category starts with `prefix` (curation.benchmarks.base.Benchmark)."""
+
+    key: str
+    title: str
+    prefix: str  # of the export Category of its domains ("<key>/")
+    file: str  # its records in the release folder
+    label: str  # its name in messages
+    position: int
+    detect_last = False
+    judge_both_orders = False
+    # The build lists every registered benchmark's prefix in each re-keyed
+    # release's manifest (golden bytes): its own rule is in its own section.
+    rekey_prefix = ""
+    NO_JUDGE = ""  # set: it has no judge prompt, and judge runs say this
+
+    def _own(self, module: str):
+        """Its package's `module` (the release part needs models and storage:
+        imported when a build asks)."""
+        return importlib.import_module(f"{type(self).__module__.rpartition('.')[0]}.{module}")
+
+    # --- release -------------------------------------------------------------------
+
+    def serves(self, domains: Sequence[Any]) -> bool:
+        return any(d.export_category.startswith(self.prefix) for d in domains)
+
+    def prepare(self, ctx: BuildContext) -> Part:
+        return self._own("release_part").prepare(ctx)
+
+    def card(self, meta: Any, summary: dict):
+        return self._own("card").CardSection(meta, summary)
+
+    # --- evaluation ----------------------------------------------------------------
+
+    def in_release(self, release) -> bool:
+        return self.file in (release.manifest or {}).get("files", {})
+
+    def missing_message(self, release) -> str:
+        return f"This release has no {self.label} file ({self.file})."
+
+    def ensure_item_predictions(self, entry) -> int:
+        # Per-item rows (ItemPrediction) hold a pair's choice: none for records of N responses.
+        return 0
+
+    def release_records(self, release) -> list[dict]:
+        """The records of the release's file, in file order."""
+        return jsonl_records(read_release_file(release, self.file).decode("utf-8"))
+
+    def one_file(
+        self, release: str, predictions: list[str], options: Any, read: Callable[[str], Any]
+    ) -> tuple[Any, str]:
+        """The evaluate command's release (a folder holding `file`, or the file
+        itself) read by `read(text)`, and its one predictions file's text."""
+        if getattr(options, "swapped", None) or getattr(options, "official_compat", False):
+            raise EvaluationError(
+                f"The {self.label} benchmark takes one predictions file and no options."
+            )
+        if len(predictions) != 1:
+            raise EvaluationError(f"Give one {self.label} predictions file.")
+        where = Path(release)
+        source = where / self.file if where.is_dir() else where
+        try:
+            records = read(source.read_text(encoding="utf-8"))
+            raw = Path(predictions[0]).read_bytes()
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise EvaluationError(f"{source}: not a {self.label} file ({exc})") from None
+        return records, predictions_text(raw, predictions[0])
+
+    # --- judge runs (refused when it has no judge prompt) --------------------------
+
+    def judge_item_count(self, release) -> int:
+        return len(self.judge_records(release))
+
+    def judge_records(self, release) -> list[dict]:
+        raise EvaluationError(self.NO_JUDGE)
+
+    def judge_request(
+        self, record: dict, read_image: Callable[[str], bytes], endpoint, *, swapped: bool
+    ) -> dict:
+        raise EvaluationError(self.NO_JUDGE)
+
+    def judge_predictions(self, outputs: dict, records: list[dict], run) -> Upload:
+        raise EvaluationError(self.NO_JUDGE)
