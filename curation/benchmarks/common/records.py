@@ -14,6 +14,7 @@ from typing import Any
 
 from curation.benchmarks.base import (
     MAX_PREDICTIONS_BYTES,
+    Board,
     BuildContext,
     EvaluationError,
     Part,
@@ -49,6 +50,25 @@ def read_release_file(release: Any, name: str) -> bytes:
         return read_stored(publishing.release_storage(), f"{release.folder}/{name}")
     except FileNotFoundError:
         raise EvaluationError(f"{name} is missing from the release's files.") from None
+
+
+def refuse_options(upload: Upload, label: str, one_file: str) -> None:
+    """Refuse the options of the pair layout's predictions: a swapped file
+    (`one_file` says why the benchmark's are one) and scoring by Label."""
+    if upload.swapped:
+        raise EvaluationError(
+            f"{upload.swapped_filename}: {label} predictions are one file ({one_file}); leave "
+            "the swapped file empty."
+        )
+    if upload.official_compat:
+        from curation.benchmarks import registry
+
+        # The option is the catch-all benchmark's (the records of the pair layout).
+        owner = next((b for b in registry.all_benchmarks() if b.detect_last), None)
+        raise EvaluationError(
+            f"Scoring unknown IDs by their own Label is an {getattr(owner, 'short', '')} "
+            f"option; {label} predictions carry no Label."
+        )
 
 
 def jsonl_records(text: str) -> list[dict]:
@@ -103,6 +123,26 @@ class RecordsBenchmark:
     def ensure_item_predictions(self, entry) -> int:
         # Per-item rows (ItemPrediction) hold a pair's choice: none for records of N responses.
         return 0
+
+    def board(
+        self, evaluations: Any, group: str, name: str, cell: Callable, **totals: Callable
+    ) -> Board:
+        """Its leaderboard table (template curation/leaderboards/<key>.html):
+        a row per evaluation, best first, with its report's `group` entries by
+        their `name` (`by`), a cell per column (`cell(entry or None)`, the
+        names in the order first met) and `totals` made from the report."""
+        columns: list[str] = []
+        rows = []
+        for e in evaluations.order_by("-accuracy", "name", "pk"):
+            report = e.report.get(self.key, {})
+            by = {entry[name]: entry for entry in report.get(group, [])}
+            columns.extend(c for c in by if c not in columns)
+            rows.append({"evaluation": e, "by": by, "report": report})
+            rows[-1].update({total: make(report) for total, make in totals.items()})
+        for row in rows:
+            row["cells"] = [cell(row["by"].get(column)) for column in columns]
+        template = f"curation/leaderboards/{self.key}.html"
+        return Board(key=self.key, title=self.title, template=template, columns=columns, rows=rows)
 
     def release_records(self, release) -> list[dict]:
         """The records of the release's file, in file order."""

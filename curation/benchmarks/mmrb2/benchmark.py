@@ -21,6 +21,7 @@ from curation.benchmarks.base import (
     Scored,
     Upload,
 )
+from curation.benchmarks.common.records import refuse_options
 from curation.benchmarks.mmrb2 import evaluation, files, judge
 from curation.benchmarks.mmrb2 import scoring as mmrb2_scoring
 
@@ -70,16 +71,7 @@ class MultimodalRewardBench2:
         return mmrb2_scoring.looks_like_predictions(head)
 
     def score(self, release, upload: Upload) -> Scored:
-        if upload.swapped:
-            raise EvaluationError(
-                f"{upload.swapped_filename}: MMRB2 predictions carry both orders in one file "
-                '("forward" and "reverse"); leave the swapped file empty.'
-            )
-        if upload.official_compat:
-            raise EvaluationError(
-                "Scoring unknown IDs by their own Label is an MRB option; MMRB2 predictions "
-                "carry no Label."
-            )
+        refuse_options(upload, "MMRB2", 'both orders, "forward" and "reverse"')
         parsed, repeated = evaluation.read_predictions_file(upload.predictions, upload.filename)
         report = {"mmrb2": evaluation.score_release(release, parsed, repeated)}
 

@@ -76,6 +76,7 @@ def release_records(release) -> list[dict]:
 class MultimodalRewardBench:
     key = "mrb"
     title = "Multimodal RewardBench"
+    short = "MRB"  # in messages
     position = 10  # its records come first in a release, its table first on a page
     upload_label = "Multimodal RewardBench (JSONL)"
     upload_help = (

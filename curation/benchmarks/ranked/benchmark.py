@@ -17,6 +17,7 @@ from curation.benchmarks.common.records import (
     percent,
     predictions_text,
     read_release_file,
+    refuse_options,
 )
 from curation.benchmarks.ranked import scoring
 from curation.benchmarks.ranked.card import FILE, PREDICTIONS_SHAPE
@@ -47,11 +48,7 @@ class Ranked(RecordsBenchmark):
         return scoring.looks_like_predictions(head)
 
     def score(self, release, upload: Upload) -> Scored:
-        if upload.swapped or upload.official_compat:
-            raise EvaluationError(
-                "Ranked predictions are one file (scores or a ranking per prompt) and take no "
-                "options; leave the swapped file empty."
-            )
+        refuse_options(upload, "Ranked", "scores or a ranking per prompt")
         report = score_text(
             release_prompts(release),
             predictions_text(upload.predictions, upload.filename),
@@ -65,25 +62,13 @@ class Ranked(RecordsBenchmark):
         )
 
     def leaderboard(self, release, evaluations, *, sort: str = "") -> Board:
-        categories: list[str] = []
-        rows = []
-        for e in evaluations.order_by("-accuracy", "name", "pk"):
-            report = e.report.get("ranked", {})
-            by = {c["category"]: c for c in report.get("categories", [])}
-            categories.extend(c for c in by if c not in categories)
-            rows.append({"evaluation": e, "by": by, "report": report})
-        for row in rows:
-            row["cells"] = [_cell(row["by"].get(name)) for name in categories]
-            row["top1"] = percent(row["report"].get("top1"))
-            row["tau_b"] = _tau(row["report"].get("tau_b"))
-        return Board(
-            key=self.key,
-            title=self.title,
-            template="curation/leaderboards/ranked.html",
-            columns=categories,
-            rows=rows,
-            context={"definitions": scoring.DEFINITIONS, "file": FILE},
-        )
+        board = self.board(
+            evaluations, "categories", "category", _cell,
+            top1=lambda report: percent(report.get("top1")),
+            tau_b=lambda report: _tau(report.get("tau_b")),
+        )  # fmt: skip
+        board.context = {"definitions": scoring.DEFINITIONS, "file": FILE}
+        return board
 
     # --- the evaluate command (optional member) -----------------------------------------
 

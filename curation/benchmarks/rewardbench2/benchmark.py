@@ -16,6 +16,7 @@ from curation.benchmarks.common.records import (
     jsonl_records,
     percent,
     predictions_text,
+    refuse_options,
 )
 from curation.benchmarks.rewardbench2 import judge
 from curation.benchmarks.rewardbench2 import scoring as rb2_scoring
@@ -40,16 +41,7 @@ class RewardBench2(RecordsBenchmark):
         return rb2_scoring.looks_like_predictions(head)
 
     def score(self, release, upload: Upload) -> Scored:
-        if upload.swapped:
-            raise EvaluationError(
-                f"{upload.swapped_filename}: RewardBench 2 predictions are one file (a judge's "
-                "positions are in it); leave the swapped file empty."
-            )
-        if upload.official_compat:
-            raise EvaluationError(
-                "Scoring unknown IDs by their own Label is an MRB option; RewardBench 2 "
-                "predictions carry no Label."
-            )
+        refuse_options(upload, "RewardBench 2", "a judge's positions are in it")
         text = predictions_text(upload.predictions, upload.filename)
         try:
             parsed, repeated = rb2_scoring.read_predictions(text, upload.filename)
@@ -66,25 +58,8 @@ class RewardBench2(RecordsBenchmark):
         )
 
     def leaderboard(self, release, evaluations, *, sort: str = "") -> Board:
-        subsets: list[str] = []
-        rows = []
-        for e in evaluations.order_by("-accuracy", "name", "pk"):
-            report = e.report.get("rewardbench2", {})
-            by_subset = {s["subset"]: s for s in report.get("subsets", [])}
-            for name in by_subset:
-                if name not in subsets:
-                    subsets.append(name)
-            rows.append({"evaluation": e, "by_subset": by_subset, "report": report})
-        for row in rows:
-            row["subsets"] = [_cell(row["by_subset"].get(name)) for name in subsets]
-            row["overall"] = percent(row["report"].get("overall"))
-        return Board(
-            key=self.key,
-            title=self.title,
-            template="curation/leaderboards/rewardbench2.html",
-            columns=subsets,
-            rows=rows,
-        )
+        overall = lambda report: percent(report.get("overall"))  # noqa: E731
+        return self.board(evaluations, "subsets", "subset", _cell, overall=overall)
 
     # --- the evaluate command (a release folder on disk; optional member) ---------------
 
