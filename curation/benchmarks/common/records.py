@@ -79,7 +79,22 @@ def percent(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f}"
 
 
-class RecordsBenchmark:
+class OwnModules:
+    """A benchmark whose release part and card section are its package's
+    ``release_part.prepare`` and ``card.CardSection`` (imported when a build
+    asks: the release part needs models and storage)."""
+
+    def _own(self, module: str):
+        return importlib.import_module(f"{type(self).__module__.rpartition('.')[0]}.{module}")
+
+    def prepare(self, ctx: BuildContext) -> Part:
+        return self._own("release_part").prepare(ctx)
+
+    def card(self, meta: Any, summary: dict):
+        return self._own("card").CardSection(meta, summary)
+
+
+class RecordsBenchmark(OwnModules):
     """A benchmark whose release holds `file`, JSONL records of the domains
     whose export Category starts with `prefix` (curation.benchmarks.base.Benchmark)."""
 
@@ -96,21 +111,10 @@ class RecordsBenchmark:
     rekey_prefix = ""
     NO_JUDGE = ""  # set: it has no judge prompt, and judge runs say this
 
-    def _own(self, module: str):
-        """Its package's `module` (the release part needs models and storage:
-        imported when a build asks)."""
-        return importlib.import_module(f"{type(self).__module__.rpartition('.')[0]}.{module}")
-
     # --- release -------------------------------------------------------------------
 
     def serves(self, domains: Sequence[Any]) -> bool:
         return any(d.export_category.startswith(self.prefix) for d in domains)
-
-    def prepare(self, ctx: BuildContext) -> Part:
-        return self._own("release_part").prepare(ctx)
-
-    def card(self, meta: Any, summary: dict):
-        return self._own("card").CardSection(meta, summary)
 
     # --- evaluation ----------------------------------------------------------------
 

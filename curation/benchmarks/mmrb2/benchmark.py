@@ -13,15 +13,13 @@ from typing import Any
 from curation.benchmarks.base import (
     ApiReport,
     Board,
-    BuildContext,
     EvaluationError,
     FileOptions,
     FileScore,
-    Part,
     Scored,
     Upload,
 )
-from curation.benchmarks.common.records import refuse_options
+from curation.benchmarks.common.records import OwnModules, refuse_options
 from curation.benchmarks.mmrb2 import evaluation, files, judge
 from curation.benchmarks.mmrb2 import scoring as mmrb2_scoring
 
@@ -33,7 +31,7 @@ def task_of_category(category: str) -> str | None:
     return category.removeprefix(PREFIX) if category.startswith(PREFIX) else None
 
 
-class MultimodalRewardBench2:
+class MultimodalRewardBench2(OwnModules):
     key = "mmrb2"
     title = "Multimodal RewardBench 2"
     position = 20  # its task files after the records; its table after theirs
@@ -52,12 +50,6 @@ class MultimodalRewardBench2:
 
     def serves(self, domains: Sequence[Any]) -> bool:
         return any(task_of_category(d.export_category) is not None for d in domains)
-
-    def prepare(self, ctx: BuildContext) -> Part:
-        return _release_part().prepare(ctx)
-
-    def card(self, meta: Any, summary: dict):
-        return _card().CardSection(meta, summary)
 
     # --- evaluation ----------------------------------------------------------------
 
@@ -174,16 +166,3 @@ class MultimodalRewardBench2:
 
 
 BENCHMARK = MultimodalRewardBench2()
-
-
-def _release_part():
-    # Only the release build needs it (models and storage, imported there).
-    from curation.benchmarks.mmrb2 import release_part
-
-    return release_part
-
-
-def _card():
-    from curation.benchmarks.mmrb2 import card
-
-    return card

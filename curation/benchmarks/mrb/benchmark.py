@@ -17,15 +17,14 @@ from typing import Any
 from common.storage import read_stored
 from curation.benchmarks.base import (
     Board,
-    BuildContext,
     EvaluationError,
     FileOptions,
     FileScore,
-    Part,
     Predictions,
     Scored,
     Upload,
 )
+from curation.benchmarks.common.records import OwnModules
 from curation.benchmarks.mrb import (
     files,
     judge,
@@ -73,7 +72,7 @@ def release_records(release) -> list[dict]:
     return scoring_input.parse_release_records(text, data_name)
 
 
-class MultimodalRewardBench:
+class MultimodalRewardBench(OwnModules):
     key = "mrb"
     title = "Multimodal RewardBench"
     short = "MRB"  # in messages
@@ -94,12 +93,6 @@ class MultimodalRewardBench:
 
     def serves(self, domains: Sequence[Any]) -> bool:
         return True  # every release holds the records (empty when none has their shape)
-
-    def prepare(self, ctx: BuildContext) -> Part:
-        return _release_part().prepare(ctx)
-
-    def card(self, meta: Any, summary: dict):
-        return _card().CardSection(meta, summary)
 
     # --- evaluation ----------------------------------------------------------------
 
@@ -220,16 +213,3 @@ def scoring_line(external_id: str, output: str) -> str:
 
 
 BENCHMARK = MultimodalRewardBench()
-
-
-def _release_part():
-    # Only the release build needs it (models and storage, imported there).
-    from curation.benchmarks.mrb import release_part
-
-    return release_part
-
-
-def _card():
-    from curation.benchmarks.mrb import card
-
-    return card
