@@ -123,7 +123,7 @@ class MultimodalRewardBench(OwnModules):
 
         def store_items(evaluation) -> None:
             # Per-item results in the project's canonical terms (drill-down, label quality).
-            from curation.quality.predictions import store_item_predictions
+            from curation.benchmarks.mrb.predictions import store_item_predictions
 
             store_item_predictions(
                 evaluation=evaluation, records=records, predictions=parsed, report=report
