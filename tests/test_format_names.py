@@ -73,9 +73,6 @@ ALLOWED = {
     ("annotate/importing/hfparquet.py", "mrb"): "parquet rows of the MRB record shape",
     ("annotate/importing/images.py", "mrb"): "the MRB record shape's image field",
     ("annotate/importing/records.py", "mrb"): "the record shapes the shared reader reads",
-    # The compare page's layout for that shape (one prompt image, two text
-    # answers); the value is in the page's data-layout and its key map.
-    ("annotate/loop/page.py", "mrb"): "the compare page layout of the MRB shape",
     # Domain presets of a new project (the six MRB domains, the default),
     # a choice on the setup form and API, not the format.
     ("annotate/setup/presets.py", "mrb"): "domain preset",
