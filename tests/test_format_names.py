@@ -79,6 +79,10 @@ ALLOWED = {
     ("annotate/setup/service.py", "mrb"): "domain preset default",
     ("annotate/setup/forms.py", "mrb"): "domain preset default",
     ("annotate/setup/api.py", "mrb"): "domain preset default and help",
+    # VL-RewardBench's three domains, a preset too (guarded once a vlrb format
+    # or benchmark registers; an allowance of an unregistered name is inert).
+    ("annotate/setup/presets.py", "vlrb"): "domain preset",
+    ("annotate/setup/api.py", "vlrb"): "domain preset help",
     # Evaluation.scoring's default, fixed in migrations (existing rows).
     ("curation/models/evaluation.py", "mrb"): "model field default",
     # The import service unpacks a studio release zip before a format reads it.

@@ -1,8 +1,5 @@
 """The base of a benchmark whose release file is one JSONL file of records
-(see the package): found by its domains' export Category prefix and by its
-file in the manifest, its release part and card section in its own
-``release_part`` and ``card`` modules, predictions read as UTF-8 text under
-the size limit, its records read back from the stored release."""
+(see the package), and what reading its predictions and files takes."""
 
 from __future__ import annotations
 
@@ -129,12 +126,13 @@ class RecordsBenchmark(OwnModules):
         return 0
 
     def board(
-        self, evaluations: Any, group: str, name: str, cell: Callable, **totals: Callable
+        self, evaluations: Any, group: str, name: str, shown: Callable, **totals: Callable
     ) -> Board:
         """Its leaderboard table (template curation/leaderboards/<key>.html):
         a row per evaluation, best first, with its report's `group` entries by
-        their `name` (`by`), a cell per column (`cell(entry or None)`, the
-        names in the order first met) and `totals` made from the report."""
+        their `name` (`by`), a cell per column (the entry and its `shown(entry)`
+        fields, or None; the names in the order first met) and `totals`
+        made from the report."""
         columns: list[str] = []
         rows = []
         for e in evaluations.order_by("-accuracy", "name", "pk"):
@@ -144,7 +142,8 @@ class RecordsBenchmark(OwnModules):
             rows.append({"evaluation": e, "by": by, "report": report})
             rows[-1].update({total: make(report) for total, make in totals.items()})
         for row in rows:
-            row["cells"] = [cell(row["by"].get(column)) for column in columns]
+            entries = [row["by"].get(column) for column in columns]
+            row["cells"] = [e and {**e, **shown(e)} for e in entries]
         template = f"curation/leaderboards/{self.key}.html"
         return Board(key=self.key, title=self.title, template=template, columns=columns, rows=rows)
 

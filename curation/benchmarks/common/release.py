@@ -1,12 +1,10 @@
 """A records benchmark's part of a release build (see the package): its
-members among the included verdicts (by export-Category prefix), its file
-written line by line with a warning naming the members left out, the Part
-the build records (members only in its file counted per domain, re-keyed
-IDs), and their provenance.jsonl lines with their votes. A benchmark of
-other files (task files) uses `records_part` and `provenance` alone."""
+members, its file written with a warning naming those left out, the Part
+the build records and the provenance.jsonl lines of its own members."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -131,14 +129,11 @@ def records_part(
     records'): `members` its verdicts, `manifest()` its section (none when
     it wrote nothing)."""
     only = [r for r in written if not getattr(r, "mrb_shaped", False)]
-    by_domain: dict[str, int] = {}
-    for r in only:
-        by_domain[r.domain] = by_domain.get(r.domain, 0) + 1
     return Part(
         key=key,
         format_name=key,
         released={r.external_id: r.released_id for r in written},
-        members_by_domain=by_domain,
+        members_by_domain=dict(Counter(r.domain for r in only)),
         written=members,
         extra_provenance=lambda out: provenance(only, ctx, out, describe, lookup),
         manifest=manifest() if written else {},

@@ -14,7 +14,6 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from common.storage import read_stored
 from curation.benchmarks.base import (
     Board,
     EvaluationError,
@@ -24,7 +23,7 @@ from curation.benchmarks.base import (
     Scored,
     Upload,
 )
-from curation.benchmarks.common.records import OwnModules
+from curation.benchmarks.common.records import OwnModules, read_release_file
 from curation.benchmarks.mrb import (
     files,
     judge,
@@ -62,14 +61,8 @@ def lines_of(predictions: Predictions, filename: str) -> Iterator[str]:
 def release_records(release) -> list[dict]:
     """The release's records (all_data.json), from the releases storage
     (local or a bucket) by name."""
-    from curation.releases import publishing
-
-    data_name = f"{release.folder}/all_data.json"
-    try:
-        text = read_stored(publishing.release_storage(), data_name).decode("utf-8-sig")
-    except FileNotFoundError:
-        raise EvaluationError(f"{data_name} is missing from the releases storage.") from None
-    return scoring_input.parse_release_records(text, data_name)
+    text = read_release_file(release, "all_data.json").decode("utf-8-sig")
+    return scoring_input.parse_release_records(text, f"{release.folder}/all_data.json")
 
 
 class MultimodalRewardBench(OwnModules):

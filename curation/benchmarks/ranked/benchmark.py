@@ -108,10 +108,8 @@ def _tau(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
-def _cell(entry: dict | None) -> dict | None:
-    if entry is None:
-        return None
-    return {**entry, "percent": percent(entry["top1"]), "tau": _tau(entry["tau_b"])}
+def _cell(entry: dict) -> dict:
+    return {"percent": percent(entry["top1"]), "tau": _tau(entry["tau_b"])}
 
 
 def prompts_of(text: str) -> list[scoring.Prompt]:

@@ -113,10 +113,8 @@ def _sort_key(overall: float | None) -> float | None:
     return None if overall is None else min(1.0, max(0.0, overall))
 
 
-def _cell(entry: dict | None) -> dict | None:
-    if entry is None:
-        return None
-    return {**entry, "percent": percent(entry.get("score"))}
+def _cell(entry: dict) -> dict:
+    return {"percent": percent(entry.get("score"))}
 
 
 def _prompt(record: dict) -> rb2_scoring.Prompt:
