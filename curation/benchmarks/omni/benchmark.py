@@ -76,7 +76,9 @@ class Omni:
         written, warnings = write_files(ctx.folder, rows, salt=ctx.salt, domains=domains)
         # Sides are release members (ReleaseItem better A/B); a tie has no
         # member row (ReleaseItem's better holds no tie) and is in the file only.
-        members = [r for r in written if r.preference != "tie"]
+        # A side with one prompt image is a pair-layout record too: its
+        # membership and provenance are the records' (as for ranked files).
+        members = [r for r in written if r.preference != "tie" and not r.mrb_shaped]
         by_domain: dict[str, int] = {}
         for r in members:
             by_domain[r.domain] = by_domain.get(r.domain, 0) + 1

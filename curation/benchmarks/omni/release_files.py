@@ -58,6 +58,7 @@ class Written:
     preference: str  # "1", "2", "tie"
     provenance: str
     changed: bool  # its preference differs from the imported one
+    mrb_shaped: bool = False  # a side with one prompt image: a pair-layout record too
 
 
 def write_files(folder: Path, rows: list[tuple], *, salt: str,
@@ -84,8 +85,10 @@ def write_files(folder: Path, rows: list[tuple], *, salt: str,
         task = domains[slug].removeprefix(EXPORT_PREFIX)
         item = items[item_id]
         meta = (item.meta or {}).get("omni")
+        # Not re-keyed: the file's own id (an external ID may carry a criterion hash).
+        record_id = released[ext_id] if salt else None
         text = task in TASKS and _record(folder, item, meta, parts[item_id], choice,
-                                         released[ext_id], task)  # fmt: skip
+                                         record_id, ext_id, task)  # fmt: skip
         if not text:
             skipped.append(ext_id)
             continue
@@ -93,7 +96,8 @@ def write_files(folder: Path, rows: list[tuple], *, salt: str,
         envelopes.setdefault(task, meta.get("envelope") if meta else None)
         imported = imported_preference(meta) if meta else ""
         written.append(Written(item_id, ext_id, released[ext_id], slug, task, choice,
-                               provenance, bool(imported) and imported != choice))  # fmt: skip
+                               provenance, bool(imported) and imported != choice,
+                               item.image_id is not None and choice != "tie"))  # fmt: skip
     for task, records in by_task.items():
         path = folder / file_of(task)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -124,7 +128,7 @@ def _media(part, folder: Path, kept: bool) -> str | None:
     return relative if _copy(part.image, relative, folder) else None
 
 
-def _record(folder, item, meta, slots, choice, released_id, task) -> str | None:
+def _record(folder, item, meta, slots, choice, released_id, ext_id, task) -> str | None:
     prompt_image, image_responses = TASKS[task]
     prompt = slots.get("prompt", [])
     texts = "".join(p.text for p in prompt if p.kind == PartKind.TEXT)
@@ -149,7 +153,7 @@ def _record(folder, item, meta, slots, choice, released_id, task) -> str | None:
         if image is not None:
             value["image"] = image
         return record_text(meta, value)
-    value = {"id": released_id, "prompt": texts, **({"image": image} if image else {}),
+    value = {"id": released_id or ext_id, "prompt": texts, **({"image": image} if image else {}),
              "response1": responses[0], "response2": responses[1],
              "model1": item.model_1, "model2": item.model_2,
              "criteria": item.criterion,
