@@ -116,6 +116,9 @@ def test_release_is_byte_identical_and_scored_per_task(omni_project, client):
                        "predictions_format": "omni"}, format="multipart")  # fmt: skip
     assert r.status_code == 201, r.content
     assert r.json()["accuracy"] == pytest.approx(0.5, abs=1e-9)
+    listed = api.get(url).json()
+    entry = (listed["results"] if isinstance(listed, dict) else listed)[0]
+    assert entry["omni_tasks"][0]["task"] == "text_to_text" and entry["omni_with_ties"] is False
     report = Evaluation.objects.get(release=release, name="judge-1").report["omni"]
     assert report["tasks"][0]["unparsed"] == 1 and report["with_ties"] is False
     client.force_login(curator)
