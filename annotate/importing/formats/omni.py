@@ -25,10 +25,11 @@ asked of it), gold from ``criteria_preference`` (response1 → "1", response2
 Category ``omni/<task>``), group = ``omni-`` + 16 hex digits of the sha256 of
 the task, prompt, prompt image and both responses (the same pair under two
 criteria is two items in one group; the published unique key is prompt +
-criteria + response1 + response2). The external ID is the record's ``id``
-(as text) when no other record of the file has it, else ``<id>~`` + the first
-8 hex digits of sha256(criteria) (the published files repeat an ``id`` across
-the criteria of one pair).
+criteria + response1 + response2). The external ID is ``<task>:<id>`` (the
+tasks' files may number their records alike, and one project may hold several
+tasks) when no other record of the file has that ``id``, else
+``<task>:<id>~`` + the first 8 hex digits of sha256(criteria) (a pair's
+criteria may share an ``id``). A release writes the file's own ``id``.
 
 Everything else is kept in ``Item.meta["omni"]``: the task, the record's
 other fields in key order (``fields``) and how it was written (``style``:
@@ -208,8 +209,8 @@ def parse_record(value: Any, task: str) -> list[tuple[str | None, str]]:
     record_id = value["id"]
     if isinstance(record_id, bool) or not isinstance(record_id, str | int) or record_id == "":
         problems.append(("id", "must be a non-empty string or an integer"))
-    elif len(str(record_id)) > MAX_ID_LENGTH - 9:
-        problems.append(("id", f"is longer than {MAX_ID_LENGTH - 9} characters"))
+    elif len(str(record_id)) > MAX_ID_LENGTH - 40:
+        problems.append(("id", f"is longer than {MAX_ID_LENGTH - 40} characters"))
     for key in ("prompt", "response1", "response2", "criteria"):
         if not isinstance(value[key], str):
             problems.append((key, f"must be a string, not {type(value[key]).__name__}"))
@@ -240,11 +241,12 @@ def group_key(value: dict, task: str) -> str:
     return "omni-" + hashlib.sha256(json.dumps(pair).encode()).hexdigest()[:16]
 
 
-def external_id(value: dict, repeated: bool) -> str:
-    """The record's ID, with its criterion's short hash if the ID repeats."""
+def external_id(value: dict, task: str, repeated: bool) -> str:
+    """The item's ID: ``<task>:<id>``, with ``~`` and its criterion's short
+    hash if the ID repeats in the file (module docstring)."""
     if not repeated:
-        return str(value["id"])
-    return f"{value['id']}~{hashlib.sha256(value['criteria'].encode()).hexdigest()[:8]}"
+        return f"{task}:{value['id']}"
+    return f"{task}:{value['id']}~{hashlib.sha256(value['criteria'].encode()).hexdigest()[:8]}"
 
 
 def _slot(text: str, image: bool) -> list[ParsedPart]:
@@ -260,7 +262,7 @@ def make_item(value: dict, task: str, line: int, index: int, *, repeated: bool,
     return ParsedItem(
         line=line,
         index=index,
-        external_id=external_id(value, repeated),
+        external_id=external_id(value, task, repeated),
         domain=domain,
         prompt=[*prompt, ParsedPart(TEXT, text=value["prompt"])],
         responses=[

@@ -118,10 +118,14 @@ class Omni:
                 "swapped file empty."
             )
         items = release_items(release)
-        report = score_text(items, _text(upload.predictions, upload.filename), upload.filename)
-        return Scored(report={"omni": report}, accuracy=report["overall"],
-                      files={".jsonl": upload.predictions},
-                      store_items=lambda entry: None)  # fmt: skip
+        read = read_text(items, _text(upload.predictions, upload.filename), upload.filename)
+        report = scoring.score(items, read)
+        return Scored(
+            report={"omni": report},
+            accuracy=report["overall"],
+            files={".jsonl": upload.predictions},
+            store_items=lambda entry: store_item_predictions(entry, items, read),
+        )
 
     def leaderboard(self, release, evaluations, *, sort: str = "") -> Board:
         tasks: list[str] = []
@@ -159,6 +163,10 @@ class Omni:
                 help_text="Omni-RewardBench: whether the with-ties mode was scored.",
             ),
         }
+
+    def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
+        """The per-item results page's filters: the tasks (no sub-buckets)."""
+        return [t["task"] for t in (report.get("omni") or {}).get("tasks", [])], []
 
     # --- judge runs -----------------------------------------------------------------
 
@@ -199,11 +207,16 @@ def _provenance(written, members: list):
 
 
 def records_of(task: str, text: str) -> list[dict]:
-    """The judge records of one task file's text."""
-    from annotate.importing.formats.omni import TASKS
+    """The judge records of one task file's text, each with its item ID
+    ("ID", the import's rule)."""
+    from collections import Counter
 
-    return [{**v, "ID": str(v["id"]), "task": task, "image_responses": TASKS[task][1]}
-            for v in json.loads(text)]  # fmt: skip
+    from annotate.importing.formats.omni import TASKS, external_id
+
+    values = json.loads(text)
+    counts = Counter(str(v["id"]) for v in values)
+    return [{**v, "ID": external_id(v, task, counts[str(v["id"])] > 1), "task": task,
+             "image_responses": TASKS[task][1]} for v in values]  # fmt: skip
 
 
 def release_records(release) -> list[dict]:
@@ -222,16 +235,47 @@ def release_records(release) -> list[dict]:
 
 
 def release_items(release) -> list[scoring.Item]:
-    return [scoring.Item(r["ID"], r["task"], r["criteria_preference"])
-            for r in release_records(release)]  # fmt: skip
+    return [scoring.Item(r["ID"], r["task"], r["criteria_preference"], str(r["id"]),
+                         r["criteria"]) for r in release_records(release)]  # fmt: skip
+
+
+def read_text(items: list[scoring.Item], text: str, filename: str) -> dict:
+    try:
+        return scoring.read_predictions(text, filename, items)
+    except scoring.PredictionsError as exc:
+        raise EvaluationError(str(exc)) from None
 
 
 def score_text(items: list[scoring.Item], text: str, filename: str) -> dict:
-    try:
-        read = scoring.read_predictions(text, filename, {i.id for i in items})
-    except scoring.PredictionsError as exc:
-        raise EvaluationError(str(exc)) from None
-    return scoring.score(items, read)
+    return scoring.score(items, read_text(items, text, filename))
+
+
+def store_item_predictions(evaluation, items: list[scoring.Item], read: dict) -> int:
+    """The entry's per-item rows (ItemPrediction, in the caller's transaction):
+    one per release member (a side-labelled item; ItemPrediction's sides hold
+    no tie), category = the task, choice = the parsed side or the sign of m
+    ("" for a tie, a miss or no prediction), correct by the task's rule."""
+    from curation.models import ItemPrediction
+
+    members = dict(evaluation.release.release_items.values_list("external_id", "item_id"))
+    side = {"response1": "1", "response2": "2"}
+    rows = []
+    for row in scoring.item_rows(items, read):
+        if row["id"] not in members or row["gold"] == "tie":
+            continue
+        if read["kind"] == "judge":
+            choice = side.get(row["predicted"] or "", "")
+        else:
+            margin = row["margin"]
+            choice = "" if margin is None or margin == 0 else ("1" if margin > 0 else "2")
+        rows.append(ItemPrediction(
+            evaluation=evaluation, item_id=members[row["id"]], external_id=row["id"],
+            category=row["task"][:80], sub_bucket="", chosen=side[row["gold"]], choice=choice,
+            correct=choice == side[row["gold"]],
+            raw={k: row[k] for k in ("predicted", "margin") if row[k] is not None},
+        ))  # fmt: skip
+    ItemPrediction.objects.bulk_create(rows, batch_size=2000)
+    return len(rows)
 
 
 def _percent(value: float | None) -> str:

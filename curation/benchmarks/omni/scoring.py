@@ -123,11 +123,15 @@ def accuracy_with_ties(h: Sequence[int], m: Sequence[float]) -> tuple[float | No
 
 @dataclass(frozen=True)
 class Item:
-    """What scoring needs of one release record."""
+    """What scoring needs of one release record: its unique ID (the
+    studio's ``<task>:<id>[~hash]``), task, gold label, and the file's own
+    ``id`` and ``criteria`` (a predictions line may name it by those)."""
 
     id: str
     task: str
     gold: str  # response1, response2, tie
+    file_id: str = ""
+    criteria: str = ""
 
 
 @dataclass(frozen=True)
@@ -166,12 +170,42 @@ def prediction_of(record: dict, where: str) -> tuple[str, Prediction, bool | Non
     return "scalar", Prediction(margin=float(value[0]) - float(value[1])), ties
 
 
-def read_predictions(text: str, filename: str, known: set[str]) -> dict[str, Any]:
+class Resolver:
+    """Finds the item a predictions line names: by the studio's ID, or by the
+    file's ``id`` narrowed by ``task`` and ``criteria`` when that ID is in
+    several tasks or names several criteria."""
+
+    def __init__(self, items: Sequence[Item]):
+        self.ids = {i.id for i in items}
+        self.by_file_id: dict[str, list[Item]] = {}
+        for item in items:
+            self.by_file_id.setdefault(item.file_id, []).append(item)
+
+    def __call__(self, record: dict, item_id: str, where: str) -> str | None:
+        if item_id in self.ids:
+            return item_id
+        found = self.by_file_id.get(item_id, [])
+        for key in ("task", "criteria"):
+            if key in record:
+                found = [i for i in found if getattr(i, key) == record[key]]
+        if len(found) > 1:
+            tasks = sorted({i.task for i in found})
+            field = "task" if len(tasks) > 1 and "task" not in record else "criteria"
+            raise PredictionsError(
+                f"{where}, field {field!r}: ID {item_id!r} names {len(found)} items (tasks "
+                f"{', '.join(tasks)}); give its {field}, or the item's ID "
+                f"({found[0].id}, …)"
+            )
+        return found[0].id if found else None
+
+
+def read_predictions(text: str, filename: str, items: Sequence[Item]) -> dict[str, Any]:
     """{"kind", "with_ties", "predictions" by item ID, "repeated", "unknown"}:
-    one kind per file; a repeated ID's last line counts."""
+    one kind per file; a repeated item's last line counts."""
+    resolve = Resolver(items)
     out: dict[str, Prediction] = {}
     kinds, ties, seen = set(), set(), set()
-    repeated = unknown = 0
+    repeated = unknown = lines = 0
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -195,13 +229,15 @@ def read_predictions(text: str, filename: str, known: set[str]) -> dict[str, Any
                 f"{where}: one file holds one kind of prediction (judge answers or scores) "
                 "and one ties mode"
             )
-        repeated += item_id in seen
-        seen.add(item_id)
-        if item_id in known:
-            out[item_id] = prediction
-        else:
+        lines += 1
+        key = resolve(record, item_id, where)
+        if key is None:
             unknown += 1
-    if not seen:
+            continue
+        repeated += key in seen
+        seen.add(key)
+        out[key] = prediction
+    if not lines:
         raise PredictionsError(f"{filename}: holds no predictions")
     return {"kind": kinds.pop(), "with_ties": ties.pop(), "predictions": out,
             "repeated": repeated, "unknown": unknown}  # fmt: skip

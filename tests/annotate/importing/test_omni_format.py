@@ -57,11 +57,8 @@ def test_pairs_under_two_criteria_are_two_items_in_one_group(tmp_path):
     assert formats.find(DatasetSource(path), None) is omni
     parsed, items = read(path)
     a, b, c = items
-    assert parsed.ids == [
-        f"1~{omni.hashlib.sha256(b'Be brief.').hexdigest()[:8]}",
-        f"1~{omni.hashlib.sha256(b'Be exact.').hexdigest()[:8]}",
-        "2",
-    ]
+    brief, exact = (omni.hashlib.sha256(c).hexdigest()[:8] for c in (b"Be brief.", b"Be exact."))
+    assert parsed.ids == [f"text_to_text:1~{brief}", f"text_to_text:1~{exact}", "text_to_text:2"]
     assert a.group == b.group != c.group and a.group.startswith("omni-")
     assert (a.criterion, b.criterion) == ("Be brief.", "Be exact.")
     assert (a.gold, b.gold, c.gold) == ("1", "", "2")  # a tie keeps no gold side

@@ -22,7 +22,7 @@ from annotate.importing.records import ImportFailed
 from annotate.importing.service import import_items_from_paths
 from annotate.models import Item
 from curation.benchmarks.omni.benchmark import BENCHMARK
-from curation.models import Evaluation, ReleaseItem, Verdict
+from curation.models import Evaluation, ItemPrediction, ReleaseItem, Verdict
 from curation.releases.build import build_release
 from tests.curation.releases.test_releases import new_release
 from tests.factories import make_member, make_project
@@ -73,10 +73,10 @@ def release_of(project, **kw):
 def test_items_carry_criteria_and_groups(omni_project):
     project, _ = omni_project
     items = {i.external_id: i for i in Item.objects.filter(project=project)}
-    a, b = (i for k, i in sorted(items.items()) if k.startswith("t1~"))
-    assert a.group_key == b.group_key != items["t2"].group_key
+    a, b = (i for k, i in sorted(items.items()) if k.startswith("text_to_text:t1~"))
+    assert a.group_key == b.group_key != items["text_to_text:t2"].group_key
     assert {a.criterion, b.criterion} == {"Be brief.", "Be exact."}
-    assert items["t2"].domain.export_category == "omni/text_to_text"
+    assert items["text_to_text:t2"].domain.export_category == "omni/text_to_text"
 
 
 def test_bad_input_names_line_and_field_and_changes_nothing(omni_project, tmp_path):
@@ -119,16 +119,27 @@ def test_release_is_byte_identical_and_scored_per_task(omni_project, client):
     listed = api.get(url).json()
     entry = (listed["results"] if isinstance(listed, dict) else listed)[0]
     assert entry["omni_tasks"][0]["task"] == "text_to_text" and entry["omni_with_ties"] is False
-    report = Evaluation.objects.get(release=release, name="judge-1").report["omni"]
+    entry = Evaluation.objects.get(release=release, name="judge-1")
+    report = entry.report["omni"]
+    per_item = {p.external_id: (p.chosen, p.choice, p.correct, p.category)
+                for p in ItemPrediction.objects.filter(evaluation=entry)}  # fmt: skip
+    assert per_item == {ids[0]: ("1", "1", True, "text_to_text"),
+                        ids[1]: ("2", "", False, "text_to_text")}  # fmt: skip
     assert report["tasks"][0]["unparsed"] == 1 and report["with_ties"] is False
     client.force_login(curator)
     page = client.get(reverse("leaderboard", args=[project.slug, release.pk]))
     assert page.status_code == 200 and "omni-leaderboard" in page.content.decode()
+    items_page = client.get(reverse("entry_items", args=[project.slug, release.pk, entry.pk]))
+    assert items_page.status_code == 200 and ids[1] in items_page.content.decode()
+    annotator = make_member(project, role="annotator")
+    client.force_login(annotator)
+    assert client.get(reverse("entry_items", args=[project.slug, release.pk, entry.pk])
+                      ).status_code in (403, 404)  # fmt: skip
 
 
 def test_a_changed_preference_changes_only_its_record(omni_project):
     project, source = omni_project
-    Verdict.objects.filter(item__external_id="t2").update(final_choice="1")
+    Verdict.objects.filter(item__external_id="text_to_text:t2").update(final_choice="1")
     _release, folder = release_of(project)
     records = json.loads((folder / "omni/text_to_text_preferences.json").read_text())
     assert records[2]["criteria_preference"] == "response1"

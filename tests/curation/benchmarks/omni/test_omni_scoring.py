@@ -57,11 +57,11 @@ def test_the_retry_seam():
 
 
 ITEMS = [
-    scoring.Item("p1a", "text_to_text", "response1"),
-    scoring.Item("p1b", "text_to_text", "tie"),  # same pair, second criterion
+    scoring.Item("p1a", "text_to_text", "response1", "p1", "Be brief."),
+    scoring.Item("p1b", "text_to_text", "tie", "p1", "Be exact."),  # same pair, other criterion
     scoring.Item("p2", "text_to_text", "response2"),
     scoring.Item("p3", "text_to_text", "tie"),
-    scoring.Item("i1", "text_to_image", "response2"),
+    scoring.Item("i1", "text_to_image", "response2", "p1", "Be brief."),
     scoring.Item("i2", "text_to_image", "response1"),
 ]
 OUTPUTS = {
@@ -149,3 +149,14 @@ def test_bad_predictions_name_line_and_field():
         score_text(ITEMS, '{"id": "p2", "output": "[[A]]"}\n{"id": "p3", "scores": [1]}', "p.jsonl")
     with pytest.raises(EvaluationError, match=r"p.jsonl:2: one file holds one kind"):
         score_text(ITEMS, '{"id": "p2", "output": "x"}\n{"id": "p3", "scores": [1, 2]}', "p.jsonl")
+
+
+def test_lines_may_name_items_by_the_files_id_task_and_criteria():
+    line = {"id": "p1", "task": "text_to_text", "criteria": "Be exact.", "predicted": "tie",
+            "with_ties": True}  # fmt: skip
+    report = score_text(ITEMS, json.dumps(line), "p.jsonl")
+    assert report["tasks"][0]["correct"] == 1 and report["unknown_ids"] == 0
+    with pytest.raises(EvaluationError, match=r"p.jsonl:1, field 'task': ID 'p1' names 3 items"):
+        score_text(ITEMS, '{"id": "p1", "predicted": "tie"}', "p.jsonl")
+    with pytest.raises(EvaluationError, match=r"p.jsonl:1, field 'criteria': ID 'p1' names 2"):
+        score_text(ITEMS, '{"id": "p1", "task": "text_to_text", "output": "x"}', "p.jsonl")
