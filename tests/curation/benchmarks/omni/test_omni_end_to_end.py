@@ -201,3 +201,11 @@ def test_an_image_editing_task_comes_back_with_its_media(tmp_path):
     for name in ("q.png", "a.png", "b.png"):
         copied = folder / "omni/media_data/edit" / name
         assert copied.read_bytes() == (tmp_path / "edit" / name).read_bytes()
+
+
+def test_importing_the_same_file_again_changes_nothing(omni_project):
+    project, source = omni_project
+    before = list(Item.objects.filter(project=project).values_list("pk", "content_hash"))
+    result = import_items_from_paths(project=project, dataset=source)
+    assert result.created == 0
+    assert list(Item.objects.filter(project=project).values_list("pk", "content_hash")) == before
