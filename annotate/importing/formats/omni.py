@@ -151,10 +151,12 @@ def file_text(records: Sequence[str], envelope: dict | None) -> str:
     return "[" + env["open"] + env["sep"].join(records) + env["close"]
 
 
-def scan(text: str, filename: str) -> Iterator[tuple[int, int, str, Any]]:
+def scan(
+    text: str, filename: str, max_record_bytes: int | None = None
+) -> Iterator[tuple[int, int, str, Any]]:
     """(line, index, raw text, value) per record of the array, then a last
     (0, -1, "", envelope) with the text around the records. ImportFailed
-    naming the line on a syntax error."""
+    naming the line on a syntax error or a record over `max_record_bytes`."""
     decoder = json.JSONDecoder()
     ws = re.compile(r"[ \t\n\r]*")
 
@@ -179,6 +181,8 @@ def scan(text: str, filename: str) -> Iterator[tuple[int, int, str, Any]]:
             raise fail(exc.pos, f"invalid JSON: {exc.msg}") from None
         except RecursionError:
             raise fail(pos, "invalid JSON: values are nested too deeply") from None
+        if max_record_bytes is not None and len(text[pos:end].encode()) > max_record_bytes:
+            raise fail(pos, f"record is larger than the limit of {max_record_bytes} bytes")
         yield text.count("\n", 0, pos) + 1, index, text[pos:end], value
         index += 1
         after = ws.match(text, end).end()
@@ -344,10 +348,8 @@ def read_data(data: Any, *, filename: str, task: str, images: ImageSource,
     log = ProblemLog(filename, bounds.max_errors, context.options.wording)
     if not check_utf8(data, log):
         log.raise_if_any()
-    if len(data) > bounds.max_record_bytes * 1000:
-        raise ImportFailed([ImportProblem(filename, "file is larger than the import limit")])
     text = bytes(data[:]).decode("utf-8-sig")
-    *_, (_, _, _, envelope) = scan(text, filename)
+    *_, (_, _, _, envelope) = scan(text, filename, bounds.max_record_bytes)
     ids = Counter(str(v.get("id")) for _, i, _, v in scan(text, filename)
                   if i >= 0 and isinstance(v, dict))  # fmt: skip
     known = dict(context.known)

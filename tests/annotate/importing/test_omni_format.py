@@ -133,3 +133,14 @@ def test_bad_records_name_file_line_and_field(tmp_path):
     assert problems[1] == (
         "text_to_text_preferences.json:22: record 2: field 'criteria': must be a string, not int"
     )
+
+
+def test_broken_json_and_deep_nesting_name_the_line(tmp_path):
+    path = tmp_path / "text_to_text_preferences.json"
+    path.write_text('[\n    {"id": 1,\n     "prompt": }\n]')
+    with pytest.raises(ImportFailed) as failed:
+        read(path)
+    assert str(failed.value.problems[0]).startswith("text_to_text_preferences.json:3:")
+    path.write_text("[" + "[" * 100000 + "]" * 100000 + "]")
+    with pytest.raises(ImportFailed, match="values are nested too deeply"):
+        read(path)
