@@ -160,3 +160,21 @@ def test_lines_may_name_items_by_the_files_id_task_and_criteria():
         score_text(ITEMS, '{"id": "p1", "predicted": "tie"}', "p.jsonl")
     with pytest.raises(EvaluationError, match=r"p.jsonl:1, field 'criteria': ID 'p1' names 2"):
         score_text(ITEMS, '{"id": "p1", "task": "text_to_text", "output": "x"}', "p.jsonl")
+
+
+def test_with_distinct_margins_the_sweep_is_the_max_over_epsilon_of_a_full_recount():
+    h = [1, -1, 0, 1, 0, -1, 1, 0]
+    m = [0.05, -0.3, 0.02, -0.4, 0.6, 0.1, 0.9, -0.01]
+    best = max((s[0] + s[4]) / len(h) for s in (scoring.suff_stats(h, m, abs(e)) for e in m))
+    accuracy, epsilon = scoring.accuracy_with_ties(h, m)
+    assert accuracy == pytest.approx(best, abs=1e-9)
+    c, _, _, _, thm = scoring.suff_stats(h, m, epsilon)
+    assert accuracy == pytest.approx((c + thm) / len(h), abs=1e-9)
+
+
+def test_the_judge_prompt_offers_c_only_with_ties():
+    from curation.benchmarks.omni import judge
+
+    assert "[[C]]" in judge.system_prompt("Be brief.", with_ties=True)
+    without = judge.system_prompt("Be brief.", with_ties=False)
+    assert "[[C]]" not in without and "Be brief." in without and "[[A]]" in without
