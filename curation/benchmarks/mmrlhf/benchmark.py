@@ -242,7 +242,8 @@ def score_text(pairs: list[scoring.Pair], text: str, filename: str) -> dict:
 
 
 def store_items(evaluation, items: list[dict]) -> int:
-    """One ItemPrediction per pair of the release (in the caller's transaction)."""
+    """One ItemPrediction per predicted pair of the release (in the caller's
+    transaction); a tie is no pick."""
     from annotate.models import Item
     from curation.benchmarks.mmrlhf.release_files import layout, member_rows
     from curation.models import ItemPrediction
@@ -255,7 +256,7 @@ def store_items(evaluation, items: list[dict]) -> int:
     out = []
     for entry in items:
         item_id = item_of.get(entry["id"])
-        if item_id is None:
+        if item_id is None or entry["rewards"] is None:  # rows for predicted pairs only
             continue
         chosen = members[item_id].chosen
         other = "2" if chosen == "1" else "1"
