@@ -204,3 +204,35 @@ def score(release, lines):
     )  # fmt: skip
     scored.store_items(evaluation)
     return evaluation
+
+
+def test_a_judge_run_asks_both_orders_with_the_pairs_media(mm_project):
+    from types import SimpleNamespace
+
+    project, _ = mm_project
+    release, folder = release_of(project)
+    benchmark = registry.get("mmrlhf")
+    assert benchmark.judge_both_orders
+    records = benchmark.judge_records(release)
+    assert benchmark.judge_item_count(release) == len(records) == len(mmrlhf_sets.rows())
+    video = next(r for r in records if r["ID"] == "video_007#1")
+    assert video["images"] == [f"mmrlhf/video/clip_007/{f}" for f in mmrlhf_sets.VIDEO_FRAMES]
+    endpoint = SimpleNamespace(model="m", max_tokens=32, temperature=None)
+    read = []
+
+    def read_image(name):
+        read.append(name)
+        return (folder / name).read_bytes()
+
+    body = benchmark.judge_request(video, read_image, endpoint, swapped=True)
+    assert read == video["images"] and len(body["messages"][0]["content"]) == 4
+    assert "Assistant A's Answer]\nClip answer 2." in body["messages"][0]["content"][0]["text"]
+    # Every pair right in both orders but the first, split (a tie: wrong).
+    outputs = {}
+    for r in records:
+        outputs[(r["ID"], "original")] = "[[A]]"
+        outputs[(r["ID"], "swapped")] = "[[A]]" if r is records[0] else "[[B]]"
+    upload = benchmark.judge_predictions(outputs, records, SimpleNamespace(pk=7))
+    report = benchmark.score(release, upload).report["mmrlhf"]
+    assert report["correct"] == len(records) - 1
+    assert report["groups_correct"] == report["groups"] - 1
