@@ -144,3 +144,26 @@ def test_domain_options_still_apply(tmp_path):
         mmrlhf_sets.write(tmp_path, rows), options=options, known={"knowledge": "knowledge"}
     )
     assert {i.domain for i in items} == {"knowledge"}
+
+
+def test_frames_are_listed_from_a_zip_of_images_too(tmp_path):
+    import dataclasses
+    import zipfile
+
+    from annotate.importing.sources import ZipImageSource
+
+    path = mmrlhf_sets.write(tmp_path / "src")
+    archive = tmp_path / "media.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        for file in sorted((tmp_path / "src").rglob("*")):
+            if file.is_file() and file.suffix != ".jsonl":
+                out.write(file, file.relative_to(tmp_path / "src").as_posix())
+    (tmp_path / "alone").mkdir()
+    alone = path.rename(tmp_path / "alone" / path.name)
+    with ExitStack() as stack:
+        images = ZipImageSource(archive)
+        ctx = dataclasses.replace(context(stack), images=images)
+        parsed = mmrlhf.read(DatasetSource(alone), ctx)
+        video = next(i for i in parsed.items() if i.group == "video_007")
+        refs = [p.ref for p in video.prompt if p.kind == IMAGE]
+    assert refs == [f"video/clip_007/{f}" for f in mmrlhf_sets.VIDEO_FRAMES]
