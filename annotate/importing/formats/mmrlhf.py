@@ -147,9 +147,9 @@ def parse_record(value: Any) -> tuple[PairRecord | None, list[tuple[str | None, 
         problems.append(("id", "must be a non-empty string or an integer"))
     elif len(str(record_id)) > MAX_ID_LENGTH - 4:
         problems.append(("id", f"is longer than {MAX_ID_LENGTH - 4} characters"))
-    for key in (*TEXT_KEYS, *(r for r in REASONS if value.get(r) is not None)):
-        if not isinstance(value.get(key), str):
-            problems.append((key, f"must be a string, not {type(value.get(key)).__name__}"))
+    for name in (*TEXT_KEYS, *(r for r in REASONS if value.get(r) is not None)):
+        if not isinstance(value.get(name), str):
+            problems.append((name, f"must be a string, not {type(value.get(name)).__name__}"))
     key, path, category = media_of(value)
     if key is None:
         problems.append((path, category))

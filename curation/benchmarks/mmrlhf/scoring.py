@@ -169,7 +169,7 @@ def score(pairs: Sequence[Pair], predictions: dict[str, tuple[float, float]]) ->
             stats[c]["groups"] += 1
         if ok:
             stats[next(c for c in order if c in held)]["groups_correct"] += 1
-    right = sum(r["correct"] for r in results)
+    right = sum(s["correct"] for s in stats.values())
     categories = [
         {"category": c, **s, "acc": _ratio(s["correct"], s["pairs"]),
          "acc_plus": _ratio(s["groups_correct"], s["groups"])}
