@@ -143,6 +143,15 @@ def test_release_is_byte_identical_and_scored_by_acc_and_acc_plus(mm_project, cl
     client.force_login(curator)
     html = client.get(reverse("leaderboard", args=[project.slug, release.pk])).content.decode()
     assert "mmrlhf-leaderboard" in html and 'data-name="rm-1"' in html and "Acc+ %" in html
+    # The per-pair results: wrong pairs by default, filterable by category.
+    entry = reverse("entry_items", args=[project.slug, release.pk, evaluation.pk])
+    page = client.get(entry)
+    assert page.status_code == 200 and "mcq_000#2" in page.content.decode()
+    assert "mcq_000#1" not in page.content.decode()
+    stranger = make_member(make_project(slug="other"), role="curator")
+    client.force_login(stranger)
+    assert client.get(entry).status_code == 404
+    client.force_login(curator)
 
     predictions = tmp_path / "preds.jsonl"
     predictions.write_text(body)
