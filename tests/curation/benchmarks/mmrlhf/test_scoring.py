@@ -170,3 +170,22 @@ def test_judge_answers_become_rewards_over_both_orders():
     lines = judge.predictions_lines({("x#1", "original"): "[[A]]", ("x#1", "swapped"): "[[B]]"},
                                     [record])  # fmt: skip
     assert json.loads(lines) == {"id": "x", "rewards": [2, 0]}
+
+
+@pytest.mark.parametrize("wrong", [None, 0, 1])
+def test_a_group_across_categories_counts_as_published(wrong):
+    """Acc+ of a group with pairs in two categories: in both denominators,
+    its success counted once, for the first category of the published order."""
+    rows = [
+        {"id": "g", "prompt": "p", "chosen": "a", "rejected": "b", "image": "short/1.png"},
+        {"id": "g", "prompt": "p", "chosen": "a", "rejected": "c", "image": "mcq/1.png"},
+        {"id": "h", "prompt": "q", "chosen": "a", "rejected": "b", "image": "mcq/2.png"},
+    ]
+    for n, row in enumerate(rows):
+        row["rewards"] = [0.0, 1.0] if n == wrong else [1.0, 0.0]
+    ours, theirs = score_rows(rows), published(rows)
+    by = {c["category"]: c for c in ours["categories"]}
+    for k in ("mcq", "short"):
+        assert by[k]["acc_plus"] == pytest.approx(theirs[k]["acc_plus"], abs=1e-9)
+        assert by[k]["acc"] == pytest.approx(theirs[k]["accuracy"], abs=1e-9)
+    assert ours["acc_plus"] == pytest.approx(theirs["overall"]["acc_plus"], abs=1e-9)
