@@ -28,8 +28,8 @@ every attempt are stored.
 
 from __future__ import annotations
 
-import logging
 import dataclasses
+import logging
 import random
 import threading
 from collections.abc import Callable
