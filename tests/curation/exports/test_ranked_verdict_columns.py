@@ -29,7 +29,9 @@ def rows(project):
 def test_a_ranking_projects_rows_carry_each_slots_final_place(ranked_project):  # noqa: F811
     project, _ = ranked_project
     VerdictRank.objects.filter(verdict__item__external_id="q2").delete()
-    Verdict.objects.filter(item__external_id="q2").update(status="needs_votes", final_choice="", provenance="")
+    Verdict.objects.filter(item__external_id="q2").update(
+        status="needs_votes", final_choice="", provenance=""
+    )
     got = rows(project)
     assert [got["q1"][f"rank_{k}"] for k in range(1, 9)] == [2, 1, 3, 3, None, None, None, None]
     assert [got["q3"][f"rank_{k}"] for k in range(1, 9)] == [1, 2, 2, 4, 5, 6, 7, 8]
