@@ -28,9 +28,7 @@ every attempt are stored.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import random
 import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -46,6 +44,7 @@ from annotate.models import Project
 from common.storage import read_stored
 from curation.benchmarks import registry
 from curation.evaluation import judge_client
+from curation.evaluation.judge_calls import BadCallKeys, ask, calls_for
 from curation.evaluation.key_encryption import UndecryptableKey, origin_of
 from curation.evaluation.service import EvaluationError, evaluate
 from curation.models import (
@@ -410,26 +409,11 @@ def release_reader(release: Release) -> Callable[[str], bytes]:
     return read_image
 
 
-MAX_CALL_KEY = 16  # JudgeOutput.order's length
-
-
-def calls_for(benchmark, record: dict, seed: int, both_orders: bool) -> list[str]:
-    """The call keys of one record: the benchmark's `judge_calls`, else the
-    passes ("original", and "swapped" when both orders run)."""
-    if not hasattr(benchmark, "judge_calls"):
-        return [JudgeOrder.ORIGINAL, JudgeOrder.SWAPPED] if both_orders else [JudgeOrder.ORIGINAL]
-    calls = list(benchmark.judge_calls(record, seed, both_orders=both_orders))
-    bad = [c for c in calls if not isinstance(c, str) or not 1 <= len(c) <= MAX_CALL_KEY]
-    if bad or len(set(calls)) != len(calls):
-        raise JudgeRunError(
-            f"The benchmark {benchmark.key!r} gave record {record.get('ID')!r} the call keys "
-            f"{calls!r}: each must be 1 to {MAX_CALL_KEY} characters and unique."
-        )
-    return calls
-
-
 def run_calls(run: JudgeRun, record: dict) -> list[str]:
-    return calls_for(registry.get(run.scoring), record, run.seed, run.swapped)
+    try:
+        return calls_for(registry.get(run.scoring), record, run.seed, run.swapped)
+    except BadCallKeys as exc:
+        raise JudgeRunError(str(exc)) from None
 
 
 def request_body(run: JudgeRun, record: dict, read_image, endpoint, order: str) -> dict:
@@ -440,13 +424,6 @@ def request_body(run: JudgeRun, record: dict, read_image, endpoint, order: str) 
         return benchmark.judge_call_request(record, read_image, endpoint, call=order, seed=run.seed)
     swapped = order == JudgeOrder.SWAPPED
     return benchmark.judge_request(record, read_image, endpoint, swapped=swapped)
-
-
-def retries_of(benchmark) -> int:
-    """How many more times an unparsed answer is asked again (0: never)."""
-    if not hasattr(benchmark, "judge_unparsed"):
-        return 0
-    return max(0, int(getattr(benchmark, "judge_retries", 0)))
 
 
 def _ask(
@@ -463,16 +440,7 @@ def _ask(
             attempts=0,
             seconds=0.0,
         )
-    result = judge_client.judge(body, endpoint, policy, stop=stop, rng=random.Random())
-    benchmark = registry.get(run.scoring)
-    retries = retries_of(benchmark)
-    attempts, seconds, asked = result.attempts, result.seconds, 0
-    while not result.error and asked < retries and benchmark.judge_unparsed(result.output):
-        asked += 1
-        result = judge_client.judge(body, endpoint, policy, stop=stop, rng=random.Random())
-        attempts += result.attempts
-        seconds += result.seconds
-    return dataclasses.replace(result, attempts=min(attempts, 32767), seconds=seconds)
+    return ask(registry.get(run.scoring), body, endpoint, policy, stop)
 
 
 def _send_missing(run: JudgeRun, records, read_image, endpoint, policy) -> bool:

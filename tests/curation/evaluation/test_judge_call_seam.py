@@ -14,7 +14,7 @@ import pytest
 
 from curation.benchmarks import registry
 from curation.benchmarks.base import Scored, Upload
-from curation.evaluation import judge_runs
+from curation.evaluation import judge_calls, judge_client, judge_runs
 from curation.evaluation.judge_runs import run_judge, start_judge_run
 from curation.models import JudgeOutput, JudgeRun, JudgeRunStatus
 from tests.curation.evaluation.fake_openai import FakeJudge
@@ -204,7 +204,7 @@ def test_the_seed_makes_the_requests_reproducible(toy, release, fake):
     first = start(release, fake, name="one")
     second = start(release, fake, name="two")
     second.seed = first.seed
-    endpoint = judge_runs.judge_client.Endpoint(base_url=fake.base_url, model=MODEL)
+    endpoint = judge_client.Endpoint(base_url=fake.base_url, model=MODEL)
 
     def bodies(run):
         return [judge_runs.request_body(run, r, None, endpoint, c) for r in records for c in CALLS]
@@ -224,9 +224,9 @@ def test_a_benchmark_without_the_seam_keeps_its_passes(release):
     class Plain:
         key = "plain"
 
-    assert judge_runs.calls_for(Plain(), {"ID": "x"}, 1, False) == ["original"]
-    assert judge_runs.calls_for(Plain(), {"ID": "x"}, 1, True) == ["original", "swapped"]
-    assert judge_runs.retries_of(Plain()) == 0
+    assert judge_calls.calls_for(Plain(), {"ID": "x"}, 1, False) == ["original"]
+    assert judge_calls.calls_for(Plain(), {"ID": "x"}, 1, True) == ["original", "swapped"]
+    assert judge_calls.retries_of(Plain()) == 0
 
 
 def test_call_keys_too_long_or_repeated_are_refused(toy):
@@ -237,5 +237,5 @@ def test_call_keys_too_long_or_repeated_are_refused(toy):
     bad = Bad()
     for keys in (["x" * 17], ["a", "a"], [""]):
         bad.keys = keys
-        with pytest.raises(judge_runs.JudgeRunError, match="1 to 16 characters and unique"):
-            judge_runs.calls_for(bad, {"ID": "r"}, 1, False)
+        with pytest.raises(judge_calls.BadCallKeys, match="1 to 16 characters and unique"):
+            judge_calls.calls_for(bad, {"ID": "r"}, 1, False)
