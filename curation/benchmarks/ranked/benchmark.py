@@ -19,7 +19,7 @@ from curation.benchmarks.common.records import (
     read_release_file,
     refuse_options,
 )
-from curation.benchmarks.ranked import scoring
+from curation.benchmarks.ranked import judge, scoring
 from curation.benchmarks.ranked.card import FILE, PREDICTIONS_SHAPE
 
 
@@ -31,16 +31,11 @@ class Ranked(RecordsBenchmark):
     label = "ranked"
     upload_label = "Ranked responses, MR²Bench layout (scores or a ranking per prompt, JSONL)"
     upload_help = f"Ranked responses: {PREDICTIONS_SHAPE}."
-    judge_label = "Ranked responses: uploads only (no judge prompt)"
+    judge_label = "Ranked responses: an N-way ranking per prompt, shown in a seeded order"
     # Before the benchmark at 20, whose detection takes any JSON object line without
     # "ID": a file of {"id", "ranking"} lines is detected as this one's. Its
     # file and table come after the Multimodal RewardBench records' (10).
     position = 15
-
-    NO_JUDGE = (
-        "Ranked releases are scored from uploaded predictions (scores or a ranking per "
-        "prompt); the studio has no judge prompt for them yet."
-    )
 
     # --- evaluation ----------------------------------------------------------------
 
@@ -89,6 +84,23 @@ class Ranked(RecordsBenchmark):
         from curation.benchmarks.ranked.release_files import REKEY_PREFIX
 
         return REKEY_PREFIX if category.startswith(self.prefix) else None
+
+    # --- judge runs: an N-way ranking prompt (.judge; the judge-call seam) -------------
+
+    def judge_records(self, release) -> list[dict]:
+        return judge.release_judge_records(release)
+
+    def judge_calls(self, record: dict, seed: int, *, both_orders: bool) -> list[str]:
+        return judge.judge_calls(record, seed, both_orders=both_orders)
+
+    def judge_call_request(self, record, read_image, endpoint, *, call: str, seed: int) -> dict:
+        return judge.request_body(record, read_image, endpoint, call=call, seed=seed)
+
+    def judge_request(self, record, read_image, endpoint, *, swapped: bool) -> dict:
+        raise EvaluationError("Ranked records are judged by call (judge_call_request).")
+
+    def judge_predictions(self, outputs: dict, records: list[dict], run) -> Upload:
+        return judge.predictions(outputs, records, run)
 
 
 BENCHMARK = Ranked()
