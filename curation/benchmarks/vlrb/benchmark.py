@@ -157,7 +157,7 @@ class VLRewardBench:
         return int(((release.manifest or {}).get("vlrb") or {}).get("records", 0))
 
     def judge_records(self, release) -> list[dict]:
-        return [_judge_record(p) for p in _release_lines(release)]
+        return [_judge_record(v) for v in _lines_of(_release_text(release))]
 
     def judge_request(
         self, record: dict, read_image: Callable[[str], bytes], endpoint, *, swapped: bool
@@ -255,7 +255,7 @@ def pairs_of(text: str) -> list[scoring.Pair]:
     ]
 
 
-def _release_lines(release) -> list[dict]:
+def _release_text(release) -> str:
     from common.storage import read_stored
     from curation.releases import publishing
 
@@ -263,14 +263,11 @@ def _release_lines(release) -> list[dict]:
         data = read_stored(publishing.release_storage(), f"{release.folder}/{FILE}")
     except FileNotFoundError:
         raise EvaluationError(f"{FILE} is missing from the release's files.") from None
-    return _lines_of(data.decode("utf-8"))
+    return data.decode("utf-8")
 
 
 def release_pairs(release) -> list[scoring.Pair]:
-    return [
-        scoring.Pair(v["id"], v["query"], tuple(v["response"]), tuple(v["human_ranking"]))
-        for v in _release_lines(release)
-    ]
+    return pairs_of(_release_text(release))
 
 
 def text_report(report: dict) -> str:
