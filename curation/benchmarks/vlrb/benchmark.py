@@ -28,7 +28,7 @@ from curation.benchmarks.base import (
     size_of,
 )
 from curation.benchmarks.vlrb import judge, scoring
-from curation.benchmarks.vlrb.card import FILE, GROUP_CATEGORIES, PREDICTIONS_SHAPE
+from curation.benchmarks.vlrb.card import FILE, GROUP_CATEGORIES, MARK, PREDICTIONS_SHAPE
 
 FOLDER = "vlrb/"  # the file's folder: its records' image paths are relative to it
 
@@ -49,7 +49,11 @@ class VLRewardBench:
     # --- release -------------------------------------------------------------------
 
     def serves(self, domains: Sequence[Any]) -> bool:
-        return any(d.export_category in GROUP_CATEGORIES for d in domains)
+        """Whether the domains hold pairs imported in the official shape (a
+        Multimodal RewardBench project has a "reasoning" Category too)."""
+        from annotate.models import Item
+
+        return Item.objects.filter(domain__in=list(domains), meta__has_key=MARK).exists()
 
     def prepare(self, ctx: BuildContext) -> Part:
         from curation.benchmarks.vlrb import release_part

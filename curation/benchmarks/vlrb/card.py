@@ -11,6 +11,7 @@ from typing import Any
 from curation.benchmarks.vlrb.scoring import DEFINITIONS, PREDICTIONS_SHAPE
 
 FILE = "vlrb/vl_rewardbench.jsonl"
+MARK = "vlrb"  # the Item.meta key of a pair imported in the official shape
 GROUP_CATEGORIES = ("general", "hallucination", "reasoning")
 LAYOUT = (
     "one JSON record a line in the layout of MMInstruction/VL-RewardBench: id, query, "

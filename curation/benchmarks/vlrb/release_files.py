@@ -2,19 +2,17 @@
 official record a line (`id, query, response, image, human_ranking`, 0 =
 preferred; card.LAYOUT), the images beside it under `vlrb/`.
 
-A member is an included two-response item of a domain whose export Category
-is one of the official groups (general, hallucination, reasoning) decided
-for one response; a tie, "none" or no decision is no record (a warning says
-which were left out). An imported record (annotate.importing.formats.vlrb)
-keeps every other field in its own key order; when nothing of it changed its
-line is the imported line, byte for byte, and its image is written at the
-path it names. Re-keyed releases give ``<official prefix>_<hash>`` IDs (the
+A member is an included pair imported in the official shape
+(annotate.importing.formats.vlrb: Item.meta["vlrb"]) decided for one
+response; a tie, "none" or no decision is no record (a warning says which
+were left out). A record keeps every other field in its own key order; when
+nothing of it changed its line is the imported line, byte for byte, and its
+image is written at the path it names. Re-keyed releases give ``<official prefix>_<hash>`` IDs (the
 prefix kept so the official id grouping still holds), in new-ID order.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections import defaultdict
 from collections.abc import Iterator
@@ -110,7 +108,7 @@ def _lines(folder, rows, released, domains, written, skipped, images) -> Iterato
             ]
             ranking = ranking_of(final_choice)
             meta = (items[item_id].meta or {}).get("vlrb")
-            line = ranking and "response_3" not in slots and _record(
+            line = ranking and meta and "response_3" not in slots and _record(
                 folder, meta, slots.get("prompt", []), responses, ranking, released[ext_id],
                 images,
             )  # fmt: skip
@@ -121,7 +119,7 @@ def _lines(folder, rows, released, domains, written, skipped, images) -> Iterato
             written.append(
                 Written(
                     item_id, ext_id, released[ext_id], slug, group, final_choice, provenance,
-                    meta is not None and meta.get("human_ranking") != ranking,
+                    meta.get("human_ranking") != ranking,
                     domains.get(slug) != group, items[item_id].image_id is not None,
                 )
             )  # fmt: skip
@@ -132,20 +130,16 @@ def _record(folder, meta, prompt_parts, responses, ranking, released_id, images)
     query = "".join(p.text for p in prompt_parts if p.kind == PartKind.TEXT)
     paths = []
     for part in (p for p in prompt_parts if p.kind == PartKind.IMAGE and p.image is not None):
-        kept = meta is not None and safe_relative_path(part.source_path or "")
+        kept = safe_relative_path(part.source_path or "")
         relative = kept or f"images/{part.image.sha256}.{part.image.format.lower()}"
         if not _copy_image(part.image, relative, folder, images):
             return None
         paths.append(part.source_path if kept else relative)
     if len(paths) > 1:  # the official record has one image
         return None
-    if meta is not None:
-        return record_line(
-            meta, query=query, responses=responses, ranking=ranking, record_id=released_id
-        )
-    value = {"id": released_id, "query": query, "response": responses,
-             **({"image": paths[0]} if paths else {}), "human_ranking": ranking}  # fmt: skip
-    return json.dumps(value, ensure_ascii=False)
+    return record_line(
+        meta, query=query, responses=responses, ranking=ranking, record_id=released_id
+    )
 
 
 def group_counts(written: list[Written]) -> dict[str, int]:

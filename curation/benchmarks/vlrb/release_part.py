@@ -14,7 +14,7 @@ FORMAT_NAME = "vl-rewardbench"
 
 
 def prepare(ctx: BuildContext) -> Part:
-    members = ctx.included.filter(item__domain__export_category__in=card.GROUP_CATEGORIES)
+    members = ctx.included.filter(item__meta__has_key=card.MARK)
     rows = list(
         members.order_by("item_id").values_list(
             "item_id", "item__external_id", "item__domain__slug", "final_choice", "provenance"
