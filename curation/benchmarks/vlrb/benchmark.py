@@ -184,9 +184,10 @@ class VLRewardBench:
 
     def judge_predictions(self, outputs: dict, records: list[dict], run) -> Upload:
         """The run's answers as one predictions file: a line per pair, its
-        runs with the random_number re-derived from run.seed."""
+        runs with the random_number re-derived from run.seed (a run of the
+        runner before the seam: "original" and "swapped" answers, 0 and 1)."""
         return Upload(
-            predictions=judge.predictions_lines(outputs, records, run.seed),
+            predictions=judge.predictions_lines(outputs, records, getattr(run, "seed", 0)),
             filename=f"judge-run-{run.pk}.jsonl",
         )
 

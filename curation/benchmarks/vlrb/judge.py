@@ -77,18 +77,24 @@ def request_body(record: dict, image: bytes | None, endpoint: Any, *, number: in
     }
 
 
+# A runner without the judge-call seam asks once per order (judge_request).
+ORDERS = {"original": 0, "swapped": 1}
+
+
 def predictions_lines(outputs: dict[tuple[str, str], str], records: list[dict], seed: int) -> bytes:
     """A run's answers ({(pair ID, call): text}) as a predictions file: one
     line per pair with an answer, its runs in call order, each with the
-    random_number its call was sent with (re-derived from the seed)."""
+    random_number its call was sent with (re-derived from the seed; an
+    "original"/"swapped" answer: 0/1)."""
     lines = []
     for record in records:
+        pair_id = record["ID"]
+        numbers = {call: random_number(seed, pair_id, call) for call in CALLS} | ORDERS
         runs = [
-            {"call": call, "output": outputs[(record["ID"], call)],
-             "random_number": random_number(seed, record["ID"], call)}
-            for call in CALLS
-            if (record["ID"], call) in outputs
-        ]  # fmt: skip
+            {"call": call, "output": outputs[(pair_id, call)], "random_number": number}
+            for call, number in numbers.items()
+            if (pair_id, call) in outputs
+        ]
         if runs:
-            lines.append(json.dumps({"id": record["ID"], "runs": runs}, ensure_ascii=False))
+            lines.append(json.dumps({"id": pair_id, "runs": runs}, ensure_ascii=False))
     return "".join(line + "\n" for line in lines).encode()

@@ -217,3 +217,17 @@ def test_judge_calls_are_k_runs_with_seeded_swaps_rederived_when_scoring(vlrb_pr
     report = scoring.score(list(pairs.values()), runs)
     assert report["overall"] == 1.0 and report["missing"] == 1 and report["k"] == 3
     assert registry.detect(upload.predictions.decode()[:1000]).key == "vlrb"
+
+    # The runner before the seam: one answer per order, scored as runs 0 and 1.
+    record = records[0]
+    preferred = record["human_ranking"].index(0)
+    legacy = {
+        (record["ID"], "original"): f"Therefore Answer {preferred + 1} is better",
+        (record["ID"], "swapped"): f"Therefore Answer {2 - preferred} is better",
+    }
+    upload = BENCHMARK.judge_predictions(legacy, records, SimpleNamespace(pk=6))
+    line = json.loads(upload.predictions)
+    assert [r["random_number"] for r in line["runs"]] == [0, 1]
+    assert BENCHMARK.judge_request(record, read_image, endpoint, swapped=True) == (
+        judge.request_body(record, b"png-bytes", endpoint, number=1)
+    )
