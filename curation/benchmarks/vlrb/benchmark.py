@@ -253,11 +253,17 @@ def _lines_of(text: str) -> list[dict]:
 
 
 def pairs_of(text: str) -> list[scoring.Pair]:
-    """The pairs of a VL-RewardBench file's text, in file order."""
+    """The pairs of a VL-RewardBench file's text, in file order, each in its
+    group by the official id grouping."""
+    from annotate.importing.formats.vlrb import dataset_of, group_of
+
     return [
-        scoring.Pair(v["id"], v["query"], tuple(v["response"]), tuple(v["human_ranking"]))
+        scoring.Pair(
+            v["id"], v["query"], tuple(v["response"]), tuple(v["human_ranking"]),
+            group_of(v["id"]), dataset_of(v["id"]),
+        )
         for v in _lines_of(text)
-    ]
+    ]  # fmt: skip
 
 
 def _release_text(release) -> str:

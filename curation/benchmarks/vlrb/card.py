@@ -8,11 +8,11 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from curation.benchmarks.vlrb.scoring import DEFINITIONS, PREDICTIONS_SHAPE
+from curation.benchmarks.vlrb.scoring import DEFINITIONS, GROUPS, PREDICTIONS_SHAPE
 
 FILE = "vlrb/vl_rewardbench.jsonl"
 MARK = "vlrb"  # the Item.meta key of a pair imported in the official shape
-GROUP_CATEGORIES = ("general", "hallucination", "reasoning")
+GROUP_CATEGORIES = GROUPS
 LAYOUT = (
     "one JSON record a line in the layout of MMInstruction/VL-RewardBench: id, query, "
     "response (two texts), image (a path relative to the file's folder), human_ranking "

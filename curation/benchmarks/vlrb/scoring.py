@@ -25,7 +25,7 @@ reject_number``): an undecided ("other") or unparsed ("doesntMatch") item
 leaves it. Overall = ``sum(group_correct) / sum(group_total)`` (micro);
 macro = ``sum(group_correct[k] / group_total[k] for k in task_list) / 3``
 over general / hallucination / reasoning, by the official id grouping
-(annotate.importing.formats.vlrb.group_of).
+(annotate.importing.formats.vlrb.group_of, applied by the caller: Pair.group).
 
 Where the studio says more than cal.py: a release pair without a
 prediction is reported as missing (cal.py never sees it; it leaves the
@@ -45,14 +45,13 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from annotate.importing.formats.vlrb import GROUPS, dataset_of, group_of
-
 PATTERN = (
     r"(?:Overall Judgment|Therefore)\s*.*\s*-*\s*Answer\s*(\d+)\s*is\s*(?:the\s*)?"
     r"(?:slightly\s*)?better"
 )
 _REGEX = re.compile(PATTERN, re.IGNORECASE)
 AGREE, REJECT, NO_MATCH, OTHER = "agree", "reject", "doesntMatch", "other"
+GROUPS = ("general", "hallucination", "reasoning")  # cal.py's task_list, in its print order
 DEFINITIONS = (
     "VL-RewardBench's cal.py: each run's answer is parsed for 'Answer N is better' after "
     "'Overall Judgment' or 'Therefore'; per pair the majority of its k runs (unparsed runs "
@@ -74,6 +73,8 @@ class Pair:
     query: str
     response: tuple[str, str]
     ranking: tuple[int, int]  # human_ranking, 0 = preferred
+    group: str  # general / hallucination / reasoning, by the official id grouping
+    dataset: str  # the source dataset of cal.py's get_dataset_from_id
 
     @property
     def key(self) -> str:
@@ -123,7 +124,7 @@ def score(pairs: list[Pair], runs: dict[str, list[Run]]) -> dict:
     datasets: dict[str, Counter] = {}
     for pair in pairs:
         given = runs.get(pair.id)
-        group, dataset = group_of(pair.id), dataset_of(pair.id)
+        group, dataset = pair.group, pair.dataset
         groups[group]["items"] += 1
         if not given:
             groups[group]["missing"] += 1
