@@ -161,6 +161,12 @@ def test_release_is_byte_identical_and_scored_as_cal_py(vlrb_project, client, tm
     html = page.content.decode()
     assert page.status_code == 200 and "vlrb-leaderboard" in html and 'data-name="judge-1"' in html
     assert f"{100 * expected['macro']:.2f}" in html
+    # Per-item results: the wrong pairs of a group, filterable by source dataset.
+    items_url = reverse("entry_items", args=[project.slug, release.pk, evaluation.pk])
+    page = client.get(items_url, {"category": "hallucination"})
+    html = page.content.decode()
+    assert page.status_code == 200 and "RLAIF-V_1" in html and "RLAIF-V_0" not in html
+    assert "rlaif-v" in html and "reasoning" in html  # the filters' options
 
     preds = tmp_path / "preds.jsonl"
     preds.write_bytes(official.studio_lines().encode())
