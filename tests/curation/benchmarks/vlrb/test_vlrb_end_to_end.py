@@ -3,8 +3,9 @@
 writer (domains by the official id grouping, gold from human_ranking),
 released as `vlrb/vl_rewardbench.jsonl` byte for byte, scored through the
 API as cal.py scores (per-item results, leaderboard, evaluate command), and
-judged k times with seeded swaps through the judge-call seam (a fake run:
-the runner's wiring lands with the judges branch)."""
+judged k times with seeded swaps through the judge-call seam: its members
+with a fake run object, and a run through the judge runner against the fake
+OpenAI server."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from curation.benchmarks.vlrb.benchmark import BENCHMARK, release_pairs
 from curation.models import Evaluation, ItemPrediction, Verdict
 from curation.releases.build import build_release
 from tests.curation.benchmarks.vlrb import official
+from tests.curation.evaluation.fake_openai import FakeJudge
 from tests.curation.releases.test_releases import new_release
 from tests.factories import make_member, make_project, png_bytes
 
@@ -237,3 +239,50 @@ def test_judge_calls_are_k_runs_with_seeded_swaps_rederived_when_scoring(vlrb_pr
     assert BENCHMARK.judge_request(record, read_image, endpoint, swapped=True) == (
         judge.request_body(record, b"png-bytes", endpoint, number=1)
     )
+
+
+class FakeVL(FakeJudge):
+    """Knows each pair by its first response; answers in cal.py's words
+    which shown answer the humans preferred (the run is then all agree)."""
+
+    def _check(self, payload):
+        (message,) = payload["messages"]
+        text = message["content"][0]["text"]
+        assert text.startswith(" You are a highly capable"), "not the official prompt"
+        assert message["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
+        first = text.split("Answer 1: ", 1)[1].split("\n", 1)[0]
+        pair_id, slot, preferred = self.by_response[first]
+        shown = preferred if slot == 0 else 1 - preferred  # preferred's shown position
+        return pair_id, f"shown{slot}", f"Therefore Answer {shown + 1} is better"
+
+
+def test_a_judge_run_sends_k_calls_per_pair_and_scores_them_as_cal_py(vlrb_project, settings):
+    from curation.evaluation.judge_runs import run_judge, start_judge_run
+    from curation.models import JudgeOutput, JudgeRunStatus
+    from tests.curation.evaluation.test_judge_runner import API_KEY, MODEL, make_endpoint
+
+    settings.JUDGE_BACKOFF_BASE = 0.01
+    settings.JUDGE_MAX_RETRIES = 1
+    project, _ = vlrb_project
+    release, _folder = release_of(project)
+    records = BENCHMARK.judge_records(release)
+    with FakeVL(api_key=API_KEY, model=MODEL, records=[]) as fake:
+        fake.by_response = {
+            r["response"][k]: (r["ID"], k, r["human_ranking"].index(0))
+            for r in records for k in (0, 1)
+        }  # fmt: skip
+        run = start_judge_run(
+            release=release, endpoint=make_endpoint(release, fake), name="judge-k",
+            swapped=False, concurrency=2, user=None, enqueue=False, scoring="vlrb",
+        )  # fmt: skip
+        run = run_judge(run_id=run.pk)
+    assert fake.problems == []
+    assert run.status == JudgeRunStatus.COMPLETE, run.error
+    assert JudgeOutput.objects.filter(run=run).count() == judge.JUDGE_RUNS * len(records)
+    # Each call was shown in the order its key and the run's seed draw.
+    for r in records:
+        swaps = sum(judge.random_number(run.seed, r["ID"], c) for c in judge.CALLS)
+        assert fake.requests[(r["ID"], "shown1")] == swaps
+    report = run.evaluation.report["vlrb"]
+    assert report["overall"] == 1.0 and report["k"] == judge.JUDGE_RUNS
+    assert report["total"] == len(records) and report["macro"] == 1.0
