@@ -106,7 +106,6 @@ class RecordsBenchmark(OwnModules):
     # The build lists every registered benchmark's prefix in each re-keyed
     # release's manifest (golden bytes): its own rule is in its own section.
     rekey_prefix = ""
-    NO_JUDGE = ""  # set: it has no judge prompt, and judge runs say this
 
     # --- release -------------------------------------------------------------------
 
@@ -171,18 +170,7 @@ class RecordsBenchmark(OwnModules):
             raise EvaluationError(f"{source}: not a {self.label} file ({exc})") from None
         return records, predictions_text(raw, predictions[0])
 
-    # --- judge runs (refused when it has no judge prompt) --------------------------
+    # --- judge runs (its own judge_records, judge_request, judge_predictions) ------
 
     def judge_item_count(self, release) -> int:
         return len(self.judge_records(release))
-
-    def judge_records(self, release) -> list[dict]:
-        raise EvaluationError(self.NO_JUDGE)
-
-    def judge_request(
-        self, record: dict, read_image: Callable[[str], bytes], endpoint, *, swapped: bool
-    ) -> dict:
-        raise EvaluationError(self.NO_JUDGE)
-
-    def judge_predictions(self, outputs: dict, records: list[dict], run) -> Upload:
-        raise EvaluationError(self.NO_JUDGE)
