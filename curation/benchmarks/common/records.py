@@ -125,13 +125,19 @@ class RecordsBenchmark(OwnModules):
         return 0
 
     def board(
-        self, evaluations: Any, group: str, name: str, shown: Callable, **totals: Callable
+        self,
+        evaluations: Any,
+        group: str,
+        name: str,
+        shown: Callable,
+        context: dict | None = None,
+        **totals: Callable,
     ) -> Board:
-        """Its leaderboard table (template curation/leaderboards/<key>.html):
-        a row per evaluation, best first, with its report's `group` entries by
-        their `name` (`by`), a cell per column (the entry and its `shown(entry)`
-        fields, or None; the names in the order first met) and `totals`
-        made from the report."""
+        """Its leaderboard table (template curation/leaderboards/<key>.html,
+        given `context` too): a row per evaluation, best first, with its
+        report's `group` entries by their `name` (`by`), a cell per column
+        (the entry and its `shown(entry)` fields, or None; the names in the
+        order first met) and `totals` made from the report."""
         columns: list[str] = []
         rows = []
         for e in evaluations.order_by("-accuracy", "name", "pk"):
@@ -144,7 +150,14 @@ class RecordsBenchmark(OwnModules):
             entries = [row["by"].get(column) for column in columns]
             row["cells"] = [e and {**e, **shown(e)} for e in entries]
         template = f"curation/leaderboards/{self.key}.html"
-        return Board(key=self.key, title=self.title, template=template, columns=columns, rows=rows)
+        return Board(
+            key=self.key,
+            title=self.title,
+            template=template,
+            columns=columns,
+            rows=rows,
+            context=context or {},
+        )
 
     def release_records(self, release) -> list[dict]:
         """The records of the release's file, in file order."""

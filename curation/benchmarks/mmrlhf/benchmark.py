@@ -13,22 +13,15 @@ draws at random and RewardBench 2 shares a point.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from curation.benchmarks.base import (
-    MAX_PREDICTIONS_BYTES,
-    ApiReport,
-    Board,
-    BuildContext,
-    EvaluationError,
-    FileScore,
-    Part,
-    Predictions,
-    Scored,
-    Upload,
-    size_of,
+from curation.benchmarks.base import ApiReport, Board, EvaluationError, FileScore, Scored, Upload
+from curation.benchmarks.common.records import (
+    RecordsBenchmark,
+    jsonl_records,
+    percent,
+    predictions_text,
 )
 from curation.benchmarks.mmrlhf import scoring
 from curation.benchmarks.mmrlhf.card import FILE, FOLDER, PREDICTIONS_SHAPE
@@ -36,59 +29,21 @@ from curation.benchmarks.mmrlhf.card import FILE, FOLDER, PREDICTIONS_SHAPE
 PREFIX = f"{FOLDER}/"  # of the export Category of its domains
 
 
-class MmRlhf:
+class MmRlhf(RecordsBenchmark):
     key = "mmrlhf"
     title = "MM-RLHF-RewardBench"
+    prefix = PREFIX
+    file = FILE
+    label = "MM-RLHF-RewardBench"
     upload_label = "MM-RLHF-RewardBench (rewards per pair, JSONL)"
     upload_help = f"MM-RLHF-RewardBench: {PREDICTIONS_SHAPE}."
     judge_label = "MM-RLHF-RewardBench: pairwise judge, both orders"
-    rekey_prefix = ""  # its own rule is in its own manifest section
-    detect_last = False
     judge_both_orders = True
     # Before the benchmark at 20, whose detection takes any JSON object line
     # without "ID"; its file and table after the ranked one (15).
     position = 16
 
-    # --- release -------------------------------------------------------------------
-
-    def serves(self, domains: Sequence[Any]) -> bool:
-        return any(d.export_category.startswith(PREFIX) for d in domains)
-
-    def prepare(self, ctx: BuildContext) -> Part:
-        from curation.benchmarks.mmrlhf import card, release_files
-
-        members = ctx.included.filter(item__domain__export_category__startswith=PREFIX)
-        domains = {d.slug: d.export_category for d in ctx.domains}
-        written, warnings = release_files.write_file(
-            ctx.folder, members, salt=ctx.salt, domains=domains
-        )
-        only = [w for w in written if not w.mrb_shaped]
-        by_domain: dict[str, int] = {}
-        for w in only:
-            by_domain[w.domain] = by_domain.get(w.domain, 0) + 1
-        return Part(
-            key="mmrlhf",
-            format_name="mmrlhf",
-            released={w.external_id: w.released_id for w in written},
-            members_by_domain=by_domain,
-            written=members.filter(item_id__in=[w.item_id for w in written]),
-            extra_provenance=lambda out: _provenance(only, ctx, out),
-            manifest=card.manifest_section(written, rekeyed=bool(ctx.salt)) if written else {},
-            warnings=warnings,
-        )
-
-    def card(self, meta: Any, summary: dict):
-        from curation.benchmarks.mmrlhf import card
-
-        return card.CardSection(meta, summary)
-
-    # --- evaluation ----------------------------------------------------------------
-
-    def in_release(self, release) -> bool:
-        return FILE in (release.manifest or {}).get("files", {})
-
-    def missing_message(self, release) -> str:
-        return f"This release has no MM-RLHF-RewardBench file ({FILE})."
+    # --- evaluation (release, card: .release_part, .card) ----------------------------
 
     def detects(self, head: str) -> bool:
         return scoring.looks_like_predictions(head)
@@ -100,7 +55,9 @@ class MmRlhf:
                 "options; leave the swapped file empty."
             )
         report = score_text(
-            release_pairs(release), _text(upload.predictions, upload.filename), upload.filename
+            release_pairs(release),
+            predictions_text(upload.predictions, upload.filename),
+            upload.filename,
         )
         items = report.pop("items")
         return Scored(
@@ -111,28 +68,15 @@ class MmRlhf:
         )
 
     def leaderboard(self, release, evaluations, *, sort: str = "") -> Board:
-        categories: list[str] = []
-        rows = []
-        for e in evaluations.order_by("-accuracy", "name", "pk"):
-            report = e.report.get("mmrlhf", {})
-            by = {c["category"]: c for c in report.get("categories", [])}
-            categories.extend(c for c in by if c not in categories)
-            rows.append({"evaluation": e, "by": by, "report": report})
-        for row in rows:
-            row["cells"] = [_cell(row["by"].get(name)) for name in categories]
-            row["acc"] = _percent(row["report"].get("acc"))
-            row["acc_plus"] = _percent(row["report"].get("acc_plus"))
-        return Board(
-            key=self.key,
-            title=self.title,
-            template="curation/leaderboards/mmrlhf.html",
-            columns=categories,
-            rows=rows,
+        return self.board(
+            evaluations,
+            "categories",
+            "category",
+            lambda entry: {"percent": percent(entry["acc"]), "plus": percent(entry["acc_plus"])},
             context={"definitions": scoring.DEFINITIONS, "file": FILE},
+            acc=lambda report: percent(report.get("acc")),
+            acc_plus=lambda report: percent(report.get("acc_plus")),
         )
-
-    def ensure_item_predictions(self, entry) -> int:
-        return 0  # written when scored
 
     # --- the evaluate command, release IDs, API (optional members) -------------------
 
@@ -155,7 +99,7 @@ class MmRlhf:
             raw = Path(predictions[0]).read_bytes()
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise EvaluationError(f"{source}: not an MM-RLHF-RewardBench file ({exc})") from None
-        report = score_text(pairs, _text(raw, predictions[0]), predictions[0])
+        report = score_text(pairs, predictions_text(raw, predictions[0]), predictions[0])
         report.pop("items")
         return FileScore(report={"mmrlhf": report}, text=lambda: text_report(report))
 
@@ -180,7 +124,8 @@ class MmRlhf:
     def judge_records(self, release) -> list[dict]:
         frames = (release.manifest or {}).get("mmrlhf", {}).get("frames", {})
         out = []
-        for value, pair in zip(release_lines(release), release_pairs(release), strict=True):
+        lines = self.release_records(release)
+        for value, pair in zip(lines, scoring.pairs_of(lines, _category), strict=True):
             if value.get("video"):
                 images = [f"{FOLDER}/{value['video']}/{name}" for name in frames[value["video"]]]
             else:
@@ -207,30 +152,6 @@ class MmRlhf:
 
 
 BENCHMARK = MmRlhf()
-
-
-def _provenance(only, ctx, members):
-    """provenance.jsonl lines of the members only in this file, appending
-    their membership (ReleaseItem `better` "A": the line's chosen comes
-    first, as RewardBench 2's) to `members`."""
-    from curation.releases.members import CHUNK, _vote_dicts
-
-    for start in range(0, len(only), CHUNK):
-        chunk = only[start : start + CHUNK]
-        votes = _vote_dicts([w.item_id for w in chunk], ctx.pseudonyms, ctx.vote_extras)
-        for w in chunk:
-            released_id = "" if w.released_id == w.external_id else w.released_id
-            members.append(
-                (w.item_id, w.external_id, released_id, w.domain, w.chosen, "A", w.provenance)
-            )
-            yield {
-                "ID": w.released_id,
-                "Better": "A",
-                "chosen_canonical": w.chosen,
-                "provenance": w.provenance,
-                "votes": votes.get(w.item_id, []),
-                "mmrlhf": {"file": FILE, "category": w.category},
-            }
 
 
 def score_text(pairs: list[scoring.Pair], text: str, filename: str) -> dict:
@@ -273,57 +194,18 @@ def store_items(evaluation, items: list[dict]) -> int:
     return len(out)
 
 
-def _percent(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}"
-
-
-def _cell(entry: dict | None) -> dict | None:
-    if entry is None:
-        return None
-    return {**entry, "percent": _percent(entry["acc"]), "plus": _percent(entry["acc_plus"])}
-
-
-def _text(predictions: Predictions, filename: str) -> str:
-    if size_of(predictions) > MAX_PREDICTIONS_BYTES:
-        raise EvaluationError(f"{filename}: larger than {MAX_PREDICTIONS_BYTES} bytes")
-    if isinstance(predictions, bytes):
-        raw = predictions
-    else:
-        predictions.seek(0)
-        raw = predictions.read()
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise EvaluationError(f"{filename}: not valid UTF-8 (byte {exc.start})") from None
-
-
 def _category(value: dict) -> str:
     path = value.get("image") or value.get("video") or ""
     return path.replace("\\", "/").split("/", 1)[0] if "/" in path else ""
 
 
-def lines_of(text: str) -> list[dict]:
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
 def pairs_of(text: str) -> list[scoring.Pair]:
     """The pairs of an MM-RLHF-RewardBench file's text, in file order."""
-    return scoring.pairs_of(lines_of(text), _category)
-
-
-def release_lines(release) -> list[dict]:
-    from common.storage import read_stored
-    from curation.releases import publishing
-
-    try:
-        data = read_stored(publishing.release_storage(), f"{release.folder}/{FILE}")
-    except FileNotFoundError:
-        raise EvaluationError(f"{FILE} is missing from the release's files.") from None
-    return lines_of(data.decode("utf-8"))
+    return scoring.pairs_of(jsonl_records(text), _category)
 
 
 def release_pairs(release) -> list[scoring.Pair]:
-    return scoring.pairs_of(release_lines(release), _category)
+    return scoring.pairs_of(BENCHMARK.release_records(release), _category)
 
 
 def text_report(report: dict) -> str:
@@ -331,7 +213,7 @@ def text_report(report: dict) -> str:
     lines = [f"{'category':<12} {'Acc %':>7} {'Acc+ %':>7} {'pairs':>6} {'ids':>5} {'missing':>8}"]
     for c in [*report["categories"], {**report, "category": "overall"}]:
         lines.append(
-            f"{c['category']:<12} {_percent(c['acc']):>7} {_percent(c['acc_plus']):>7} "
+            f"{c['category']:<12} {percent(c['acc']):>7} {percent(c['acc_plus']):>7} "
             f"{c['pairs']:>6} {c['groups']:>5} {c['missing']:>8}"
         )
     lines.append(f"unknown ids: {report['unknown_ids']}, extra lines: {report['extra_lines']}")
