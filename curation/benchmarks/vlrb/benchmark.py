@@ -9,23 +9,16 @@ section (.api)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from curation.benchmarks.base import (
-    MAX_PREDICTIONS_BYTES,
-    ApiReport,
-    Board,
-    BuildContext,
-    EvaluationError,
-    FileScore,
-    Part,
-    Predictions,
-    Scored,
-    Upload,
-    size_of,
+from curation.benchmarks.base import ApiReport, Board, EvaluationError, FileScore, Scored, Upload
+from curation.benchmarks.common.records import (
+    RecordsBenchmark,
+    jsonl_records,
+    predictions_text,
+    read_release_file,
 )
 from curation.benchmarks.vlrb import judge, scoring
 from curation.benchmarks.vlrb.card import FILE, GROUP_CATEGORIES, MARK, PREDICTIONS_SHAPE
@@ -33,20 +26,20 @@ from curation.benchmarks.vlrb.card import FILE, GROUP_CATEGORIES, MARK, PREDICTI
 FOLDER = "vlrb/"  # the file's folder: its records' image paths are relative to it
 
 
-class VLRewardBench:
+class VLRewardBench(RecordsBenchmark):
     key = "vlrb"
     title = "VL-RewardBench"
+    file = FILE
+    label = "VL-RewardBench"
     upload_label = "VL-RewardBench (k judge runs per pair, JSONL)"
     upload_help = f"VL-RewardBench: {PREDICTIONS_SHAPE}."
     judge_label = f"VL-RewardBench: the official prompt, {judge.JUDGE_RUNS} runs per pair"
-    rekey_prefix = ""  # its own rule is in its own manifest section
-    detect_last = False
     judge_both_orders = False  # each run draws its own order (judge_calls)
     # Before the ranked benchmark (15), whose detection takes any line with
     # "id" and "ranking": the official inference output has both.
     position = 12
 
-    # --- release -------------------------------------------------------------------
+    # --- release (.release_part, .card; no prefix: its pairs are marked, serves) -----
 
     def serves(self, domains: Sequence[Any]) -> bool:
         """Whether the domains hold pairs imported in the official shape (a
@@ -54,24 +47,6 @@ class VLRewardBench:
         from annotate.models import Item
 
         return Item.objects.filter(domain__in=list(domains), meta__has_key=MARK).exists()
-
-    def prepare(self, ctx: BuildContext) -> Part:
-        from curation.benchmarks.vlrb import release_part
-
-        return release_part.prepare(ctx)
-
-    def card(self, meta: Any, summary: dict):
-        from curation.benchmarks.vlrb import card
-
-        return card.CardSection(meta, summary)
-
-    # --- evaluation ----------------------------------------------------------------
-
-    def in_release(self, release) -> bool:
-        return FILE in (release.manifest or {}).get("files", {})
-
-    def missing_message(self, release) -> str:
-        return f"This release has no VL-RewardBench file ({FILE})."
 
     def detects(self, head: str) -> bool:
         return scoring.looks_like_predictions(head)
@@ -83,7 +58,9 @@ class VLRewardBench:
                 "random_number) and take no options; leave the swapped file empty."
             )
         report = score_text(
-            release_pairs(release), _text(upload.predictions, upload.filename), upload.filename
+            release_pairs(release),
+            predictions_text(upload.predictions, upload.filename),
+            upload.filename,
         )
 
         def store_items(evaluation) -> None:
@@ -118,9 +95,6 @@ class VLRewardBench:
             csv=lambda: csv_rows(rows),
         )
 
-    def ensure_item_predictions(self, evaluation) -> int:
-        return 0
-
     # --- optional: files on disk, API, per-item filters -----------------------------
 
     files_release_help = f"vlrb: a release folder holding {FILE}, or such a JSONL file itself"
@@ -138,7 +112,7 @@ class VLRewardBench:
             raw = Path(predictions[0]).read_bytes()
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise EvaluationError(f"{source}: not a VL-RewardBench file ({exc})") from None
-        report = score_text(pairs, _text(raw, predictions[0]), predictions[0])
+        report = score_text(pairs, predictions_text(raw, predictions[0]), predictions[0])
         return FileScore(report={"vlrb": report}, text=lambda: text_report(report))
 
     @property
@@ -161,7 +135,7 @@ class VLRewardBench:
         return int(((release.manifest or {}).get("vlrb") or {}).get("records", 0))
 
     def judge_records(self, release) -> list[dict]:
-        return [_judge_record(v) for v in _lines_of(_release_text(release))]
+        return [_judge_record(v) for v in self.release_records(release)]
 
     def judge_request(
         self, record: dict, read_image: Callable[[str], bytes], endpoint, *, swapped: bool
@@ -234,24 +208,6 @@ def csv_rows(rows: list[dict]) -> list[list[Any]]:
     return out
 
 
-def _text(predictions: Predictions, filename: str) -> str:
-    if size_of(predictions) > MAX_PREDICTIONS_BYTES:
-        raise EvaluationError(f"{filename}: larger than {MAX_PREDICTIONS_BYTES} bytes")
-    if isinstance(predictions, bytes):
-        raw = predictions
-    else:
-        predictions.seek(0)
-        raw = predictions.read()
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise EvaluationError(f"{filename}: not valid UTF-8 (byte {exc.start})") from None
-
-
-def _lines_of(text: str) -> list[dict]:
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
 def pairs_of(text: str) -> list[scoring.Pair]:
     """The pairs of a VL-RewardBench file's text, in file order, each in its
     group by the official id grouping."""
@@ -262,23 +218,12 @@ def pairs_of(text: str) -> list[scoring.Pair]:
             v["id"], v["query"], tuple(v["response"]), tuple(v["human_ranking"]),
             group_of(v["id"]), dataset_of(v["id"]),
         )
-        for v in _lines_of(text)
+        for v in jsonl_records(text)
     ]  # fmt: skip
 
 
-def _release_text(release) -> str:
-    from common.storage import read_stored
-    from curation.releases import publishing
-
-    try:
-        data = read_stored(publishing.release_storage(), f"{release.folder}/{FILE}")
-    except FileNotFoundError:
-        raise EvaluationError(f"{FILE} is missing from the release's files.") from None
-    return data.decode("utf-8")
-
-
 def release_pairs(release) -> list[scoring.Pair]:
-    return pairs_of(_release_text(release))
+    return pairs_of(read_release_file(release, FILE).decode("utf-8"))
 
 
 def text_report(report: dict) -> str:

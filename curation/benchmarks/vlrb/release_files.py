@@ -24,8 +24,9 @@ from django.core.files.storage import default_storage
 from annotate.importing.formats.vlrb import GROUPS, group_of, id_prefix, ranking_of, record_line
 from annotate.importing.sources import safe_relative_path
 from annotate.models import Item, ItemPart, PartKind
+from curation.benchmarks.common.release import left_out, released_ids, write_lines
 from curation.benchmarks.vlrb.card import FILE
-from curation.releases.rekey import in_new_id_order, rekeyed_id
+from curation.releases.rekey import rekeyed_id
 
 FOLDER = "vlrb"
 _BATCH = 500
@@ -53,26 +54,15 @@ def write_file(
     """Write `FILE` (and its images) under `folder` from (item_id,
     external_id, domain slug, final_choice, provenance) rows in import order.
     Returns the records written and warnings for those left out."""
-    released = {row[1]: row[1] for row in rows}
-    if salt:
-        released = {x: rekeyed_id(salt, id_prefix(x), x) for x in released}
-        rows = in_new_id_order(rows, lambda row: released[row[1]])
+    released, rows = released_ids(
+        rows, salt, "", lambda salt, ids: {x: rekeyed_id(salt, id_prefix(x), x) for x in ids}
+    )
     written: list[Written] = []
     skipped: list[str] = []
     images: dict[str, str] = {}
-    path = folder / FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        for line in _lines(folder, rows, released, domains, written, skipped, images):
-            fh.write(line + "\n")
-    warnings = []
-    if skipped:
-        warnings.append(
-            f"{len(skipped)} VL-RewardBench item{'s' if len(skipped) != 1 else ''} left out of "
-            f"{FILE} (not decided for one of two responses, or an image path another image "
-            f"already has): {', '.join(skipped[:5])}" + (", …" if len(skipped) > 5 else "")
-        )
-    return written, warnings
+    write_lines(folder / FILE, _lines(folder, rows, released, domains, written, skipped, images))
+    why = "not decided for one of two responses, or an image path another image already has"
+    return written, left_out(skipped, "VL-RewardBench", FILE, why)
 
 
 def _copy_image(image, relative: str, folder: Path, images: dict[str, str]) -> bool:
