@@ -16,35 +16,32 @@ range(5)``) makes; where the issue's summary and the code differ, the code wins.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
 
-from curation.benchmarks.base import (
-    MAX_PREDICTIONS_BYTES,
-    ApiField,
-    Board,
-    BuildContext,
-    EvaluationError,
-    Part,
-    Scored,
-    Upload,
-    size_of,
-)  # fmt: skip
+from curation.benchmarks.base import ApiField, Board, EvaluationError, Scored, Upload
+from curation.benchmarks.common.records import (
+    RecordsBenchmark,
+    percent,
+    predictions_text,
+    read_release_file,
+)
 from curation.benchmarks.omni import scoring
 
 PREFIX = "omni/"
 JUDGE_WITH_TIES = False
 
 
-class Omni:
+class Omni(RecordsBenchmark):
+    """A records benchmark whose records are JSON task files, not one JSONL
+    file: its in_release, missing_message and release_records are its own."""
+
     key = "omni"
     title = "Omni-RewardBench (free-form criteria)"
+    prefix = PREFIX
+    label = "Omni-RewardBench"
     upload_label = "Omni-RewardBench (judge answers or reward-model scores per item, JSONL)"
     upload_help = "Omni-RewardBench predictions: see the release card."
     judge_label = "Omni-RewardBench: criterion prompt, response1 as A, [[A]]/[[B]]"
-    rekey_prefix = ""
-    detect_last = False
-    judge_both_orders = False
     position = 14  # before the generic shapes, whose keys ("id", "scores") overlap
     judge_retries = 4  # re-asks after the first: 5 attempts, as published
 
@@ -53,50 +50,6 @@ class Omni:
         return scoring.parse_judgement(output or "") is None
 
     # --- release ------------------------------------------------------------------
-
-    def serves(self, domains: Sequence[Any]) -> bool:
-        return any(d.export_category.startswith(PREFIX) for d in domains)
-
-    def prepare(self, ctx: BuildContext) -> Part:
-        from curation.benchmarks.omni import card
-        from curation.benchmarks.omni.release_files import write_files
-        from curation.models import Verdict
-        from curation.models.verdicts import RELEASABLE_STATUSES, FinalChoice
-
-        sides = ctx.included.filter(item__domain__export_category__startswith=PREFIX)
-        ties = Verdict.objects.filter(
-            project=ctx.project, item__domain__slug__in=[d.slug for d in ctx.domains],
-            item__domain__export_category__startswith=PREFIX,
-            status__in=RELEASABLE_STATUSES, final_choice=FinalChoice.TIE,
-        )  # fmt: skip
-        fields = ("item_id", "item__external_id", "item__domain__slug", "final_choice",
-                  "provenance")  # fmt: skip
-        rows = sorted([*sides.values_list(*fields), *ties.values_list(*fields)])
-        rows = [r for r in rows if r[3] in ("1", "2", "tie")]
-        domains = {d.slug: d.export_category for d in ctx.domains}
-        written, warnings = write_files(ctx.folder, rows, salt=ctx.salt, domains=domains)
-        # Sides are release members (ReleaseItem better A/B); a tie has no
-        # member row (ReleaseItem's better holds no tie) and is in the file only.
-        # A side with one prompt image is a pair-layout record too: its
-        # membership and provenance are the records' (as for ranked files).
-        members = [r for r in written if r.preference != "tie" and not r.mrb_shaped]
-        by_domain: dict[str, int] = {}
-        for r in members:
-            by_domain[r.domain] = by_domain.get(r.domain, 0) + 1
-        return Part(
-            key="omni", format_name="omni",
-            released={r.external_id: r.released_id for r in written},
-            members_by_domain=by_domain,
-            written=sides.filter(item_id__in=[r.item_id for r in members]),
-            extra_provenance=lambda out: _provenance(members, out),
-            manifest=card.manifest_section(written, rekeyed=bool(ctx.salt)) if written else {},
-            warnings=warnings,
-        )  # fmt: skip
-
-    def card(self, meta: Any, summary: dict):
-        from curation.benchmarks.omni import card
-
-        return card.CardSection(meta, summary)
 
     def id_prefix(self, category: str) -> str | None:
         return "om" if category.startswith(PREFIX) else None
@@ -119,7 +72,9 @@ class Omni:
                 "swapped file empty."
             )
         items = release_items(release)
-        read = read_text(items, _text(upload.predictions, upload.filename), upload.filename)
+        read = read_text(
+            items, predictions_text(upload.predictions, upload.filename), upload.filename
+        )
         report = scoring.score(items, read)
         return Scored(
             report={"omni": report},
@@ -129,25 +84,18 @@ class Omni:
         )
 
     def leaderboard(self, release, evaluations, *, sort: str = "") -> Board:
-        tasks: list[str] = []
-        rows = []
-        for e in evaluations.order_by("-accuracy", "name", "pk"):
-            report = e.report.get("omni", {})
-            by = {t["task"]: t for t in report.get("tasks", [])}
-            tasks.extend(t for t in by if t not in tasks)
-            kind = ("judge" if report.get("kind") == "judge" else "reward model") + (
-                ", with ties" if report.get("with_ties") else ", without ties"
-            )
-            rows.append({"evaluation": e, "by": by, "report": report, "kind": kind,
-                         "overall": _percent(report.get("overall"))})  # fmt: skip
-        for row in rows:
-            row["cells"] = [_cell(row["by"].get(t)) for t in tasks]
-        return Board(key=self.key, title=self.title, template="curation/leaderboards/omni.html",
-                     columns=tasks, rows=rows,
-                     context={"definitions": scoring.DEFINITIONS})  # fmt: skip
-
-    def ensure_item_predictions(self, entry) -> int:
-        return 0
+        return self.board(
+            evaluations,
+            "tasks",
+            "task",
+            lambda entry: {"percent": percent(entry["accuracy"])},
+            context={"definitions": scoring.DEFINITIONS},
+            kind=lambda report: (
+                ("judge" if report.get("kind") == "judge" else "reward model")
+                + (", with ties" if report.get("with_ties") else ", without ties")
+            ),
+            overall=lambda report: percent(report.get("overall")),
+        )
 
     def api_fields(self) -> dict[str, ApiField]:
         from rest_framework import serializers
@@ -171,8 +119,8 @@ class Omni:
 
     # --- judge runs -----------------------------------------------------------------
 
-    def judge_item_count(self, release) -> int:
-        return len(self.judge_records(release))
+    def release_records(self, release) -> list[dict]:
+        return release_records(release)
 
     def judge_records(self, release) -> list[dict]:
         return [r for r in release_records(release)
@@ -196,17 +144,6 @@ class Omni:
 BENCHMARK = Omni()
 
 
-def _provenance(written, members: list):
-    for r in written:
-        released_id = "" if r.released_id == r.external_id else r.released_id
-        better = "A" if r.preference == "1" else "B"
-        members.append((r.item_id, r.external_id, released_id, r.domain, r.preference, better,
-                        r.provenance))  # fmt: skip
-        yield {"ID": r.released_id, "Better": better, "chosen_canonical": r.preference,
-               "provenance": r.provenance, "votes": [],
-               "omni": {"task": r.task}}  # fmt: skip
-
-
 def records_of(task: str, text: str) -> list[dict]:
     """The judge records of one task file's text, each with its item ID
     ("ID", the import's rule)."""
@@ -221,17 +158,10 @@ def records_of(task: str, text: str) -> list[dict]:
 
 
 def release_records(release) -> list[dict]:
-    from common.storage import read_stored
-    from curation.releases import publishing
-
     section = (release.manifest or {}).get("omni") or {}
     out = []
     for task, path in section.get("files", {}).items():
-        try:
-            data = read_stored(publishing.release_storage(), f"{release.folder}/{path}")
-        except FileNotFoundError:
-            raise EvaluationError(f"{path} is missing from the release's files.") from None
-        out.extend(records_of(task, data.decode("utf-8")))
+        out.extend(records_of(task, read_release_file(release, path).decode("utf-8")))
     return out
 
 
@@ -277,21 +207,3 @@ def store_item_predictions(evaluation, items: list[scoring.Item], read: dict) ->
         ))  # fmt: skip
     ItemPrediction.objects.bulk_create(rows, batch_size=2000)
     return len(rows)
-
-
-def _percent(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}"
-
-
-def _cell(entry: dict | None) -> dict | None:
-    return None if entry is None else {**entry, "percent": _percent(entry["accuracy"])}
-
-
-def _text(predictions, filename: str) -> str:
-    if size_of(predictions) > MAX_PREDICTIONS_BYTES:
-        raise EvaluationError(f"{filename}: larger than {MAX_PREDICTIONS_BYTES} bytes")
-    raw = predictions if isinstance(predictions, bytes) else predictions.open("rb").read()
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise EvaluationError(f"{filename}: not valid UTF-8 (byte {exc.start})") from None
