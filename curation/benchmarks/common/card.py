@@ -63,6 +63,7 @@ class RecordsCardSection:
     prompt_noun: str  # "ranked": "3 ranked prompts"
     intro_text: str
     dataset_name: str  # the variable of the loading example
+    split = "train"  # the loading example's split
     loading_notes: tuple[str, ...] = ()
     states_consensus_rule = False
     shows_nominal_alpha = False
@@ -102,7 +103,7 @@ class RecordsCardSection:
             "```python",
             "from datasets import load_dataset",
             f'{self.dataset_name} = load_dataset("json", '
-            f'data_files="path/to/this/folder/{self.file}", split="train")',
+            f'data_files="path/to/this/folder/{self.file}", split="{self.split}")',
             "```",
             "",
             *self.loading_notes,

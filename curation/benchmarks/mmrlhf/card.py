@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from curation.benchmarks.common.card import RecordsCardSection, provenance_counts, s
 from curation.benchmarks.mmrlhf.scoring import DEFINITIONS
 
 FOLDER = "mmrlhf"
@@ -26,10 +27,6 @@ PREDICTIONS_SHAPE = (
 REKEY_RULE = "mm_<first 16 hex digits of sha256(salt:mm:old prompt id)> per prompt id"
 
 
-def _s(n: int) -> str:
-    return "" if n == 1 else "s"
-
-
 def manifest_section(written: Sequence[Any], *, rekeyed: bool = False) -> dict:
     """The manifest's `mmrlhf`: file, layout, pairs and prompt ids per
     category, pairs whose decision traded chosen and rejected, scoring."""
@@ -42,7 +39,7 @@ def manifest_section(written: Sequence[Any], *, rekeyed: bool = False) -> dict:
         "prompt_ids": len(groups),
         "categories": dict(Counter(w.category for w in written)),
         "swapped_from_import": sum(w.chosen == "2" for w in written),
-        "provenance": dict(sorted(Counter(w.provenance or "unknown" for w in written).items())),
+        "provenance": provenance_counts(written),
         "predictions": PREDICTIONS_SHAPE,
         "scoring": DEFINITIONS,
         # A video's frames (file names in order) by folder: the judge's images.
@@ -51,64 +48,40 @@ def manifest_section(written: Sequence[Any], *, rekeyed: bool = False) -> dict:
     }
 
 
-class CardSection:
+class CardSection(RecordsCardSection):
     """The card's words on the file (curation.releases.card.CardSection)."""
 
-    states_consensus_rule = False
-    shows_nominal_alpha = False
-
-    def __init__(self, meta: Any, summary: dict):
-        self.meta = meta
-        self.section = meta.manifest_extra.get("mmrlhf")
-        self.holds = bool(self.section)
-
-    def intro(self) -> str:
-        return (
-            "Ranked pairs of multimodal answers grouped by prompt, in MM-RLHF-RewardBench's "
-            "published layout (scored by Acc and Acc+)."
-        )
+    key = "mmrlhf"
+    prefix = f"{FOLDER}/"
+    file = FILE
+    noun = "the MM-RLHF-RewardBench pairs"
+    intro_text = (
+        "Ranked pairs of multimodal answers grouped by prompt, in MM-RLHF-RewardBench's "
+        "published layout (scored by Acc and Acc+)."
+    )
+    dataset_name = "pairs"
 
     def phrase(self) -> str:
         n = self.section["pairs"]
-        return f"{n} MM-RLHF-RewardBench pair{_s(n)}"
+        return f"{n} MM-RLHF-RewardBench pair{s(n)}"
 
-    def owns(self, category: str) -> bool:
-        return category.startswith(f"{FOLDER}/")
-
-    def lines(self, *, mixed: bool, others: Sequence[Any]) -> list[str]:
-        s = self.section
-        swapped = s["swapped_from_import"]
+    @staticmethod
+    def card_lines(section: dict, *, mixed: bool) -> list[str]:
+        swapped = section["swapped_from_import"]
         return [
             "",
             "## MM-RLHF-RewardBench" if mixed else "## Contents",
             "",
-            f"{s['pairs']} pair{_s(s['pairs'])} over {s['prompt_ids']} prompt "
-            f"id{_s(s['prompt_ids'])} in `{s['file']}`: {s['layout']}.",
+            f"{section['pairs']} pair{s(section['pairs'])} over {section['prompt_ids']} prompt "
+            f"id{s(section['prompt_ids'])} in `{section['file']}`: {section['layout']}.",
             "",
             "| category | pairs |",
             "|---|---:|",
-            *(f"| {name} | {count} |" for name, count in s["categories"].items()),
+            *(f"| {name} | {count} |" for name, count in section["categories"].items()),
             "",
-            f"- {swapped} pair{_s(swapped)} "
+            f"- {swapped} pair{s(swapped)} "
             + ("was" if swapped == 1 else "were")
             + " decided for the imported `rejected` (chosen and rejected traded).",
-            f"- Predictions: {s['predictions']}.",
-            f"- Scoring: {s['scoring']}",
-        ]
-
-    def files(self, *, parquet: bool, trl: bool) -> str:
-        return f"`{FILE}` (the MM-RLHF-RewardBench pairs), "
-
-    def absent_lines(self) -> list[str]:
-        return []
-
-    def loading(self, domains: Sequence[str], *, parquet: bool, trl: bool) -> list[str]:
-        return [
-            "## Loading",
-            "",
-            "```python",
-            "from datasets import load_dataset",
-            f'pairs = load_dataset("json", data_files="path/to/this/folder/{FILE}", split="train")',
-            "```",
-            "",
+            f"- Predictions: {section['predictions']}.",
+            f"- Scoring: {section['scoring']}",
         ]

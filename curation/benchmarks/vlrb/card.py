@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from curation.benchmarks.common.card import RecordsCardSection, provenance_counts, s
 from curation.benchmarks.vlrb.scoring import DEFINITIONS, GROUPS, PREDICTIONS_SHAPE
 
 FILE = "vlrb/vl_rewardbench.jsonl"
@@ -27,10 +28,6 @@ GROUPING = (
 REKEY_RULE = "<the old ID's prefix up to its first '_' or '-'>_<first 16 hex digits of sha256>"
 
 
-def _s(n: int) -> str:
-    return "" if n == 1 else "s"
-
-
 def manifest_section(written: Sequence[Any], *, rekeyed: bool = False) -> dict:
     """The manifest's `vlrb`: its file and layout, records per official
     group, how many are ranked otherwise than imported or sit in another
@@ -45,7 +42,7 @@ def manifest_section(written: Sequence[Any], *, rekeyed: bool = False) -> dict:
         "chosen_first": sum(r.chosen == "1" for r in written),
         "changed_from_import": sum(r.changed for r in written),
         "domain_not_id_group": sum(r.other_group for r in written),
-        "provenance": dict(sorted(Counter(r.provenance or "unknown" for r in written).items())),
+        "provenance": provenance_counts(written),
         "predictions": PREDICTIONS_SHAPE,
         "scoring": DEFINITIONS,
         **({"id_rekey": REKEY_RULE} if rekeyed else {}),
@@ -59,16 +56,16 @@ def card_lines(section: dict, *, mixed: bool) -> list[str]:
         "",
         "## VL-RewardBench" if mixed else "## Contents",
         "",
-        f"{n} pair{_s(n)} in `{section['file']}`, {section['layout']}.",
+        f"{n} pair{s(n)} in `{section['file']}`, {section['layout']}.",
         "",
         "| group | pairs |",
         "|---|---:|",
         *(f"| {name} | {count} |" for name, count in section["groups"].items()),
         "",
         f"- Groups: {section['grouping']}"
-        + (f" ({other} pair{_s(other)} sit in another group's domain here)." if other else "."),
+        + (f" ({other} pair{s(other)} sit in another group's domain here)." if other else "."),
         f"- The first response is preferred in {section['chosen_first']} of {n}.",
-        f"- {changed} pair{_s(changed)} "
+        f"- {changed} pair{s(changed)} "
         + ("has" if changed == 1 else "have")
         + " another preference than imported (the studio's decision differs).",
         f"- Predictions: {section['predictions']}.",
@@ -76,46 +73,24 @@ def card_lines(section: dict, *, mixed: bool) -> list[str]:
     ]
 
 
-class CardSection:
+class CardSection(RecordsCardSection):
     """The card's words on the VL-RewardBench file (curation.releases.card.CardSection)."""
 
-    states_consensus_rule = False
+    key = "vlrb"
+    file = FILE
+    noun = "the VL-RewardBench records"
+    intro_text = (
+        "Image and question pairs with two responses and a human preference, in the layout of "
+        "VL-RewardBench (response + human_ranking)."
+    )
+    dataset_name = "vlrb"
+    split = "test"
     shows_nominal_alpha = True
-
-    def __init__(self, meta: Any, summary: dict):
-        self.meta = meta
-        self.section = meta.manifest_extra.get("vlrb")
-        self.holds = bool(self.section)
-
-    def intro(self) -> str:
-        return (
-            "Image and question pairs with two responses and a human preference, in the layout of "
-            "VL-RewardBench (response + human_ranking)."
-        )
+    card_lines = staticmethod(card_lines)
 
     def phrase(self) -> str:
         n = self.section["records"]
-        return f"{n} VL-RewardBench pair{_s(n)}"
+        return f"{n} VL-RewardBench pair{s(n)}"
 
     def owns(self, category: str) -> bool:
         return False  # its pairs are records of the pair layout too
-
-    def lines(self, *, mixed: bool, others: Sequence[Any]) -> list[str]:
-        return card_lines(self.section, mixed=mixed)
-
-    def files(self, *, parquet: bool, trl: bool) -> str:
-        return f"`{FILE}` (the VL-RewardBench records), "
-
-    def absent_lines(self) -> list[str]:
-        return []
-
-    def loading(self, domains: Sequence[str], *, parquet: bool, trl: bool) -> list[str]:
-        return [
-            "## Loading",
-            "",
-            "```python",
-            "from datasets import load_dataset",
-            f'vlrb = load_dataset("json", data_files="path/to/this/folder/{FILE}", split="test")',
-            "```",
-            "",
-        ]
