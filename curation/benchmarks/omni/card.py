@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from curation.benchmarks.common.card import RecordsCardSection, s
 from curation.benchmarks.omni.scoring import DEFINITIONS
 
 LAYOUT = (
@@ -39,45 +40,34 @@ def manifest_section(written: Sequence[Any], *, rekeyed: bool = False) -> dict:
     }
 
 
-class CardSection:
-    """The card's words on the Omni-RewardBench files."""
+class CardSection(RecordsCardSection):
+    """The card's words on the Omni-RewardBench files (its own files and loading)."""
 
-    states_consensus_rule = False
-    shows_nominal_alpha = False
-
-    def __init__(self, meta: Any, summary: dict):
-        self.section = meta.manifest_extra.get("omni")
-        self.holds = bool(self.section)
-
-    def intro(self) -> str:
-        return "Pairs judged under a free-form criterion, ties allowed (Omni-RewardBench layout)."
+    key = "omni"
+    prefix = "omni/"
+    intro_text = "Pairs judged under a free-form criterion, ties allowed (Omni-RewardBench layout)."
 
     def phrase(self) -> str:
         n = self.section["records"]
-        return f"{n} Omni-RewardBench pair{'s' if n != 1 else ''}"
+        return f"{n} Omni-RewardBench pair{s(n)}"
 
-    def owns(self, category: str) -> bool:
-        return category.startswith("omni/")
-
-    def lines(self, *, mixed: bool, others: Sequence[Any]) -> list[str]:
-        s = self.section
-        prefs = ", ".join(f"{k}: {v}" for k, v in s["preferences"].items())
+    @staticmethod
+    def card_lines(section: dict, *, mixed: bool) -> list[str]:
+        prefs = ", ".join(f"{k}: {v}" for k, v in section["preferences"].items())
         return [
             "", "## Omni-RewardBench" if mixed else "## Contents", "",
-            f"{s['records']} records in the published layout: {s['layout']}.", "",
+            f"{section['records']} records in the published layout: {section['layout']}.", "",
             "| task | records | file |", "|---|---:|---|",
-            *(f"| {t} | {n} | `{s['files'][t]}` |" for t, n in s["tasks"].items()), "",
+            *(f"| {t} | {n} | `{section['files'][t]}` |" for t, n in section["tasks"].items()),
+            "",
             f"- Preferences (1 = response1, 2 = response2): {prefs}.",
-            f"- {s['changed_from_import']} record(s) carry another preference than imported.",
-            f"- Predictions: {s['predictions']}.",
-            f"- Scoring: {s['scoring']}",
+            f"- {section['changed_from_import']} record(s) carry another preference than imported.",
+            f"- Predictions: {section['predictions']}.",
+            f"- Scoring: {section['scoring']}",
         ]  # fmt: skip
 
     def files(self, *, parquet: bool, trl: bool) -> str:
         return "`omni/<task>_preferences.json` (the Omni-RewardBench task files), "
-
-    def absent_lines(self) -> list[str]:
-        return []
 
     def loading(self, domains: Sequence[str], *, parquet: bool, trl: bool) -> list[str]:
         path = "omni/text_to_text_preferences.json"
