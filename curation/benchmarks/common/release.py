@@ -4,10 +4,13 @@ the build records and the provenance.jsonl lines of its own members."""
 
 from __future__ import annotations
 
+import shutil
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+from django.core.files.storage import default_storage
 
 from curation.benchmarks.base import BuildContext, Part
 from curation.releases.members import CHUNK, _vote_dicts
@@ -48,6 +51,20 @@ def released_ids(
 def response_slots(slots: Iterable[str]) -> list[str]:
     """The response slots of an item's parts, in slot order (response_1, response_2, …)."""
     return sorted((s for s in slots if s.startswith("response_")), key=lambda s: int(s[9:]))
+
+
+def copy_image(image: Any, ref: str, folder: Path, copied: dict[str, str]) -> bool:
+    """Copy a stored image (an annotate Image) to `folder`/`ref` once per
+    path, `copied` holding the sha256 written at each; False if another
+    image is already there."""
+    if ref in copied:
+        return copied[ref] == image.sha256
+    target = folder / ref
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with default_storage.open(image.file, "rb") as src, target.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    copied[ref] = image.sha256
+    return True
 
 
 def write_lines(path: Path, lines: Iterable[str]) -> None:

@@ -20,16 +20,14 @@ the order and the IDs, to the writer and to the per-item results alike.
 from __future__ import annotations
 
 import json
-import shutil
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.core.files.storage import default_storage
-
 from annotate.importing.formats.mmrlhf import EXPORT_PREFIX, pair_id, record_line
 from annotate.models import Item, ItemPart, PartKind
+from curation.benchmarks.common.release import copy_image, write_lines
 from curation.benchmarks.mmrlhf.card import FILE, FOLDER
 from curation.releases.rekey import rekeyed_id
 
@@ -90,12 +88,9 @@ def write_file(folder: Path, members, *, salt: str, domains: dict[str, str]):
     skipped = [pk for pk, choice in decided.items() if choice not in ("1", "2")]
     written: list[Written] = []
     media: dict[str, str] = {}
-    path = folder / FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        for line in _lines(folder, layout(rows, salt), decided, provenance, domains, written,
-                           skipped, media):  # fmt: skip
-            fh.write(line + "\n")
+    laid = layout(rows, salt)
+    write_lines(folder / FILE, _lines(folder, laid, decided, provenance, domains, written,
+                                      skipped, media))  # fmt: skip
     warnings = []
     if skipped:
         ids = list(Item.objects.filter(pk__in=skipped[:5]).values_list("external_id", flat=True))
@@ -105,19 +100,6 @@ def write_file(folder: Path, members, *, salt: str, domains: dict[str, str]):
             + ", ".join(ids) + (", …" if len(skipped) > 5 else "")
         )  # fmt: skip
     return written, warnings
-
-
-def _copy(image, relative: str, folder: Path, media: dict[str, str]) -> bool:
-    """Copy a stored image to mmrlhf/<relative> once; False if another is there."""
-    target_ref = f"{FOLDER}/{relative}"
-    if target_ref in media:
-        return media[target_ref] == image.sha256
-    target = folder / target_ref
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with default_storage.open(image.file, "rb") as src, target.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    media[target_ref] = image.sha256
-    return True
 
 
 def _lines(folder, laid, decided, provenance, domains, written, skipped, media) -> Iterator[str]:
@@ -162,7 +144,7 @@ def _line(folder, item, slots, choice, new_id, category, media) -> str | None:
     meta = (item.meta or {}).get("mmrlhf")
     if meta is not None and "fields" in meta:
         for part in images:
-            if not _copy(part.image, part.source_path, folder, media):
+            if not copy_image(part.image, f"{FOLDER}/{part.source_path}", folder, media):
                 return None
         return record_line(meta, prompt=prompt, chosen=chosen, rejected=rejected,
                            swapped=choice == "2", record_id=new_id)  # fmt: skip
@@ -170,7 +152,7 @@ def _line(folder, item, slots, choice, new_id, category, media) -> str | None:
         return None
     image = images[0].image
     relative = f"{category}/{image.sha256}.{image.format.lower()}"
-    if not _copy(image, relative, folder, media):
+    if not copy_image(image, f"{FOLDER}/{relative}", folder, media):
         return None
     value = {"id": new_id or item.group_key or item.external_id, "prompt": prompt,
              "chosen": chosen, "rejected": rejected, "image": relative}  # fmt: skip

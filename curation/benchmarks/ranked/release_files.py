@@ -17,18 +17,16 @@ the order of the new IDs.
 from __future__ import annotations
 
 import json
-import shutil
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.core.files.storage import default_storage
-
 from annotate.importing.formats.ranked import EXPORT_PREFIX, competition, record_line
 from annotate.importing.sources import safe_relative_path
 from annotate.models import Item, ItemPart, PartKind
 from curation.benchmarks.common.release import (
+    copy_image,
     left_out,
     released_ids,
     response_slots,
@@ -91,20 +89,6 @@ def write_file(
     return written, left_out(skipped, "ranked", FILE, why)
 
 
-def _copy_image(image, relative: str, folder: Path, images: dict[str, str]) -> bool:
-    """Copy a stored image to ranked/<relative> (once per path); False if
-    another image is already there."""
-    target_ref = f"{FOLDER}/{relative}"
-    if target_ref in images:
-        return images[target_ref] == image.sha256
-    target = folder / target_ref
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with default_storage.open(image.file, "rb") as src, target.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    images[target_ref] = image.sha256
-    return True
-
-
 def _lines(folder, rows, released, domains, written, skipped, images) -> Iterator[str]:
     for start in range(0, len(rows), _BATCH):
         chunk = rows[start : start + _BATCH]
@@ -158,7 +142,7 @@ def _record(folder, meta, prompt_parts, responses, ranks, released_id, category,
     for part in (p for p in prompt_parts if p.kind == PartKind.IMAGE and p.image is not None):
         kept = meta is not None and safe_relative_path(part.source_path or "")
         relative = kept or f"images/{part.image.sha256}.{part.image.format.lower()}"
-        if not _copy_image(part.image, relative, folder, images):
+        if not copy_image(part.image, f"{FOLDER}/{relative}", folder, images):
             return None
         paths.append(part.source_path if kept else relative)
     if meta is not None:

@@ -13,18 +13,15 @@ prefix kept so the official id grouping still holds), in new-ID order.
 
 from __future__ import annotations
 
-import shutil
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.core.files.storage import default_storage
-
 from annotate.importing.formats.vlrb import GROUPS, group_of, id_prefix, ranking_of, record_line
 from annotate.importing.sources import safe_relative_path
 from annotate.models import Item, ItemPart, PartKind
-from curation.benchmarks.common.release import left_out, released_ids, write_lines
+from curation.benchmarks.common.release import copy_image, left_out, released_ids, write_lines
 from curation.benchmarks.vlrb.card import FILE
 from curation.releases.rekey import rekeyed_id
 
@@ -63,18 +60,6 @@ def write_file(
     write_lines(folder / FILE, _lines(folder, rows, released, domains, written, skipped, images))
     why = "not decided for one of two responses, or an image path another image already has"
     return written, left_out(skipped, "VL-RewardBench", FILE, why)
-
-
-def _copy_image(image, relative: str, folder: Path, images: dict[str, str]) -> bool:
-    target_ref = f"{FOLDER}/{relative}"
-    if target_ref in images:
-        return images[target_ref] == image.sha256
-    target = folder / target_ref
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with default_storage.open(image.file, "rb") as src, target.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    images[target_ref] = image.sha256
-    return True
 
 
 def _lines(folder, rows, released, domains, written, skipped, images) -> Iterator[str]:
@@ -122,7 +107,7 @@ def _record(folder, meta, prompt_parts, responses, ranking, released_id, images)
     for part in (p for p in prompt_parts if p.kind == PartKind.IMAGE and p.image is not None):
         kept = safe_relative_path(part.source_path or "")
         relative = kept or f"images/{part.image.sha256}.{part.image.format.lower()}"
-        if not _copy_image(part.image, relative, folder, images):
+        if not copy_image(part.image, f"{FOLDER}/{relative}", folder, images):
             return None
         paths.append(part.source_path if kept else relative)
     if len(paths) > 1:  # the official record has one image
