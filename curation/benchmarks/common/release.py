@@ -5,7 +5,7 @@ the build records and the provenance.jsonl lines of its own members."""
 from __future__ import annotations
 
 import shutil
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,22 @@ def released_ids(
 def response_slots(slots: Iterable[str]) -> list[str]:
     """The response slots of an item's parts, in slot order (response_1, response_2, …)."""
     return sorted((s for s in slots if s.startswith("response_")), key=lambda s: int(s[9:]))
+
+
+def parts_by_slot(ids: list[int]) -> dict[int, dict[str, list]]:
+    """The parts (ItemPart, with their image) of the items `ids`, by item
+    and slot, in position order."""
+    from annotate.models import ItemPart
+
+    parts: dict[int, dict[str, list]] = {pk: defaultdict(list) for pk in ids}
+    for part in (
+        ItemPart.objects.filter(item_id__in=ids)
+        .select_related("image")
+        .order_by("item_id", "slot", "position")
+        .only("item_id", "slot", "kind", "text", "source_path", "image")
+    ):
+        parts[part.item_id][part.slot].append(part)
+    return parts
 
 
 def copy_image(image: Any, ref: str, folder: Path, copied: dict[str, str]) -> bool:

@@ -20,14 +20,13 @@ the order and the IDs, to the writer and to the per-item results alike.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from annotate.importing.formats.mmrlhf import EXPORT_PREFIX, pair_id, record_line
-from annotate.models import Item, ItemPart, PartKind
-from curation.benchmarks.common.release import copy_image, write_lines
+from annotate.models import Item, PartKind
+from curation.benchmarks.common.release import copy_image, parts_by_slot, write_lines
 from curation.benchmarks.mmrlhf.card import FILE, FOLDER
 from curation.releases.rekey import rekeyed_id
 
@@ -107,12 +106,7 @@ def _lines(folder, laid, decided, provenance, domains, written, skipped, media) 
         chunk = laid[start : start + _BATCH]
         ids = [row[0] for row, _, _ in chunk]
         items = Item.objects.order_by().select_related("domain").in_bulk(ids)
-        parts: dict[int, dict[str, list]] = {pk: defaultdict(list) for pk in ids}
-        for part in (
-            ItemPart.objects.filter(item_id__in=ids).select_related("image")
-            .order_by("item_id", "slot", "position")
-        ):  # fmt: skip
-            parts[part.item_id][part.slot].append(part)
+        parts = parts_by_slot(ids)
         for row, new_id, released_id in chunk:
             item = items[row[0]]
             category = domains[item.domain.slug].removeprefix(EXPORT_PREFIX)

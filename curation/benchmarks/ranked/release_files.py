@@ -24,10 +24,11 @@ from pathlib import Path
 
 from annotate.importing.formats.ranked import EXPORT_PREFIX, competition, record_line
 from annotate.importing.sources import safe_relative_path
-from annotate.models import Item, ItemPart, PartKind
+from annotate.models import Item, PartKind
 from curation.benchmarks.common.release import (
     copy_image,
     left_out,
+    parts_by_slot,
     released_ids,
     response_slots,
     write_lines,
@@ -94,14 +95,7 @@ def _lines(folder, rows, released, domains, written, skipped, images) -> Iterato
         chunk = rows[start : start + _BATCH]
         ids = [row[0] for row in chunk]
         items = Item.objects.order_by().in_bulk(ids)
-        parts: dict[int, dict[str, list]] = {pk: defaultdict(list) for pk in ids}
-        for part in (
-            ItemPart.objects.filter(item_id__in=ids)
-            .select_related("image")
-            .order_by("item_id", "slot", "position")
-            .only("item_id", "slot", "kind", "text", "source_path", "image")
-        ):
-            parts[part.item_id][part.slot].append(part)
+        parts = parts_by_slot(ids)
         stored: dict[int, dict[int, int]] = defaultdict(dict)
         for verdict_id, slot, rank in VerdictRank.objects.filter(
             verdict_id__in=[row[5] for row in chunk]

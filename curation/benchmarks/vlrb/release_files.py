@@ -13,15 +13,20 @@ prefix kept so the official id grouping still holds), in new-ID order.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from annotate.importing.formats.vlrb import GROUPS, group_of, id_prefix, ranking_of, record_line
 from annotate.importing.sources import safe_relative_path
-from annotate.models import Item, ItemPart, PartKind
-from curation.benchmarks.common.release import copy_image, left_out, released_ids, write_lines
+from annotate.models import Item, PartKind
+from curation.benchmarks.common.release import (
+    copy_image,
+    left_out,
+    parts_by_slot,
+    released_ids,
+    write_lines,
+)
 from curation.benchmarks.vlrb.card import FILE
 from curation.releases.rekey import rekeyed_id
 
@@ -67,14 +72,7 @@ def _lines(folder, rows, released, domains, written, skipped, images) -> Iterato
         chunk = rows[start : start + _BATCH]
         ids = [row[0] for row in chunk]
         items = Item.objects.order_by().in_bulk(ids)
-        parts: dict[int, dict[str, list]] = {pk: defaultdict(list) for pk in ids}
-        for part in (
-            ItemPart.objects.filter(item_id__in=ids)
-            .select_related("image")
-            .order_by("item_id", "slot", "position")
-            .only("item_id", "slot", "kind", "text", "source_path", "image")
-        ):
-            parts[part.item_id][part.slot].append(part)
+        parts = parts_by_slot(ids)
         for item_id, ext_id, slug, final_choice, provenance in chunk:
             slots = parts[item_id]
             responses = [
