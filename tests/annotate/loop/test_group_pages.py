@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotate.models import Assignment, AssignmentStatus
+from annotate.models import Assignment, AssignmentStatus, Item
 from tests.factories import make_item, make_member, make_project
 
 pytestmark = pytest.mark.django_db
@@ -132,3 +132,20 @@ def test_the_api_shows_no_group_for_an_item_of_its_own():
     assignment.save()
     body = api.get(reverse("api_assignment", args=[assignment.pk])).json()
     assert body["group"] is None and body["criterion"] == ""
+
+
+def test_skipping_an_item_of_a_group_brings_the_next_one_of_that_group(client):
+    project, loose, group = world()
+    user = start(client, project)
+    a = Assignment.objects.get(annotator=user)
+    a.item = group[0]
+    a.save()
+    # Her lease moved to group[0]; the loose item keeps a live assignment, as
+    # if another annotator held it: the plain claim order (fewest missing
+    # votes first) would send her there.
+    Item.objects.filter(pk=group[0].pk).update(live_assignments=1)
+    assert Item.objects.get(pk=loose.pk).live_assignments == 1
+    response = client.post(reverse("work_skip", args=[a.pk]), {"reason": "Unsure"})
+    assert response.status_code == 302
+    nxt = Assignment.objects.get(annotator=user, status=AssignmentStatus.OPEN)
+    assert nxt.item_id == group[1].pk
