@@ -41,11 +41,11 @@ def rows_of(evaluations) -> tuple[list[str], list[dict]]:
                 # Scored with official_compat: unknown IDs by their own Label.
                 "official_compat": e.report.get("official", {}).get("official_compat", False),
                 "scored_by_label": extras.get("coverage", {}).get("scored_by_label", 0),
-                # Issue 34: share of groups all right, where the release has groups.
-                "acc_plus": (extras.get("acc_plus") or {}).get("value"),
-                "acc_plus_counts": _acc_plus_counts(extras.get("acc_plus")),
             }
         )
+        if extras.get("acc_plus"):  # issue 34: only where the release has groups
+            rows[-1]["acc_plus"] = extras["acc_plus"]["value"]
+            rows[-1]["acc_plus_counts"] = _acc_plus_counts(extras["acc_plus"])
     return columns, rows
 
 
@@ -69,7 +69,7 @@ def sort_rows(rows: list[dict], columns: list[str], sort: str) -> None:
         return
 
     def key(row):
-        value = row[sort] if sort in ("macro", "acc_plus") else row["accuracy"].get(sort)
+        value = row.get(sort) if sort in ("macro", "acc_plus") else row["accuracy"].get(sort)
         return (value is None, -(value or 0))
 
     rows.sort(key=key)
@@ -102,7 +102,7 @@ def csv_rows(columns: list[str], rows: list[dict]) -> list[list[Any]]:
     if has_acc_plus(rows):  # a release with groups: Acc+ last
         out[0].append("acc_plus_extra")
         for line, r in zip(out[1:], rows, strict=True):
-            line.append(_csv_number(r["acc_plus"]))
+            line.append(_csv_number(r.get("acc_plus")))
     return out
 
 

@@ -107,3 +107,27 @@ def test_acc_plus_rule_on_edge_cases():
     assert (result.correct_groups, result.groups, result.members) == (2, 4, 6)
     assert result.value == pytest.approx(0.5, abs=1e-12)
     assert acc_plus([], {}, {}).value is None
+
+
+def test_the_leaderboard_csv_has_acc_plus_only_with_groups():
+    from types import SimpleNamespace
+
+    from curation.benchmarks.mrb import leaderboard
+
+    official = {"groups": [{"name": "all", "correct": 1, "total": 2, "accuracy": 0.5}]}
+    grouped = SimpleNamespace(
+        name="grouped",
+        report={
+            "official": official,
+            "extras": {"acc_plus": {"value": 0.25, "correct_groups": 1, "groups": 4}},
+        },
+    )
+    plain = SimpleNamespace(name="plain", report={"official": official, "extras": {}})
+    columns, rows = leaderboard.rows_of([grouped, plain])
+    leaderboard.sort_rows(rows, columns, "acc_plus")
+    assert [r["evaluation"].name for r in rows] == ["grouped", "plain"]
+    out = leaderboard.csv_rows(columns, rows)
+    assert out[0][-1] == "acc_plus_extra"
+    assert out[1][-1] == "0.250000" and out[2][-1] == ""
+    _, rows = leaderboard.rows_of([plain])
+    assert "acc_plus_extra" not in leaderboard.csv_rows(columns, rows)[0]
