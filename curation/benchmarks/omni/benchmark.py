@@ -8,8 +8,9 @@ scalar reward models' scores scored per task by the published rules
 Judge runs: the runner has no per-run options, so the ties mode is this
 module's constant ``JUDGE_WITH_TIES`` (False, the published default:
 tie-labelled items are not sent, the prompt offers [[A]]/[[B]]). While an
-answer is unparsed the runner asks again up to ``judge_retries`` = 5 more
-times (the judge-call seam; the published loop makes 5 attempts in all).
+answer is unparsed the runner asks again up to ``judge_retries`` = 4 more
+times: five attempts in all, as the published loop (``for retry in
+range(5)``) makes; where the issue's summary and the code differ, the code wins.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class Omni:
     detect_last = False
     judge_both_orders = False
     position = 14  # before the generic shapes, whose keys ("id", "scores") overlap
-    judge_retries = 5
+    judge_retries = 4  # re-asks after the first: 5 attempts, as published
 
     def judge_unparsed(self, output: str) -> bool:
         """Whether the published parse finds no verdict (the runner asks again)."""

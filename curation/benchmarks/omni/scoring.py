@@ -13,7 +13,7 @@ code does, per task. Pure Python, no Django.
 
 (case-sensitive substring tests). The script asks again while the answer is
 unparsed (``for retry in range(5)``: five attempts in all; the studio's judge
-runs ask up to ``JUDGE_RETRIES`` more times, see the benchmark) and keeps the
+runs make the same five: the benchmark's ``judge_retries`` = 4 re-asks) and keeps the
 last answer; a final miss (``predicted = None``) is wrong. **Without ties**
 (the default) ``samples = [elem for elem in samples if
 elem['criteria_preference'] != 'tie']`` and the prompt offers [[A]]/[[B]];

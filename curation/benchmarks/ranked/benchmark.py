@@ -9,7 +9,7 @@ leaderboard table."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from curation.benchmarks.base import (
@@ -24,14 +24,10 @@ from curation.benchmarks.base import (
     Upload,
     size_of,
 )
-from curation.benchmarks.ranked import scoring
+from curation.benchmarks.ranked import judge, scoring
 from curation.benchmarks.ranked.card import FILE, PREDICTIONS_SHAPE
 
 PREFIX = "ranked/"  # of the export Category of a ranked domain
-NO_JUDGE = (
-    "Ranked releases are scored from uploaded predictions (scores or a ranking per prompt); "
-    "the studio has no judge prompt for them yet."
-)
 
 
 class Ranked:
@@ -39,7 +35,7 @@ class Ranked:
     title = "Ranked responses (MR²Bench layout)"
     upload_label = "Ranked responses, MR²Bench layout (scores or a ranking per prompt, JSONL)"
     upload_help = f"Ranked responses: {PREDICTIONS_SHAPE}."
-    judge_label = "Ranked responses: uploads only (no judge prompt)"
+    judge_label = "Ranked responses: an N-way ranking per prompt, shown in a seeded order"
     rekey_prefix = ""  # its own rule is in its own manifest section
     detect_last = False
     judge_both_orders = False
@@ -148,21 +144,25 @@ class Ranked:
 
         return REKEY_PREFIX if category.startswith(PREFIX) else None
 
-    # --- judge runs (none yet: uploads only) ------------------------------------------
+    # --- judge runs: an N-way ranking prompt (.judge; the judge-call seam) -------------
 
     def judge_item_count(self, release) -> int:
-        raise EvaluationError(NO_JUDGE)
+        return len(self.judge_records(release))
 
     def judge_records(self, release) -> list[dict]:
-        raise EvaluationError(NO_JUDGE)
+        return judge.release_judge_records(release)
 
-    def judge_request(
-        self, record: dict, read_image: Callable[[str], bytes], endpoint, *, swapped: bool
-    ) -> dict:
-        raise EvaluationError(NO_JUDGE)
+    def judge_calls(self, record: dict, seed: int, *, both_orders: bool) -> list[str]:
+        return judge.judge_calls(record, seed, both_orders=both_orders)
+
+    def judge_call_request(self, record, read_image, endpoint, *, call: str, seed: int) -> dict:
+        return judge.request_body(record, read_image, endpoint, call=call, seed=seed)
+
+    def judge_request(self, record, read_image, endpoint, *, swapped: bool) -> dict:
+        raise EvaluationError("Ranked records are judged by call (judge_call_request).")
 
     def judge_predictions(self, outputs: dict, records: list[dict], run) -> Upload:
-        raise EvaluationError(NO_JUDGE)
+        return judge.predictions(outputs, records, run)
 
 
 BENCHMARK = Ranked()
