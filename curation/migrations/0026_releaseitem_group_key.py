@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('curation', '0024_release_pairwise'),
+        ('curation', '0025_judge_seed_and_call_keys'),
     ]
 
     operations = [
