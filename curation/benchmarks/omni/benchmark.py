@@ -21,7 +21,7 @@ from typing import Any
 
 from curation.benchmarks.base import (
     MAX_PREDICTIONS_BYTES,
-    ApiField,
+    ApiReport,
     Board,
     BuildContext,
     EvaluationError,
@@ -149,21 +149,11 @@ class Omni:
     def ensure_item_predictions(self, entry) -> int:
         return 0
 
-    def api_fields(self) -> dict[str, ApiField]:
-        from rest_framework import serializers
+    @property
+    def api_report(self) -> ApiReport:
+        from curation.benchmarks.omni import api
 
-        return {
-            "omni_tasks": ApiField(
-                read=lambda r: (r.get("omni") or {}).get("tasks"),
-                schema=serializers.JSONField(),
-                help_text="Omni-RewardBench: accuracy per task (the published rules).",
-            ),
-            "omni_with_ties": ApiField(
-                read=lambda r: (r.get("omni") or {}).get("with_ties"),
-                schema=serializers.BooleanField(),
-                help_text="Omni-RewardBench: whether the with-ties mode was scored.",
-            ),
-        }
+        return ApiReport(serializer=api.ReportSerializer, help_text=api.HELP_TEXT)
 
     def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
         """The per-item results page's filters: the tasks (no sub-buckets)."""
