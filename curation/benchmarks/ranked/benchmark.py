@@ -39,6 +39,9 @@ class Ranked:
     rekey_prefix = ""  # its own rule is in its own manifest section
     detect_last = False
     judge_both_orders = False
+    judge_calls_help = (
+        "one N-way call per prompt, the responses in an order drawn from the run's seed"
+    )
     # Before the benchmark at 20, whose detection takes any JSON object line without
     # "ID": a file of {"id", "ranking"} lines is detected as this one's. Its
     # file and table come after the Multimodal RewardBench records' (10).
