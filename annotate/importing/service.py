@@ -29,7 +29,6 @@ from annotate.importing.bounds import import_bounds
 from annotate.importing.conflicts import CREATE, plan_import, renamed
 from annotate.importing.content import CONTENT_COLUMNS, content_columns, write_parsed_parts
 from annotate.importing.formats import DatasetSource, ParsedFile, ParsedItem, ReadContext
-from annotate.importing.formats import mrb as mrb_reader
 from annotate.importing.formats import release as release_reader
 from annotate.importing.imagestore import (
     ImageCopies,
@@ -281,7 +280,7 @@ def _import(
         given=given,
     )
     if data is not None:  # in memory: JSON or JSONL
-        parsed = mrb_reader.read_data(
+        parsed = formats.fallback().read_data(
             data,
             filename=filename,
             fmt=context.fmt,

@@ -14,18 +14,16 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from common.storage import read_stored
 from curation.benchmarks.base import (
     Board,
-    BuildContext,
     EvaluationError,
     FileOptions,
     FileScore,
-    Part,
     Predictions,
     Scored,
     Upload,
 )
+from curation.benchmarks.common.records import OwnModules, read_release_file
 from curation.benchmarks.mrb import (
     files,
     judge,
@@ -63,19 +61,14 @@ def lines_of(predictions: Predictions, filename: str) -> Iterator[str]:
 def release_records(release) -> list[dict]:
     """The release's records (all_data.json), from the releases storage
     (local or a bucket) by name."""
-    from curation.releases import publishing
-
-    data_name = f"{release.folder}/all_data.json"
-    try:
-        text = read_stored(publishing.release_storage(), data_name).decode("utf-8-sig")
-    except FileNotFoundError:
-        raise EvaluationError(f"{data_name} is missing from the releases storage.") from None
-    return scoring_input.parse_release_records(text, data_name)
+    text = read_release_file(release, "all_data.json").decode("utf-8-sig")
+    return scoring_input.parse_release_records(text, f"{release.folder}/all_data.json")
 
 
-class MultimodalRewardBench:
+class MultimodalRewardBench(OwnModules):
     key = "mrb"
     title = "Multimodal RewardBench"
+    short = "MRB"  # in messages
     position = 10  # its records come first in a release, its table first on a page
     upload_label = "Multimodal RewardBench (JSONL)"
     upload_help = (
@@ -93,12 +86,6 @@ class MultimodalRewardBench:
 
     def serves(self, domains: Sequence[Any]) -> bool:
         return True  # every release holds the records (empty when none has their shape)
-
-    def prepare(self, ctx: BuildContext) -> Part:
-        return _release_part().prepare(ctx)
-
-    def card(self, meta: Any, summary: dict):
-        return _card().CardSection(meta, summary)
 
     # --- evaluation ----------------------------------------------------------------
 
@@ -129,7 +116,7 @@ class MultimodalRewardBench:
 
         def store_items(evaluation) -> None:
             # Per-item results in the project's canonical terms (drill-down, label quality).
-            from curation.quality.predictions import store_item_predictions
+            from curation.benchmarks.mrb.predictions import store_item_predictions
 
             store_item_predictions(
                 evaluation=evaluation, records=records, predictions=parsed, report=report
@@ -219,16 +206,3 @@ def scoring_line(external_id: str, output: str) -> str:
 
 
 BENCHMARK = MultimodalRewardBench()
-
-
-def _release_part():
-    # Only the release build needs it (models and storage, imported there).
-    from curation.benchmarks.mrb import release_part
-
-    return release_part
-
-
-def _card():
-    from curation.benchmarks.mrb import card
-
-    return card
