@@ -32,6 +32,9 @@ class Ranked(RecordsBenchmark):
     upload_label = "Ranked responses, MR²Bench layout (scores or a ranking per prompt, JSONL)"
     upload_help = f"Ranked responses: {PREDICTIONS_SHAPE}."
     judge_label = "Ranked responses: an N-way ranking per prompt, shown in a seeded order"
+    judge_calls_help = (
+        "one N-way call per prompt, the responses in an order drawn from the run's seed"
+    )
     # Before the benchmark at 20, whose detection takes any JSON object line without
     # "ID": a file of {"id", "ranking"} lines is detected as this one's. Its
     # file and table come after the Multimodal RewardBench records' (10).

@@ -42,6 +42,10 @@ class VLRewardBench:
     rekey_prefix = ""  # its own rule is in its own manifest section
     detect_last = False
     judge_both_orders = False  # each run draws its own order (judge_calls)
+    judge_calls_help = (
+        f"{judge.JUDGE_RUNS} calls per pair, each shown in an order (swapped or not) "
+        "drawn from the run's seed"
+    )
     # Before the ranked benchmark (15), whose detection takes any line with
     # "id" and "ranking": the official inference output has both.
     position = 12
