@@ -6,6 +6,7 @@ from django.contrib.auth.models import Permission
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
+from django.test import override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -163,11 +164,16 @@ def built_world(django_db_setup, django_db_blocker):
     changes (a DELETE, a cancel) is rolled back before the next, exactly as
     when each case built its own world (~0.2 s each; docs/decisions.md,
     "CI time"). The outer transaction is never committed."""
+    # The users' passwords hashed as in every test (tests/conftest.py's fast
+    # hasher is a function-scoped setting, not in force yet here).
+    fast = override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"])
     with django_db_blocker.unblock():
         outer = transaction.atomic()
         outer.__enter__()
         try:
-            yield build_world()
+            with fast:
+                built = build_world()
+            yield built
         finally:
             transaction.set_rollback(True)
             outer.__exit__(None, None, None)
