@@ -80,7 +80,9 @@ class ImportForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
     )
     gold_from_label = forms.BooleanField(
-        required=False, help_text="Treat the file's chosen response as gold."
+        required=False,
+        help_text="Treat the file's chosen response as gold (a ranking: the response ranked "
+        "first, none when the first place is tied).",
     )
     conflicts = forms.ChoiceField(
         choices=[
@@ -100,7 +102,8 @@ class ImportForm(forms.Form):
         required=False,
         label="Cast published annotations as votes",
         help_text="Formats with per-annotator labels: each published label becomes a vote of a "
-        "pseudonymous imported annotator (imported-1, imported-2, …; they cannot log in).",
+        "pseudonymous imported annotator (imported-1, imported-2, …; they cannot log in). A "
+        "ranked file's rankings become one ranking (or pick) of imported-1 per item.",
     )
     # A refused attempt's files, kept on the server (annotate.importing.staging).
     staged = forms.CharField(required=False, widget=forms.HiddenInput, max_length=64)

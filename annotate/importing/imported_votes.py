@@ -13,6 +13,12 @@ annotator says "imported"; each of their judgements also carries
 `imported=True` (exports, the API and the curator's pages show it).
 
 What a vote is: the format module says (its docstring), in canonical terms.
+A published ranking (`PublishedVote.ranks`, one place per canonical slot,
+1 = best, ties share a place) is cast as the project's task answers it: a
+ranking project's N-slot ranking vote (a rank on each slot row, counted in
+votes_ranked), a best-of-N project's pick of the slot ranked first (none
+cast when several share the first place), a pair's choice (its better slot,
+or a tie).
 
 How it is written: each vote is a submitted assignment (never open: it
 never holds a lease, never enters the claim queue, nobody's work in
@@ -37,6 +43,7 @@ from django.utils import timezone
 
 from annotate import signals
 from annotate.importing.records import ImportFailed, ImportProblem
+from annotate.loop import rules
 from annotate.models import (
     Assignment,
     AssignmentStatus,
@@ -46,6 +53,7 @@ from annotate.models import (
     Membership,
     Project,
     Role,
+    Task,
 )
 
 
@@ -53,10 +61,27 @@ from annotate.models import (
 class PublishedVote:
     """One published annotation in canonical terms (response 1 = A)."""
 
-    choice: str
+    choice: str = ""
     strength: int | None = None
     grade_1: str = ""
     grade_2: str = ""
+    # A published ranking instead of a choice: a place per canonical slot.
+    ranks: tuple[int, ...] = ()
+
+
+def as_task(vote: PublishedVote, task: str) -> PublishedVote | None:
+    """The vote as a project of `task` stores it (see module); None: a
+    best-of-N pick of a ranking with a tied first place (not cast)."""
+    if not vote.ranks:
+        return vote
+    ranks = vote.ranks
+    if task == Task.RANKING:
+        return PublishedVote(choice="", ranks=ranks)
+    top = [str(slot) for slot, rank in enumerate(ranks, start=1) if rank == min(ranks)]
+    if task == Task.BEST_OF_N:
+        # The ranks stay for the display order's length; no rank rows are written.
+        return PublishedVote(choice=top[0], ranks=ranks) if len(top) == 1 else None
+    return PublishedVote(choice=top[0] if len(top) == 1 else "tie")
 
 
 def username(project: Project, n: int) -> str:
@@ -105,22 +130,26 @@ def cast_votes(
     votes, annotator n = position n) as submitted judgements of the
     imported annotators, inside the caller's transaction. Returns the
     number of votes cast."""
+    task = project.task
+    votes = {pk: [c for c in (as_task(vote, task) for vote in v) if c] for pk, v in votes.items()}
     votes = {pk: v for pk, v in votes.items() if v}
     if not votes:
         return 0
+    n_slot = task in rules.N_SLOT_TASKS
     annotators = imported_annotators(
         project, max(len(v) for v in votes.values()), filename=filename
     )
     now = timezone.now()
     assignments = []
     for pk, item_votes in votes.items():
-        for n, _vote in enumerate(item_votes):
+        for n, vote in enumerate(item_votes):
             assignments.append(
                 Assignment(
                     item_id=pk,
                     annotator=annotators[n],
                     status=AssignmentStatus.SUBMITTED,
-                    display_order="12",
+                    # As imported (canonical order): nobody saw it displayed.
+                    display_order="".join(str(s) for s in range(1, len(vote.ranks) + 1)) or "12",
                     claimed_at=now,
                     lease_expires_at=now + timedelta(seconds=1),
                     submitted_at=now,
@@ -134,29 +163,37 @@ def cast_votes(
         for vote in item_votes:
             judgements.append(
                 Judgement(
-                    assignment=next(it), choice=vote.choice, strength=vote.strength, imported=True
+                    assignment=next(it),
+                    task=task if n_slot else Task.PAIRWISE,
+                    choice=vote.choice,
+                    strength=vote.strength,
+                    imported=True,
                 )
             )
-            grades.append((vote.grade_1, vote.grade_2))
+            grades.append(
+                ((vote.grade_1, vote.grade_2), vote.ranks if task == Task.RANKING else ())
+            )
     Judgement.objects.bulk_create(judgements, batch_size=2000)
-    # Letter grades are per-slot answers: a row for each graded slot.
+    # Letter grades and ranks are per-slot answers: a row for each slot answered.
     JudgementSlot.objects.bulk_create(
         (
-            JudgementSlot(judgement=judgement, slot=slot, grade=grade)
-            for judgement, pair in zip(judgements, grades, strict=True)
-            for slot, grade in enumerate(pair, start=1)
-            if grade
+            JudgementSlot(judgement=judgement, slot=slot, grade=grade, rank=rank)
+            for judgement, (pair, ranks) in zip(judgements, grades, strict=True)
+            for slot, grade, rank in _slot_answers(pair, ranks)
         ),
         batch_size=2000,
     )
     # One UPDATE per distinct tally (items with the same counts together).
-    tallies: dict[tuple[int, int, int], list[int]] = defaultdict(list)
+    tallies: dict[tuple[int, int, int, int], list[int]] = defaultdict(list)
     for pk, item_votes in votes.items():
+        if n_slot:  # a pick or a ranking counts in votes_ranked alone (rules.tally_columns)
+            tallies[(0, 0, 0, len(item_votes))].append(pk)
+            continue
         n1 = sum(1 for v in item_votes if v.choice == "1")
         n2 = sum(1 for v in item_votes if v.choice == "2")
-        tallies[(n1, n2, len(item_votes) - n1 - n2)].append(pk)
-    for (n1, n2, ties), pks in tallies.items():
-        k = n1 + n2 + ties
+        tallies[(n1, n2, len(item_votes) - n1 - n2, 0)].append(pk)
+    for (n1, n2, ties, ranked), pks in tallies.items():
+        k = n1 + n2 + ties + ranked
         # SET reads the old row: votes_needed never below the votes and leases it holds.
         Item.objects.filter(pk__in=pks).update(
             votes_needed=Greatest(F("votes_needed"), F("live_assignments") + k),
@@ -164,9 +201,20 @@ def cast_votes(
             votes_1=F("votes_1") + n1,
             votes_2=F("votes_2") + n2,
             votes_tie=F("votes_tie") + ties,
+            votes_ranked=F("votes_ranked") + ranked,
         )
     for n, user in enumerate(annotators):
         cast = sum(1 for v in votes.values() if len(v) > n)
         Membership.objects.filter(project=project, user=user).update(judged=F("judged") + cast)
     signals.imported_votes_cast.send(sender=Judgement, project=project, item_ids=list(votes))
     return len(judgements)
+
+
+def _slot_answers(grades: tuple[str, str], ranks: tuple[int, ...]):
+    """(slot, grade, rank) of every slot a vote answers."""
+    n = max(len(ranks), 2)
+    for slot in range(1, n + 1):
+        grade = grades[slot - 1] if slot <= 2 else ""
+        rank = ranks[slot - 1] if ranks else None
+        if grade or rank is not None:
+            yield slot, grade, rank

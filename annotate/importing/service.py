@@ -29,7 +29,6 @@ from annotate.importing.bounds import import_bounds
 from annotate.importing.conflicts import CREATE, plan_import, renamed
 from annotate.importing.content import CONTENT_COLUMNS, content_columns, write_parsed_parts
 from annotate.importing.formats import DatasetSource, ParsedFile, ParsedItem, ReadContext
-from annotate.importing.formats import mrb as mrb_reader
 from annotate.importing.formats import release as release_reader
 from annotate.importing.imagestore import (
     ImageCopies,
@@ -281,7 +280,7 @@ def _import(
         given=given,
     )
     if data is not None:  # in memory: JSON or JSONL
-        parsed = mrb_reader.read_data(
+        parsed = formats.fallback().read_data(
             data,
             filename=filename,
             fmt=context.fmt,
@@ -485,7 +484,7 @@ def _write_items(project, parsed, actions, renames, domains, image_id, labelled,
                     project.pk,
                     project.votes_per_item,
                     digest,
-                    shuffle_key(project.seed, item.external_id),
+                    shuffle_key(project.seed, item.external_id, item.group),
                     domains[item.domain],
                     item.external_id,
                     item.model(0),
@@ -510,6 +509,7 @@ def _write_items(project, parsed, actions, renames, domains, image_id, labelled,
             gold_choice=item.gold,
             reference_answer=item.reference_answer,
             group_key=item.group,
+            shuffle_key=shuffle_key(project.seed, item.external_id, item.group),
             criterion=item.criterion,
             meta=item.meta,
             content_hash=digest,

@@ -14,6 +14,7 @@ from django.utils.safestring import mark_safe
 
 from annotate.loop import rules, scales
 from annotate.loop.forms import JudgementForm
+from annotate.loop.groups import group_place
 from annotate.loop.service import can_revise
 from annotate.models import (
     Assignment,
@@ -229,7 +230,7 @@ _FLICKER = (
     "Flicker: response A and B in turn in one place (t again switches; Esc: side by side)",
 )
 PICTURE_KEYS = {
-    "mrb": [
+    "image_prompt": [
         ("zoom", "+ - .", "Zoom in / out / fit; drag to pan, wheel to zoom"),
         ("fullsize", "f", "Image at full size"),
     ],
@@ -257,7 +258,7 @@ def _keymap(
     can_revise: bool,
     scale: str = scales.AB,
     grade_question: str | None = None,
-    layout: str = "mrb",
+    layout: str = "image_prompt",
 ) -> tuple[tuple[str, tuple[str, ...], str], ...]:
     """(action, keys, meaning) of every key the compare page acts on for an
     item like this one (`layout`: see _layout), `keys` a tuple of key names:
@@ -449,6 +450,7 @@ def render_page(request, assignment, context: dict, status, skip_form):
         undo_url=reverse("work_undo", args=[project.slug]),
         ahead_url=reverse("work_ahead", args=[project.slug]),
         progress=progress(project, request.user),
+        group_place=group_place(item, project.task),
     )
     # htmx swaps in the #work element alone; the full page includes the same
     # template in the site's layout.
@@ -479,7 +481,7 @@ def _content(item, order: str) -> dict:
         # Only ItemPart.render_html() writes part HTML, and its output is sanitised.
         html = {"prompt": prompt.html, "left": left[0].html, "right": right[0].html}
         return {
-            "layout": "mrb",
+            "layout": "image_prompt",
             "shown": None,
             "prompt_image": image.image,
             "html": {key: mark_safe(value) for key, value in html.items()},
@@ -516,7 +518,7 @@ def _slots_content(by_slot: dict, n: int, order: str) -> dict:
 
 def _layout(shown: dict[str, list[dict]]) -> str:
     """How the page lays out an item of another shape than MRB's (whose
-    layout is "mrb": one prompt image in the viewer, text responses):
+    layout is "image_prompt": one prompt image in the viewer, text responses):
     "pictures" (both responses pictures alone: side by side
     at one scale, zoomed together, flickered); "edit" (the same, and the
     prompt holds an image: the input beside both results); "parts" (text

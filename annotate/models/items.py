@@ -56,14 +56,28 @@ class ImageAsset(models.Model):
 
 
 class GoldChoice(models.TextChoices):
+    """The known-right response: a pair's side, or an N-slot item's best
+    slot (3..8 only for items with that many responses: a published ranking
+    imported as gold, annotate.importing.formats.ranked)."""
+
     NONE = "", "None"
     RESPONSE_1 = "1", "Response 1"
     RESPONSE_2 = "2", "Response 2"
+    RESPONSE_3 = "3", "Response 3"
+    RESPONSE_4 = "4", "Response 4"
+    RESPONSE_5 = "5", "Response 5"
+    RESPONSE_6 = "6", "Response 6"
+    RESPONSE_7 = "7", "Response 7"
+    RESPONSE_8 = "8", "Response 8"
 
 
-def shuffle_key(seed: int, external_id: str) -> int:
-    """A stable pseudo-random 63-bit key from the project seed and the item ID."""
-    digest = hashlib.sha256(f"{seed}:{external_id}".encode()).digest()
+def shuffle_key(seed: int, external_id: str, group: str = "") -> int:
+    """A stable pseudo-random 63-bit key from the project seed and the item
+    ID; for an item of a group (Item.group_key), from the group key instead,
+    so the group's items sit side by side in the claim order (the id orders
+    them within it)."""
+    source = f"group\x00{group}" if group else external_id
+    digest = hashlib.sha256(f"{seed}:{source}".encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
 
 

@@ -233,8 +233,7 @@ def derived_columns(by_slot: dict[str, list[ItemPart]]) -> dict:
     """The Item's derived columns from its parts grouped by slot (the one
     rule; see the module's docstring)."""
 
-    mrb = is_mrb_shaped(by_slot)
-    image = by_slot[Slot.PROMPT][0] if mrb else None
+    image = by_slot[Slot.PROMPT][0] if is_mrb_shaped(by_slot) else None
     return {
         "prompt": slot_text(by_slot.get(Slot.PROMPT, ())),
         "response_1": slot_text(by_slot.get(Slot.RESPONSE_1, ())),

@@ -133,7 +133,9 @@ def _form_data(data: dict) -> QueryDict:
 class JudgeRunSerializer(serializers.Serializer):
     class ProgressSerializer(serializers.Serializer):
         done = serializers.IntegerField(source="progress_done")
-        total = serializers.IntegerField(source="progress_total", help_text="Items x passes.")
+        total = serializers.IntegerField(
+            source="progress_total", help_text="Requests: the calls of every item."
+        )
         percent = serializers.IntegerField()
 
     id = serializers.IntegerField()
@@ -148,6 +150,10 @@ class JudgeRunSerializer(serializers.Serializer):
     max_tokens = serializers.IntegerField()
     timeout_seconds = serializers.FloatField()
     swapped = serializers.BooleanField(help_text="A second pass with Output1/Output2 swapped.")
+    seed = serializers.IntegerField(
+        help_text="Drawn at creation (53 bits); the benchmark draws each call's positions "
+        "(a swap, a permutation) from it, so the run's requests can be sent again."
+    )
     scoring = serializers.CharField(
         help_text=registry.described(
             lambda benchmarks: (

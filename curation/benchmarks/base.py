@@ -25,7 +25,12 @@ so a benchmark without them still releases and scores uploads):
   (`id_prefix`), so an item in two benchmarks' files has one new ID;
 - its report section in the API (`api_report`) or fields of its report
   shown beside the evaluation's own (`api_fields`), and the filters of the
-  per-item results page (`item_filters`).
+  per-item results page (`item_filters`);
+- the judge-call seam: several calls per record under call keys of its own
+  (`judge_calls`, `judge_call_request`, positions drawn from the run's seed)
+  and asking again while an answer is unparsed (`judge_unparsed`,
+  `judge_retries`). Without them a record is one call ("original"), or two
+  ("original", "swapped") when both orders run.
 """
 
 from __future__ import annotations
@@ -271,6 +276,35 @@ class OptionalMembers(Protocol):
     def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
         """The per-item results page's two filters (categories, sub-buckets)
         from an evaluation's stored report."""
+        ...
+
+    # --- the judge-call seam (curation.evaluation.judge_runs)
+    def judge_calls(self, record: dict, seed: int, *, both_orders: bool) -> list[str]:
+        """The call keys of one judge record (each 1..16 characters, unique
+        per record, e.g. "run1".."run5", "perm0"): one request each, its
+        answer stored and handed to `judge_predictions` under
+        (record ID, call key)."""
+        ...
+
+    def judge_call_request(
+        self,
+        record: dict,
+        read_image: Callable[[str], bytes],
+        endpoint: Any,
+        *,
+        call: str,
+        seed: int,
+    ) -> dict:
+        """The request body of one call (instead of `judge_request`). Its
+        randomness (a swap, a permutation) comes from
+        ``random.Random(f"{seed}:{record ID}:{call}")`` or the like, so the
+        run's seed gives the same requests again and scoring re-derives it."""
+        ...
+
+    judge_retries: int  # how many more times an unparsed answer is asked again
+
+    def judge_unparsed(self, output: str) -> bool:
+        """Whether an answer holds no verdict (asked again, up to judge_retries)."""
         ...
 
 

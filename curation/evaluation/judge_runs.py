@@ -15,12 +15,20 @@ not fix) are stored with the error and the text ``"None"``, which is what the
 official judge script writes in that case; the official scorer then gives the
 line its random fallback verdict. They are counted on the run page, and a
 resumed run tries them again.
+
+The calls per record are the benchmark's (the judge-call seam, optional
+members of curation.benchmarks.base): `judge_calls(record, run.seed,
+both_orders=…)` names them (else "original", and "swapped" when both orders
+run) and `judge_call_request(…, call=, seed=)` builds each one's request
+(else `judge_request`); each answer is stored under its call key. A
+benchmark with `judge_unparsed` and `judge_retries` is asked again while an
+answer is unparsed, at most `judge_retries` more times; the last answer and
+every attempt are stored.
 """
 
 from __future__ import annotations
 
 import logging
-import random
 import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -36,6 +44,7 @@ from annotate.models import Project
 from common.storage import read_stored
 from curation.benchmarks import registry
 from curation.evaluation import judge_client
+from curation.evaluation.judge_calls import BadCallKeys, ask, calls_for
 from curation.evaluation.key_encryption import UndecryptableKey, origin_of
 from curation.evaluation.service import EvaluationError, evaluate
 from curation.models import (
@@ -49,6 +58,7 @@ from curation.models import (
     Release,
     ReleaseStatus,
 )
+from curation.models.evaluation import new_judge_seed
 from curation.releases import publishing
 
 log = logging.getLogger(__name__)
@@ -230,11 +240,15 @@ def start_judge_run(
             else "This release has nothing to judge."
         )
     swapped = swapped or benchmark.judge_both_orders
+    seed = new_judge_seed()
     try:
-        items = benchmark.judge_item_count(release)
+        if hasattr(benchmark, "judge_calls"):
+            records = benchmark.judge_records(release)
+            total = sum(len(calls_for(benchmark, r, seed, swapped)) for r in records)
+        else:
+            total = benchmark.judge_item_count(release) * (2 if swapped else 1)
     except EvaluationError as exc:
         raise JudgeRunError(str(exc)) from None
-    passes = 2 if swapped else 1
     with transaction.atomic():
         try:
             run = JudgeRun.objects.create(
@@ -247,9 +261,10 @@ def start_judge_run(
                 max_tokens=endpoint.max_tokens,
                 timeout_seconds=endpoint.timeout_seconds,
                 swapped=swapped,
+                seed=seed,
                 scoring=benchmark.key,
                 concurrency=concurrency,
-                progress_total=items * passes,
+                progress_total=total,
                 created_by=user,
             )
         except IntegrityError:  # the same name submitted twice at once
@@ -394,9 +409,19 @@ def release_reader(release: Release) -> Callable[[str], bytes]:
     return read_image
 
 
+def run_calls(run: JudgeRun, record: dict) -> list[str]:
+    try:
+        return calls_for(registry.get(run.scoring), record, run.seed, run.swapped)
+    except BadCallKeys as exc:
+        raise JudgeRunError(str(exc)) from None
+
+
 def request_body(run: JudgeRun, record: dict, read_image, endpoint, order: str) -> dict:
-    """The request that asks the run's judge about one record in one order."""
+    """The request that asks the run's judge about one record in one call
+    (a pass, or one of the benchmark's call keys)."""
     benchmark = registry.get(run.scoring)
+    if hasattr(benchmark, "judge_call_request"):
+        return benchmark.judge_call_request(record, read_image, endpoint, call=order, seed=run.seed)
     swapped = order == JudgeOrder.SWAPPED
     return benchmark.judge_request(record, read_image, endpoint, swapped=swapped)
 
@@ -415,7 +440,7 @@ def _ask(
             attempts=0,
             seconds=0.0,
         )
-    return judge_client.judge(body, endpoint, policy, stop=stop, rng=random.Random())
+    return ask(registry.get(run.scoring), body, endpoint, policy, stop)
 
 
 def _send_missing(run: JudgeRun, records, read_image, endpoint, policy) -> bool:
@@ -424,8 +449,9 @@ def _send_missing(run: JudgeRun, records, read_image, endpoint, policy) -> bool:
     answered = set(
         JudgeOutput.objects.filter(run=run, error="").values_list("external_id", "order")
     )
-    todo = [(r, order) for r in records for order in run.passes if (r["ID"], order) not in answered]
-    total = len(records) * len(run.passes)
+    calls = [(r, run_calls(run, r)) for r in records]
+    todo = [(r, call) for r, keys in calls for call in keys if (r["ID"], call) not in answered]
+    total = sum(len(keys) for _, keys in calls)
     JudgeRun.objects.filter(pk=run.pk).update(
         progress_total=total, progress_done=total - len(todo), n_errors=0
     )

@@ -18,6 +18,9 @@ from collections.abc import Mapping
 
 from annotate.loop import rules, scales
 
+# An item's response slots at most: rank_1 .. rank_8 (curation.models.MAX_VERDICT_SLOTS).
+MAX_SLOTS = 8
+
 # Column types: "string", "int" (nullable 64-bit), "float", "bool", "timestamp" (UTC).
 VOTE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("vote_id", "int"),
@@ -97,6 +100,12 @@ VERDICT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("decided_by", "string"),
     ("version", "int"),
     ("updated_at", "timestamp"),
+    # An N-slot item's (best-of-N or ranking project): its picks and rankings
+    # counted, and its final ranking per canonical slot (1 = best, ties share
+    # a place; null beyond its slots or without a final ranking). A pair's
+    # are null, as an N-slot item's pair tallies are.
+    ("votes_ranked", "int"),
+    *((f"rank_{slot}", "int") for slot in range(1, MAX_SLOTS + 1)),
 )
 
 COLUMNS = {"votes": VOTE_COLUMNS, "verdicts": VERDICT_COLUMNS}
@@ -150,6 +159,7 @@ VERDICT_FIELDS = (
     "decided_by_id",
     "version",
     "updated_at",
+    "item__votes_ranked",
 )
 
 
@@ -250,11 +260,26 @@ def vote_record(
 
 
 def verdict_record(
-    row: tuple, *, project: str, names: Mapping[int, str], domains: Mapping[int, str]
+    row: tuple,
+    *,
+    project: str,
+    names: Mapping[int, str],
+    domains: Mapping[int, str],
+    n_slot: bool = False,
+    ranks: Mapping[int, int] | None = None,
 ) -> tuple:
-    """One verdict row (VERDICT_COLUMNS order) from a VERDICT_FIELDS tuple."""
-    (*head, decided_by, version, updated_at) = row
+    """One verdict row (VERDICT_COLUMNS order) from a VERDICT_FIELDS tuple.
+    `n_slot`: the item is a best-of-N pick's or a ranking's (its pair
+    tallies are null, its votes_ranked and final `ranks` {slot: rank} are
+    given); a pair's N-slot columns are null."""
+    (*head, decided_by, version, updated_at, votes_ranked) = row
     item_id, domain, item, *rest = head
+    if n_slot:
+        rest[-4:-1] = [None, None, None]  # votes_1, votes_2, votes_tie
+        ranks = ranks or {}
+        n_slot_columns = (votes_ranked, *(ranks.get(s) for s in range(1, MAX_SLOTS + 1)))
+    else:
+        n_slot_columns = (None,) * (1 + MAX_SLOTS)
     return (
         item_id,
         project,
@@ -264,4 +289,5 @@ def verdict_record(
         pseudonym_of(names, decided_by),
         version,
         updated_at,
+        *n_slot_columns,
     )

@@ -17,9 +17,10 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from annotate.loop import rules
 from annotate.models import Domain, Judgement, Membership, Project
 from curation.exports import records
-from curation.models import Verdict
+from curation.models import Verdict, VerdictRank
 
 KINDS = ("votes", "verdicts")
 # Rows fetched from the database at a time.
@@ -62,10 +63,38 @@ def export_rows(*, project: Project, kind: str, domain: Domain | None = None) ->
         if domain is not None:
             verdicts = verdicts.filter(item__domain=domain)
         rows = verdicts.order_by("item_id").values_list(*records.VERDICT_FIELDS)
+        if project.task in rules.N_SLOT_TASKS:
+            with _read_transaction():
+                yield from _n_slot_verdicts(
+                    rows, project=project.slug, names=names, domains=domains
+                )
+            return
         record = records.verdict_record
     with _read_transaction():
         for row in rows.iterator(chunk_size=CHUNK):
             yield record(row, project=project.slug, names=names, domains=domains)
+
+
+def _n_slot_verdicts(rows, **names) -> Iterator[tuple]:
+    """A best-of-N or ranking project's verdict rows with their final
+    rankings (VerdictRank, one query per CHUNK rows)."""
+    chunk: list[tuple] = []
+
+    def flush() -> Iterator[tuple]:
+        ranks: dict[int, dict[int, int]] = {}
+        for item_id, slot, rank in VerdictRank.objects.filter(
+            verdict__item_id__in=[row[0] for row in chunk]
+        ).values_list("verdict__item_id", "slot", "rank"):
+            ranks.setdefault(item_id, {})[slot] = rank
+        for row in chunk:
+            yield records.verdict_record(row, n_slot=True, ranks=ranks.get(row[0]), **names)
+        chunk.clear()
+
+    for row in rows.iterator(chunk_size=CHUNK):
+        chunk.append(row)
+        if len(chunk) == CHUNK:
+            yield from flush()
+    yield from flush()
 
 
 def _read_transaction():

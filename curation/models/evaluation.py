@@ -4,6 +4,8 @@ runner: endpoints, runs and their raw outputs.
 
 from __future__ import annotations
 
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
@@ -136,6 +138,11 @@ def _secrets() -> list[str]:
     return [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]
 
 
+def new_judge_seed() -> int:
+    """A run's seed: 53 random bits, so a JSON client reads it exactly."""
+    return secrets.randbits(53)
+
+
 class JudgeRunStatus(models.TextChoices):
     PENDING = "pending", "Pending"
     RUNNING = "running", "Running"
@@ -164,6 +171,12 @@ class JudgeRun(models.Model):
     max_tokens = models.PositiveIntegerField()
     timeout_seconds = models.FloatField()
     swapped = models.BooleanField(default=False, help_text="Also judge with the order swapped.")
+    # Drawn at creation; a benchmark draws a call's positions (a swap, a
+    # permutation) from it (judge_calls / judge_call_request), so a resumed
+    # run sends the same requests and the scorer re-derives the order.
+    seed = models.BigIntegerField(
+        default=new_judge_seed, help_text="Where a call's random positions are drawn from."
+    )
     # The benchmark whose items are judged, with its prompt, and whose rules
     # score the answers (some always send both orders: Benchmark.judge_both_orders).
     scoring = models.CharField(max_length=32, default=FIRST_SCORING, help_text=SCORING_HELP)
@@ -233,12 +246,14 @@ class JudgeOrder(models.TextChoices):
 
 
 class JudgeOutput(models.Model):
-    """The raw answer for one release item in one pass, stored as soon as it
-    arrives so a re-run after a crash sends only what is still missing."""
+    """The raw answer for one release item in one call, stored as soon as it
+    arrives so a re-run after a crash sends only what is still missing. The
+    call is a pass (JudgeOrder) or, for a benchmark with `judge_calls`, one
+    of its call keys ("run1", "perm0", …)."""
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="outputs")
     external_id = models.CharField(max_length=200)
-    order = models.CharField(max_length=8, choices=JudgeOrder.choices)
+    order = models.CharField(max_length=16, help_text="The call: a pass or a benchmark's call key.")
     output = models.TextField(blank=True)
     error = models.TextField(blank=True, help_text="Set when every attempt failed.")
     attempts = models.PositiveSmallIntegerField(default=1)
@@ -250,9 +265,7 @@ class JudgeOutput(models.Model):
             models.UniqueConstraint(
                 fields=["run", "external_id", "order"], name="curation_judgeoutput_once_per_pass"
             ),
-            models.CheckConstraint(
-                condition=Q(order__in=JudgeOrder.values), name="curation_judgeoutput_order_valid"
-            ),
+            models.CheckConstraint(condition=~Q(order=""), name="curation_judgeoutput_order_valid"),
         ]
         indexes = [
             # Run page: the failed requests of one run.

@@ -289,8 +289,10 @@ def test_judge_output_is_stored_once_per_item_and_pass():
     JudgeOutput.objects.create(run=run, external_id="x", order="swapped", output="[[B]]")
     with rejected_by("curation_judgeoutput_once_per_pass"):
         JudgeOutput.objects.create(run=run, external_id="x", order="original", output="again")
+    # Any call key a benchmark names (judge_calls), never an empty one.
+    JudgeOutput.objects.create(run=run, external_id="y", order="perm15-run5")
     with rejected_by("curation_judgeoutput_order_valid"):
-        JudgeOutput.objects.create(run=run, external_id="y", order="reversed")
+        JudgeOutput.objects.create(run=run, external_id="y", order="")
 
 
 # --- Label quality (curation/quality/) ---------------------------------------------------

@@ -269,6 +269,12 @@ def register(module):
     return module
 
 
+def fallback():
+    """The FALLBACK format: it reads any other file, and JSON or JSONL data
+    held in memory (its `read_data`)."""
+    return next(m for m in FORMATS if getattr(m, "FALLBACK", False))
+
+
 def unregister(module) -> None:
     if module in FORMATS:
         FORMATS.remove(module)

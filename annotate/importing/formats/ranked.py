@@ -23,6 +23,13 @@ line itself in ``raw`` when no json.dumps style writes it back), so
 :func:`record_line` gives the line back byte for byte (curation.benchmarks.
 ranked writes it into a release when nothing of it changed).
 
+Published rankings as votes and gold (import options): with "cast published
+annotations as votes" each record's ``rankings`` become one vote of the
+imported annotator ``imported-1`` (annotate.importing.imported_votes: an
+N-slot ranking vote in a ranking project, the pick of the slot ranked first
+in a best-of-N one); with "gold from label" the item's gold is the slot
+ranked first, none when several share the first place.
+
 Every line is checked before anything is written; problems name the file,
 the line (the row and column for parquet) and the field.
 """
@@ -76,6 +83,8 @@ SUFFIXES = (".jsonl", ".parquet")
 PARQUET_LAYOUT = True  # its parquet is read here, not by the generic parquet format
 # Its records are no other format's (responses and rankings are lists).
 DEFINITIVE = True
+# Its published rankings can be cast as votes (one ranking per record).
+CASTS_VOTES = True
 MIN_RESPONSES, MAX_RESPONSES = 2, 8
 EXPORT_PREFIX = "ranked/"
 DEFAULT_CATEGORY = "default"
@@ -321,7 +330,10 @@ def read_data(
         record, problems = parse_record(value)
         if record is None:
             return None, problems
-        return _item(record, line, index, category_domain(record.category)), problems
+        item = _item(record, line, index, category_domain(record.category))
+        if context.gold_from_label:
+            item.gold = gold_slot(record.rankings)
+        return item, problems
 
     def records(log: ProblemLog) -> Iterator[passes.Record]:
         lines = iter_jsonl(data, log, max_record_bytes=bounds.max_record_bytes, raw_lines=True)
@@ -370,7 +382,21 @@ def read_data(
         skipped=first.skipped if context.options.duplicates == "keep-first" else 0,
         renamed=len(renames),
         new_domains=new_domains,
+        votes=published_votes,
     )
+
+
+def gold_slot(rankings: Sequence[int]) -> str:
+    """The slot ranked first ("1".."8"), or "" when several share the first place."""
+    top = [slot for slot, rank in enumerate(rankings, start=1) if rank == min(rankings)]
+    return str(top[0]) if len(top) == 1 else ""
+
+
+def published_votes(item: ParsedItem, scale: str) -> list:
+    """The record's published ranking as one vote (competition form)."""
+    from annotate.importing.imported_votes import PublishedVote
+
+    return [PublishedVote(ranks=tuple(competition(item.labels)))]
 
 
 def _item(record: RankedRecord, line: int, index: int, domain: str) -> ParsedItem:
@@ -384,6 +410,7 @@ def _item(record: RankedRecord, line: int, index: int, domain: str) -> ParsedIte
         prompt=[*images, ParsedPart(TEXT, text=record.prompt)],
         responses=[[ParsedPart(TEXT, text=text)] for text in record.responses],
         meta={"ranked": {"category": record.category, "rankings": record.rankings}},
+        labels=record.rankings,  # published_votes reads them (votes are cast after meta is gone)
     )
 
 

@@ -13,14 +13,13 @@ from typing import Any
 from curation.benchmarks.base import (
     ApiReport,
     Board,
-    BuildContext,
     EvaluationError,
     FileOptions,
     FileScore,
-    Part,
     Scored,
     Upload,
 )
+from curation.benchmarks.common.records import OwnModules, refuse_options
 from curation.benchmarks.mmrb2 import evaluation, files, judge
 from curation.benchmarks.mmrb2 import scoring as mmrb2_scoring
 
@@ -32,7 +31,7 @@ def task_of_category(category: str) -> str | None:
     return category.removeprefix(PREFIX) if category.startswith(PREFIX) else None
 
 
-class MultimodalRewardBench2:
+class MultimodalRewardBench2(OwnModules):
     key = "mmrb2"
     title = "Multimodal RewardBench 2"
     position = 20  # its task files after the records; its table after theirs
@@ -52,12 +51,6 @@ class MultimodalRewardBench2:
     def serves(self, domains: Sequence[Any]) -> bool:
         return any(task_of_category(d.export_category) is not None for d in domains)
 
-    def prepare(self, ctx: BuildContext) -> Part:
-        return _release_part().prepare(ctx)
-
-    def card(self, meta: Any, summary: dict):
-        return _card().CardSection(meta, summary)
-
     # --- evaluation ----------------------------------------------------------------
 
     def in_release(self, release) -> bool:
@@ -70,16 +63,7 @@ class MultimodalRewardBench2:
         return mmrb2_scoring.looks_like_predictions(head)
 
     def score(self, release, upload: Upload) -> Scored:
-        if upload.swapped:
-            raise EvaluationError(
-                f"{upload.swapped_filename}: MMRB2 predictions carry both orders in one file "
-                '("forward" and "reverse"); leave the swapped file empty.'
-            )
-        if upload.official_compat:
-            raise EvaluationError(
-                "Scoring unknown IDs by their own Label is an MRB option; MMRB2 predictions "
-                "carry no Label."
-            )
+        refuse_options(upload, "MMRB2", 'both orders, "forward" and "reverse"')
         parsed, repeated = evaluation.read_predictions_file(upload.predictions, upload.filename)
         report = {"mmrb2": evaluation.score_release(release, parsed, repeated)}
 
@@ -182,16 +166,3 @@ class MultimodalRewardBench2:
 
 
 BENCHMARK = MultimodalRewardBench2()
-
-
-def _release_part():
-    # Only the release build needs it (models and storage, imported there).
-    from curation.benchmarks.mmrb2 import release_part
-
-    return release_part
-
-
-def _card():
-    from curation.benchmarks.mmrb2 import card
-
-    return card

@@ -10,9 +10,10 @@ kept as imported; nothing is said of what did not happen.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
+
+from curation.benchmarks.common.card import RecordsCardSection, counts, s
 
 REASONING = "reasoning"
 # The published meaning of each scale's points (A = response_a = response 1).
@@ -27,10 +28,6 @@ PROVENANCE_WORDS = {
     "reviewed": "confirmed in the label-quality review",
     "gold": "imported gold",
 }
-
-
-def _counts(values: Iterable[str]) -> dict[str, int]:
-    return dict(sorted(Counter(values).items()))
 
 
 def manifest_section(pairs: Sequence[Any], *, scale: str) -> dict:
@@ -48,14 +45,14 @@ def manifest_section(pairs: Sequence[Any], *, scale: str) -> dict:
             "domain": written[0].domain,
             "pairs": len(written),
             "mmrb2_only": sum(not p.mrb_shaped for p in written),
-            "prompt_source": _counts(p.prompt_source or "(none)" for p in written),
-            "provenance": _counts(p.provenance or "unknown" for p in written),
+            "prompt_source": counts(p.prompt_source or "(none)" for p in written),
+            "provenance": counts(p.provenance or "unknown" for p in written),
             "human_annotations_from_votes": sum(p.from_votes for p in written),
         }
     return {
         "tasks": tasks,
         "pairs": len(pairs),
-        "provenance": _counts(p.provenance or "unknown" for p in pairs),
+        "provenance": counts(p.provenance or "unknown" for p in pairs),
         "human_annotations_scale": scale,
         "human_annotations_rule": human_annotations_rule(tasks, scale=scale),
     }
@@ -70,12 +67,12 @@ def human_annotations_rule(tasks: dict[str, dict], *, scale: str) -> str:
     parts = []
     if graded:
         parts.append(
-            f"{graded} pair{_s(graded)} from the studio's graded votes, one point per "
+            f"{graded} pair{s(graded)} from the studio's graded votes, one point per "
             f"annotator on the {scale} scale ({SCALE_WORDS.get(scale, scale)})"
         )
     if grades:
         parts.append(
-            f"{grades} reasoning pair{_s(grades)} from the studio's letter grades "
+            f"{grades} reasoning pair{s(grades)} from the studio's letter grades "
             "(`response_a_ratings`, `response_b_ratings`)"
         )
     if graded or grades:
@@ -85,14 +82,10 @@ def human_annotations_rule(tasks: dict[str, dict], *, scale: str) -> str:
             + (", each annotator's latest vote in the order they first submitted")
         )
         if kept:
-            text += f"; {kept} pair{_s(kept)} without such votes keep the imported value"
+            text += f"; {kept} pair{s(kept)} without such votes keep the imported value"
     else:
         text = "as imported for every pair (the studio collected no votes on the scale)"
     return text + ". `chosen` is the side of each pair's verdict."
-
-
-def _s(n: int) -> str:
-    return "" if n == 1 else "s"
 
 
 def _listed(counts: dict[str, int], words: dict[str, str] | None = None) -> str:
@@ -110,8 +103,8 @@ def card_lines(section: dict, *, titles: dict[str, str], mixed: bool) -> list[st
         "",
         "## Multimodal RewardBench 2 task files" if mixed else "## Contents",
         "",
-        f"{section['pairs']} pair{_s(section['pairs'])} in {n_files} task "
-        f"file{_s(n_files)} in the Multimodal RewardBench 2 layout "
+        f"{section['pairs']} pair{s(section['pairs'])} in {n_files} task "
+        f"file{s(n_files)} in the Multimodal RewardBench 2 layout "
         '(`mmrb2/<task>.json`, `{"pairs": [...]}`, images beside them)'
         + (
             f"; {shared} of them, with text responses to one prompt image, "
@@ -144,31 +137,23 @@ def card_lines(section: dict, *, titles: dict[str, str], mixed: bool) -> list[st
     ]
 
 
-class CardSection:
+class CardSection(RecordsCardSection):
     """The card's words on the task files (curation.releases.card.CardSection)."""
 
+    key = "mmrb2"
+    prefix = "mmrb2/"
     states_consensus_rule = True  # the benchmark states its own: the card says ours
     shows_nominal_alpha = False  # its labels are graded: the graded table has the collapse
-
-    def __init__(self, meta: Any, summary: dict):
-        self.meta = meta
-        self.section = meta.manifest_extra.get("mmrb2")
-        self.holds = bool(self.section)
-
-    def intro(self) -> str:
-        return (
-            "Expert-annotated preference pairs for multimodal reward models and judges, in "
-            "the Multimodal RewardBench 2 layout (facebookresearch/MMRB2): per task a "
-            '`{"pairs": [...]}` file of prompts and two responses (text, images or both), '
-            "`chosen` and `human_annotations`."
-        )
+    intro_text = (
+        "Expert-annotated preference pairs for multimodal reward models and judges, in "
+        "the Multimodal RewardBench 2 layout (facebookresearch/MMRB2): per task a "
+        '`{"pairs": [...]}` file of prompts and two responses (text, images or both), '
+        "`chosen` and `human_annotations`."
+    )
 
     def phrase(self) -> str:
         pairs = self.section["pairs"]
-        return f"{pairs} pair{_s(pairs)} in Multimodal RewardBench 2 task files"
-
-    def owns(self, category: str) -> bool:
-        return category.startswith("mmrb2/")
+        return f"{pairs} pair{s(pairs)} in Multimodal RewardBench 2 task files"
 
     def lines(self, *, mixed: bool, others: Sequence[Any]) -> list[str]:
         titles = {slug: title for slug, title, _ in self.meta.domains}
@@ -176,9 +161,6 @@ class CardSection:
 
     def files(self, *, parquet: bool, trl: bool) -> str:
         return "`mmrb2/<task>.json` (the task files, their images under `mmrb2/`), "
-
-    def absent_lines(self) -> list[str]:
-        return []
 
     def loading(self, domains: Sequence[str], *, parquet: bool, trl: bool) -> list[str]:
         task = next(iter(self.section["tasks"]), "<task>")

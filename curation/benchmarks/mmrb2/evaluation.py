@@ -17,8 +17,8 @@ import json
 from typing import Any
 
 from annotate.importing.formats.mmrb2.taskfile import TASKS
-from common.storage import read_stored
-from curation.benchmarks.base import MAX_PREDICTIONS_BYTES, EvaluationError, Predictions, size_of
+from curation.benchmarks.base import MAX_PREDICTIONS_BYTES, EvaluationError, Predictions
+from curation.benchmarks.common.records import predictions_text, read_release_file
 from curation.benchmarks.mmrb2 import judge as mmrb2_judge
 from curation.benchmarks.mmrb2 import scoring as mmrb2_scoring
 from curation.models import JudgeOrder, Release
@@ -43,29 +43,13 @@ def release_tasks(release: Release) -> list[tuple[str, str]]:
 
 def task_pairs(release: Release, name: str) -> list[dict[str, Any]]:
     """The pairs of one of the release's task files, as published."""
-    stored = f"{release.folder}/{name}"
-    try:
-        data = json.loads(read_stored(_release_storage(), stored).decode("utf-8"))
-    except FileNotFoundError:
-        raise EvaluationError(f"{name} is missing from the release's files.") from None
-    return data["pairs"]
+    return json.loads(read_release_file(release, name).decode("utf-8"))["pairs"]
 
 
 def read_predictions_file(predictions: Predictions, filename: str) -> tuple[dict, int]:
     """The file's predictions (mmrb2_scoring.read_predictions), size-checked
     before a byte is read."""
-    if size_of(predictions) > MAX_PREDICTIONS_BYTES:
-        raise EvaluationError(f"{filename}: larger than {MAX_PREDICTIONS_BYTES} bytes")
-    if isinstance(predictions, bytes):
-        raw = predictions
-    else:
-        predictions.seek(0)
-        raw = predictions.read()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise EvaluationError(f"{filename}: not valid UTF-8 (byte {exc.start})") from None
-    del raw
+    text = predictions_text(predictions, filename, MAX_PREDICTIONS_BYTES)
     try:
         return mmrb2_scoring.read_predictions(text, filename)
     except mmrb2_scoring.PredictionsError as exc:
@@ -134,9 +118,3 @@ def predictions_file(outputs: dict[tuple[str, str], str], records: list[dict]) -
         for r in records
     }
     return json.dumps(predictions, indent=2, ensure_ascii=False).encode()
-
-
-def _release_storage():
-    from curation.releases import publishing
-
-    return publishing.release_storage()

@@ -14,18 +14,16 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from common.storage import read_stored
 from curation.benchmarks.base import (
     Board,
-    BuildContext,
     EvaluationError,
     FileOptions,
     FileScore,
-    Part,
     Predictions,
     Scored,
     Upload,
 )
+from curation.benchmarks.common.records import OwnModules, read_release_file
 from curation.benchmarks.mrb import (
     files,
     judge,
@@ -34,6 +32,7 @@ from curation.benchmarks.mrb import (
     scoring_input,
     scoring_output,
 )
+from curation.releases.groups import acc_plus, release_groups
 
 # One prediction line: an ID and a judge's answer of a few kB.
 MAX_LINE_BYTES = 1024 * 1024
@@ -63,19 +62,14 @@ def lines_of(predictions: Predictions, filename: str) -> Iterator[str]:
 def release_records(release) -> list[dict]:
     """The release's records (all_data.json), from the releases storage
     (local or a bucket) by name."""
-    from curation.releases import publishing
-
-    data_name = f"{release.folder}/all_data.json"
-    try:
-        text = read_stored(publishing.release_storage(), data_name).decode("utf-8-sig")
-    except FileNotFoundError:
-        raise EvaluationError(f"{data_name} is missing from the releases storage.") from None
-    return scoring_input.parse_release_records(text, data_name)
+    text = read_release_file(release, "all_data.json").decode("utf-8-sig")
+    return scoring_input.parse_release_records(text, f"{release.folder}/all_data.json")
 
 
-class MultimodalRewardBench:
+class MultimodalRewardBench(OwnModules):
     key = "mrb"
     title = "Multimodal RewardBench"
+    short = "MRB"  # in messages
     position = 10  # its records come first in a release, its table first on a page
     upload_label = "Multimodal RewardBench (JSONL)"
     upload_help = (
@@ -93,12 +87,6 @@ class MultimodalRewardBench:
 
     def serves(self, domains: Sequence[Any]) -> bool:
         return True  # every release holds the records (empty when none has their shape)
-
-    def prepare(self, ctx: BuildContext) -> Part:
-        return _release_part().prepare(ctx)
-
-    def card(self, meta: Any, summary: dict):
-        return _card().CardSection(meta, summary)
 
     # --- evaluation ----------------------------------------------------------------
 
@@ -129,7 +117,7 @@ class MultimodalRewardBench:
 
         def store_items(evaluation) -> None:
             # Per-item results in the project's canonical terms (drill-down, label quality).
-            from curation.quality.predictions import store_item_predictions
+            from curation.benchmarks.mrb.predictions import store_item_predictions
 
             store_item_predictions(
                 evaluation=evaluation, records=records, predictions=parsed, report=report
@@ -138,8 +126,15 @@ class MultimodalRewardBench:
         files: dict[str, Predictions] = {".jsonl": upload.predictions}
         if upload.swapped:
             files["-swapped.jsonl"] = upload.swapped
+        as_dict = scoring_output.report_as_dict(report)
+        # Issue 34: Acc+ where the release has groups (curation.releases.groups).
+        groups = release_groups(release)
+        if groups:
+            right = report.first_picks.get("original", {})
+            ids = [r["ID"] for r in records]
+            as_dict["extras"]["acc_plus"] = acc_plus(ids, groups, right).as_dict()
         return Scored(
-            report=scoring_output.report_as_dict(report),
+            report=as_dict,
             accuracy=report.group("all").accuracy,
             files=files,
             store_items=store_items,
@@ -155,7 +150,11 @@ class MultimodalRewardBench:
             template="curation/leaderboards/mrb.html",
             columns=columns,
             rows=rows,
-            context={"sort": sort, "chart": leaderboard.chart(columns, rows)},
+            context={
+                "sort": sort,
+                "chart": leaderboard.chart(columns, rows),
+                "acc_plus": leaderboard.has_acc_plus(rows),
+            },
             csv=lambda: leaderboard.csv_rows(columns, rows),
         )
 
@@ -219,16 +218,3 @@ def scoring_line(external_id: str, output: str) -> str:
 
 
 BENCHMARK = MultimodalRewardBench()
-
-
-def _release_part():
-    # Only the release build needs it (models and storage, imported there).
-    from curation.benchmarks.mrb import release_part
-
-    return release_part
-
-
-def _card():
-    from curation.benchmarks.mrb import card
-
-    return card

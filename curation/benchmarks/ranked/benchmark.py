@@ -9,111 +9,61 @@ leaderboard table."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
 from typing import Any
 
-from curation.benchmarks.base import (
-    MAX_PREDICTIONS_BYTES,
-    Board,
-    BuildContext,
-    EvaluationError,
-    FileScore,
-    Part,
-    Predictions,
-    Scored,
-    Upload,
-    size_of,
+from curation.benchmarks.base import Board, EvaluationError, FileScore, Scored, Upload
+from curation.benchmarks.common.records import (
+    RecordsBenchmark,
+    percent,
+    predictions_text,
+    read_release_file,
+    refuse_options,
 )
-from curation.benchmarks.ranked import scoring
+from curation.benchmarks.ranked import judge, scoring
 from curation.benchmarks.ranked.card import FILE, PREDICTIONS_SHAPE
 
-PREFIX = "ranked/"  # of the export Category of a ranked domain
-NO_JUDGE = (
-    "Ranked releases are scored from uploaded predictions (scores or a ranking per prompt); "
-    "the studio has no judge prompt for them yet."
-)
 
-
-class Ranked:
+class Ranked(RecordsBenchmark):
     key = "ranked"
     title = "Ranked responses (MR²Bench layout)"
+    prefix = "ranked/"  # of the export Category of a ranked domain
+    file = FILE
+    label = "ranked"
     upload_label = "Ranked responses, MR²Bench layout (scores or a ranking per prompt, JSONL)"
     upload_help = f"Ranked responses: {PREDICTIONS_SHAPE}."
-    judge_label = "Ranked responses: uploads only (no judge prompt)"
-    rekey_prefix = ""  # its own rule is in its own manifest section
-    detect_last = False
-    judge_both_orders = False
+    judge_label = "Ranked responses: an N-way ranking per prompt, shown in a seeded order"
     # Before the benchmark at 20, whose detection takes any JSON object line without
     # "ID": a file of {"id", "ranking"} lines is detected as this one's. Its
     # file and table come after the Multimodal RewardBench records' (10).
     position = 15
 
-    # --- release -------------------------------------------------------------------
-
-    def serves(self, domains: Sequence[Any]) -> bool:
-        return any(d.export_category.startswith(PREFIX) for d in domains)
-
-    def prepare(self, ctx: BuildContext) -> Part:
-        from curation.benchmarks.ranked import release_part
-
-        return release_part.prepare(ctx)
-
-    def card(self, meta: Any, summary: dict):
-        from curation.benchmarks.ranked import card
-
-        return card.CardSection(meta, summary)
-
     # --- evaluation ----------------------------------------------------------------
-
-    def in_release(self, release) -> bool:
-        return FILE in (release.manifest or {}).get("files", {})
-
-    def missing_message(self, release) -> str:
-        return f"This release has no ranked file ({FILE})."
 
     def detects(self, head: str) -> bool:
         return scoring.looks_like_predictions(head)
 
     def score(self, release, upload: Upload) -> Scored:
-        if upload.swapped or upload.official_compat:
-            raise EvaluationError(
-                "Ranked predictions are one file (scores or a ranking per prompt) and take no "
-                "options; leave the swapped file empty."
-            )
+        refuse_options(upload, "Ranked", "scores or a ranking per prompt")
         report = score_text(
-            release_prompts(release), _text(upload.predictions, upload.filename), upload.filename
+            release_prompts(release),
+            predictions_text(upload.predictions, upload.filename),
+            upload.filename,
         )
         return Scored(
             report={"ranked": report},
             accuracy=report["top1"],
             files={".jsonl": upload.predictions},
-            # Per-item rows (ItemPrediction) hold a pair's choice: none for rankings.
-            store_items=lambda entry: None,
+            store_items=lambda entry: None,  # no per-item rows (ensure_item_predictions)
         )
 
     def leaderboard(self, release, evaluations, *, sort: str = "") -> Board:
-        categories: list[str] = []
-        rows = []
-        for e in evaluations.order_by("-accuracy", "name", "pk"):
-            report = e.report.get("ranked", {})
-            by = {c["category"]: c for c in report.get("categories", [])}
-            categories.extend(c for c in by if c not in categories)
-            rows.append({"evaluation": e, "by": by, "report": report})
-        for row in rows:
-            row["cells"] = [_cell(row["by"].get(name)) for name in categories]
-            row["top1"] = _percent(row["report"].get("top1"))
-            row["tau_b"] = _tau(row["report"].get("tau_b"))
-        return Board(
-            key=self.key,
-            title=self.title,
-            template="curation/leaderboards/ranked.html",
-            columns=categories,
-            rows=rows,
-            context={"definitions": scoring.DEFINITIONS, "file": FILE},
-        )
-
-    def ensure_item_predictions(self, entry) -> int:
-        return 0
+        board = self.board(
+            evaluations, "categories", "category", _cell,
+            top1=lambda report: percent(report.get("top1")),
+            tau_b=lambda report: _tau(report.get("tau_b")),
+        )  # fmt: skip
+        board.context = {"definitions": scoring.DEFINITIONS, "file": FILE}
+        return board
 
     # --- the evaluate command (optional member) -----------------------------------------
 
@@ -123,21 +73,8 @@ class Ranked:
     files_predictions_help = f"ranked: one predictions file, {PREDICTIONS_SHAPE}"
 
     def score_files(self, release: str, predictions: list[str], options: Any) -> FileScore:
-        from pathlib import Path
-
-        if getattr(options, "swapped", None) or getattr(options, "official_compat", False):
-            raise EvaluationError("Ranked predictions take one file and no options.")
-        if len(predictions) != 1:
-            raise EvaluationError("Ranked: give one predictions file.")
-        where = Path(release)
-        source = where / FILE if where.is_dir() else where
-        try:
-            text = source.read_text(encoding="utf-8")
-            prompts = prompts_of(text)
-            raw = Path(predictions[0]).read_bytes()
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise EvaluationError(f"{source}: not a ranked file ({exc})") from None
-        report = score_text(prompts, _text(raw, predictions[0]), predictions[0])
+        prompts, text = self.one_file(release, predictions, options, prompts_of)
+        report = score_text(prompts, text, predictions[0])
         return FileScore(report={"ranked": report}, text=lambda: text_report(report))
 
     # --- release IDs (optional member) ---------------------------------------------------
@@ -146,23 +83,24 @@ class Ranked:
         """A re-keyed ID of a ranked category's item (one ID in every file)."""
         from curation.benchmarks.ranked.release_files import REKEY_PREFIX
 
-        return REKEY_PREFIX if category.startswith(PREFIX) else None
+        return REKEY_PREFIX if category.startswith(self.prefix) else None
 
-    # --- judge runs (none yet: uploads only) ------------------------------------------
-
-    def judge_item_count(self, release) -> int:
-        raise EvaluationError(NO_JUDGE)
+    # --- judge runs: an N-way ranking prompt (.judge; the judge-call seam) -------------
 
     def judge_records(self, release) -> list[dict]:
-        raise EvaluationError(NO_JUDGE)
+        return judge.release_judge_records(release)
 
-    def judge_request(
-        self, record: dict, read_image: Callable[[str], bytes], endpoint, *, swapped: bool
-    ) -> dict:
-        raise EvaluationError(NO_JUDGE)
+    def judge_calls(self, record: dict, seed: int, *, both_orders: bool) -> list[str]:
+        return judge.judge_calls(record, seed, both_orders=both_orders)
+
+    def judge_call_request(self, record, read_image, endpoint, *, call: str, seed: int) -> dict:
+        return judge.request_body(record, read_image, endpoint, call=call, seed=seed)
+
+    def judge_request(self, record, read_image, endpoint, *, swapped: bool) -> dict:
+        raise EvaluationError("Ranked records are judged by call (judge_call_request).")
 
     def judge_predictions(self, outputs: dict, records: list[dict], run) -> Upload:
-        raise EvaluationError(NO_JUDGE)
+        return judge.predictions(outputs, records, run)
 
 
 BENCHMARK = Ranked()
@@ -178,32 +116,12 @@ def score_text(prompts: list[scoring.Prompt], text: str, filename: str) -> dict:
     return {**scoring.score(prompts, parsed), "repeated_ids": repeated, "unknown_ids": unknown}
 
 
-def _percent(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}"
-
-
 def _tau(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
-def _cell(entry: dict | None) -> dict | None:
-    if entry is None:
-        return None
-    return {**entry, "percent": _percent(entry["top1"]), "tau": _tau(entry["tau_b"])}
-
-
-def _text(predictions: Predictions, filename: str) -> str:
-    if size_of(predictions) > MAX_PREDICTIONS_BYTES:
-        raise EvaluationError(f"{filename}: larger than {MAX_PREDICTIONS_BYTES} bytes")
-    if isinstance(predictions, bytes):
-        raw = predictions
-    else:
-        predictions.seek(0)
-        raw = predictions.read()
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise EvaluationError(f"{filename}: not valid UTF-8 (byte {exc.start})") from None
+def _cell(entry: dict) -> dict:
+    return {"percent": percent(entry["top1"]), "tau": _tau(entry["tau_b"])}
 
 
 def prompts_of(text: str) -> list[scoring.Prompt]:
@@ -219,14 +137,7 @@ def prompts_of(text: str) -> list[scoring.Prompt]:
 
 def release_prompts(release) -> list[scoring.Prompt]:
     """The prompts of the release's ranked file, in file order."""
-    from common.storage import read_stored
-    from curation.releases import publishing
-
-    try:
-        data = read_stored(publishing.release_storage(), f"{release.folder}/{FILE}")
-    except FileNotFoundError:
-        raise EvaluationError(f"{FILE} is missing from the release's files.") from None
-    return prompts_of(data.decode("utf-8"))
+    return prompts_of(read_release_file(release, FILE).decode("utf-8"))
 
 
 def text_report(report: dict) -> str:
@@ -235,7 +146,7 @@ def text_report(report: dict) -> str:
     lines = [head]
     for c in [*report["categories"], {**report, "category": "overall"}]:
         lines.append(
-            f"{c['category']:<20} {_percent(c['top1']):>8} {_tau(c['tau_b']):>7} "
+            f"{c['category']:<20} {percent(c['top1']):>8} {_tau(c['tau_b']):>7} "
             f"{c['prompts']:>8} {c['missing']:>8}"
         )
     lines.append(f"unknown IDs: {report['unknown_ids']}, repeated IDs: {report['repeated_ids']}")

@@ -28,9 +28,14 @@ from django.core.files.storage import default_storage
 from annotate.importing.formats.ranked import EXPORT_PREFIX, competition, record_line
 from annotate.importing.sources import safe_relative_path
 from annotate.models import Item, ItemPart, PartKind
+from curation.benchmarks.common.release import (
+    left_out,
+    released_ids,
+    response_slots,
+    write_lines,
+)
 from curation.benchmarks.ranked.card import FILE
 from curation.models import VerdictRank
-from curation.releases.rekey import in_new_id_order, rekeyed_id
 
 REKEY_PREFIX = "rk"
 FOLDER = "ranked"
@@ -74,27 +79,16 @@ def write_file(
     """Write `FILE` (and its images) under `folder` from (item_id,
     external_id, domain slug, final_choice, provenance, verdict_id) rows in
     import order. Returns the records written and warnings for those left out."""
-    released = {row[1]: row[1] for row in rows}
-    if salt:
-        released = {ext_id: rekeyed_id(salt, REKEY_PREFIX, ext_id) for ext_id in released}
-        rows = in_new_id_order(rows, lambda row: released[row[1]])
+    released, rows = released_ids(rows, salt, REKEY_PREFIX)
     written: list[Written] = []
     skipped: list[str] = []
     images: dict[str, str] = {}  # release path -> sha256
-    path = folder / FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        for line in _lines(folder, rows, released, domains, written, skipped, images):
-            fh.write(line + "\n")
-    warnings = []
-    if skipped:
-        warnings.append(
-            f"{len(skipped)} ranked item{'s' if len(skipped) != 1 else ''} left out of {FILE} "
-            f"(decided with no ranking and no single response picked, or an image path "
-            f"another image already has): {', '.join(skipped[:5])}"
-            + (", …" if len(skipped) > 5 else "")
-        )
-    return written, warnings
+    write_lines(folder / FILE, _lines(folder, rows, released, domains, written, skipped, images))
+    why = (
+        "decided with no ranking and no single response picked, or an image path another "
+        "image already has"
+    )
+    return written, left_out(skipped, "ranked", FILE, why)
 
 
 def _copy_image(image, relative: str, folder: Path, images: dict[str, str]) -> bool:
@@ -131,9 +125,7 @@ def _lines(folder, rows, released, domains, written, skipped, images) -> Iterato
             stored[verdict_id][slot] = rank
         for item_id, ext_id, slug, final_choice, provenance, verdict_id in chunk:
             slots = parts[item_id]
-            names = sorted(
-                (s for s in slots if s.startswith("response_")), key=lambda s: int(s[9:])
-            )
+            names = response_slots(slots)
             responses = [
                 "".join(p.text for p in slots[s] if p.kind == PartKind.TEXT) for s in names
             ]

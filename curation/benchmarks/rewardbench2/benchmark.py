@@ -7,83 +7,45 @@ leaderboard table and the judge prompts of ``run_generative_v2.py`` (.judge)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from curation.benchmarks.base import (
-    MAX_PREDICTIONS_BYTES,
-    Board,
-    BuildContext,
-    EvaluationError,
-    FileScore,
-    Part,
-    Predictions,
-    Scored,
-    Upload,
-    size_of,
+from curation.benchmarks.base import Board, EvaluationError, FileScore, Scored, Upload
+from curation.benchmarks.common.records import (
+    RecordsBenchmark,
+    jsonl_records,
+    percent,
+    predictions_text,
+    refuse_options,
 )
 from curation.benchmarks.rewardbench2 import judge
 from curation.benchmarks.rewardbench2 import scoring as rb2_scoring
 from curation.benchmarks.rewardbench2.card import FILE, PREDICTIONS_SHAPE
 
-PREFIX = "rewardbench2/"  # of the export Category of a RewardBench 2 domain
 
-
-class RewardBench2:
+class RewardBench2(RecordsBenchmark):
     key = "rewardbench2"
     title = "RewardBench 2"
+    prefix = "rewardbench2/"  # of the export Category of a RewardBench 2 domain
+    file = FILE
+    label = "RewardBench 2"
     upload_label = "RewardBench 2 (scores per completion, JSON or JSONL)"
     upload_help = f"RewardBench 2: {PREDICTIONS_SHAPE}."
     judge_label = "RewardBench 2: best-of-4 verdicts, Ties rated"
-    # The build lists every registered benchmark's prefix in each re-keyed
-    # release's manifest (golden bytes): its own rule is in its own section.
-    rekey_prefix = ""
-    detect_last = False
-    judge_both_orders = False  # one request per prompt: positions come from the seed
+    # judge_both_orders False: one request per prompt, positions come from the seed
     position = 30  # its file and table after the two multimodal benchmarks (10, 20)
 
-    # --- release -------------------------------------------------------------------
-
-    def serves(self, domains: Sequence[Any]) -> bool:
-        return any(d.export_category.startswith(PREFIX) for d in domains)
-
-    def prepare(self, ctx: BuildContext) -> Part:
-        from curation.benchmarks.rewardbench2 import release_part
-
-        return release_part.prepare(ctx)
-
-    def card(self, meta: Any, summary: dict):
-        from curation.benchmarks.rewardbench2 import card
-
-        return card.CardSection(meta, summary)
-
     # --- evaluation ----------------------------------------------------------------
-
-    def in_release(self, release) -> bool:
-        return FILE in (release.manifest or {}).get("files", {})
-
-    def missing_message(self, release) -> str:
-        return f"This release has no RewardBench 2 file ({FILE})."
 
     def detects(self, head: str) -> bool:
         return rb2_scoring.looks_like_predictions(head)
 
     def score(self, release, upload: Upload) -> Scored:
-        if upload.swapped:
-            raise EvaluationError(
-                f"{upload.swapped_filename}: RewardBench 2 predictions are one file (a judge's "
-                "positions are in it); leave the swapped file empty."
-            )
-        if upload.official_compat:
-            raise EvaluationError(
-                "Scoring unknown IDs by their own Label is an MRB option; RewardBench 2 "
-                "predictions carry no Label."
-            )
-        text = _text(upload.predictions, upload.filename)
+        refuse_options(upload, "RewardBench 2", "a judge's positions are in it")
+        text = predictions_text(upload.predictions, upload.filename)
         try:
             parsed, repeated = rb2_scoring.read_predictions(text, upload.filename)
-            report = rb2_scoring.score(release_prompts(release), parsed)
+            report = rb2_scoring.score([_prompt(r) for r in self.release_records(release)], parsed)
         except rb2_scoring.PredictionsError as exc:
             raise EvaluationError(str(exc)) from None
         report["repeated_ids"] = repeated
@@ -92,33 +54,12 @@ class RewardBench2:
             report={"rewardbench2": report},
             accuracy=_sort_key(report["overall"]),
             files={suffix: upload.predictions},
-            # Per-item rows (ItemPrediction) hold a pair's choice: none for N completions yet.
-            store_items=lambda entry: None,
+            store_items=lambda entry: None,  # no per-item rows (ensure_item_predictions)
         )
 
     def leaderboard(self, release, evaluations, *, sort: str = "") -> Board:
-        subsets: list[str] = []
-        rows = []
-        for e in evaluations.order_by("-accuracy", "name", "pk"):
-            report = e.report.get("rewardbench2", {})
-            by_subset = {s["subset"]: s for s in report.get("subsets", [])}
-            for name in by_subset:
-                if name not in subsets:
-                    subsets.append(name)
-            rows.append({"evaluation": e, "by_subset": by_subset, "report": report})
-        for row in rows:
-            row["subsets"] = [_cell(row["by_subset"].get(name)) for name in subsets]
-            row["overall"] = _percent(row["report"].get("overall"))
-        return Board(
-            key=self.key,
-            title=self.title,
-            template="curation/leaderboards/rewardbench2.html",
-            columns=subsets,
-            rows=rows,
-        )
-
-    def ensure_item_predictions(self, entry) -> int:
-        return 0
+        overall = lambda report: percent(report.get("overall"))  # noqa: E731
+        return self.board(evaluations, "subsets", "subset", _cell, overall=overall)
 
     # --- the evaluate command (a release folder on disk; optional member) ---------------
 
@@ -128,27 +69,14 @@ class RewardBench2:
     )
     files_predictions_help = f"rewardbench2: one predictions file, {PREDICTIONS_SHAPE}"
 
-    def score_files(self, release: str, predictions: list[str], options: Any):
+    def score_files(self, release: str, predictions: list[str], options: Any) -> FileScore:
         """Score one predictions file against the records of a release folder
         (or a RewardBench 2 JSONL file): the report, and its text."""
-        from pathlib import Path
-
-        if getattr(options, "swapped", None) or getattr(options, "official_compat", False):
-            raise EvaluationError("RewardBench 2 takes one predictions file and no options.")
-        if len(predictions) != 1:
-            raise EvaluationError("RewardBench 2: give one predictions file.")
-        where = Path(release)
-        source = where / FILE if where.is_dir() else where
+        prompts, text = self.one_file(
+            release, predictions, options, lambda text: [_prompt(r) for r in jsonl_records(text)]
+        )
         try:
-            lines = source.read_text(encoding="utf-8").splitlines()
-            prompts = [_prompt(json.loads(line)) for line in lines if line.strip()]
-            text = Path(predictions[0]).read_bytes()
-        except (OSError, ValueError, KeyError) as exc:
-            raise EvaluationError(f"{source}: not a RewardBench 2 file ({exc})") from None
-        try:
-            parsed, repeated = rb2_scoring.read_predictions(
-                _text(text, predictions[0]), predictions[0]
-            )
+            parsed, repeated = rb2_scoring.read_predictions(text, predictions[0])
             report = rb2_scoring.score(prompts, parsed)
         except rb2_scoring.PredictionsError as exc:
             raise EvaluationError(str(exc)) from None
@@ -157,11 +85,8 @@ class RewardBench2:
 
     # --- judge runs ----------------------------------------------------------------
 
-    def judge_item_count(self, release) -> int:
-        return len(self.judge_records(release))
-
     def judge_records(self, release) -> list[dict]:
-        return judge.judge_records(release_records(release), release.seed)
+        return judge.judge_records(self.release_records(release), release.seed)
 
     def judge_request(
         self, record: dict, read_image: Callable[[str], bytes], endpoint, *, swapped: bool
@@ -188,40 +113,8 @@ def _sort_key(overall: float | None) -> float | None:
     return None if overall is None else min(1.0, max(0.0, overall))
 
 
-def _percent(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}"
-
-
-def _cell(entry: dict | None) -> dict | None:
-    if entry is None:
-        return None
-    return {**entry, "percent": _percent(entry.get("score"))}
-
-
-def _text(predictions: Predictions, filename: str) -> str:
-    if size_of(predictions) > MAX_PREDICTIONS_BYTES:
-        raise EvaluationError(f"{filename}: larger than {MAX_PREDICTIONS_BYTES} bytes")
-    if isinstance(predictions, bytes):
-        raw = predictions
-    else:
-        predictions.seek(0)
-        raw = predictions.read()
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise EvaluationError(f"{filename}: not valid UTF-8 (byte {exc.start})") from None
-
-
-def release_records(release) -> list[dict]:
-    """The records of the release's RewardBench 2 file, in file order."""
-    from common.storage import read_stored
-    from curation.releases import publishing
-
-    try:
-        data = read_stored(publishing.release_storage(), f"{release.folder}/{FILE}")
-    except FileNotFoundError:
-        raise EvaluationError(f"{FILE} is missing from the release's files.") from None
-    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+def _cell(entry: dict) -> dict:
+    return {"percent": percent(entry.get("score"))}
 
 
 def _prompt(record: dict) -> rb2_scoring.Prompt:
@@ -230,16 +123,12 @@ def _prompt(record: dict) -> rb2_scoring.Prompt:
     )
 
 
-def release_prompts(release) -> list[rb2_scoring.Prompt]:
-    return [_prompt(r) for r in release_records(release)]
-
-
 def _text_report(report: dict) -> str:
     """The report as the shell prints it: a line per subset, then overall."""
     lines = [f"{'subset':<12} {'score %':>8} {'prompts':>8} {'missing':>8}"]
     for s in report["subsets"]:
         lines.append(
-            f"{s['subset']:<12} {_percent(s['score']):>8} {s['prompts']:>8} {s['missing']:>8}"
+            f"{s['subset']:<12} {percent(s['score']):>8} {s['prompts']:>8} {s['missing']:>8}"
         )
         if "ties" in s:
             t = s["ties"]
@@ -256,6 +145,6 @@ def _text_report(report: dict) -> str:
                     )
                 )
             )
-    lines.append(f"{'overall':<12} {_percent(report['overall']):>8} {report['prompts']:>8}")
+    lines.append(f"{'overall':<12} {percent(report['overall']):>8} {report['prompts']:>8}")
     lines.append(f"unknown IDs: {report['unknown_ids']}, repeated IDs: {report['repeated_ids']}")
     return "\n".join(lines) + "\n"

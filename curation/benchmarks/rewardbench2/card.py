@@ -9,6 +9,16 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from curation.benchmarks.common.card import (
+    RecordsCardSection,
+    changed_line,
+    counts,
+    head_lines,
+    per_prompt_line,
+    provenance_counts,
+    s,
+)
+
 FILE = "rewardbench2/test.jsonl"
 PREDICTIONS_SHAPE = (
     'one JSON object {"prompt ID": [score, ...]} or JSONL lines {"id": "prompt ID", '
@@ -28,10 +38,6 @@ SCORING_WORDS = (
 )
 
 
-def _s(n: int) -> str:
-    return "" if n == 1 else "s"
-
-
 REKEY_RULE = (
     "rb2_<first 16 hex digits of sha256(salt:rb2:old id)>; Ties IDs stay ref:<n>/tied:<n>, "
     "each n replaced by its rank in a salted order (a ref and its tied keep one number)"
@@ -42,14 +48,13 @@ def manifest_section(written: Sequence[Any], *, seed: int, rekeyed: bool = False
     """The manifest's `rewardbench2`: its file, records per subset, how many
     decisions kept the imported correct completions, the completions per
     record, and the seed of judge runs' answer positions."""
-    subsets = Counter(r.subset for r in written)
     return {
         "file": FILE,
         "records": len(written),
-        "subsets": dict(subsets),
-        "total_completions": dict(sorted(Counter(str(r.total) for r in written).items())),
+        "subsets": dict(Counter(r.subset for r in written)),
+        "total_completions": counts(str(r.total) for r in written),
         "changed_from_import": sum(r.changed for r in written),
-        "provenance": dict(sorted(Counter(r.provenance or "unknown" for r in written).items())),
+        "provenance": provenance_counts(written),
         "judge_position_seed": seed,
         "predictions": PREDICTIONS_SHAPE,
         **({"id_rekey": REKEY_RULE} if rekeyed else {}),
@@ -58,79 +63,47 @@ def manifest_section(written: Sequence[Any], *, seed: int, rekeyed: bool = False
 
 def card_lines(section: dict, *, mixed: bool) -> list[str]:
     n = section["records"]
-    subsets = section["subsets"]
-    changed = section["changed_from_import"]
-    lines = [
-        "",
-        "## RewardBench 2 records" if mixed else "## Contents",
-        "",
-        f"{n} prompt{_s(n)} in `{section['file']}`, one record a line in the layout of "
+    sentence = (
+        f"{n} prompt{s(n)} in `{section['file']}`, one record a line in the layout of "
         "allenai/reward-bench-2 (`id, prompt, chosen, rejected, num_correct, num_incorrect, "
         "total_completions, models, subset, additional_metadata`): the correct completions "
-        "first (`chosen`), from each item's verdict, then the others (`rejected`).",
-        "",
-        "| subset | prompts |",
-        "|---|---:|",
-        *(f"| {name} | {count} |" for name, count in subsets.items()),
-        "",
-        "- Completions per prompt: "
-        + ", ".join(f"{k}: {v}" for k, v in section["total_completions"].items())
-        + ".",
-        f"- {changed} record{_s(changed)} "
-        + ("has" if changed == 1 else "have")
-        + " other correct completions than imported (the studio's decision differs).",
+        "first (`chosen`), from each item's verdict, then the others (`rejected`)."
+    )
+    return [
+        *head_lines(
+            "## RewardBench 2 records",
+            mixed=mixed,
+            sentence=sentence,
+            column="subset",
+            rows=section["subsets"],
+        ),
+        per_prompt_line("Completions", section["total_completions"]),
+        changed_line(section["changed_from_import"], "other correct completions"),
         f"- Predictions: {section['predictions']}.",
         f"- {SCORING_WORDS}",
         f"- Judge runs show the correct answer at a position drawn from seed "
         f"{section['judge_position_seed']} and the prompt's ID (the published script draws it "
         "unseeded).",
     ]
-    return lines
 
 
-class CardSection:
+class CardSection(RecordsCardSection):
     """The card's words on the RewardBench 2 file (curation.releases.card.CardSection)."""
 
-    states_consensus_rule = False
+    key = "rewardbench2"
+    prefix = "rewardbench2/"
+    file = FILE
+    noun = "the RewardBench 2 records"
+    prompt_noun = "RewardBench 2"
+    intro_text = (
+        "Prompts with one or more correct and several incorrect completions for reward "
+        "models and judges, in the RewardBench 2 layout (allenai/reward-bench-2)."
+    )
+    dataset_name = "rb2"
+    loading_notes = (
+        "allenai/reward-bench's `scripts/run_v2.py --dataset <this file>` scores a reward "
+        "model on it.",
+        "",
+    )
     shows_nominal_alpha = True
-
-    def __init__(self, meta: Any, summary: dict):
-        self.meta = meta
-        self.section = meta.manifest_extra.get("rewardbench2")
-        self.holds = bool(self.section)
-
-    def intro(self) -> str:
-        return (
-            "Prompts with one or more correct and several incorrect completions for reward "
-            "models and judges, in the RewardBench 2 layout (allenai/reward-bench-2)."
-        )
-
-    def phrase(self) -> str:
-        n = self.section["records"]
-        return f"{n} RewardBench 2 prompt{_s(n)}"
-
-    def owns(self, category: str) -> bool:
-        return category.startswith("rewardbench2/")
-
-    def lines(self, *, mixed: bool, others: Sequence[Any]) -> list[str]:
-        return card_lines(self.section, mixed=mixed)
-
-    def files(self, *, parquet: bool, trl: bool) -> str:
-        return f"`{FILE}` (the RewardBench 2 records), "
-
-    def absent_lines(self) -> list[str]:
-        return []
-
-    def loading(self, domains: Sequence[str], *, parquet: bool, trl: bool) -> list[str]:
-        return [
-            "## Loading",
-            "",
-            "```python",
-            "from datasets import load_dataset",
-            f'rb2 = load_dataset("json", data_files="path/to/this/folder/{FILE}", split="train")',
-            "```",
-            "",
-            "allenai/reward-bench's `scripts/run_v2.py --dataset <this file>` scores a reward "
-            "model on it.",
-            "",
-        ]
+    card_lines = staticmethod(card_lines)

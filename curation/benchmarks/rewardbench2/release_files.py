@@ -34,7 +34,12 @@ from annotate.importing.formats.rewardbench2 import (
 )
 from annotate.importing.jsonscan import styled_line
 from annotate.models import Item, ItemPart, PartKind
-from curation.releases.rekey import in_new_id_order, rekeyed_id
+from curation.benchmarks.common.release import (
+    left_out,
+    released_ids,
+    response_slots,
+    write_lines,
+)
 
 FILE = "rewardbench2/test.jsonl"
 REKEY_PREFIX = "rb2"
@@ -136,31 +141,19 @@ def write_file(
     """Write `FILE` under `folder` from (item_id, external_id, domain slug,
     final_choice, provenance) rows (import order). Returns the records
     written and warnings for the members left out."""
-    released = {ext_id: ext_id for _, ext_id, *_ in rows}
-    if salt:
-        ties = [e for e in released if TIES_ID.fullmatch(e)]
-        released.update(ties_ids(salt, ties))
-        for ext_id in released:
-            if ext_id not in ties:
-                released[ext_id] = rekeyed_id(salt, REKEY_PREFIX, ext_id)
-        # In the order of the new IDs (the old order would give the old IDs away).
-        rows = in_new_id_order(rows, lambda row: released[row[1]])
+    released, rows = released_ids(rows, salt, REKEY_PREFIX, _ties)
     written: list[Written] = []
     skipped: list[str] = []
-    path = folder / FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        for line in _lines(rows, released, domains, written, skipped):
-            fh.write(line + "\n")
-    warnings = []
-    if skipped:
-        warnings.append(
-            f"{len(skipped)} RewardBench 2 item{'s' if len(skipped) != 1 else ''} left out of "
-            f"{FILE} (decided as a tie or with no single response picked; a record needs one "
-            f"correct completion and one incorrect): {', '.join(skipped[:5])}"
-            + (", …" if len(skipped) > 5 else "")
-        )
-    return written, warnings
+    write_lines(folder / FILE, _lines(rows, released, domains, written, skipped))
+    why = (
+        "decided as a tie or with no single response picked; a record needs one correct "
+        "completion and one incorrect"
+    )
+    return written, left_out(skipped, "RewardBench 2", FILE, why)
+
+
+def _ties(salt: str, ids: list[str]) -> dict[str, str]:
+    return ties_ids(salt, [i for i in ids if TIES_ID.fullmatch(i)])
 
 
 def _lines(rows, released, domains, written, skipped) -> Iterator[str]:
@@ -179,9 +172,7 @@ def _lines(rows, released, domains, written, skipped) -> Iterator[str]:
         for item_id, ext_id, slug, final_choice, provenance in chunk:
             item = items[item_id]
             parts = texts[item_id]
-            slots = sorted(
-                (s for s in parts if s.startswith("response_")), key=lambda s: int(s[9:])
-            )
+            slots = response_slots(parts)
             completions = ["".join(parts[s]) for s in slots]
             meta = (item.meta or {}).get("rewardbench2")
             imported = meta.get("num_correct") if meta else None

@@ -77,7 +77,7 @@ def test_interleaved_pairs_zoom_and_pan_but_do_not_flicker(client, tmp_path):
 
 def test_an_mrb_item_keeps_its_viewer_keys(client, tmp_path):
     page, _ = page_of(client, tmp_path, "reasoning", only="mindcube_gpt-4o_claude_1")
-    assert 'data-layout="mrb"' in page and 'id="viewer-img"' in page
+    assert 'data-layout="image_prompt"' in page and 'id="viewer-img"' in page
     assert {"zoom", "fullsize"} <= actions(page)
     assert not {"pan", "flicker"} & actions(page)
     assert "picture-tools" not in page
@@ -109,7 +109,8 @@ def test_each_picture_key_is_listed_only_where_it_acts():
             )
         }
 
-    assert {"zoom", "fullsize"} <= keys("mrb") and not {"pan", "flicker"} & keys("mrb")
+    image_prompt = keys("image_prompt")
+    assert {"zoom", "fullsize"} <= image_prompt and not {"pan", "flicker"} & image_prompt
     assert not {"zoom", "pan", "flicker", "fullsize"} & keys("text")
     assert {"zoom", "pan"} <= keys("parts") and "flicker" not in keys("parts")
     for layout in ("pictures", "edit"):
@@ -119,7 +120,7 @@ def test_each_picture_key_is_listed_only_where_it_acts():
 def test_every_key_in_the_key_panel_has_a_cap_including_the_comma_grade_key():
     """Issue 31: `,` (grade C of response B) was split away, leaving two empty
     key caps in the `?` panel."""
-    for layout in ("mrb", "text", "parts", "pictures", "edit"):
+    for layout in ("image_prompt", "text", "parts", "pictures", "edit"):
         keymap = _keymap(
             allow_tie=True,
             domain_words=("Is {response} correct?", "Yes", "No"),

@@ -223,6 +223,8 @@ def test_a_curator_starts_a_run_follows_it_and_it_reaches_the_leaderboard(
     assert run["status"] == "complete" and run["evaluation"] is not None
     assert run["progress"]["done"] == run["progress"]["total"] == 2 * release.manifest["total"]
     assert run["temperature"] is None and fake.temperatures == {"absent"}
+    stored = JudgeRun.objects.get(pk=run["id"])
+    assert run["seed"] == stored.seed and 0 <= run["seed"] < 2**53
     runs = client.get(reverse("api_judge_runs", args=[release.project.slug, release.pk]))
     assert [r["id"] for r in runs.json()["results"]] == [run["id"]]
     evaluation = client.get(

@@ -197,6 +197,7 @@ def test_failed_items_are_listed_on_the_run_page(client, release, fake):
     run = run_judge(run_id=start(release, make_endpoint(release, fake)).pk)
     page = client.get(reverse("judge_run", args=[project.slug, run.pk])).content.decode()
     assert "Failed requests" in page and records[0]["ID"] in page and "HTTP 500" in page
+    assert f"seed <code>{run.seed}</code>" in page and "<th>Call</th>" in page
 
 
 def test_leaderboard_queries_do_not_grow_with_runs(client, release, fake):

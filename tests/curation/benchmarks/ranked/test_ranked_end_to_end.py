@@ -225,15 +225,16 @@ def test_a_rekeyed_release_hides_the_ids(ranked_project):
     assert "id_rekey" in json.loads((folder / "manifest.json").read_text())["ranked"]
 
 
-def test_judge_runs_are_refused_with_a_reason(ranked_project):
+def test_the_release_is_judged_by_the_ranked_benchmark(ranked_project):
+    """The judge runner's default for a ranked release (its judge: test_ranked_judge)."""
     from curation.benchmarks import registry
-    from curation.benchmarks.base import EvaluationError
 
     project, _ = ranked_project
     release, _ = release_of(project)
     assert registry.default_for(release).key == "ranked"
-    with pytest.raises(EvaluationError, match="no judge prompt"):
-        registry.get("ranked").judge_item_count(release)
+    records = registry.get("ranked").judge_records(release)
+    assert registry.get("ranked").judge_item_count(release) == len(records) == 4
+    assert records[0]["images"] == ["img/q1.png"] and records[0]["responses"] == list("abcd")
 
 
 def test_a_member_of_the_pair_layouts_shape_is_one_member(ranked_project, tmp_path):

@@ -1,5 +1,5 @@
-"""Per-item results of an evaluation, stored in canonical terms, and the
-leaderboard drill-down's queries."""
+"""Per-item results of a Multimodal RewardBench evaluation (ItemPrediction
+rows), stored in canonical terms for the drill-down and the label audit."""
 
 from __future__ import annotations
 

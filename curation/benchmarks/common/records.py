@@ -1,0 +1,176 @@
+"""The base of a benchmark whose release file is one JSONL file of records
+(see the package), and what reading its predictions and files takes."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from curation.benchmarks.base import (
+    MAX_PREDICTIONS_BYTES,
+    Board,
+    BuildContext,
+    EvaluationError,
+    Part,
+    Predictions,
+    Upload,
+    size_of,
+)
+
+
+def predictions_text(
+    predictions: Predictions, filename: str, limit: int = MAX_PREDICTIONS_BYTES
+) -> str:
+    """An uploaded predictions file as text, size-checked before a byte is read."""
+    if size_of(predictions) > limit:
+        raise EvaluationError(f"{filename}: larger than {limit} bytes")
+    if isinstance(predictions, bytes):
+        raw = predictions
+    else:
+        predictions.seek(0)
+        raw = predictions.read()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise EvaluationError(f"{filename}: not valid UTF-8 (byte {exc.start})") from None
+
+
+def read_release_file(release: Any, name: str) -> bytes:
+    """A file of a built release (its folder's `name`), as stored."""
+    from common.storage import read_stored
+    from curation.releases import publishing
+
+    try:
+        return read_stored(publishing.release_storage(), f"{release.folder}/{name}")
+    except FileNotFoundError:
+        raise EvaluationError(f"{name} is missing from the release's files.") from None
+
+
+def refuse_options(upload: Upload, label: str, one_file: str) -> None:
+    """Refuse the options of the pair layout's predictions: a swapped file
+    (`one_file` says why the benchmark's are one) and scoring by Label."""
+    if upload.swapped:
+        raise EvaluationError(
+            f"{upload.swapped_filename}: {label} predictions are one file ({one_file}); leave "
+            "the swapped file empty."
+        )
+    if upload.official_compat:
+        from curation.benchmarks import registry
+
+        # The option is the catch-all benchmark's (the records of the pair layout).
+        owner = next((b for b in registry.all_benchmarks() if b.detect_last), None)
+        raise EvaluationError(
+            f"Scoring unknown IDs by their own Label is an {getattr(owner, 'short', '')} "
+            f"option; {label} predictions carry no Label."
+        )
+
+
+def jsonl_records(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def percent(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}"
+
+
+class OwnModules:
+    """A benchmark whose release part and card section are its package's
+    ``release_part.prepare`` and ``card.CardSection`` (imported when a build
+    asks: the release part needs models and storage)."""
+
+    def _own(self, module: str):
+        return importlib.import_module(f"{type(self).__module__.rpartition('.')[0]}.{module}")
+
+    def prepare(self, ctx: BuildContext) -> Part:
+        return self._own("release_part").prepare(ctx)
+
+    def card(self, meta: Any, summary: dict):
+        return self._own("card").CardSection(meta, summary)
+
+
+class RecordsBenchmark(OwnModules):
+    """A benchmark whose release holds `file`, JSONL records of the domains
+    whose export Category starts with `prefix` (curation.benchmarks.base.Benchmark)."""
+
+    key: str
+    title: str
+    prefix: str  # of the export Category of its domains ("<key>/")
+    file: str  # its records in the release folder
+    label: str  # its name in messages
+    position: int
+    detect_last = False
+    judge_both_orders = False
+    # The build lists every registered benchmark's prefix in each re-keyed
+    # release's manifest (golden bytes): its own rule is in its own section.
+    rekey_prefix = ""
+
+    # --- release -------------------------------------------------------------------
+
+    def serves(self, domains: Sequence[Any]) -> bool:
+        return any(d.export_category.startswith(self.prefix) for d in domains)
+
+    # --- evaluation ----------------------------------------------------------------
+
+    def in_release(self, release) -> bool:
+        return self.file in (release.manifest or {}).get("files", {})
+
+    def missing_message(self, release) -> str:
+        return f"This release has no {self.label} file ({self.file})."
+
+    def ensure_item_predictions(self, entry) -> int:
+        # Per-item rows (ItemPrediction) hold a pair's choice: none for records of N responses.
+        return 0
+
+    def board(
+        self, evaluations: Any, group: str, name: str, shown: Callable, **totals: Callable
+    ) -> Board:
+        """Its leaderboard table (template curation/leaderboards/<key>.html):
+        a row per evaluation, best first, with its report's `group` entries by
+        their `name` (`by`), a cell per column (the entry and its `shown(entry)`
+        fields, or None; the names in the order first met) and `totals`
+        made from the report."""
+        columns: list[str] = []
+        rows = []
+        for e in evaluations.order_by("-accuracy", "name", "pk"):
+            report = e.report.get(self.key, {})
+            by = {entry[name]: entry for entry in report.get(group, [])}
+            columns.extend(c for c in by if c not in columns)
+            rows.append({"evaluation": e, "by": by, "report": report})
+            rows[-1].update({total: make(report) for total, make in totals.items()})
+        for row in rows:
+            entries = [row["by"].get(column) for column in columns]
+            row["cells"] = [e and {**e, **shown(e)} for e in entries]
+        template = f"curation/leaderboards/{self.key}.html"
+        return Board(key=self.key, title=self.title, template=template, columns=columns, rows=rows)
+
+    def release_records(self, release) -> list[dict]:
+        """The records of the release's file, in file order."""
+        return jsonl_records(read_release_file(release, self.file).decode("utf-8"))
+
+    def one_file(
+        self, release: str, predictions: list[str], options: Any, read: Callable[[str], Any]
+    ) -> tuple[Any, str]:
+        """The evaluate command's release (a folder holding `file`, or the file
+        itself) read by `read(text)`, and its one predictions file's text."""
+        if getattr(options, "swapped", None) or getattr(options, "official_compat", False):
+            raise EvaluationError(
+                f"The {self.label} benchmark takes one predictions file and no options."
+            )
+        if len(predictions) != 1:
+            raise EvaluationError(f"Give one {self.label} predictions file.")
+        where = Path(release)
+        source = where / self.file if where.is_dir() else where
+        try:
+            records = read(source.read_text(encoding="utf-8"))
+            raw = Path(predictions[0]).read_bytes()
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise EvaluationError(f"{source}: not a {self.label} file ({exc})") from None
+        return records, predictions_text(raw, predictions[0])
+
+    # --- judge runs (its own judge_records, judge_request, judge_predictions) ------
+
+    def judge_item_count(self, release) -> int:
+        return len(self.judge_records(release))

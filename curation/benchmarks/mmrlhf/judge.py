@@ -1,0 +1,69 @@
+"""Judging a release's MM-RLHF-RewardBench pairs with an LLM (issue 34).
+No Django import; curation.evaluation.judge_runs sends the requests.
+
+The benchmark publishes a reward-model scorer, not a judge prompt, so the
+studio asks as the Multimodal RewardBench judge does (its prompt, quoted
+verbatim in curation.benchmarks.mrb.judge): one user message with the
+question and both answers, then the prompt's image (a video's frames, in
+order). Every pair is asked in both orders (``original``: chosen as A;
+``swapped``: rejected as A). An answer is A when it holds ``[[A]]`` and not
+``[[B]]`` (and B alike); anything else is no pick. The answers become the
+pair's rewards: a vote for the chosen or the rejected per order that picked
+it, so ``rewards[0] > rewards[1]`` (the published test) holds when the
+orders picked the chosen more often than the rejected (both, or one and no
+pick from the other); a split or no pick is a tie, which is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+
+from curation.benchmarks.mrb.judge import JUDGE_PROMPT
+from curation.evaluation.judge_client import Endpoint, image_data_url
+
+
+def build_prompt(record: dict, *, swapped: bool) -> str:
+    first, second = ("rejected", "chosen") if swapped else ("chosen", "rejected")
+    return JUDGE_PROMPT.format(
+        question=record["prompt"], answer_a=record[first], answer_b=record[second]
+    )
+
+
+def request_body(record: dict, read_image, endpoint: Endpoint, *, swapped: bool) -> dict:
+    """The chat-completions request for one pair; `read_image(path)` reads a
+    file of the release folder."""
+    content: list[dict] = [{"type": "text", "text": build_prompt(record, swapped=swapped)}]
+    for path in record["images"]:
+        url = image_data_url(read_image(path), path)
+        content.append({"type": "image_url", "image_url": {"url": url}})
+    body = {
+        "model": endpoint.model,
+        "messages": [{"role": "user", "content": content}],
+        "max_tokens": endpoint.max_tokens,
+    }
+    if endpoint.temperature is not None:
+        body["temperature"] = endpoint.temperature
+    return body
+
+
+def pick(answer: str | None) -> str:
+    """ "A", "B" or "" (no pick) of a judge's answer."""
+    if not answer:
+        return ""
+    a, b = "[[A]]" in answer, "[[B]]" in answer
+    return "A" if a and not b else "B" if b and not a else ""
+
+
+def rewards(original: str | None, swapped: str | None) -> list[int]:
+    """[votes for the chosen, votes for the rejected] over both orders."""
+    first, second = pick(original), pick(swapped)
+    return [(first == "A") + (second == "B"), (first == "B") + (second == "A")]
+
+
+def predictions_lines(outputs: dict, records: list[dict]) -> bytes:
+    """The predictions file of a judge run: one line per pair, in release order."""
+    lines = []
+    for r in records:
+        got = rewards(outputs.get((r["ID"], "original")), outputs.get((r["ID"], "swapped")))
+        lines.append(json.dumps({"id": r["id"], "rewards": got}, ensure_ascii=False))
+    return ("\n".join(lines) + "\n").encode()

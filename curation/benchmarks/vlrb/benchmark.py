@@ -1,0 +1,296 @@
+"""VL-RewardBench as published (vl-rewardbench/VL_RewardBench; issue 34):
+`vlrb/vl_rewardbench.jsonl` in the release, one official record a line
+(.release_files, .release_part), its card and manifest sections (.card),
+k judge runs per pair scored as ``cal.py`` does (.scoring: majority per
+pair, undecided and unparsed pairs out of the denominator, micro and macro
+over the official id grouping), the official judge prompt sent k times with
+seeded swaps (.judge), its leaderboard table, per-item results and API
+section (.api)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from curation.benchmarks.base import (
+    MAX_PREDICTIONS_BYTES,
+    ApiReport,
+    Board,
+    BuildContext,
+    EvaluationError,
+    FileScore,
+    Part,
+    Predictions,
+    Scored,
+    Upload,
+    size_of,
+)
+from curation.benchmarks.vlrb import judge, scoring
+from curation.benchmarks.vlrb.card import FILE, GROUP_CATEGORIES, MARK, PREDICTIONS_SHAPE
+
+FOLDER = "vlrb/"  # the file's folder: its records' image paths are relative to it
+
+
+class VLRewardBench:
+    key = "vlrb"
+    title = "VL-RewardBench"
+    upload_label = "VL-RewardBench (k judge runs per pair, JSONL)"
+    upload_help = f"VL-RewardBench: {PREDICTIONS_SHAPE}."
+    judge_label = f"VL-RewardBench: the official prompt, {judge.JUDGE_RUNS} runs per pair"
+    rekey_prefix = ""  # its own rule is in its own manifest section
+    detect_last = False
+    judge_both_orders = False  # each run draws its own order (judge_calls)
+    # Before the ranked benchmark (15), whose detection takes any line with
+    # "id" and "ranking": the official inference output has both.
+    position = 12
+
+    # --- release -------------------------------------------------------------------
+
+    def serves(self, domains: Sequence[Any]) -> bool:
+        """Whether the domains hold pairs imported in the official shape (a
+        Multimodal RewardBench project has a "reasoning" Category too)."""
+        from annotate.models import Item
+
+        return Item.objects.filter(domain__in=list(domains), meta__has_key=MARK).exists()
+
+    def prepare(self, ctx: BuildContext) -> Part:
+        from curation.benchmarks.vlrb import release_part
+
+        return release_part.prepare(ctx)
+
+    def card(self, meta: Any, summary: dict):
+        from curation.benchmarks.vlrb import card
+
+        return card.CardSection(meta, summary)
+
+    # --- evaluation ----------------------------------------------------------------
+
+    def in_release(self, release) -> bool:
+        return FILE in (release.manifest or {}).get("files", {})
+
+    def missing_message(self, release) -> str:
+        return f"This release has no VL-RewardBench file ({FILE})."
+
+    def detects(self, head: str) -> bool:
+        return scoring.looks_like_predictions(head)
+
+    def score(self, release, upload: Upload) -> Scored:
+        if upload.swapped or upload.official_compat:
+            raise EvaluationError(
+                "VL-RewardBench predictions are one file holding every run (each with its own "
+                "random_number) and take no options; leave the swapped file empty."
+            )
+        report = score_text(
+            release_pairs(release), _text(upload.predictions, upload.filename), upload.filename
+        )
+
+        def store_items(evaluation) -> None:
+            from curation.benchmarks.vlrb.results import store_item_results
+
+            store_item_results(evaluation, report)
+
+        return Scored(
+            report={"vlrb": report},
+            accuracy=report["overall"],
+            files={".jsonl": upload.predictions},
+            store_items=store_items,
+        )
+
+    def leaderboard(self, release, evaluations, *, sort: str = "") -> Board:
+        rows = []
+        for e in evaluations.order_by("-accuracy", "name", "pk"):
+            report = e.report.get("vlrb", {})
+            by = {g["group"]: g for g in report.get("groups", [])}
+            rows.append({
+                "evaluation": e, "report": report,
+                "cells": [_cell(by.get(name)) for name in GROUP_CATEGORIES],
+                "overall": _percent(report.get("overall")), "macro": _percent(report.get("macro")),
+            })  # fmt: skip
+        return Board(
+            key=self.key,
+            title=self.title,
+            template="curation/leaderboards/vlrb.html",
+            columns=list(GROUP_CATEGORIES),
+            rows=rows,
+            context={"definitions": scoring.DEFINITIONS, "file": FILE},
+            csv=lambda: csv_rows(rows),
+        )
+
+    def ensure_item_predictions(self, evaluation) -> int:
+        return 0
+
+    # --- optional: files on disk, API, per-item filters -----------------------------
+
+    files_release_help = f"vlrb: a release folder holding {FILE}, or such a JSONL file itself"
+    files_predictions_help = f"vlrb: one predictions file, {PREDICTIONS_SHAPE}"
+
+    def score_files(self, release: str, predictions: list[str], options: Any) -> FileScore:
+        if getattr(options, "swapped", None) or getattr(options, "official_compat", False):
+            raise EvaluationError("VL-RewardBench predictions take one file and no options.")
+        if len(predictions) != 1:
+            raise EvaluationError("VL-RewardBench: give one predictions file.")
+        where = Path(release)
+        source = where / FILE if where.is_dir() else where
+        try:
+            pairs = pairs_of(source.read_text(encoding="utf-8"))
+            raw = Path(predictions[0]).read_bytes()
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise EvaluationError(f"{source}: not a VL-RewardBench file ({exc})") from None
+        report = score_text(pairs, _text(raw, predictions[0]), predictions[0])
+        return FileScore(report={"vlrb": report}, text=lambda: text_report(report))
+
+    @property
+    def api_report(self) -> ApiReport:
+        from curation.benchmarks.vlrb import api
+
+        return ApiReport(serializer=api.ReportSerializer, help_text=api.HELP_TEXT)
+
+    def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
+        """Its groups and source datasets, from the report."""
+        section = report.get("vlrb", {})
+        return (
+            [g["group"] for g in section.get("groups", []) if g["items"]],
+            [d["dataset"] for d in section.get("datasets", [])],
+        )
+
+    # --- judge runs ----------------------------------------------------------------
+
+    def judge_item_count(self, release) -> int:
+        return int(((release.manifest or {}).get("vlrb") or {}).get("records", 0))
+
+    def judge_records(self, release) -> list[dict]:
+        return [_judge_record(v) for v in _lines_of(_release_text(release))]
+
+    def judge_request(
+        self, record: dict, read_image: Callable[[str], bytes], endpoint, *, swapped: bool
+    ) -> dict:
+        """One call without the seam's call keys: the file's order, or swapped."""
+        image = read_image(record["Image"]) if record["Image"] else None
+        return judge.request_body(record, image, endpoint, number=int(swapped))
+
+    def judge_calls(self, record: dict, seed: int, *, both_orders: bool) -> list[str]:
+        """k calls per pair, "run1".."run10" (inference_hf.py's --k 10)."""
+        return list(judge.CALLS)
+
+    def judge_call_request(
+        self, record: dict, read_image: Callable[[str], bytes], endpoint, *, call: str, seed: int
+    ) -> dict:
+        """The call's request, its order drawn from Random(f"{seed}:{ID}:{call}")."""
+        image = read_image(record["Image"]) if record["Image"] else None
+        number = judge.random_number(seed, record["ID"], call)
+        return judge.request_body(record, image, endpoint, number=number)
+
+    def judge_predictions(self, outputs: dict, records: list[dict], run) -> Upload:
+        """The run's answers as one predictions file: a line per pair, its
+        runs with the random_number re-derived from run.seed (a run of the
+        runner before the seam: "original" and "swapped" answers, 0 and 1)."""
+        return Upload(
+            predictions=judge.predictions_lines(outputs, records, getattr(run, "seed", 0)),
+            filename=f"judge-run-{run.pk}.jsonl",
+        )
+
+
+BENCHMARK = VLRewardBench()
+
+
+def _judge_record(value: dict) -> dict:
+    image = value.get("image")
+    return {
+        "ID": value["id"],
+        "Image": f"{FOLDER}{image}" if image else "",
+        "query": value["query"],
+        "response": value["response"],
+        "human_ranking": value["human_ranking"],
+    }
+
+
+def score_text(pairs: list[scoring.Pair], text: str, filename: str) -> dict:
+    try:
+        runs, repeated, unknown = scoring.read_predictions(text.splitlines(), filename, pairs)
+    except scoring.PredictionsError as exc:
+        raise EvaluationError(str(exc)) from None
+    return {**scoring.score(pairs, runs), "repeated_ids": repeated, "unknown_lines": unknown}
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.2f}"
+
+
+def _cell(entry: dict | None) -> dict | None:
+    return entry and {**entry, "percent": _percent(entry["accuracy"])}
+
+
+def csv_rows(rows: list[dict]) -> list[list[Any]]:
+    head = ["model", *GROUP_CATEGORIES, "overall", "macro", "k", "undecided", "unparsed",
+            "missing"]  # fmt: skip
+    out: list[list[Any]] = [head]
+    for row in rows:
+        r = row["report"]
+        out.append([row["evaluation"].name, *[c and c["accuracy"] for c in row["cells"]],
+                    r.get("overall"), r.get("macro"), r.get("k"), r.get("undecided"),
+                    r.get("unparsed"), r.get("missing")])  # fmt: skip
+    return out
+
+
+def _text(predictions: Predictions, filename: str) -> str:
+    if size_of(predictions) > MAX_PREDICTIONS_BYTES:
+        raise EvaluationError(f"{filename}: larger than {MAX_PREDICTIONS_BYTES} bytes")
+    if isinstance(predictions, bytes):
+        raw = predictions
+    else:
+        predictions.seek(0)
+        raw = predictions.read()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise EvaluationError(f"{filename}: not valid UTF-8 (byte {exc.start})") from None
+
+
+def _lines_of(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def pairs_of(text: str) -> list[scoring.Pair]:
+    """The pairs of a VL-RewardBench file's text, in file order, each in its
+    group by the official id grouping."""
+    from annotate.importing.formats.vlrb import dataset_of, group_of
+
+    return [
+        scoring.Pair(
+            v["id"], v["query"], tuple(v["response"]), tuple(v["human_ranking"]),
+            group_of(v["id"]), dataset_of(v["id"]),
+        )
+        for v in _lines_of(text)
+    ]  # fmt: skip
+
+
+def _release_text(release) -> str:
+    from common.storage import read_stored
+    from curation.releases import publishing
+
+    try:
+        data = read_stored(publishing.release_storage(), f"{release.folder}/{FILE}")
+    except FileNotFoundError:
+        raise EvaluationError(f"{FILE} is missing from the release's files.") from None
+    return data.decode("utf-8")
+
+
+def release_pairs(release) -> list[scoring.Pair]:
+    return pairs_of(_release_text(release))
+
+
+def text_report(report: dict) -> str:
+    """The report as the shell prints it, cal.py's table then the counts."""
+    groups = {g["group"]: g for g in report["groups"]}
+    return (
+        "general\t hallucination\t reasoning\n"
+        + "\t ".join(_percent(groups[g]["accuracy"]) for g in GROUP_CATEGORIES)
+        + f"\nOverall Accuracy: {_percent(report['overall'])}\n"
+        + f"Macro Average Acc: {_percent(report['macro'])}\n"
+        + f"pairs {report['items']}, decided {report['total']}, undecided {report['undecided']}, "
+        + f"unparsed {report['unparsed']}, missing {report['missing']}, k {report['k']}\n"
+        + report["definitions"]
+        + "\n"
+    )

@@ -1,0 +1,146 @@
+"""Omni-RewardBench task files as an input format (issue 34): pairs under
+two criteria in one group, tie labels, repeated ids, image tasks, the file
+back byte for byte, bad records named by file, line and field, video and
+audio tasks refused by name."""
+
+from __future__ import annotations
+
+import json
+from contextlib import ExitStack
+
+import pytest
+from PIL import Image
+
+from annotate.importing import formats
+from annotate.importing.formats import DatasetSource, omni
+from annotate.importing.records import ImportFailed
+from tests.annotate.importing.test_rewardbench2_format import context
+
+
+def rec(rid, criteria, pref, **kw):
+    return {
+        "id": rid,
+        "prompt": f"Prompt {rid} “q”",
+        "response1": "one ✓",
+        "response2": "two",
+        "model1": "m1",
+        "model2": "m2",
+        "criteria": criteria,
+        "criteria_preference": pref,
+        **kw,
+    }
+
+
+def records():
+    return [
+        rec(1, "Be brief.", "response1"),
+        rec(1, "Be exact.", "tie"),
+        rec(2, "Be kind.", "response2", extra={"x": [1, None]}),
+    ]
+
+
+def write(path, values, **dumps):
+    path.write_text(json.dumps(values, indent=4, **dumps), encoding="utf-8")
+    return path
+
+
+def read(path, **kw):
+    with ExitStack() as stack:
+        parsed = formats.find(DatasetSource(path), None).read(
+            DatasetSource(path), context(stack, **kw)
+        )
+        return parsed, list(parsed.items())
+
+
+def test_pairs_under_two_criteria_are_two_items_in_one_group(tmp_path):
+    path = write(tmp_path / "text_to_text_preferences.json", records())
+    assert formats.find(DatasetSource(path), None) is omni
+    parsed, items = read(path)
+    a, b, c = items
+    brief, exact = (omni.hashlib.sha256(c).hexdigest()[:8] for c in (b"Be brief.", b"Be exact."))
+    assert parsed.ids == [f"text_to_text:1~{brief}", f"text_to_text:1~{exact}", "text_to_text:2"]
+    assert a.group == b.group != c.group and a.group.startswith("omni-")
+    assert (a.criterion, b.criterion) == ("Be brief.", "Be exact.")
+    assert (a.gold, b.gold, c.gold) == ("1", "", "2")  # a tie keeps no gold side
+    assert omni.imported_preference(b.meta["omni"]) == "tie"
+    assert a.models == ["m1", "m2"] and a.domain == "omni-text-to-text"
+    assert parsed.new_domains["omni-text-to-text"]["export_category"] == "omni/text_to_text"
+
+
+@pytest.mark.parametrize("dumps", [{}, {"ensure_ascii": False}])
+def test_the_file_comes_back_byte_for_byte(tmp_path, dumps):
+    path = write(tmp_path / "text_to_text_preferences.json", records(), **dumps)
+    _, items = read(path)
+    env = items[0].meta["omni"]["envelope"]
+    text = omni.file_text([omni.item_record(i) for i in items], env)
+    assert text.encode() == path.read_bytes()
+    odd = tmp_path / "text_to_text_preferences.json"
+    odd.write_text(
+        '[ {"id":"z","prompt":"p","response1":"a","response2":"b","criteria":"c",'
+        '"criteria_preference":"tie"} ]\n'
+    )
+    _, items = read(odd)
+    assert items[0].meta["omni"]["style"] == "raw"
+    assert (
+        omni.file_text([omni.item_record(items[0])], items[0].meta["omni"]["envelope"]).encode()
+        == odd.read_bytes()
+    )
+
+
+def test_image_tasks_read_their_media(tmp_path):
+    (tmp_path / "img").mkdir()
+    for name in ("q.png", "a.png", "b.png"):
+        Image.new("RGB", (4, 4), "red").save(tmp_path / "img" / name)
+    path = write(
+        tmp_path / "text_image_to_image_preferences.json",
+        [
+            rec(
+                7,
+                "Keep the cat.",
+                "response2",
+                image="img/q.png",
+                response1="img/a.png",
+                response2="img/b.png",
+            )
+        ],
+    )
+    _, [item] = read(path)
+    assert [p.kind for p in item.prompt] == ["image", "text"]
+    assert [s[0].source_path for s in item.responses] == ["img/a.png", "img/b.png"]
+    assert (
+        omni.file_text([omni.item_record(item)], item.meta["omni"]["envelope"]).encode()
+        == path.read_bytes()
+    )
+
+
+def test_video_and_audio_tasks_are_refused_by_name(tmp_path):
+    path = write(tmp_path / "text_to_video_preferences.json", records())
+    with pytest.raises(ImportFailed, match="'text_to_video' holds video or audio"):
+        read(path)
+    with pytest.raises(ImportFailed, match="cannot tell the Omni-RewardBench task"):
+        read(write(tmp_path / "other.json", records()))
+
+
+def test_bad_records_name_file_line_and_field(tmp_path):
+    bad = [rec(1, "c", "response1"), rec(2, "c", "A"), {**rec(3, "c", "tie"), "criteria": 5}]
+    path = write(tmp_path / "text_to_text_preferences.json", bad)
+    with pytest.raises(ImportFailed) as failed:
+        read(path)
+    problems = [str(p) for p in failed.value.problems]
+    assert problems[0].startswith(
+        "text_to_text_preferences.json:12: record 1: field 'criteria_preference': must be one of"
+    )
+    assert problems[1] == (
+        "text_to_text_preferences.json:22: record 2: field 'criteria': must be a string, not int"
+    )
+
+
+def test_broken_json_and_deep_nesting_name_the_line(tmp_path):
+    path = tmp_path / "text_to_text_preferences.json"
+    path.write_text('[\n    {"id": 1,\n     "prompt": }\n]')
+    with pytest.raises(ImportFailed) as failed:
+        read(path)
+    assert str(failed.value.problems[0]).startswith("text_to_text_preferences.json:3:")
+    path.write_text("[" + "[" * 100000 + "]" * 100000 + "]")
+    with pytest.raises(ImportFailed, match="values are nested too deeply"):
+        read(path)
