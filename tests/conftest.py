@@ -49,6 +49,23 @@ def _own_redis_database() -> None:
 _own_redis_database()
 
 
+def _no_wait_for_commit_flush() -> None:
+    """On PostgreSQL, every connection of the run (this process, the live
+    server's threads, and the gunicorn/Celery/Django children the tests
+    start, which inherit the environment) commits without waiting for its
+    WAL to reach the disk (synchronous_commit=off, through libpq's
+    PGOPTIONS). A test database is worth nothing after a crash of the
+    server, and a commit is otherwise one fsync: ~2-10 ms on CI's disk, paid
+    by every migration, flush, live-server request and child process.
+    Nothing a test checks depends on it: what a commit makes visible to
+    other connections, and when, is unchanged. (.ci/throwaway-postgres sets
+    it, and fsync=off, server-wide.) docs/decisions.md, "CI time"."""
+    if _postgres_url():
+        options = os.environ.get("PGOPTIONS", "")
+        if "synchronous_commit" not in options:
+            os.environ["PGOPTIONS"] = f"{options} -c synchronous_commit=off".strip()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _celery_eager():
     """Tasks run inline unless a test asks for a real broker."""
@@ -73,6 +90,8 @@ requires_postgres = pytest.mark.skipif(
 requires_redis = pytest.mark.skipif(
     not os.environ.get("REDIS_URL"), reason="needs Redis (set REDIS_URL)"
 )
+
+_no_wait_for_commit_flush()
 
 
 @pytest.hookimpl(hookwrapper=True)

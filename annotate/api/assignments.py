@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 from annotate.api.content import ContentSerializer, content_fields
 from annotate.api.projects import project_for_api
 from annotate.loop import rules, scales
+from annotate.loop.groups import group_place
 from annotate.loop.service import (
     AnnotationError,
     JudgementInvalid,
@@ -39,6 +40,12 @@ from common.api.schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES, GRADES, PR
 from common.body_guard import guard_body
 
 # --- Annotation ---------------------------------------------------------------------------
+
+
+class GroupPlaceSerializer(serializers.Serializer):
+    position = serializers.IntegerField(help_text="1-based, in the order they come to you.")
+    size = serializers.IntegerField()
+    label = serializers.CharField(help_text='For display, e.g. "Pair 2 of 4 of this prompt".')
 
 
 class AssignmentSerializer(serializers.Serializer):
@@ -97,6 +104,17 @@ class AssignmentSerializer(serializers.Serializer):
         help_text="The judgement must also grade each response A, B or C (grade_left / "
         "grade_right)."
     )
+    criterion = serializers.CharField(
+        allow_blank=True,
+        help_text="The item's own question, to answer about the responses (plain text; "
+        "show it above them, escaped); empty for none.",
+    )
+    group = GroupPlaceSerializer(
+        allow_null=True,
+        help_text="Where the item sits among its group's items (one prompt's pairs, or one "
+        "pair under several criteria), which come to you one after another; null for an "
+        "item of its own.",
+    )
 
 
 # The annotator's loop (next, submit) answers with bodies built JSON-ready,
@@ -123,6 +141,8 @@ def assignment_payload(assignment: Assignment, project: Project) -> dict:
         "preference_scale": project.preference_scale,
         "scale": _scale(project.preference_scale),
         "asks_grade": item.domain.asks_grade,
+        "criterion": item.criterion,
+        "group": place.as_payload() if (place := group_place(item, project.task)) else None,
     }
 
 

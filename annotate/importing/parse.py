@@ -249,6 +249,12 @@ def parse_pairs_record(
     chosen_model = text(models[0], required=False) or ""
     rejected_model = text(models[1], required=False) or ""
     reference = text("reference_answer", required=False) or ""
+    # Optional (issue 34): items sharing a `group` are one prompt's pairs (or
+    # one pair under several criteria); `criterion` is the question asked of
+    # the pair. Kept verbatim in meta's source too, so an export writes them back.
+    group = text("group", required=False) or ""
+    criterion = text("criterion", required=False) or ""
+    _check_length(group, MAX_ID_LENGTH, log, line, index, key("group"))
     _check_length(chosen_model, MAX_MODEL_LENGTH, log, line, index, key(models[0]))
     _check_length(rejected_model, MAX_MODEL_LENGTH, log, line, index, key(models[1]))
     image_label = key("image") if value.get(key("image")) is not None else "images"
@@ -289,6 +295,8 @@ def parse_pairs_record(
         gold_choice=label if options.gold_from_label and not unlabelled else "",
         reference_answer=reference,
         meta=meta,
+        group=group,
+        criterion=criterion,
     )
 
 

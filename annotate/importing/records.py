@@ -234,6 +234,8 @@ class Record:
     gold_choice: str = ""
     reference_answer: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+    group: str = ""  # Item.group_key (pairs files' optional `group`); also in meta
+    criterion: str = ""  # Item.criterion (pairs files' optional `criterion`); also in meta
 
 
 def brief(value: str, limit: int = 80, *, quote: bool = True) -> str:

@@ -65,7 +65,14 @@ def check_leases(*, project: Project, annotator, now=None) -> tuple[Assignment |
 
 
 def claim(
-    *, project: Project, annotator, order: str, now, lease_expires_at, check_stale: bool
+    *,
+    project: Project,
+    annotator,
+    order: str,
+    now,
+    lease_expires_at,
+    check_stale: bool,
+    group: str = "",
 ) -> tuple[Assignment | None, bool]:
     """(The leased or resumed assignment, or None; whether nothing was leased
     because stale leases wait to be returned: with check_stale, any lease of
@@ -82,16 +89,7 @@ def claim(
     if any_stale and check_stale:
         return None, True
     with transaction.atomic():
-        item = (
-            Item.objects.needing_votes()
-            .filter(project=project)
-            .exclude(assignments__annotator=annotator)
-            .order_by(F("votes_needed") - F("live_assignments"), "shuffle_key", "pk")
-            # Concurrent claimers take different items without waiting.
-            .select_for_update(skip_locked=True, of=("self",))
-            .select_related("domain")
-            .first()
-        )
+        item = pick(project=project, annotator=annotator, group=group, related=("domain",))
         if item is None:
             return None, False
         # Conditional increment: the condition and the CHECK constraint make
@@ -111,6 +109,29 @@ def claim(
         )
         assignment.save(force_insert=True)
     return assignment, False
+
+
+def pick(*, project: Project, annotator, group: str = "", related=()) -> Item | None:
+    """The item a claim takes, its row locked (PostgreSQL; SKIP LOCKED, so
+    concurrent claimers take different items without waiting): the
+    lowest-id item of `group` (the group of the item the annotator just
+    judged or holds) she may take, else the claim order, fewest missing
+    votes first, then the seeded shuffle (a group's items share its key,
+    annotate.models.shuffle_key) and the id."""
+    candidates = (
+        Item.objects.needing_votes()
+        .filter(project=project)
+        .exclude(assignments__annotator=annotator)
+        .select_for_update(skip_locked=True, of=("self",))
+        .select_related(*related)
+    )
+    if group:
+        item = candidates.filter(group_key=group).exclude(group_key="").order_by("pk").first()
+        if item is not None:
+            return item
+    return candidates.order_by(
+        F("votes_needed") - F("live_assignments"), "shuffle_key", "pk"
+    ).first()
 
 
 def new_lease(*, item, annotator, order: str, now, lease_expires_at) -> Assignment:

@@ -14,6 +14,7 @@ from django.utils.safestring import mark_safe
 
 from annotate.loop import rules, scales
 from annotate.loop.forms import JudgementForm
+from annotate.loop.groups import group_place
 from annotate.loop.service import can_revise
 from annotate.models import (
     Assignment,
@@ -449,6 +450,7 @@ def render_page(request, assignment, context: dict, status, skip_form):
         undo_url=reverse("work_undo", args=[project.slug]),
         ahead_url=reverse("work_ahead", args=[project.slug]),
         progress=progress(project, request.user),
+        group_place=group_place(item, project.task),
     )
     # htmx swaps in the #work element alone; the full page includes the same
     # template in the site's layout.

@@ -111,6 +111,10 @@ def _new_value(field) -> str:
 #   exclude() writes it: PostgreSQL hashes the annotator's items once, where
 #   NOT EXISTS let it plan a nested loop over them for every candidate
 #   (item_id is never NULL, so the two mean the same).
+#   `grouped` comes first: with %(group)s (the group key of the item the
+#   annotator just judged or holds, "" for none) the lowest-id item of that
+#   group she may take (annotate_item_group_idx), so a group's items reach
+#   her one after another; only when it has none, `ungrouped`, the order above.
 #   FOR UPDATE OF p SKIP LOCKED: lock the chosen item row and skip rows other
 #   claimers hold, so concurrent claimers take different items without
 #   waiting; only the item row, since locking the joined domain
@@ -146,15 +150,28 @@ CLAIM_QUESTIONS = """
           AND %(check_stale)s AND a.status = 'open' AND a.lease_expires_at <= %(now)s
           AND o.project_id = %(project)s AND {member}
         LIMIT 1
-    ), picked AS (
+    ), grouped AS (
+        SELECT p.id FROM annotate_item p
+        WHERE %(group)s <> '' AND p.project_id = %(project)s AND p.group_key <> ''
+          AND p.group_key = %(group)s AND p.live_assignments < p.votes_needed
+          AND p.id NOT IN (
+              SELECT x.item_id FROM annotate_assignment x WHERE x.annotator_id = %(user)s)
+          AND NOT EXISTS (SELECT 1 FROM own) AND NOT EXISTS (SELECT 1 FROM stale) AND {member}
+        ORDER BY p.id
+        LIMIT 1
+        {lock}
+    ), ungrouped AS (
         SELECT p.id FROM annotate_item p
         WHERE p.project_id = %(project)s AND p.live_assignments < p.votes_needed
           AND p.id NOT IN (
               SELECT x.item_id FROM annotate_assignment x WHERE x.annotator_id = %(user)s)
           AND NOT EXISTS (SELECT 1 FROM own) AND NOT EXISTS (SELECT 1 FROM stale) AND {member}
+          AND NOT EXISTS (SELECT 1 FROM grouped)
         ORDER BY (p.votes_needed - p.live_assignments), p.shuffle_key, p.id
         LIMIT 1
         {lock}
+    ), picked AS (
+        SELECT id FROM grouped UNION ALL SELECT id FROM ungrouped
     )"""
 CLAIM_SQL = (
     "\n    WITH"
@@ -197,7 +214,14 @@ CLAIM_SQL = (
 
 
 def claim_parameters(
-    *, project: Project, annotator, order: str, now, lease_expires_at, check_stale: bool
+    *,
+    project: Project,
+    annotator,
+    order: str,
+    now,
+    lease_expires_at,
+    check_stale: bool,
+    group: str = "",
 ) -> dict:
     """CLAIM_SQL's parameters: the new assignment's values (new_<column>)
     are those of the instance orm.new_lease builds, as its save() would
@@ -211,6 +235,7 @@ def claim_parameters(
         "superuser": annotator.is_superuser,
         "now": now,
         "check_stale": check_stale,
+        "group": group,
         **{
             f"new_{f.column}": f.get_db_prep_save(f.pre_save(new, True), connection)
             for f in NEW_ASSIGNMENT_FIELDS
@@ -220,7 +245,14 @@ def claim_parameters(
 
 
 def claim(
-    *, project: Project, annotator, order: str, now, lease_expires_at, check_stale: bool
+    *,
+    project: Project,
+    annotator,
+    order: str,
+    now,
+    lease_expires_at,
+    check_stale: bool,
+    group: str = "",
 ) -> tuple[Assignment | None, bool]:
     """(The leased or resumed assignment, or None; whether nothing was leased
     because stale leases wait to be returned.) The assignment comes with its
@@ -233,6 +265,7 @@ def claim(
         now=now,
         lease_expires_at=lease_expires_at,
         check_stale=check_stale,
+        group=group,
     )
     # One statement. Inside a transaction (a submit's claim of the next
     # item) it runs in a savepoint, so that the retry below can follow a

@@ -109,7 +109,7 @@ def votes_may_come(*, project: Project, annotator) -> bool:
 # --- Claims ----------------------------------------------------------------------------
 
 
-def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | None:
+def claim_next_item(*, project: Project, annotator, now=None, group: str = "") -> Assignment | None:
     """Lease the next item to `annotator`, or None when nothing is left for them.
 
     Only for someone who sees the project (annotate.projects). An annotator
@@ -132,6 +132,7 @@ def claim_next_item(*, project: Project, annotator, now=None) -> Assignment | No
         order=draw_order(PAIR_SLOTS, _coin),
         now=now,
         lease_expires_at=now + timedelta(minutes=project.lease_minutes),
+        group=group,
     )
     assignment, stale = claim(check_stale=True)
     if stale:
@@ -214,10 +215,11 @@ def claim_ahead(*, project: Project, annotator, holding: int, now=None) -> Assig
         .filter(item__project=project, status=AssignmentStatus.OPEN, lease_expires_at__gt=now)
         .order_by("claimed_at", "pk")
     )
-    held = list(open_leases)
+    held = list(open_leases.annotate(group=F("item__group_key")))
     if holding not in {a.pk for a in held}:
         return None
     ahead = [a for a in held if a.pk != holding]
+    group = next(a.group for a in held if a.pk == holding)
     if ahead:
         return ahead[0]
     if len(held) >= MAX_HELD:
@@ -227,7 +229,7 @@ def claim_ahead(*, project: Project, annotator, holding: int, now=None) -> Assig
     ).exists():
         expire_stale_leases(project=project, now=now)
     try:
-        return _lease_ahead(project=project, annotator=annotator, now=now)
+        return _lease_ahead(project=project, annotator=annotator, now=now, group=group)
     except IntegrityError:
         # Their other request (another tab, a submit's claim) leased the same
         # item and committed after this one read the candidates: that lease
@@ -235,17 +237,11 @@ def claim_ahead(*, project: Project, annotator, holding: int, now=None) -> Assig
         return open_leases.exclude(pk=holding).first()
 
 
-def _lease_ahead(*, project: Project, annotator, now) -> Assignment | None:
+def _lease_ahead(*, project: Project, annotator, now, group: str) -> Assignment | None:
     with transaction.atomic():
-        item = (
-            Item.objects.needing_votes()
-            .filter(project=project)
-            .exclude(assignments__annotator=annotator)
-            .order_by(F("votes_needed") - F("live_assignments"), "shuffle_key", "pk")
-            # As the claim: take an item no other claimer holds (PostgreSQL).
-            .select_for_update(skip_locked=True, of=("self",))
-            .first()
-        )
+        # As the claim: the next item of the group she is in first, an item
+        # no other claimer holds (PostgreSQL).
+        item = orm.pick(project=project, annotator=annotator, group=group)
         if item is None:
             return None
         # The conditional increment and the CHECK constraint make overlap
@@ -340,7 +336,10 @@ def _submit(
             judgement = _write_submit(checked, annotator=annotator, now=now)
             if claim_next:
                 project = judgement.assignment.item.project
-                following = claim_next_item(project=project, annotator=annotator, now=now)
+                group = judgement.assignment.item.group_key
+                following = claim_next_item(
+                    project=project, annotator=annotator, now=now, group=group
+                )
     if refused is not None:
         raise refused
     if (
@@ -352,7 +351,7 @@ def _submit(
         # Nothing could be leased inside the vote's transaction (where a claim
         # must not wait for locked rows); now, with the vote committed and its
         # locks released, one patient claim.
-        following = claim_next_item(project=project, annotator=annotator, now=now)
+        following = claim_next_item(project=project, annotator=annotator, now=now, group=group)
     return judgement, following
 
 

@@ -114,7 +114,14 @@ _LEASE_EXPIRES_AT = Assignment._meta.get_field("lease_expires_at")
 
 
 def claim(
-    *, project: Project, annotator, order: str, now, lease_expires_at, check_stale: bool
+    *,
+    project: Project,
+    annotator,
+    order: str,
+    now,
+    lease_expires_at,
+    check_stale: bool,
+    group: str = "",
 ) -> tuple[Assignment | None, bool]:
     """(The leased or resumed assignment, or None; whether nothing was leased
     because stale leases wait to be returned.) As orm.claim: a new lease
@@ -130,6 +137,7 @@ def claim(
                 # As the ORM writes a datetime for SQLite (its text).
                 "now": _LEASE_EXPIRES_AT.get_db_prep_value(now, connection),
                 "check_stale": check_stale,
+                "group": group,
             },
         )
         own, stale, *picked = cursor.fetchone()

@@ -301,9 +301,11 @@ def work_skip(request, assignment_id):
             skip_form.add_error(None, str(exc))
         else:
             project = assignment.item.project
-            return _go_next(
-                request, project, claim_next_item(project=project, annotator=request.user)
+            # The rest of the item's group next, as after a vote (issue 34).
+            following = claim_next_item(
+                project=project, annotator=request.user, group=assignment.item.group_key
             )
+            return _go_next(request, project, following)
     return render_work(request, assignment, skip_form=skip_form, status=400)
 
 

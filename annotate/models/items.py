@@ -71,9 +71,13 @@ class GoldChoice(models.TextChoices):
     RESPONSE_8 = "8", "Response 8"
 
 
-def shuffle_key(seed: int, external_id: str) -> int:
-    """A stable pseudo-random 63-bit key from the project seed and the item ID."""
-    digest = hashlib.sha256(f"{seed}:{external_id}".encode()).digest()
+def shuffle_key(seed: int, external_id: str, group: str = "") -> int:
+    """A stable pseudo-random 63-bit key from the project seed and the item
+    ID; for an item of a group (Item.group_key), from the group key instead,
+    so the group's items sit side by side in the claim order (the id orders
+    them within it)."""
+    source = f"group\x00{group}" if group else external_id
+    digest = hashlib.sha256(f"{seed}:{source}".encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
 
 

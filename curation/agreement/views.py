@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotate.models import Task
 from annotate.projects import CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
+from curation.agreement.groups import group_consensus
 from curation.exports import formats as export_formats
 from curation.models import (
     AgreementCache,
@@ -52,6 +53,7 @@ def agreement_dashboard(request, slug):
             "stuck_count": stuck_items(project).count(),
             "export_domains": [(r.key, r.title) for r in report.domains if r.key != reports.ALL],
             "parquet_available": export_formats.parquet_available(),
+            "groups": group_consensus(project),
         },
     )
 
@@ -79,6 +81,7 @@ def _ranked_dashboard(request, project, role):
             "cache": cache,
             "computed": computed,
             "stuck_count": stuck_items(project).count(),
+            "groups": group_consensus(project),
         },
     )
 

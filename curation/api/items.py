@@ -40,6 +40,12 @@ class ItemRowSerializer(serializers.Serializer):
     )
     flagged_problem = serializers.BooleanField(help_text="A current vote flags a problem.")
     has_gold = serializers.SerializerMethodField()
+    group = serializers.CharField(
+        source="item.group_key", help_text='The item\'s group key ("" for none).'
+    )
+    criterion = serializers.CharField(
+        source="item.criterion", help_text='The question asked of the item ("" for none).'
+    )
     thumbnail = serializers.CharField(
         allow_null=True, help_text="URL of the item's first picture's thumbnail (signed in)."
     )

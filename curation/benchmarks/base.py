@@ -301,6 +301,11 @@ class OptionalMembers(Protocol):
         run's seed gives the same requests again and scoring re-derives it."""
         ...
 
+    # What `judge_calls` sends per item, in a few words ("10 calls per pair,
+    # each in an order drawn from the run's seed"): shown on the judge run
+    # form and a run's page instead of "both orders", which means nothing here.
+    judge_calls_help: str
+
     judge_retries: int  # how many more times an unparsed answer is asked again
 
     def judge_unparsed(self, output: str) -> bool:

@@ -9,6 +9,7 @@ from django.core.validators import MaxValueValidator
 
 from curation.benchmarks import registry
 from curation.evaluation import judge_client
+from curation.evaluation.judge_calls import sends
 
 
 class EvaluationForm(forms.Form):
@@ -167,9 +168,23 @@ class JudgeRunForm(forms.Form):
     def clean_scoring(self):
         return self.cleaned_data["scoring"] or None
 
-    def __init__(self, *args, project, max_concurrency: int, **kwargs):
+    def __init__(self, *args, project, max_concurrency: int, release=None, **kwargs):
         super().__init__(*args, **kwargs)
         benchmarks = registry.all_benchmarks()
+        # A benchmark that decides its own calls ignores the option: say what it sends.
+        own = [f"{b.judge_label}: {sends(b, False)}" for b in registry.offering("judge_calls")]
+        if own:
+            swapped = cast(forms.BooleanField, self.fields["swapped"])
+            swapped.help_text += (
+                " Ignored by rules that decide their own calls — " + "; ".join(own) + "."
+            )
+        default = registry.default_for(release) if release is not None else None
+        # What the release's own rules send, when they decide it (shown by the form).
+        self.calls_note = (
+            f"With {default.judge_label}: {sends(default, False)} (the swapped option is ignored)."
+            if default is not None and hasattr(default, "judge_calls")
+            else ""
+        )
         scoring = cast(forms.ChoiceField, self.fields["scoring"])
         scoring.choices = [("", "As the release suggests (its most specific benchmark)")] + [
             (b.key, b.judge_label) for b in benchmarks

@@ -34,6 +34,15 @@ def calls_for(benchmark, record: dict, seed: int, both_orders: bool) -> list[str
     return calls
 
 
+def sends(benchmark, both_orders: bool) -> str:
+    """What a run sends per item, in words for the judge run form and a
+    run's page: the benchmark's `judge_calls_help` when it decides its own
+    calls (the swapped option means nothing then), else the orders."""
+    if hasattr(benchmark, "judge_calls"):
+        return getattr(benchmark, "judge_calls_help", "") or "the calls its benchmark decides"
+    return "both orders" if both_orders else "original order only"
+
+
 def retries_of(benchmark) -> int:
     """How many more times an unparsed answer is asked again (0: never)."""
     if not hasattr(benchmark, "judge_unparsed"):

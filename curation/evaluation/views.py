@@ -186,7 +186,9 @@ def run_form(project, data=None, release=None) -> JudgeRunForm:
     first = project.judge_endpoints.order_by("name").first()
     if first is not None and release is not None:
         initial["name"] = first.model
-    return JudgeRunForm(data, initial=initial, project=project, max_concurrency=max_concurrency())
+    return JudgeRunForm(
+        data, initial=initial, project=project, max_concurrency=max_concurrency(), release=release
+    )
 
 
 @guard_body(member_of(CURATOR_ROLES))

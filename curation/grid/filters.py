@@ -99,6 +99,13 @@ class GridFilterForm(forms.Form):
     )
     flagged = forms.ChoiceField(required=False, choices=YES_NO, label="Problem flagged")
     gold = forms.ChoiceField(required=False, choices=YES_NO, label="Has gold")
+    group = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Group",
+        strip=True,
+        help_text="The items of one group (a prompt's pairs, a pair's criteria): its exact key.",
+    )
     q = forms.CharField(required=False, max_length=200, label="Search", strip=True)
     sort = forms.ChoiceField(required=False, choices=list(SORT_LABELS.items()))
     page_size = forms.TypedChoiceField(
@@ -185,7 +192,15 @@ class _EqualsAny(Lookup):
 # Sorts and filters that need the computed vote columns.
 _COMPUTED = {"votes", "-votes", "agreement", "-agreement"}
 # Filters and sorts on the item's own columns (the others are the verdict's).
-_ON_ITEM = ("domain", "votes_min", "votes_max", "agreement_min", "agreement_max", "gold")
+_ON_ITEM = (
+    "domain",
+    "votes_min",
+    "votes_max",
+    "agreement_min",
+    "agreement_max",
+    "gold",
+    "group",
+)
 _SORTS_ON_ITEM = {"external_id", "-external_id", *_COMPUTED}
 
 
@@ -258,6 +273,9 @@ def matching(project: Project, f: dict) -> QuerySet[Verdict]:
         rows = rows.exclude(item__gold_choice=GoldChoice.NONE)
     elif f.get("gold") == "no":
         rows = rows.filter(item__gold_choice=GoldChoice.NONE)
+    if f.get("group"):
+        # (annotate_item_group_idx: the project's items of one group.)
+        rows = rows.filter(item__group_key=f["group"])
     if f.get("q"):
         rows = among(rows, searched_items(project, f["q"]), any_array=any_array)
     return rows.order_by(*order_of(f))
@@ -287,6 +305,8 @@ _ROW_COLUMNS = (
     "item__external_id",
     "item__prompt",
     "item__gold_choice",
+    "item__group_key",
+    "item__criterion",
     "item__votes_1",
     "item__votes_2",
     "item__votes_tie",

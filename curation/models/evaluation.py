@@ -232,6 +232,20 @@ class JudgeRun(models.Model):
         return f"{self.name} on {self.release} ({self.status})"
 
     @property
+    def sends(self) -> str:
+        """What the run sends per item, in words ("both orders", or the
+        calls its benchmark decides: curation.evaluation.judge_calls.sends)."""
+        from curation.benchmarks import registry
+        from curation.benchmarks.base import EvaluationError
+        from curation.evaluation.judge_calls import sends
+
+        try:
+            benchmark = registry.get(self.scoring)
+        except EvaluationError:
+            return "both orders" if self.swapped else "original order only"
+        return sends(benchmark, self.swapped)
+
+    @property
     def percent(self) -> int:
         return round(100 * self.progress_done / self.progress_total) if self.progress_total else 0
 

@@ -183,6 +183,10 @@ class ReleaseItem(models.Model):
     # ("1,2,2,4": rank per canonical slot; curation.releases.pairwise_files);
     # "" for a pair or a release without a pairwise decomposition.
     ranks = models.CharField(max_length=32, blank=True, default="")
+    # The item's group key when the release was built (Item.group_key, ""
+    # for none), frozen: Acc+ counts a group right when all its members are
+    # (curation.releases.groups).
+    group_key = models.CharField(max_length=200, blank=True, default="")
 
     objects = ReleaseItemQuerySet.as_manager()
 

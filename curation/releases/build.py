@@ -45,6 +45,7 @@ from curation.models import (
 )
 from curation.releases import exporter, manifest_sections, parquet, publishing, snapshot, trl
 from curation.releases.content import item_contents
+from curation.releases.groups import freeze_group_keys
 from curation.releases.heartbeat import BuildHeartbeat
 from curation.releases.members import MEMBER_FIELDS, ROW_FIELDS, VoteExtras, export_items
 from curation.releases.pairwise_files import write_pairs
@@ -484,6 +485,7 @@ def _record_and_publish(release, target, archive, sha, manifest, members, warnin
                     for member in members[start : start + 2000]
                 ]
             )
+        freeze_group_keys(release)
         updated = Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).update(
             status=ReleaseStatus.READY,
             sha256=sha,

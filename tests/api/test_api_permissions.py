@@ -5,6 +5,8 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.db import transaction
+from django.test import override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -154,8 +156,38 @@ def test_every_api_endpoint_has_a_row_in_the_matrix():
     assert not stale, f"rows for endpoints that no longer exist: {sorted(stale)}"
 
 
+@pytest.fixture(scope="module")
+def built_world(django_db_setup, django_db_blocker):
+    """The matrix's world, built once for the module's ~420 cases inside a
+    transaction that is rolled back after the last: each case runs in a
+    savepoint inside it (pytest-django's per-test atomic), so what a case
+    changes (a DELETE, a cancel) is rolled back before the next, exactly as
+    when each case built its own world (~0.2 s each; docs/decisions.md,
+    "CI time"). The outer transaction is never committed."""
+    # The users' passwords hashed as in every test (tests/conftest.py's fast
+    # hasher is a function-scoped setting, not in force yet here).
+    fast = override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"])
+    with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            with fast:
+                built = build_world()
+            yield built
+        finally:
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+
+
 @pytest.fixture
-def world():
+def world(built_world):
+    """Per case: the item's image in this test's own MEDIA_ROOT."""
+    users, kwargs, image_name = built_world
+    default_storage.save(image_name, ContentFile(b"\x89PNG not really"))
+    return users, kwargs
+
+
+def build_world():
     project = make_project(slug="perm", votes_per_item=3)
     creator = make_user()
     creator.user_permissions.add(Permission.objects.get(codename="add_project"))
@@ -168,7 +200,6 @@ def world():
         "creator": creator,
     }
     item = make_item(project, model_1=MODEL_NAMES[0], model_2=MODEL_NAMES[1], gold_choice="2")
-    default_storage.save(item.image.file, ContentFile(b"\x89PNG not really"))
     item.live_assignments = 1
     item.save(update_fields=["live_assignments"])
     assignment = make_assignment(item, users["annotator"])
@@ -204,7 +235,7 @@ def world():
         "evaluation_id": evaluation.pk,
         "run_id": run.pk,
     }
-    return users, kwargs
+    return users, kwargs, item.image.file
 
 
 def url_for(route: str, kwargs: dict) -> str:

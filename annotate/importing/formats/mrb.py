@@ -144,6 +144,8 @@ def item_of(record: Record) -> ParsedItem:
         gold=record.gold_choice,
         reference_answer=record.reference_answer,
         meta=record.meta,
+        group=record.group,
+        criterion=record.criterion,
     )
 
 
@@ -163,4 +165,6 @@ def record_of(item: ParsedItem) -> Record:
         gold_choice=item.gold,
         reference_answer=item.reference_answer,
         meta=item.meta,
+        group=item.group,
+        criterion=item.criterion,
     )

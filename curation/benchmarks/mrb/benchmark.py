@@ -32,6 +32,7 @@ from curation.benchmarks.mrb import (
     scoring_input,
     scoring_output,
 )
+from curation.releases.groups import acc_plus, release_groups
 
 # One prediction line: an ID and a judge's answer of a few kB.
 MAX_LINE_BYTES = 1024 * 1024
@@ -125,8 +126,15 @@ class MultimodalRewardBench(OwnModules):
         files: dict[str, Predictions] = {".jsonl": upload.predictions}
         if upload.swapped:
             files["-swapped.jsonl"] = upload.swapped
+        as_dict = scoring_output.report_as_dict(report)
+        # Issue 34: Acc+ where the release has groups (curation.releases.groups).
+        groups = release_groups(release)
+        if groups:
+            right = report.first_picks.get("original", {})
+            ids = [r["ID"] for r in records]
+            as_dict["extras"]["acc_plus"] = acc_plus(ids, groups, right).as_dict()
         return Scored(
-            report=scoring_output.report_as_dict(report),
+            report=as_dict,
             accuracy=report.group("all").accuracy,
             files=files,
             store_items=store_items,
@@ -142,7 +150,11 @@ class MultimodalRewardBench(OwnModules):
             template="curation/leaderboards/mrb.html",
             columns=columns,
             rows=rows,
-            context={"sort": sort, "chart": leaderboard.chart(columns, rows)},
+            context={
+                "sort": sort,
+                "chart": leaderboard.chart(columns, rows),
+                "acc_plus": leaderboard.has_acc_plus(rows),
+            },
             csv=lambda: leaderboard.csv_rows(columns, rows),
         )
 

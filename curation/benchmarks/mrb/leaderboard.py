@@ -43,7 +43,19 @@ def rows_of(evaluations) -> tuple[list[str], list[dict]]:
                 "scored_by_label": extras.get("coverage", {}).get("scored_by_label", 0),
             }
         )
+        if extras.get("acc_plus"):  # issue 34: only where the release has groups
+            rows[-1]["acc_plus"] = extras["acc_plus"]["value"]
+            rows[-1]["acc_plus_counts"] = _acc_plus_counts(extras["acc_plus"])
     return columns, rows
+
+
+def _acc_plus_counts(acc_plus) -> tuple[int, int] | None:
+    return (acc_plus["correct_groups"], acc_plus["groups"]) if acc_plus else None
+
+
+def has_acc_plus(rows: list[dict]) -> bool:
+    """Whether any entry has Acc+ (its release has groups): the column shows."""
+    return any(r.get("acc_plus_counts") for r in rows)
 
 
 def _pair(interval) -> tuple[float, float] | None:
@@ -53,11 +65,11 @@ def _pair(interval) -> tuple[float, float] | None:
 
 def sort_rows(rows: list[dict], columns: list[str], sort: str) -> None:
     """Best first by a column's accuracy or the macro average (no value last)."""
-    if sort not in columns and sort != "macro":
+    if sort not in columns and sort not in ("macro", "acc_plus"):
         return
 
     def key(row):
-        value = row["macro"] if sort == "macro" else row["accuracy"].get(sort)
+        value = row.get(sort) if sort in ("macro", "acc_plus") else row["accuracy"].get(sort)
         return (value is None, -(value or 0))
 
     rows.sort(key=key)
@@ -87,6 +99,10 @@ def csv_rows(columns: list[str], rows: list[dict]) -> list[list[Any]]:
             + [_csv_number(r["macro"]), r["missing"], r["unknown"]]
             + [_csv_number(ci[i] if ci else None) for ci in intervals for i in (0, 1)]
         )
+    if has_acc_plus(rows):  # a release with groups: Acc+ last
+        out[0].append("acc_plus_extra")
+        for line, r in zip(out[1:], rows, strict=True):
+            line.append(_csv_number(r.get("acc_plus")))
     return out
 
 

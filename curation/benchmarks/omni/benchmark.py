@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from curation.benchmarks.base import ApiField, Board, EvaluationError, Scored, Upload
+from curation.benchmarks.base import ApiReport, Board, EvaluationError, Scored, Upload
 from curation.benchmarks.common.records import (
     RecordsBenchmark,
     percent,
@@ -97,21 +97,11 @@ class Omni(RecordsBenchmark):
             overall=lambda report: percent(report.get("overall")),
         )
 
-    def api_fields(self) -> dict[str, ApiField]:
-        from rest_framework import serializers
+    @property
+    def api_report(self) -> ApiReport:
+        from curation.benchmarks.omni import api
 
-        return {
-            "omni_tasks": ApiField(
-                read=lambda r: (r.get("omni") or {}).get("tasks"),
-                schema=serializers.JSONField(),
-                help_text="Omni-RewardBench: accuracy per task (the published rules).",
-            ),
-            "omni_with_ties": ApiField(
-                read=lambda r: (r.get("omni") or {}).get("with_ties"),
-                schema=serializers.BooleanField(),
-                help_text="Omni-RewardBench: whether the with-ties mode was scored.",
-            ),
-        }
+        return ApiReport(serializer=api.ReportSerializer, help_text=api.HELP_TEXT)
 
     def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
         """The per-item results page's filters: the tasks (no sub-buckets)."""

@@ -32,6 +32,9 @@ class Ranked(RecordsBenchmark):
     upload_label = "Ranked responses, MR²Bench layout (scores or a ranking per prompt, JSONL)"
     upload_help = f"Ranked responses: {PREDICTIONS_SHAPE}."
     judge_label = "Ranked responses: an N-way ranking per prompt, shown in a seeded order"
+    judge_calls_help = (
+        "one N-way call per prompt, the responses in an order drawn from the run's seed"
+    )
     # Before the benchmark at 20, whose detection takes any JSON object line without
     # "ID": a file of {"id", "ranking"} lines is detected as this one's. Its
     # file and table come after the Multimodal RewardBench records' (10).
@@ -44,10 +47,13 @@ class Ranked(RecordsBenchmark):
 
     def score(self, release, upload: Upload) -> Scored:
         refuse_options(upload, "Ranked", "scores or a ranking per prompt")
+        from curation.releases.groups import release_groups
+
         report = score_text(
             release_prompts(release),
             predictions_text(upload.predictions, upload.filename),
             upload.filename,
+            release_groups(release),
         )
         return Scored(
             report={"ranked": report},
@@ -61,6 +67,7 @@ class Ranked(RecordsBenchmark):
             evaluations, "categories", "category", _cell,
             top1=lambda report: percent(report.get("top1")),
             tau_b=lambda report: _tau(report.get("tau_b")),
+            acc_plus=lambda report: percent((report.get("acc_plus") or {}).get("value")),
         )  # fmt: skip
         board.context = {"definitions": scoring.DEFINITIONS, "file": FILE}
         return board
@@ -106,14 +113,17 @@ class Ranked(RecordsBenchmark):
 BENCHMARK = Ranked()
 
 
-def score_text(prompts: list[scoring.Prompt], text: str, filename: str) -> dict:
+def score_text(
+    prompts: list[scoring.Prompt], text: str, filename: str, groups: dict | None = None
+) -> dict:
     try:
         parsed, repeated, unknown = scoring.read_predictions(
             text, filename, {p.id: len(p.ranks) for p in prompts}
         )
     except scoring.PredictionsError as exc:
         raise EvaluationError(str(exc)) from None
-    return {**scoring.score(prompts, parsed), "repeated_ids": repeated, "unknown_ids": unknown}
+    report = scoring.score(prompts, parsed, groups)
+    return {**report, "repeated_ids": repeated, "unknown_ids": unknown}
 
 
 def _tau(value: float | None) -> str:
@@ -149,6 +159,9 @@ def text_report(report: dict) -> str:
             f"{c['category']:<20} {percent(c['top1']):>8} {_tau(c['tau_b']):>7} "
             f"{c['prompts']:>8} {c['missing']:>8}"
         )
+    plus = report.get("acc_plus") or {}
+    if plus:
+        lines.append(f"Acc+ {percent(plus['value'])} ({plus['correct_groups']}/{plus['groups']})")
     lines.append(f"unknown IDs: {report['unknown_ids']}, repeated IDs: {report['repeated_ids']}")
     lines.append(report["definitions"])
     return "\n".join(lines) + "\n"

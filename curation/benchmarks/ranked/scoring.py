@@ -19,6 +19,12 @@ are shown:
   and ties are corrected for. Undefined (nan: every human or every model
   place tied) prompts and prompts without a prediction are left out of the
   mean, which is over the rest (the count is reported).
+- **Acc+** (issue 34; curation.releases.groups): a prompt decomposed into
+  the pairs its human ranking implies (every two responses the humans placed
+  apart) counts right only when the model orders every such pair the same
+  way, strictly (a model tie or no prediction is wrong); a prompt of a group
+  counts only with the rest of its group. The share of groups right
+  (prompts without a group: each its own).
 
 A prediction is a JSONL line ``{"id": "…", "scores": [N numbers]}`` (higher
 is better: a reward model's score per response, in the file's order) or
@@ -30,7 +36,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +49,9 @@ DEFINITIONS = (
     "the share of the model's top-scored responses (ties share) that the humans ranked "
     "first, 0 without a prediction, averaged over the prompts; Kendall's τ-b = "
     "scipy.stats.kendalltau(human ranks, model ranks, variant='b') per prompt, averaged over "
-    "the prompts where it is defined and predicted."
+    "the prompts where it is defined and predicted; Acc+ = the share of prompt groups (a "
+    "prompt without a group is its own) whose every human-ordered pair the model orders "
+    "the same way, strictly."
 )
 PREDICTION_KEYS = ("scores", "ranking")
 
@@ -76,6 +84,18 @@ def top1(human: Sequence[int], keys: Sequence[float]) -> float:
     top = values == values.min()
     best = np.asarray(human) == min(human)
     return float(np.sum(top & best) / np.sum(top))
+
+
+def pairs_right(human: Sequence[int], keys: Sequence[float]) -> bool:
+    """Whether the model orders, strictly, every pair of responses that the
+    humans placed apart as the humans did (lower rank and key = better)."""
+    n = len(human)
+    return all(
+        (keys[i] < keys[j]) if human[i] < human[j] else (keys[j] < keys[i])
+        for i in range(n)
+        for j in range(i + 1, n)
+        if human[i] != human[j]
+    )
 
 
 def tau_b(human: Sequence[int], keys: Sequence[float]) -> float | None:
@@ -156,19 +176,29 @@ def _summary(rows: list[tuple[float, float | None, bool]]) -> dict[str, Any]:
     }
 
 
-def score(prompts: Sequence[Prompt], predictions: dict[str, Prediction]) -> dict[str, Any]:
-    """The report: overall, then per category in the release's order."""
+def score(
+    prompts: Sequence[Prompt],
+    predictions: dict[str, Prediction],
+    groups: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The report: overall, then per category in the release's order, and
+    Acc+ over `groups` ({prompt ID: group key}; none: each prompt its own)."""
+    from curation.releases.groups import acc_plus
+
     rows: dict[str, list[tuple[float, float | None, bool]]] = {}
     every = []
+    right: dict[str, bool] = {}
     for p in prompts:
         got = predictions.get(p.id)
         row = (0.0, None, True) if got is None else (
             top1(p.ranks, got.keys), tau_b(p.ranks, got.keys), False)  # fmt: skip
+        right[p.id] = got is not None and pairs_right(p.ranks, got.keys)
         rows.setdefault(p.category, []).append(row)
         every.append(row)
     return {
         **_summary(every),
         "categories": [{"category": c, **_summary(r)} for c, r in rows.items()],
+        "acc_plus": acc_plus([p.id for p in prompts], groups or {}, right).as_dict(),
         "definitions": DEFINITIONS,
     }
 

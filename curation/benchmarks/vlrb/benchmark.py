@@ -35,6 +35,10 @@ class VLRewardBench(RecordsBenchmark):
     upload_help = f"VL-RewardBench: {PREDICTIONS_SHAPE}."
     judge_label = f"VL-RewardBench: the official prompt, {judge.JUDGE_RUNS} runs per pair"
     judge_both_orders = False  # each run draws its own order (judge_calls)
+    judge_calls_help = (
+        f"{judge.JUDGE_RUNS} calls per pair, each shown in an order (swapped or not) "
+        "drawn from the run's seed"
+    )
     # Before the ranked benchmark (15), whose detection takes any line with
     # "id" and "ranking": the official inference output has both.
     position = 12

@@ -240,13 +240,18 @@ def test_same_statements_at_100_and_100000_items(client):
                     "superuser": False,
                     "check_stale": True,
                     "now": "2026-03-02 09:00:00",
+                    "group": "",
                 },
             )
             plan = [row[-1] for row in cursor.fetchall()]
         by_project = [line for line in plan if "(project_id=?" in line and "membership" not in line]
-        assert by_project == [
-            "SEARCH p USING INDEX annotate_item_claim_order_idx (project_id=?)"
-        ], plan
+        # The pick and the grouped pick (the next item of the annotator's
+        # group, issue 34): each through an index, never a scan of the items.
+        assert by_project, plan
+        assert set(by_project) <= {
+            "SEARCH p USING INDEX annotate_item_claim_order_idx (project_id=?)",
+            "SEARCH p USING INDEX annotate_item_group_idx (project_id=? AND group_key=?)",
+        }, plan
     at_100, at_100k = _page_statements(small, user), _page_statements(big, user)
     assert len(at_100) == 1
     assert at_100k == at_100

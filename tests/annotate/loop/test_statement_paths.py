@@ -64,6 +64,7 @@ WHICH = st.integers(0, 7)  # one of the person's assignments, by position
 STEPS = st.lists(
     st.one_of(
         st.tuples(st.just("claim"), WHO),
+        st.tuples(st.just("claim_in"), WHO, st.sampled_from(["a", "b", "none"])),
         st.tuples(st.just("submit"), WHO, WHICH, VOTES),
         st.tuples(st.just("submit_next"), WHO, WHICH, VOTES),
         st.tuples(st.just("skip"), WHO, WHICH),
@@ -91,6 +92,9 @@ def make_world(task: str = Task.PAIRWISE):
             external_id=f"item-{n}",
             shuffle_key=n * 7 % 5,
             votes_needed=votes_needed,
+            # Two groups (issue 34) and an item of its own: a submit's next
+            # claim prefers the group of the item just judged.
+            group_key=["", "a", "b", "a", "b", "a"][n],
         )
         if task != Task.PAIRWISE:  # three responses
             write_item_content(
@@ -159,8 +163,11 @@ def run(project, people, steps) -> list:
     for step in steps:
         kind, args = step[0], step[1:]
         try:
-            if kind == "claim":
-                a = service.claim_next_item(project=project, annotator=people[args[0]], now=now)
+            if kind in ("claim", "claim_in"):
+                group = args[1] if kind == "claim_in" else ""
+                a = service.claim_next_item(
+                    project=project, annotator=people[args[0]], now=now, group=group
+                )
                 answers.append(a and (a.item.external_id, a.display_order, a.lease_expires_at))
             elif kind in ("submit", "submit_next"):
                 person, which, drawn = people[args[0]], args[1], args[2]

@@ -97,8 +97,9 @@ def test_the_intervals_are_the_refreshs_and_the_page_shows_them(client, ranked_v
     with CaptureQueriesContext(connection) as queries:
         page = client.get(url)
     assert page.status_code == 200
-    # session, user, membership, cache, judgements, ranks, pseudonyms, stuck
-    assert len(queries) == 9, [q["sql"] for q in queries]
+    # session, user, membership, cache, judgements, ranks, pseudonyms, stuck,
+    # the group figure (issue 34: one aggregate, curation.agreement.groups)
+    assert len(queries) == 10, [q["sql"] for q in queries]
     html = page.content.decode()
     point = ranking.ranking_reliability(table)
     for name in ("pairwise_alpha", "ordinal_alpha", "mean_w", "mean_tau_b"):

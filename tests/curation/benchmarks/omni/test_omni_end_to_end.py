@@ -119,7 +119,10 @@ def test_release_is_byte_identical_and_scored_per_task(omni_project, client):
     assert r.json()["accuracy"] == pytest.approx(0.5, abs=1e-9)
     listed = api.get(url).json()
     entry = (listed["results"] if isinstance(listed, dict) else listed)[0]
-    assert entry["omni_tasks"][0]["task"] == "text_to_text" and entry["omni_with_ties"] is False
+    assert "omni" not in entry  # its section is in the detail, not the list
+    detail = api.get(f"{url}{entry['id']}/").json()
+    assert detail["omni"]["tasks"][0]["task"] == "text_to_text"
+    assert detail["omni"]["with_ties"] is False and detail["omni"]["kind"] == "judge"
     entry = Evaluation.objects.get(release=release, name="judge-1")
     report = entry.report["omni"]
     per_item = {p.external_id: (p.chosen, p.choice, p.correct, p.category)

@@ -173,6 +173,8 @@ def test_release_is_byte_identical_and_scored_by_top1_and_tau_b(ranked_project, 
     assert page.status_code == 200
     html = page.content.decode()
     assert "ranked-leaderboard" in html and 'data-name="rm-1"' in html
+    # Acc+ over the prompts' pairwise decompositions (no groups: each its own).
+    assert report["acc_plus"]["groups"] == 4 and "data-acc-plus>" in html
     assert "studio&#x27;s definitions" in html or "studio's definitions" in html
 
     # The evaluate command: the same report from the release folder on disk.

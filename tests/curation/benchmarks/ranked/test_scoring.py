@@ -158,3 +158,51 @@ def test_a_ranking_file_is_detected_and_a_scores_file_must_be_named():
     # {"id", "scores"} is RewardBench 2's shape too (and MMRB2's detection, asked
     # first, takes any object line without "ID"): name "ranked" for it.
     assert registry.detect('{"id": "q1", "scores": [0.5, 0.1]}\n').key != "ranked"
+
+
+def acc_plus_by_pairs(prompts, preds, groups):
+    """Acc+ re-derived: each prompt's pairwise decomposition (every two
+    responses the humans placed apart, better first), all pairs right with a
+    strictly higher score for the better one; then all prompts of a group."""
+    right = {}
+    for p in prompts:
+        pred = preds.get(p.id)
+        if pred is None:
+            right[p.id] = False
+            continue
+        scores = pred["scores"] if "scores" in pred else [-r for r in pred["ranking"]]
+        pairs = [
+            (i, j) if p.ranks[i] < p.ranks[j] else (j, i)
+            for i, j in combinations(range(len(p.ranks)), 2)
+            if p.ranks[i] != p.ranks[j]
+        ]
+        right[p.id] = all(scores[better] > scores[worse] for better, worse in pairs)
+    by_group = {}
+    for p in prompts:
+        key = groups.get(p.id) or f"own:{p.id}"
+        by_group[key] = by_group.get(key, True) and right[p.id]
+    return sum(by_group.values()) / len(by_group), len(by_group)
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_acc_plus_equals_the_pairwise_re_derivation(grouped):
+    prompts, preds = fixture(seed=11, prompts=90)
+    # Some prompts ordered exactly right, so that groups can be all right.
+    for p in prompts[::4]:
+        preds[p.id] = {"scores": [-float(r) for r in p.ranks]}
+    groups = {p.id: f"g{n // 3}" for n, p in enumerate(prompts) if n % 9 != 8} if grouped else {}
+    text = "".join(json.dumps({"id": k, **v}) + "\n" for k, v in preds.items())
+    parsed, _, _ = scoring.read_predictions(text, "p.jsonl", {p.id: len(p.ranks) for p in prompts})
+    report = scoring.score(prompts, parsed, groups)
+    value, count = acc_plus_by_pairs(prompts, preds, groups)
+    assert report["acc_plus"]["groups"] == count
+    assert report["acc_plus"]["value"] == pytest.approx(value, abs=1e-9)
+    assert 0 < value < 1
+
+
+def test_acc_plus_is_strict_on_model_ties_and_ignores_human_ties():
+    prompt = scoring.Prompt("a", "c", (1, 1, 3))  # the humans tie the first two
+    assert scoring.pairs_right(prompt.ranks, (0.0, 0.0, 1.0))  # their tie needs no order
+    assert scoring.pairs_right(prompt.ranks, (0.5, 0.0, 1.0))
+    assert not scoring.pairs_right(prompt.ranks, (0.0, 1.0, 1.0))  # a model tie is wrong
+    assert not scoring.pairs_right(prompt.ranks, (2.0, 0.0, 1.0))
