@@ -14,6 +14,7 @@ from annotate.importing.options import (
 class ImportForm(forms.Form):
     dataset = forms.FileField(
         required=False,
+        allow_empty_file=True,  # the import says so, naming file and line
         help_text="Multimodal RewardBench .json, a .jsonl of pairs (chosen/rejected, or "
         "unlabelled response_1/response_2), a Hugging Face .parquet, a benchmark's task file, a "
         ".zip holding one of them with its images, or a studio release .zip.",
@@ -31,7 +32,9 @@ class ImportForm(forms.Form):
         help_text="Folder of its images on the server (default: the dataset's folder).",
     )
     images = forms.FileField(
-        required=False, help_text="A .zip of the images, if they are not inside the dataset zip."
+        required=False,
+        allow_empty_file=True,  # the import says so, naming the file
+        help_text="A .zip of the images, if they are not inside the dataset zip.",
     )
     format = forms.ChoiceField(
         choices=[("", "Detect")] + [(f, f) for f in formats.names()], required=False

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 
-class TallySerializer(serializers.Serializer):
+class MmrlhfTallySerializer(serializers.Serializer):
     pairs = serializers.IntegerField(help_text="Pairs of the release's file.")
     correct = serializers.IntegerField(help_text="Pairs with rewards[0] > rewards[1].")
     missing = serializers.IntegerField(help_text="Pairs without a prediction (wrong).")
@@ -16,12 +16,12 @@ class TallySerializer(serializers.Serializer):
     acc_plus = serializers.FloatField(allow_null=True, help_text="groups_correct / groups.")
 
 
-class CategorySerializer(TallySerializer):
+class MmrlhfCategorySerializer(MmrlhfTallySerializer):
     category = serializers.CharField(help_text="The media path's first folder (mcq, long, …).")
 
 
-class ReportSerializer(TallySerializer):
-    categories = CategorySerializer(many=True)
+class MmrlhfReportSerializer(MmrlhfTallySerializer):
+    categories = MmrlhfCategorySerializer(many=True)
     unknown_ids = serializers.IntegerField(help_text="Prediction lines of ids not in the file.")
     extra_lines = serializers.IntegerField(help_text="Lines past an id's pairs (not scored).")
     definitions = serializers.CharField()

@@ -110,7 +110,7 @@ class MmRlhf(RecordsBenchmark):
     def api_report(self) -> ApiReport:
         from curation.benchmarks.mmrlhf import api
 
-        return ApiReport(serializer=api.ReportSerializer, help_text=api.HELP_TEXT)
+        return ApiReport(serializer=api.MmrlhfReportSerializer, help_text=api.HELP_TEXT)
 
     def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
         """Its categories (and no sub-buckets: a pair's sub-bucket is its prompt id)."""

@@ -9,7 +9,7 @@ from rest_framework import serializers
 HELP_TEXT = "Omni-RewardBench: accuracy per task by the published rules (null for others)."
 
 
-class ReportSerializer(serializers.Serializer):
+class OmniReportSerializer(serializers.Serializer):
     kind = serializers.CharField(help_text="judge (parsed verdicts) or reward (two scores).")
     with_ties = serializers.BooleanField(help_text="Whether the with-ties mode was scored.")
     tasks = serializers.JSONField(

@@ -101,7 +101,7 @@ class Omni(RecordsBenchmark):
     def api_report(self) -> ApiReport:
         from curation.benchmarks.omni import api
 
-        return ApiReport(serializer=api.ReportSerializer, help_text=api.HELP_TEXT)
+        return ApiReport(serializer=api.OmniReportSerializer, help_text=api.HELP_TEXT)
 
     def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
         """The per-item results page's filters: the tasks (no sub-buckets)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 
-class GroupSerializer(serializers.Serializer):
+class VlrbGroupSerializer(serializers.Serializer):
     group = serializers.CharField(help_text="general, hallucination or reasoning (official ids).")
     items = serializers.IntegerField(help_text="The release's pairs of the group.")
     correct = serializers.IntegerField(help_text="Pairs whose majority agrees with the humans.")
@@ -17,14 +17,14 @@ class GroupSerializer(serializers.Serializer):
     accuracy = serializers.FloatField(allow_null=True)
 
 
-class DatasetSerializer(serializers.Serializer):
+class VlrbDatasetSerializer(serializers.Serializer):
     dataset = serializers.CharField(help_text="The source dataset of cal.py's get_dataset_from_id.")
     correct = serializers.IntegerField()
     total = serializers.IntegerField()
     accuracy = serializers.FloatField(allow_null=True)
 
 
-class ReportSerializer(serializers.Serializer):
+class VlrbReportSerializer(serializers.Serializer):
     overall = serializers.FloatField(allow_null=True, help_text="Micro accuracy (cal.py).")
     macro = serializers.FloatField(
         allow_null=True, help_text="Mean of the groups' accuracies (cal.py's macro average)."
@@ -39,8 +39,8 @@ class ReportSerializer(serializers.Serializer):
     unparsed = serializers.IntegerField()
     repeated_ids = serializers.IntegerField(help_text="Pair IDs given twice (the last counts).")
     unknown_lines = serializers.IntegerField(help_text="Lines naming no pair of the release.")
-    groups = GroupSerializer(many=True)
-    datasets = DatasetSerializer(many=True)
+    groups = VlrbGroupSerializer(many=True)
+    datasets = VlrbDatasetSerializer(many=True)
     definitions = serializers.CharField()
 
 

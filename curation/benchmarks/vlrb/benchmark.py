@@ -123,7 +123,7 @@ class VLRewardBench(RecordsBenchmark):
     def api_report(self) -> ApiReport:
         from curation.benchmarks.vlrb import api
 
-        return ApiReport(serializer=api.ReportSerializer, help_text=api.HELP_TEXT)
+        return ApiReport(serializer=api.VlrbReportSerializer, help_text=api.HELP_TEXT)
 
     def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
         """Its groups and source datasets, from the report."""

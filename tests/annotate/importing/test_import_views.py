@@ -315,3 +315,15 @@ def test_images_zip_next_to_a_dataset_zip_is_refused(client):
     )
     assert response.status_code == 400
     assert b"already holds its images" in response.content
+
+
+def test_an_empty_upload_is_a_problem_naming_the_file_and_changes_nothing(admin_client, project):
+    """An empty dataset (0 bytes) reaches the import, which names the file
+    and line as for any other problem (found by the upload fuzz test)."""
+    response = admin_client.post(
+        import_url(project),
+        {"dataset": SimpleUploadedFile("data.json", b""), "format": "", "domain": ""},
+    )
+    assert response.status_code == 400
+    assert response.context["problems"] == ["data.json:1: file is empty"]
+    assert not project.items.exists()
