@@ -97,3 +97,79 @@ def checked_items(
             continue
         out.domain = known[out.domain or ""]
         yield out
+
+
+def two_pass_file(
+    *,
+    fmt: str,
+    what: str,
+    context: Any,
+    filename: str,
+    records: Callable[[ProblemLog], Iterator[Record]],
+    rules: Callable[..., RecordRules],
+    log: ProblemLog,
+    known: dict[str, str],
+    new_domains: dict[str, dict[str, Any]],
+    derived: bool,
+    category: Callable[[Any], tuple[str, str]],
+    domain_fields: Callable[[str], dict[str, Any]],
+    restore: Callable[[Any, Any, Any], None],
+    fingerprint: Callable[..., str],
+    images: Any = None,
+    **extra: Any,
+) -> Any:
+    """A JSONL format's whole read (the ranked, RewardBench 2, VL-RewardBench
+    and MM-RLHF-RewardBench formats): pass 1 (check_all) with each item's
+    category (`category(item)` -> (slug, label)) becoming a new domain
+    (`domain_fields(label)`) where the options do not derive domains, and
+    each prompt image noted and then checked once; then the ParsedFile whose
+    items() is pass 2 (checked_items, `restore` putting back the bytes
+    kept). `images`: the import's image source (None: a format without
+    images; the fingerprint then takes no infos). Refuses a file of no
+    records ("holds no {what}"); `extra` are ParsedFile fields."""
+    from functools import partial
+
+    from annotate.importing.formats import IMAGE, ParsedFile
+    from annotate.importing.images import check_images_once
+    from annotate.importing.records import ImportFailed, ImportProblem
+    from annotate.importing.sources import NoImageSource
+
+    refs: dict[str, tuple[int, int]] = {}
+
+    def inspect(item: Any, value: Any, line: int, index: int) -> None:
+        slug, label = category(item)
+        if not derived and item.domain == slug and slug not in context.known:
+            known[slug] = slug
+            new_domains.setdefault(slug, domain_fields(label))
+        for part in item.prompt:
+            if part.kind == IMAGE:
+                refs.setdefault(part.ref, (line, index))
+
+    first = check_all(records, rules, log, known, inspect=inspect)
+    infos = check_images_once(images, context.limits, refs, log) if refs else {}
+    log.raise_if_any()
+    renames = first.renames
+
+    def items() -> Iterator[Any]:
+        yield from checked_items(
+            records(ProblemLog(filename, 1)), rules(renames=renames), known, restore
+        )
+
+    ids = [item.external_id for item in items()]
+    if not ids and not first.skipped:
+        raise ImportFailed([ImportProblem(filename, f"holds no {what}")])
+    return ParsedFile(
+        format=fmt,
+        filename=filename,
+        items=items,
+        count=len(ids),
+        ids=ids,
+        images=infos,
+        image_source=images if images is not None else (context.images or NoImageSource()),
+        fingerprint=partial(fingerprint, infos=infos) if images is not None else fingerprint,
+        id_field="id",
+        skipped=first.skipped if context.options.duplicates == "keep-first" else 0,
+        renamed=len(renames),
+        new_domains=new_domains,
+        **extra,
+    )

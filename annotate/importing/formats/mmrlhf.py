@@ -55,7 +55,6 @@ from annotate.importing.formats import (
     ParsedPart,
     ReadContext,
 )
-from annotate.importing.images import check_images_once
 from annotate.importing.jsonscan import (
     DatasetFile,
     check_utf8,
@@ -69,8 +68,6 @@ from annotate.importing.records import (
     MAX_ID_LENGTH,
     MAX_IMAGE_PATH_LENGTH,
     ImageInfo,
-    ImportFailed,
-    ImportProblem,
     ProblemLog,
 )
 from annotate.importing.sources import (
@@ -291,47 +288,19 @@ def read_data(
         lines = iter_jsonl(data, log, max_record_bytes=bounds.max_record_bytes, raw_lines=True)
         return passes.parsed_records(lines, parse, log, bounds)
 
-    refs: dict[str, tuple[int, int]] = {}
-
-    def inspect(item: ParsedItem, value: Any, line: int, index: int) -> None:
-        category = item.meta["mmrlhf"]["category"]
-        slug = category_slug(category)
-        if not derived and item.domain == slug and slug not in context.known:
-            known[slug] = slug
-            new_domains.setdefault(slug, domain_fields(category))
-        for part in item.prompt:
-            if part.kind == IMAGE:
-                refs.setdefault(part.ref, (line, index))
-
     def restore(item: ParsedItem, value: Any, raw: str) -> None:
         item.meta["mmrlhf"].update(kept_line(value, raw, TEXT_KEYS))
 
-    first = passes.check_all(records, rules, log, known, inspect=inspect)
-    infos = check_images_once(images, context.limits, refs, log) if refs else {}
-    log.raise_if_any()
-    renames = first.renames
+    def category(item: ParsedItem) -> tuple[str, str]:
+        label = item.meta["mmrlhf"]["category"]
+        return category_slug(label), label
 
-    def items() -> Iterator[ParsedItem]:
-        yield from passes.checked_items(
-            records(ProblemLog(filename, 1)), rules(renames=renames), known, restore
-        )
-
-    ids = [item.external_id for item in items()]
-    if not ids:
-        raise ImportFailed([ImportProblem(filename, "holds no MM-RLHF-RewardBench pairs")])
-    return ParsedFile(
-        format=FORMAT,
-        filename=filename,
-        items=items,
-        count=len(ids),
-        ids=ids,
-        images=infos,
-        image_source=images,
-        fingerprint=partial(fingerprint, infos=infos),
-        id_field="id",
-        labels=LABELS,
-        new_domains=new_domains,
-    )
+    return passes.two_pass_file(
+        fmt=FORMAT, what="MM-RLHF-RewardBench pairs", context=context, filename=filename,
+        records=records, rules=rules, log=log, known=known, new_domains=new_domains,
+        derived=derived, category=category, domain_fields=domain_fields, restore=restore,
+        fingerprint=fingerprint, images=images, labels=LABELS,
+    )  # fmt: skip
 
 
 def _item(record: PairRecord, paths: list[str], k: int, line: int, index: int,

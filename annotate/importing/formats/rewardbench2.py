@@ -60,11 +60,9 @@ from annotate.importing.records import (
     MAX_ID_LENGTH,
     MAX_MODEL_LENGTH,
     ImportFailed,
-    ImportProblem,
     ProblemLog,
     brief,
 )
-from annotate.importing.sources import NoImageSource
 
 FORMAT = "rewardbench2"
 NAMES = (FORMAT, "rb2")
@@ -343,43 +341,20 @@ def read_data(data: bytes | DatasetFile, *, filename: str, context: ReadContext)
         lines = iter_jsonl(data, log, max_record_bytes=bounds.max_record_bytes, raw_lines=True)
         return passes.parsed_records(lines, parse, log, bounds)
 
-    def new_domain(item: ParsedItem, value: Any, line: int, index: int) -> None:
-        subset = item.meta["rewardbench2"]["subset"]
-        slug = subset_slug(subset)
-        if not derived and item.domain == slug and slug not in context.known:
-            known[slug] = slug
-            new_domains.setdefault(slug, domain_fields(subset))
-
     def restore(item: ParsedItem, value: Any, raw: str) -> None:
         item.meta["rewardbench2"] = record_meta(_record_of(item, value), raw)
 
-    # Pass 1: every record checked, IDs and domains.
-    first = passes.check_all(records, rules, log, known, inspect=new_domain)
-    renames = first.renames
+    def category(item: ParsedItem) -> tuple[str, str]:
+        subset = item.meta["rewardbench2"]["subset"]
+        return subset_slug(subset), subset
 
-    def items() -> Iterator[ParsedItem]:
-        yield from passes.checked_items(
-            records(ProblemLog(filename, 1)), rules(renames=renames), known, restore
-        )
-
-    ids = [item.external_id for item in items()]
-    if not ids and not first.skipped:
-        raise ImportFailed([ImportProblem(filename, "holds no RewardBench 2 records")])
-    return ParsedFile(
-        format=FORMAT,
-        filename=filename,
-        items=items,
-        count=len(ids),
-        ids=ids,
-        images={},
-        image_source=context.images or NoImageSource(),
-        fingerprint=fingerprint,
-        id_field="id",
-        labels=LABELS,
-        skipped=first.skipped if context.options.duplicates == "keep-first" else 0,
-        renamed=len(renames),
-        new_domains=new_domains,
-    )
+    # Pass 1: every record checked, IDs and domains (no images).
+    return passes.two_pass_file(
+        fmt=FORMAT, what="RewardBench 2 records", context=context, filename=filename,
+        records=records, rules=rules, log=log, known=known, new_domains=new_domains,
+        derived=derived, category=category, domain_fields=domain_fields, restore=restore,
+        fingerprint=fingerprint, labels=LABELS,
+    )  # fmt: skip
 
 
 def _item(record: Rb2Record, line: int, index: int, domain: str) -> ParsedItem:

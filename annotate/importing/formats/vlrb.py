@@ -52,7 +52,6 @@ from annotate.importing.formats import (
     ReadContext,
     detect_keys,
 )
-from annotate.importing.images import check_images_once
 from annotate.importing.jsonscan import (
     DatasetFile,
     check_utf8,
@@ -281,48 +280,19 @@ def read_data(
         lines = iter_jsonl(data, log, max_record_bytes=bounds.max_record_bytes, raw_lines=True)
         return passes.parsed_records(lines, parse, log, bounds)
 
-    refs: dict[str, tuple[int, int]] = {}
-
-    def inspect(item: ParsedItem, value: Any, line: int, index: int) -> None:
-        group = item.meta["vlrb"]["group"]
-        if not derived and item.domain == group and group not in context.known:
-            known[group] = group
-            new_domains.setdefault(group, domain_fields(group))
-        for part in item.prompt:
-            if part.kind == IMAGE:
-                refs.setdefault(part.ref, (line, index))
-
     def restore(item: ParsedItem, value: Any, raw: str) -> None:
         item.meta["vlrb"].update(kept_line(value, raw, TEXT_KEYS))
 
-    first = passes.check_all(records, rules, log, known, inspect=inspect)
-    infos = check_images_once(images, context.limits, refs, log) if refs else {}
-    log.raise_if_any()
-    renames = first.renames
+    def category(item: ParsedItem) -> tuple[str, str]:
+        group = item.meta["vlrb"]["group"]
+        return group, group
 
-    def items() -> Iterator[ParsedItem]:
-        yield from passes.checked_items(
-            records(ProblemLog(filename, 1)), rules(renames=renames), known, restore
-        )
-
-    ids = [item.external_id for item in items()]
-    if not ids and not first.skipped:
-        raise ImportFailed([ImportProblem(filename, "holds no VL-RewardBench records")])
-    return ParsedFile(
-        format=FORMAT,
-        filename=filename,
-        items=items,
-        count=len(ids),
-        ids=ids,
-        images=infos,
-        image_source=images,
-        fingerprint=partial(fingerprint, infos=infos),
-        id_field="id",
-        labels=LABELS,
-        skipped=first.skipped if context.options.duplicates == "keep-first" else 0,
-        renamed=len(renames),
-        new_domains=new_domains,
-    )
+    return passes.two_pass_file(
+        fmt=FORMAT, what="VL-RewardBench records", context=context, filename=filename,
+        records=records, rules=rules, log=log, known=known, new_domains=new_domains,
+        derived=derived, category=category, domain_fields=domain_fields, restore=restore,
+        fingerprint=fingerprint, images=images, labels=LABELS,
+    )  # fmt: skip
 
 
 def _item(record: dict, line: int, index: int, domain: str) -> ParsedItem:
