@@ -280,13 +280,21 @@ def test_votes_need_no_broker_and_background_work_catches_up_when_it_returns(tmp
     for person in people:
         person.start()
         while not person.done:
-            # Both pick response 1, whichever side it was drawn on, so every
-            # item is agreed and releasable ("left" for both split an item
-            # whenever their drawn orders differed: no item agreed in 1 run of 16).
+            # Both pick response 1 and call it the correct one, whichever
+            # side it was drawn on, so every item is agreed and releasable
+            # ("left" for both split an item whenever their drawn orders
+            # differed: in about 1 run of 16 no item was agreed).
             swapped = Assignment.objects.get(pk=person.assignment).shown_swapped
+            form = person.form("right" if swapped else "left")
+            if person.correctness:
+                form.update(
+                    correct_left="no" if swapped else "yes",
+                    correct_right="yes" if swapped else "no",
+                )
             started = time.perf_counter()
-            person.vote("right" if swapped else "left")
+            resp = person.post_vote(form)
             timings.append(time.perf_counter() - started)
+            assert person.take_answer(form, resp), (resp.status_code, resp.text[:300])
 
     # Work that must be queued: a release, an agreement refresh, thumbnails of an import.
     curator = Annotator(admin, project.slug, [web.base])
