@@ -86,20 +86,8 @@ class MmRlhf(RecordsBenchmark):
     files_predictions_help = f"mmrlhf: one predictions file, {PREDICTIONS_SHAPE}"
 
     def score_files(self, release: str, predictions: list[str], options: Any) -> FileScore:
-        from pathlib import Path
-
-        if getattr(options, "swapped", None) or getattr(options, "official_compat", False):
-            raise EvaluationError("MM-RLHF-RewardBench predictions take one file and no options.")
-        if len(predictions) != 1:
-            raise EvaluationError("MM-RLHF-RewardBench: give one predictions file.")
-        where = Path(release)
-        source = where / FILE if where.is_dir() else where
-        try:
-            pairs = pairs_of(source.read_text(encoding="utf-8"))
-            raw = Path(predictions[0]).read_bytes()
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise EvaluationError(f"{source}: not an MM-RLHF-RewardBench file ({exc})") from None
-        report = score_text(pairs, predictions_text(raw, predictions[0]), predictions[0])
+        pairs, text = self.one_file(release, predictions, options, pairs_of)
+        report = score_text(pairs, text, predictions[0])
         report.pop("items")
         return FileScore(report={"mmrlhf": report}, text=lambda: text_report(report))
 

@@ -10,7 +10,6 @@ section (.api)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from curation.benchmarks.base import ApiReport, Board, EvaluationError, FileScore, Scored, Upload
@@ -105,18 +104,8 @@ class VLRewardBench(RecordsBenchmark):
     files_predictions_help = f"vlrb: one predictions file, {PREDICTIONS_SHAPE}"
 
     def score_files(self, release: str, predictions: list[str], options: Any) -> FileScore:
-        if getattr(options, "swapped", None) or getattr(options, "official_compat", False):
-            raise EvaluationError("VL-RewardBench predictions take one file and no options.")
-        if len(predictions) != 1:
-            raise EvaluationError("VL-RewardBench: give one predictions file.")
-        where = Path(release)
-        source = where / FILE if where.is_dir() else where
-        try:
-            pairs = pairs_of(source.read_text(encoding="utf-8"))
-            raw = Path(predictions[0]).read_bytes()
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise EvaluationError(f"{source}: not a VL-RewardBench file ({exc})") from None
-        report = score_text(pairs, predictions_text(raw, predictions[0]), predictions[0])
+        pairs, text = self.one_file(release, predictions, options, pairs_of)
+        report = score_text(pairs, text, predictions[0])
         return FileScore(report={"vlrb": report}, text=lambda: text_report(report))
 
     @property
