@@ -37,7 +37,7 @@ from typing import Any, Protocol
 
 from annotate.importing.options import ImportOptions
 from annotate.importing.records import ImageInfo, ImageLimits, ImportFailed, ImportProblem
-from annotate.importing.sources import ImageSource, ZipImageSource
+from annotate.importing.sources import DirectoryImageSource, ImageSource, ZipImageSource
 
 TEXT = "text"
 IMAGE = "image"
@@ -167,6 +167,13 @@ class DatasetSource:
         from annotate.importing.jsonscan import open_dataset_file
 
         return stack.enter_context(open_dataset_file(self.path))
+
+    def image_source(self, given: ImageSource | None) -> ImageSource:
+        """Where the dataset's image paths are read: the zip it came in, else
+        the images given with it, else its own folder."""
+        if self.archive is not None:
+            return self.archive
+        return given or DirectoryImageSource(self.path.parent)
 
     def head(self, size: int = 4096) -> bytes:
         """The dataset's first bytes (b"" if it cannot be read)."""

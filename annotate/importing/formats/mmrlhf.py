@@ -231,10 +231,7 @@ def domain_fields(category: str) -> dict[str, Any]:
 
 def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
     data = source.open_data(context.stack)
-    if source.archive is not None:
-        images: ImageSource = source.archive
-    else:
-        images = context.images or DirectoryImageSource(source.path.parent)
+    images = source.image_source(context.images)
     return read_data(data, filename=source.label, images=images, context=context)
 
 

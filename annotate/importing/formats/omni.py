@@ -72,7 +72,7 @@ from annotate.importing.records import (
     ImportProblem,
     ProblemLog,
 )
-from annotate.importing.sources import DirectoryImageSource, ImageSource, safe_relative_path
+from annotate.importing.sources import ImageSource, safe_relative_path
 
 FORMAT = "omni"
 NAMES = (FORMAT, "omni-rewardbench")
@@ -335,10 +335,7 @@ def domain_slug(task: str) -> str:
 def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
     task = task_of(source.label)
     data = source.open_data(context.stack)
-    if source.archive is not None:
-        images: ImageSource = source.archive
-    else:
-        images = context.images or DirectoryImageSource(source.path.parent)
+    images = source.image_source(context.images)
     return read_data(data, filename=source.label, task=task, images=images, context=context)
 
 

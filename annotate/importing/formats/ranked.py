@@ -61,7 +61,6 @@ from annotate.importing.jsonscan import (
     iter_jsonl,
     kept_line,
     kept_value,
-    open_dataset_file,
     styled_line,
 )
 from annotate.importing.options import RecordRules
@@ -70,11 +69,10 @@ from annotate.importing.records import (
     MAX_IMAGE_PATH_LENGTH,
     ImageInfo,
     ImportFailed,
-    ImportProblem,
     ProblemLog,
     brief,
 )
-from annotate.importing.sources import DirectoryImageSource, ImageSource, safe_relative_path
+from annotate.importing.sources import ImageSource, safe_relative_path
 
 FORMAT = "ranked"
 NAMES = (FORMAT, "mr2bench")
@@ -291,15 +289,8 @@ def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
             raise parquet.row_problems(exc) from None
         parsed.restate = parquet.row_problems
         return parsed
-    if source.archive is not None:
-        assert source.member is not None
-        data = context.stack.enter_context(source.archive.open_dataset(source.member))
-        images: ImageSource = source.archive
-    else:
-        if not source.path.is_file():
-            raise ImportFailed([ImportProblem(str(source.path), "file not found")])
-        data = context.stack.enter_context(open_dataset_file(source.path))
-        images = context.images or DirectoryImageSource(source.path.parent)
+    data = source.open_data(context.stack)
+    images = source.image_source(context.images)
     return read_data(data, filename=source.label, images=images, context=context)
 
 

@@ -58,7 +58,6 @@ from annotate.importing.jsonscan import (
     iter_jsonl,
     kept_line,
     kept_value,
-    open_dataset_file,
     styled_line,
 )
 from annotate.importing.options import RecordRules
@@ -66,12 +65,10 @@ from annotate.importing.records import (
     MAX_ID_LENGTH,
     MAX_IMAGE_PATH_LENGTH,
     ImageInfo,
-    ImportFailed,
-    ImportProblem,
     ProblemLog,
     brief,
 )
-from annotate.importing.sources import DirectoryImageSource, ImageSource, safe_relative_path
+from annotate.importing.sources import ImageSource, safe_relative_path
 
 FORMAT = "vlrb"
 NAMES = (FORMAT, "vl-rewardbench")
@@ -238,15 +235,8 @@ def detect(source: DatasetSource) -> bool:
 
 
 def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
-    if source.archive is not None:
-        assert source.member is not None
-        data = context.stack.enter_context(source.archive.open_dataset(source.member))
-        images: ImageSource = source.archive
-    else:
-        if not source.path.is_file():
-            raise ImportFailed([ImportProblem(str(source.path), "file not found")])
-        data = context.stack.enter_context(open_dataset_file(source.path))
-        images = context.images or DirectoryImageSource(source.path.parent)
+    data = source.open_data(context.stack)
+    images = source.image_source(context.images)
     return read_data(data, filename=source.label, images=images, context=context)
 
 

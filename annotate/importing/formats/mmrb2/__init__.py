@@ -48,7 +48,7 @@ from annotate.importing.records import (
     ImportProblem,
     ProblemLog,
 )
-from annotate.importing.sources import DirectoryImageSource, ImageSource, safe_relative_path
+from annotate.importing.sources import safe_relative_path
 from annotate.loop import scales
 from annotate.models import Domain, DomainKind, Project
 
@@ -107,11 +107,7 @@ def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
     data = source.open_data(context.stack)
     # A task file's zip holds its images; the published layout's image paths
     # are relative to the task file's folder.
-    images: ImageSource = (
-        source.archive
-        if source.archive is not None
-        else context.images or DirectoryImageSource(source.path.parent)
-    )
+    images = source.image_source(context.images)
     bounds = context.bounds
     log = ProblemLog(filename, bounds.max_errors, context.options.wording)
     start = taskfile.pairs_array_start(data)
