@@ -20,6 +20,7 @@ from annotate.models import (
     Item,
     Judgement,
     JudgementSlot,
+    MediaAsset,
     Membership,
     Project,
     image_part,
@@ -68,6 +69,31 @@ def make_image(**kwargs) -> ImageAsset:
         size_bytes=len(data),
         **kwargs,
     )
+
+
+def make_media(kind: str = "video", **kwargs) -> MediaAsset:
+    """A MediaAsset row (no file is written: tests that serve or decode it
+    store their own bytes under `file`)."""
+    sha = hashlib.sha256(f"media {next(_seq)}".encode()).hexdigest()
+    video = kind == "video"
+    fields = {
+        "sha256": sha,
+        "kind": kind,
+        "file": f"media/{sha[:2]}/{sha}.{'mp4' if video else 'wav'}",
+        "container": "mp4" if video else "wav",
+        "content_type": "video/mp4" if video else "audio/wav",
+        "video_codec": "h264" if video else "",
+        "audio_codec": "" if video else "pcm_s16le",
+        "duration_ms": 2000,
+        "width": 64 if video else 0,
+        "height": 48 if video else 0,
+        "fps": 25.0 if video else None,
+        "sample_rate": 0 if video else 16000,
+        "channels": 0 if video else 1,
+        "size_bytes": 1000,
+    }
+    fields.update(kwargs)
+    return MediaAsset.objects.create(**fields)
 
 
 def make_item(project: Project | None = None, domain: Domain | None = None, **kwargs) -> Item:

@@ -204,6 +204,56 @@ class ImageLimits:
     allowed_formats: tuple[str, ...] = ("PNG", "JPEG", "WEBP", "GIF")
 
 
+@dataclass(frozen=True)
+class MediaLimits:
+    """What a video or audio file may be (issue 35; settings.MEDIA_LIMITS
+    overrides). Checked from the container's headers before any decoding, and
+    every decode is bounded by them (no endless stream is read to its end)."""
+
+    max_bytes: int = 500 * 1024 * 1024
+    max_duration_s: float = 600.0
+    max_width: int = 3840
+    max_height: int = 2160
+    max_fps: float = 120.0
+    max_streams: int = 4
+    max_sample_rate: int = 192_000
+    max_channels: int = 8
+    containers: tuple[str, ...] = ("mp4", "mov", "webm", "matroska", "ogg", "wav", "mp3", "flac")
+    video_codecs: tuple[str, ...] = ("h264", "hevc", "vp8", "vp9", "av1", "mpeg4")
+    audio_codecs: tuple[str, ...] = (
+        "aac",
+        "mp3",
+        "opus",
+        "vorbis",
+        "flac",
+        "pcm_s16le",
+        "pcm_s24le",
+        "pcm_f32le",
+    )
+
+
+@dataclass
+class MediaInfo:
+    """A validated video or audio file: what will be stored (a MediaAsset's
+    fields), without holding its bytes."""
+
+    ref: str
+    sha256: str
+    kind: str  # "video" or "audio"
+    container: str
+    content_type: str
+    video_codec: str
+    audio_codec: str
+    duration_ms: int
+    width: int
+    height: int
+    fps: float | None
+    sample_rate: int
+    channels: int
+    stream_count: int
+    size_bytes: int
+
+
 @dataclass
 class ImageInfo:
     """A validated image: what will be stored, without holding its bytes."""

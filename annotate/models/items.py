@@ -55,6 +55,81 @@ class ImageAsset(models.Model):
         return reverse("media", args=[self.thumbnail or self.file])
 
 
+class MediaKind(models.TextChoices):
+    VIDEO = "video", "Video"
+    AUDIO = "audio", "Audio"
+
+
+class MediaAsset(models.Model):
+    """A video or audio file stored once, named by the SHA-256 of its stored
+    bytes (issue 35), as ImageAsset is for pictures. What PyAV found when the
+    import validated it is kept here, so pages, judges and exports never probe
+    the file again. The poster, thumbnail strip and waveform are made by a
+    background task after the import (blank until then: pages show the
+    player without them)."""
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    kind = models.CharField(max_length=5, choices=MediaKind.choices)
+    file = models.CharField(max_length=200, help_text="Path in the default storage.")
+    container = models.CharField(max_length=20, help_text="mp4, webm, ogg, wav, mp3, flac, …")
+    content_type = models.CharField(max_length=50, help_text="The type it is served with.")
+    video_codec = models.CharField(max_length=20, blank=True)
+    audio_codec = models.CharField(max_length=20, blank=True)
+    duration_ms = models.PositiveIntegerField()
+    # Video only (0 and None for audio).
+    width = models.PositiveIntegerField(default=0)
+    height = models.PositiveIntegerField(default=0)
+    fps = models.FloatField(null=True, blank=True)
+    # Audio (of an audio file, or a video's sound track).
+    sample_rate = models.PositiveIntegerField(default=0)
+    channels = models.PositiveSmallIntegerField(default=0)
+    # Integrated loudness in dB (LUFS-like, measured when the derivatives are made).
+    loudness_db = models.FloatField(null=True, blank=True)
+    stream_count = models.PositiveSmallIntegerField(default=1)
+    size_bytes = models.PositiveBigIntegerField()
+    # Derivatives (storage paths; blank until made).
+    poster = models.CharField(max_length=200, blank=True, help_text="WebP still (video).")
+    strip = models.CharField(
+        max_length=200, blank=True, help_text="WebP strip of thumbnails (video)."
+    )
+    waveform = models.CharField(max_length=200, blank=True, help_text="Waveform image (audio).")
+    derived_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            # \A and \Z: see ImageAsset's constraint.
+            models.CheckConstraint(
+                condition=Q(sha256__regex=r"\A[0-9a-f]{64}\Z"), name="annotate_media_sha256_hex"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind=MediaKind.AUDIO) | Q(width__gt=0, height__gt=0),
+                name="annotate_media_video_dimensions_positive",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        size = f" {self.width}x{self.height}" if self.kind == MediaKind.VIDEO else ""
+        return f"{self.sha256[:12]} {self.kind} {self.container}{size} {self.duration_ms} ms"
+
+    # Through the `media` view (sign-in and membership checked), as images.
+    @property
+    def url(self) -> str:
+        return reverse("media", args=[self.file])
+
+    @property
+    def poster_url(self) -> str:
+        return reverse("media", args=[self.poster]) if self.poster else ""
+
+    @property
+    def strip_url(self) -> str:
+        return reverse("media", args=[self.strip]) if self.strip else ""
+
+    @property
+    def waveform_url(self) -> str:
+        return reverse("media", args=[self.waveform]) if self.waveform else ""
+
+
 class GoldChoice(models.TextChoices):
     """The known-right response: a pair's side, or an N-slot item's best
     slot (3..8 only for items with that many responses: a published ranking

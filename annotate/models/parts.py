@@ -2,8 +2,8 @@
 
 An item has a prompt slot and N >= 2 response slots (`response_1`,
 `response_2`, … `response_<n>`), each an ordered list of parts whose kind is
-text or image (video and audio are reserved kinds, refused until they have
-storage: see PART_VALIDATORS). Parts are the only writable content:
+text, image, video or audio (a video or audio part holds a MediaAsset, issue
+35; PART_VALIDATORS says what each kind holds). Parts are the only writable content:
 
 - write_item_content(item, prompt, responses) replaces an item's parts and
   derives its columns (the one writer; importers, the demo, tests);
@@ -34,7 +34,7 @@ from django.db.models import Q
 from django.utils.safestring import mark_safe
 
 from annotate import rendering
-from annotate.models.items import ImageAsset, Item
+from annotate.models.items import ImageAsset, Item, MediaAsset
 
 
 class Slot(models.TextChoices):
@@ -117,8 +117,16 @@ class ItemPart(models.Model):
     image = models.ForeignKey(
         ImageAsset, on_delete=models.PROTECT, null=True, blank=True, related_name="parts"
     )
+    # A video or audio part's file (issue 35). Indexed: PROTECT, and the media
+    # view's membership check.
+    media = models.ForeignKey(
+        MediaAsset, on_delete=models.PROTECT, null=True, blank=True, related_name="parts"
+    )
     source_path = models.CharField(
-        max_length=500, blank=True, default="", help_text="The image's path in the source dataset."
+        max_length=500,
+        blank=True,
+        default="",
+        help_text="The image's (or video's, audio's) path in the source dataset.",
     )
     # The sanitised HTML of a text part, valid while rendered_version equals
     # rendering.RENDERER_VERSION (0: not rendered yet; the page renders it).
@@ -135,11 +143,18 @@ class ItemPart(models.Model):
             models.CheckConstraint(
                 condition=Q(slot__regex=SLOT_PATTERN), name="annotate_itempart_slot_valid"
             ),
-            # A text part has no image; an image part has one. Video and audio
-            # parts have no storage yet: no row of theirs passes.
+            # A text part has no file; an image part has its image; a video or
+            # audio part its media (whose own kind the validator checks).
             models.CheckConstraint(
-                condition=Q(kind=PartKind.TEXT, image__isnull=True, source_path="")
-                | Q(kind=PartKind.IMAGE, image__isnull=False),
+                condition=Q(
+                    kind=PartKind.TEXT, image__isnull=True, media__isnull=True, source_path=""
+                )
+                | Q(kind=PartKind.IMAGE, image__isnull=False, media__isnull=True)
+                | Q(
+                    kind__in=[PartKind.VIDEO, PartKind.AUDIO],
+                    image__isnull=True,
+                    media__isnull=False,
+                ),
                 name="annotate_itempart_kind_matches_content",
             ),
         ]
@@ -150,6 +165,11 @@ class ItemPart(models.Model):
     @property
     def is_image(self) -> bool:
         return self.kind == PartKind.IMAGE
+
+    @property
+    def is_media(self) -> bool:
+        """A video or audio part (its file is `media`)."""
+        return self.kind in (PartKind.VIDEO, PartKind.AUDIO)
 
     def clean(self) -> None:
         validate_part(self)
@@ -163,28 +183,33 @@ class ItemPart(models.Model):
 
 # One validator per kind, in this one place: what a part of that kind holds.
 def _valid_text(part: ItemPart) -> None:
-    if part.image_id is not None or part.source_path:
-        raise ValidationError("A text part has no image and no source path.")
+    if part.image_id is not None or part.media_id is not None or part.source_path:
+        raise ValidationError("A text part has no image, no media and no source path.")
 
 
 def _valid_image(part: ItemPart) -> None:
     if part.image_id is None:
         raise ValidationError("An image part needs its image.")
+    if part.media_id is not None:
+        raise ValidationError("An image part has no video or audio.")
     if part.text:
         raise ValidationError("An image part has no text.")
 
 
-def _not_stored_yet(part: ItemPart) -> None:
-    # Reserved: a video or audio part needs an asset model (like ImageAsset),
-    # its validator here, its branch in shown_parts and annotate/_parts.html.
-    raise ValidationError(f"{part.kind} parts cannot be stored yet.")
+def _valid_media(part: ItemPart) -> None:
+    if part.media_id is None:
+        raise ValidationError(f"A {part.kind} part needs its {part.kind} file.")
+    if part.image_id is not None or part.text:
+        raise ValidationError(f"A {part.kind} part has no image and no text.")
+    # The asset's own kind matches: media_part() and the import writer take
+    # the part's kind from the asset (no query per part here).
 
 
 PART_VALIDATORS = {
     PartKind.TEXT: _valid_text,
     PartKind.IMAGE: _valid_image,
-    PartKind.VIDEO: _not_stored_yet,
-    PartKind.AUDIO: _not_stored_yet,
+    PartKind.VIDEO: _valid_media,
+    PartKind.AUDIO: _valid_media,
 }
 
 
@@ -206,6 +231,12 @@ def text_part(text: str) -> ItemPart:
 def image_part(image_id: int, source_path: str = "") -> ItemPart:
     """An unsaved image part (write_item_content places it)."""
     return ItemPart(kind=PartKind.IMAGE, image_id=image_id, source_path=source_path)
+
+
+def media_part(media: MediaAsset, source_path: str = "") -> ItemPart:
+    """An unsaved video or audio part of the stored `media` (its kind is the
+    asset's; write_item_content places it)."""
+    return ItemPart(kind=media.kind, media=media, source_path=source_path)
 
 
 def is_mrb_shaped(by_slot: dict[str, list[ItemPart]]) -> bool:

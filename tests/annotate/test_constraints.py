@@ -34,6 +34,7 @@ from tests.factories import (
     make_image,
     make_item,
     make_judgement,
+    make_media,
     make_member,
     make_project,
     make_user,
@@ -208,6 +209,20 @@ def test_image_without_area_is_rejected(size):
     assert _image(width=1, height=1).width == 1
 
 
+# --- MediaAsset (issue 35) -----------------------------------------------------------
+
+
+def test_media_sha256_that_is_not_64_lowercase_hex_digits_is_rejected():
+    with rejected_by("annotate_media_sha256_hex"):
+        make_media(sha256="A" * 64)
+
+
+def test_video_without_area_is_rejected_and_audio_has_none():
+    with rejected_by("annotate_media_video_dimensions_positive"):
+        make_media("video", width=0)
+    assert make_media("audio").width == 0
+
+
 # --- Item -----------------------------------------------------------------------------
 
 
@@ -239,13 +254,18 @@ def test_unknown_part_slot_is_rejected():
         {"kind": "image"},  # an image part without its image
         {"kind": "text", "with_image": True},  # a text part with one
         {"kind": "text", "source_path": "a.png"},
-        {"kind": "video"},
+        {"kind": "video"},  # a video part without its file
+        {"kind": "audio", "with_image": True},
+        {"kind": "image", "with_image": True, "with_media": True},
+        {"kind": "text", "with_media": True},
     ],
 )
 def test_part_whose_kind_does_not_match_its_content_is_rejected(fields):
     fields = dict(fields)
     if fields.pop("with_image", False):
         fields["image"] = make_image()
+    if fields.pop("with_media", False):
+        fields["media"] = make_media()
     with rejected_by("annotate_itempart_kind_matches_content"):
         ItemPart.objects.create(item=make_item(), slot="response_1", position=5, **fields)
 
@@ -256,7 +276,13 @@ def test_image_and_text_parts_anywhere_are_accepted():
         item=item, slot="response_1", position=1, kind="image", image=make_image()
     )
     ItemPart.objects.create(item=item, slot="response_1", position=2, kind="text", text="  ")
-    assert item.content_parts.filter(slot="response_1").count() == 3
+    ItemPart.objects.create(
+        item=item, slot="response_1", position=3, kind="video", media=make_media()
+    )
+    ItemPart.objects.create(
+        item=item, slot="prompt", position=5, kind="audio", media=make_media("audio")
+    )
+    assert item.content_parts.filter(slot="response_1").count() == 4
 
 
 def test_an_image_in_a_part_cannot_be_deleted():

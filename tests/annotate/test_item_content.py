@@ -105,7 +105,7 @@ def test_fewer_than_two_responses_and_invalid_parts_are_refused_and_nothing_chan
     before = list(ItemPart.objects.filter(item=item).values_list("slot", "text"))
     with pytest.raises(ValidationError, match="has 1 responses; an item has at least 2"):
         write_item_content(item, [text_part("p")], [[text_part("only")]])
-    with pytest.raises(ValidationError, match="video parts cannot be stored yet"):
+    with pytest.raises(ValidationError, match="A video part needs its video file"):
         write_item_content(
             item, [ItemPart(kind=PartKind.VIDEO)], [[text_part("a")], [text_part("b")]]
         )

@@ -36,19 +36,29 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from annotate.importing.options import ImportOptions
-from annotate.importing.records import ImageInfo, ImageLimits, ImportFailed, ImportProblem
+from annotate.importing.records import (
+    ImageInfo,
+    ImageLimits,
+    ImportFailed,
+    ImportProblem,
+    MediaInfo,
+)
 from annotate.importing.sources import DirectoryImageSource, ImageSource, ZipImageSource
 
 TEXT = "text"
 IMAGE = "image"
+VIDEO = "video"
+AUDIO = "audio"
+MEDIA = (VIDEO, AUDIO)  # parts whose `ref` is a key of ParsedFile.media
 
 
 @dataclass(slots=True)
 class ParsedPart:
-    """One part of a slot: a text (Markdown, verbatim) or an image. An
-    image's `ref` is its normalised path in the import's image source (the
-    key of ParsedFile.images); `source_path` is its path as the file writes
-    it (kept for exports)."""
+    """One part of a slot: a text (Markdown, verbatim), an image, a video or
+    an audio file. An image's `ref` is its normalised path in the import's
+    image source (the key of ParsedFile.images), a video's or audio's the key
+    of ParsedFile.media (read from the same source); `source_path` is its path
+    as the file writes it (kept for exports)."""
 
     kind: str
     text: str = ""
@@ -117,7 +127,7 @@ class ParsedFile:
     count: int  # how many items items() yields
     ids: list[str]  # their external IDs, in order (small: the conflict checks read them)
     images: dict[str, ImageInfo]  # by normalised ref
-    image_source: ImageSource
+    image_source: ImageSource  # where images, videos and audio files are read from
     # The stable fingerprint of what the import stores for an item (its
     # Item.content_hash): equal fingerprints make a re-import a no-op.
     fingerprint: Callable[[ParsedItem], str]
@@ -136,6 +146,8 @@ class ParsedFile:
     # Restates the writer's problems in the format's own terms (parquet rows).
     restate: Callable[[ImportFailed], ImportFailed] | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # shown in the import's result
+    # Videos and audio files (issue 35), by normalised ref, validated like images.
+    media: dict[str, MediaInfo] = field(default_factory=dict)
 
 
 @dataclass
