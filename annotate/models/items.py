@@ -172,7 +172,21 @@ def item_votes(path: str = "") -> models.Expression:
     return total
 
 
+class ItemPurpose(models.TextChoices):
+    """What an item is for (issue 36). Only benchmark items count in
+    statistics, verdicts, releases, progress and exports; qualification and
+    check items carry gold and measure the annotator instead."""
+
+    BENCHMARK = "benchmark", "Benchmark"
+    QUALIFICATION = "qualification", "Qualification"
+    CHECK = "check", "Gold check"
+
+
 class ItemQuerySet(models.QuerySet["Item"]):
+    def benchmark(self) -> ItemQuerySet:
+        """The items that count in the benchmark (not qualification/checks)."""
+        return self.filter(purpose=ItemPurpose.BENCHMARK)
+
     def needing_votes(self) -> ItemQuerySet:
         """Items with fewer live assignments than they need."""
         return self.filter(live_assignments__lt=F("votes_needed"))
@@ -224,6 +238,15 @@ class Item(models.Model):
     # above the responses); "" = the project's instructions alone.
     criterion = models.TextField(blank=True, default="")
     meta = models.JSONField(default=dict, blank=True, help_text="Source fields, verbatim.")
+    # Issue 36: benchmark (default) | qualification | check. Non-benchmark
+    # items carry gold and never count in the benchmark's figures.
+    purpose = models.CharField(
+        max_length=13, choices=ItemPurpose.choices, default=ItemPurpose.BENCHMARK
+    )
+    # A check item whose answer is made obvious (an attention check).
+    is_attention = models.BooleanField(default=False)
+    # Shown to a qualifying annotator after they answered (never before).
+    explanation = models.TextField(blank=True, default="")
     content_hash = models.CharField(
         max_length=64, help_text="SHA-256 of the imported content; makes re-import a no-op."
     )
@@ -269,6 +292,14 @@ class Item(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(gold_choice__in=GoldChoice.values), name="annotate_item_gold_valid"
+            ),
+            # Qualification and check items are judged against gold: they need it.
+            models.CheckConstraint(
+                condition=Q(purpose=ItemPurpose.BENCHMARK) | ~Q(gold_choice=GoldChoice.NONE),
+                name="annotate_item_gate_has_gold",
+            ),
+            models.CheckConstraint(
+                condition=Q(purpose__in=ItemPurpose.values), name="annotate_item_purpose_valid"
             ),
             # The overlap guarantee: never more live assignments than needed.
             models.CheckConstraint(
