@@ -4,33 +4,50 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0030_media_parts'),
+        ("annotate", "0030_media_parts"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='item',
-            name='explanation',
-            field=models.TextField(blank=True, default=''),
+            model_name="item",
+            name="explanation",
+            field=models.TextField(blank=True, default=""),
         ),
         migrations.AddField(
-            model_name='item',
-            name='is_attention',
+            model_name="item",
+            name="is_attention",
             field=models.BooleanField(default=False),
         ),
         migrations.AddField(
-            model_name='item',
-            name='purpose',
-            field=models.CharField(choices=[('benchmark', 'Benchmark'), ('qualification', 'Qualification'), ('check', 'Gold check')], default='benchmark', max_length=13),
+            model_name="item",
+            name="purpose",
+            field=models.CharField(
+                choices=[
+                    ("benchmark", "Benchmark"),
+                    ("qualification", "Qualification"),
+                    ("check", "Gold check"),
+                ],
+                default="benchmark",
+                max_length=13,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.CheckConstraint(condition=models.Q(('purpose', 'benchmark'), models.Q(('gold_choice', ''), _negated=True), _connector='OR'), name='annotate_item_gate_has_gold'),
+            model_name="item",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("purpose", "benchmark"),
+                    models.Q(("gold_choice", ""), _negated=True),
+                    _connector="OR",
+                ),
+                name="annotate_item_gate_has_gold",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.CheckConstraint(condition=models.Q(('purpose__in', ['benchmark', 'qualification', 'check'])), name='annotate_item_purpose_valid'),
+            model_name="item",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("purpose__in", ["benchmark", "qualification", "check"])),
+                name="annotate_item_purpose_valid",
+            ),
         ),
     ]

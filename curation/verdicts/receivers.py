@@ -36,7 +36,12 @@ def audit_import(sender, *, project, actor, details, summary, **kwargs) -> None:
 
 def update_verdict_on_vote(sender, *, item, **kwargs) -> None:
     """Move the item's verdict through the contested rule, atomically with the
-    vote (update_verdict locks the verdict row first)."""
+    vote (update_verdict locks the verdict row first). Qualification and
+    check items (issue 36) measure the annotator: their votes decide nothing."""
+    from annotate.models import ItemPurpose
+
+    if item.purpose != ItemPurpose.BENCHMARK:
+        return
     update_verdict(item=item)
 
 
