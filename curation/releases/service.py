@@ -37,7 +37,9 @@ class NothingToRelease(ReleaseError):
     """The release would hold no item."""
 
 
-def included_verdicts(project, domains, min_label_quality: float | None = None):
+def included_verdicts(
+    project, domains, min_label_quality: float | None = None, filters: dict | None = None
+):
     """The verdicts a release of these domains holds (agreed or resolved, and
     above the consensus-quality threshold when one is given)."""
     verdicts = Verdict.objects.filter(
@@ -47,6 +49,10 @@ def included_verdicts(project, domains, min_label_quality: float | None = None):
         from curation.quality.release_filter import below_threshold
 
         verdicts = verdicts.exclude(below_threshold(min_label_quality))
+    if filters and filters.get("too_easy"):
+        from curation.releases.filters import exclude_too_easy
+
+        verdicts = exclude_too_easy(verdicts, filters["too_easy"]["evaluations"])
     return verdicts
 
 
@@ -62,6 +68,7 @@ def create_release(
     min_label_quality: float | None = None,
     rekey: bool = False,
     pairwise: str = "",
+    too_easy_ensemble: list[int] | None = None,
 ) -> Release:
     """Record a new release and (unless enqueue=False) queue its build once
     the transaction commits. `rekey` gives its files label-free IDs
@@ -92,8 +99,14 @@ def create_release(
         from curation.quality.release_filter import check_filter
 
         check_filter(project=project, threshold=min_label_quality)
+    filters: dict = {}
+    if too_easy_ensemble:
+        from curation.releases.filters import check_too_easy
+
+        ids = check_too_easy(project=project, evaluation_ids=too_easy_ensemble)
+        filters["too_easy"] = {"evaluations": ids, "action": "drop"}
     # Refused before the row exists: an empty release would spend its version.
-    if not included_verdicts(project, domains, min_label_quality).exists():
+    if not included_verdicts(project, domains, min_label_quality, filters).exists():
         filtered = "" if min_label_quality is None else " above the consensus-quality filter"
         raise NothingToRelease(NOTHING_TO_RELEASE.format(filtered=filtered))
     with transaction.atomic():
@@ -110,6 +123,7 @@ def create_release(
                     min_label_quality=min_label_quality,
                     rekey_salt=rekey_salt(project) if rekey else "",
                     pairwise=pairwise,
+                    filters=filters,
                 )
         except IntegrityError:
             raise ReleaseVersionTaken(taken) from None
