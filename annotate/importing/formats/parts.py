@@ -10,7 +10,7 @@ a domain of that name), ``models`` (one string per response), ``gold`` ("1"
 is an object with exactly one of ``text`` (Markdown), ``image``, ``video``
 or ``audio`` (a path relative to the files given with the dataset or to its
 folder; the suffix must say what the bytes are). Any other key is kept in
-``Item.meta["parts"]``.
+``Item.meta["parts-jsonl"]``.
 
 Every line and every file is checked before anything is written (videos and
 audio by annotate.importing.media: container, codecs, duration, size, frame
@@ -52,7 +52,7 @@ from annotate.importing.records import (
 from annotate.importing.sources import ImageSource, safe_relative_path
 from annotate.models.parts import ITEM_MAX_RESPONSES, ITEM_MIN_RESPONSES
 
-FORMAT = "parts"
+FORMAT = "parts-jsonl"
 NAMES = (FORMAT, "media-pairs")
 SUFFIXES = (".jsonl",)
 PART_KINDS = (TEXT, IMAGE, VIDEO, AUDIO)
@@ -237,7 +237,7 @@ def read_data(
         return passes.parsed_records(lines, parse, log, bounds)
 
     def category(item: ParsedItem) -> tuple[str, str]:
-        label = item.meta["parts"]["domain"] or "default"
+        label = item.meta[FORMAT]["domain"] or "default"
         return domain_slug(label), label
 
     return passes.two_pass_file(
@@ -261,7 +261,7 @@ def _item(record: dict, line: int, index: int, domain: str) -> ParsedItem:
         gold=record["gold"],
         criterion=record["criterion"],
         group=record["group"],
-        meta={"parts": {"domain": record["domain"], "fields": record["extra"]}},
+        meta={FORMAT: {"domain": record["domain"], "fields": record["extra"]}},
     )
 
 
@@ -286,6 +286,6 @@ def fingerprint(
         item.gold,
         item.criterion,
         item.group,
-        item.meta["parts"],
+        item.meta[FORMAT],
     ]
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()

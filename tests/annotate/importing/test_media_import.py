@@ -181,17 +181,47 @@ def _five_streams() -> bytes:
 
 
 HOSTILE = {
-    "truncated": ("clip.mp4", "video", lambda: video_bytes()[:6000], "corrupt or truncated|cannot read|PyAV can read"),
-    "wav named mp4": ("clip.mp4", "video", lambda: audio_bytes(), "is a wav file, not what its name"),
-    "png named mp4": ("clip.mp4", "video", lambda: b"\x89PNG\r\n\x1a\n" + b"\0" * 200, "PyAV can read|not allowed"),
+    "truncated": (
+        "clip.mp4",
+        "video",
+        lambda: video_bytes()[:6000],
+        "corrupt or truncated|cannot read|PyAV can read",
+    ),
+    "wav named mp4": (
+        "clip.mp4",
+        "video",
+        lambda: audio_bytes(),
+        "is a wav file, not what its name",
+    ),
+    "png named mp4": (
+        "clip.mp4",
+        "video",
+        lambda: b"\x89PNG\r\n\x1a\n" + b"\0" * 200,
+        "PyAV can read|not allowed",
+    ),
     "garbage": ("clip.webm", "video", lambda: bytes(range(256)) * 40, "PyAV can read"),
-    "huge dimensions": ("clip.mp4", "video", lambda: video_bytes(width=4000, height=2400, seconds=0.12), "more than the limit of 3840x2160"),
-    "endless stream": ("clip.ts", "video", _endless_ts, "not a video or audio suffix|not allowed|no duration"),
-    "too many streams": ("sound.mkv", "audio", _five_streams, "5 streams, more than the limit of 4"),
+    "huge dimensions": (
+        "clip.mp4",
+        "video",
+        lambda: video_bytes(width=4000, height=2400, seconds=0.12),
+        "more than the limit of 3840x2160",
+    ),
+    "endless stream": (
+        "clip.ts",
+        "video",
+        _endless_ts,
+        "not a video or audio suffix|not allowed|no duration",
+    ),
+    "too many streams": (
+        "sound.mkv",
+        "audio",
+        _five_streams,
+        "5 streams, more than the limit of 4",
+    ),
     "audio given as video": ("beat.wav", "video", lambda: audio_bytes(), "has no video stream"),
     "video given as audio": ("clip.mp4", "audio", lambda: video_bytes(), "has a video stream"),
     "empty": ("clip.mp4", "video", lambda: b"", "file is empty"),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
@@ -226,7 +256,7 @@ def test_size_limit_is_checked_before_reading_the_whole_file(tmp_path, settings)
     settings.MEDIA_LIMITS = {"max_bytes": 10_000}
     records, files = clip_records()
     path = write_dataset(tmp_path, records, files)
-    with pytest.raises(ImportFailed, match="larger than|more than the limit|bytes"):
+    with pytest.raises(ImportFailed, match=r"larger than|more than the limit|bytes"):
         import_items_from_paths(project=make_project(), dataset=path)
 
 
