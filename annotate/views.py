@@ -1,11 +1,19 @@
 """Site pages of the annotate app: home, a project's overview, stored media."""
 
+import re
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.files.storage import default_storage
 from django.db.models import Count, Exists, OuterRef, Q
-from django.http import FileResponse, Http404
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpResponse,
+    HttpResponseRedirect,
+    StreamingHttpResponse,
+)
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -15,10 +23,11 @@ from annotate.models import (
     ImageAsset,
     Item,
     ItemPart,
+    MediaAsset,
     Project,
 )
 from annotate.projects import CURATOR_ROLES, project_for
-from common.storage import open_stored
+from common.storage import open_stored, open_stored_range
 
 
 @require_GET
@@ -56,33 +65,144 @@ def project_overview(request, slug):
     )
 
 
-SERVED_MEDIA_PREFIXES = ("images/", "thumbs/")
+IMAGE_PREFIXES = ("images/", "thumbs/")
+# Videos and audio files, and what is made of them (issue 35).
+MEDIA_PREFIXES = ("media/", "posters/", "strips/", "waves/")
+SERVED_MEDIA_PREFIXES = (*IMAGE_PREFIXES, *MEDIA_PREFIXES)
+_RANGE = re.compile(r"\Abytes=(\d*)-(\d*)\Z")
+RANGE_CHUNK = 64 * 1024
 
 
 @require_GET
 @login_required
 def media(request, path):
-    """Serve stored images to signed-in users with a fixed, safe content type.
-    Content-addressed names make them immutable, so caching is long."""
+    """Serve stored images, videos and audio files (and their posters, strips
+    and waveforms) to signed-in members of a project that uses them, with a
+    fixed, safe content type. Content-addressed names make them immutable, so
+    caching is long. Byte ranges are served (206) as players need to seek;
+    settings.MEDIA_SERVING may hand a video or audio file to a proxy
+    (`accel`) or to the bucket (`presigned`) once the checks passed."""
     name = safe_relative_path(path)
     if name is None or not name.startswith(SERVED_MEDIA_PREFIXES):
         raise Http404("No such file")
-    content_type = _stored_image_content_type(name, request.user)
+    if name.startswith(IMAGE_PREFIXES):
+        content_type = _stored_image_content_type(name, request.user)
+    else:
+        content_type = _stored_media_content_type(name, request.user)
     if content_type is None:
         raise Http404("No such file")
+    if name.startswith("media/") and settings.MEDIA_SERVING != "stream":
+        return _handed_off(name, content_type)
     # Streamed through this view from any storage (object storage too), not
     # redirected to a presigned URL: the sign-in is checked on every request and
     # the bucket could not send these safety headers (docs/decisions.md).
-    try:
-        stream = open_stored(default_storage, name)
-    except FileNotFoundError:
-        raise Http404("No such file") from None
-    response = FileResponse(stream, content_type=content_type)
+    ranged = request.headers.get("Range")
+    if ranged and _if_range_holds(request, name):
+        response = _range_response(name, ranged, content_type)
+    else:
+        try:
+            stream = open_stored(default_storage, name)
+        except FileNotFoundError:
+            raise Http404("No such file") from None
+        response = FileResponse(stream, content_type=content_type)
+    return _safe(response, name)
+
+
+def _safe(response, name: str):
+    response["Accept-Ranges"] = "bytes"
     response["Cache-Control"] = "private, max-age=31536000, immutable"
+    # The name ends in the file's SHA-256: a strong validator (If-Range).
+    response["ETag"] = f'"{Path(name).stem}"'
     # Even if a browser sniffed past the content type, the file is a sandboxed
     # document that may load nothing and run nothing.
     response["Content-Security-Policy"] = "sandbox; default-src 'none'"
+    response["X-Content-Type-Options"] = "nosniff"
     return response
+
+
+def _if_range_holds(request, name: str) -> bool:
+    """A Range with If-Range is honoured only if the validator is this file's
+    (its ETag; a date is never strong enough here): else the whole file."""
+    validator = request.headers.get("If-Range")
+    return validator is None or validator == f'"{Path(name).stem}"'
+
+
+def _range_response(name: str, header: str, content_type: str):
+    """206 with the one byte range asked for (a multi-range request gets its
+    first range), 416 if it lies outside the file."""
+    try:
+        size = default_storage.size(name)
+    except (FileNotFoundError, OSError):
+        raise Http404("No such file") from None
+    match = _RANGE.match(header.split(",", 1)[0].strip())
+    if match is None or match.groups() == ("", ""):
+        # Not a byte range this view understands: the whole file (RFC 9110 14.2).
+        return FileResponse(open_stored(default_storage, name), content_type=content_type)
+    first, last = match.groups()
+    if first == "":  # the last N bytes
+        start, end = max(0, size - int(last)), size - 1
+    else:
+        start = int(first)
+        end = min(int(last), size - 1) if last else size - 1
+    if start >= size or start > end:
+        response = HttpResponse(status=416)
+        response["Content-Range"] = f"bytes */{size}"
+        return response
+
+    def chunks():
+        with open_stored_range(default_storage, name, start, end) as stream:
+            left = end - start + 1
+            while left > 0:
+                data = stream.read(min(RANGE_CHUNK, left))
+                if not data:
+                    break
+                left -= len(data)
+                yield data
+
+    response = StreamingHttpResponse(chunks(), status=206, content_type=content_type)
+    response["Content-Range"] = f"bytes {start}-{end}/{size}"
+    response["Content-Length"] = str(end - start + 1)
+    return response
+
+
+def _handed_off(name: str, content_type: str):
+    """After the checks: the proxy sends the file (X-Accel-Redirect to its
+    internal location), or the browser fetches it from the bucket by a
+    short-lived presigned URL (object storage answers ranges itself)."""
+    if settings.MEDIA_SERVING == "accel":
+        response = HttpResponse(content_type=content_type)
+        response["X-Accel-Redirect"] = f"{settings.MEDIA_ACCEL_PREFIX.rstrip('/')}/{name}"
+        response["Cache-Control"] = "private, max-age=31536000, immutable"
+        return response
+    response = HttpResponseRedirect(default_storage.url(name))
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+def _stored_media_content_type(name: str, user) -> str | None:
+    """The content type of a stored video or audio file, or of its poster,
+    strip or waveform (WebP), under the images' rule: an active member of a
+    project one of whose items has a part holding it."""
+    sha256 = Path(name).stem
+    assets = MediaAsset.objects.filter(sha256=sha256)
+    if not user.is_superuser:
+        assets = assets.filter(
+            Exists(
+                ItemPart.objects.filter(
+                    media=OuterRef("pk"),
+                    item__project__memberships__user=user,
+                    item__project__memberships__is_active=True,
+                )
+            )
+        )
+    asset = assets.only("file", "content_type", "poster", "strip", "waveform").first()
+    if asset is None:
+        return None
+    if name == asset.file:
+        return asset.content_type
+    if name in (asset.poster, asset.strip, asset.waveform):
+        return "image/webp"
+    return None
 
 
 # Content types of the formats the importer validates with Pillow.
