@@ -243,7 +243,12 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(DATA_DIR / "staticfiles")))
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
-MEDIA_URL = "media/"
+# Nothing is served at MEDIA_URL: every stored file goes through the `media`
+# view (/media/…: sign-in, membership, safe headers, byte ranges). It is not
+# that view's prefix, or Django's live test server (LiveServerThread's media
+# handler) would serve /media/ itself and the browser tests would never see the
+# view (issue 35: they did, until a player needed its byte ranges).
+MEDIA_URL = "stored-files/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(DATA_DIR / "media")))
 # WhiteNoise serves static files from gunicorn. `collectstatic` (Dockerfile,
 # `make web`) writes a gzip copy beside each file, sent to browsers that accept

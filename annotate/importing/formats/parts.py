@@ -61,6 +61,43 @@ GOLDS = {str(n) for n in range(1, ITEM_MAX_RESPONSES + 1)} | {"tie"}
 LABELS = {"prompt": "prompt", "domain": "domain", "image": "image"}
 
 
+def seed_demo(users: dict, folder, ensure_memberships) -> list:
+    """The demo's video and audio projects (demo.media), imported through
+    this format; idempotent (a project with its items is left as it is)."""
+    from django.db import transaction
+
+    from annotate.importing.formats import DemoSeeded
+    from annotate.importing.service import import_items_from_paths
+    from annotate.models import Item, Project
+    from demo.media import AUDIO_PROJECT, VIDEO_PROJECT, write_media_datasets
+
+    specs = (VIDEO_PROJECT, AUDIO_PROJECT)
+    missing = [s for s in specs if not Item.objects.filter(project__slug=s["slug"]).exists()]
+    files = write_media_datasets(folder) if missing else {}
+    seeded = []
+    for spec in specs:
+        with transaction.atomic():
+            project, _ = Project.objects.get_or_create(
+                slug=spec["slug"],
+                defaults={
+                    "name": spec["name"],
+                    "description": spec["description"],
+                    "guidelines": spec["guidelines"],
+                    "licence": "CC0-1.0 (synthetic demo data)",
+                    "escalation_votes": 0,
+                    "created_by": users["admin"],
+                },
+            )
+            ensure_memberships(project, users)
+            created = 0
+            if spec in missing:
+                created = import_items_from_paths(
+                    project=project, dataset=files[spec["slug"]]
+                ).created
+        seeded.append(DemoSeeded(project, created, 0))
+    return seeded
+
+
 def detect(source: DatasetSource) -> bool:
     """A JSONL file whose first record has a list `prompt` and a list `responses`."""
     name = source.name.lower()
