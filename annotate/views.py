@@ -1,19 +1,12 @@
 """Site pages of the annotate app: home, a project's overview, stored media."""
 
-import re
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.files.storage import default_storage
 from django.db.models import Count, Exists, OuterRef, Q
-from django.http import (
-    FileResponse,
-    Http404,
-    HttpResponse,
-    HttpResponseRedirect,
-    StreamingHttpResponse,
-)
+from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -27,7 +20,7 @@ from annotate.models import (
     Project,
 )
 from annotate.projects import CURATOR_ROLES, project_for
-from common.storage import open_stored, open_stored_range
+from common.serving import stored_file_response
 
 
 @require_GET
@@ -69,8 +62,6 @@ IMAGE_PREFIXES = ("images/", "thumbs/")
 # Videos and audio files, and what is made of them (issue 35).
 MEDIA_PREFIXES = ("media/", "posters/", "strips/", "waves/")
 SERVED_MEDIA_PREFIXES = (*IMAGE_PREFIXES, *MEDIA_PREFIXES)
-_RANGE = re.compile(r"\Abytes=(\d*)-(\d*)\Z")
-RANGE_CHUNK = 64 * 1024
 
 
 @require_GET
@@ -96,73 +87,7 @@ def media(request, path):
     # Streamed through this view from any storage (object storage too), not
     # redirected to a presigned URL: the sign-in is checked on every request and
     # the bucket could not send these safety headers (docs/decisions.md).
-    ranged = request.headers.get("Range")
-    if ranged and _if_range_holds(request, name):
-        response = _range_response(name, ranged, content_type)
-    else:
-        try:
-            stream = open_stored(default_storage, name)
-        except FileNotFoundError:
-            raise Http404("No such file") from None
-        response = FileResponse(stream, content_type=content_type)
-    return _safe(response, name)
-
-
-def _safe(response, name: str):
-    response["Accept-Ranges"] = "bytes"
-    response["Cache-Control"] = "private, max-age=31536000, immutable"
-    # The name ends in the file's SHA-256: a strong validator (If-Range).
-    response["ETag"] = f'"{Path(name).stem}"'
-    # Even if a browser sniffed past the content type, the file is a sandboxed
-    # document that may load nothing and run nothing.
-    response["Content-Security-Policy"] = "sandbox; default-src 'none'"
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
-
-
-def _if_range_holds(request, name: str) -> bool:
-    """A Range with If-Range is honoured only if the validator is this file's
-    (its ETag; a date is never strong enough here): else the whole file."""
-    validator = request.headers.get("If-Range")
-    return validator is None or validator == f'"{Path(name).stem}"'
-
-
-def _range_response(name: str, header: str, content_type: str):
-    """206 with the one byte range asked for (a multi-range request gets its
-    first range), 416 if it lies outside the file."""
-    try:
-        size = default_storage.size(name)
-    except (FileNotFoundError, OSError):
-        raise Http404("No such file") from None
-    match = _RANGE.match(header.split(",", 1)[0].strip())
-    if match is None or match.groups() == ("", ""):
-        # Not a byte range this view understands: the whole file (RFC 9110 14.2).
-        return FileResponse(open_stored(default_storage, name), content_type=content_type)
-    first, last = match.groups()
-    if first == "":  # the last N bytes
-        start, end = max(0, size - int(last)), size - 1
-    else:
-        start = int(first)
-        end = min(int(last), size - 1) if last else size - 1
-    if start >= size or start > end:
-        response = HttpResponse(status=416)
-        response["Content-Range"] = f"bytes */{size}"
-        return response
-
-    def chunks():
-        with open_stored_range(default_storage, name, start, end) as stream:
-            left = end - start + 1
-            while left > 0:
-                data = stream.read(min(RANGE_CHUNK, left))
-                if not data:
-                    break
-                left -= len(data)
-                yield data
-
-    response = StreamingHttpResponse(chunks(), status=206, content_type=content_type)
-    response["Content-Range"] = f"bytes {start}-{end}/{size}"
-    response["Content-Length"] = str(end - start + 1)
-    return response
+    return stored_file_response(request, name, content_type)
 
 
 def _handed_off(name: str, content_type: str):

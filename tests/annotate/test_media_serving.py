@@ -154,3 +154,37 @@ def test_images_answer_ranges_too(member, project):
     make_item(project=project, image=asset)
     response = get(member, asset.file, Range="bytes=0-7")
     assert response.status_code == 206 and body(response) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_api_gives_media_parts_blind_and_serves_them_with_ranges(project):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    from tests.factories import make_assignment
+
+    asset = stored_video(project)
+    item = asset.parts.get().item
+    user = make_member(project)
+    assignment = make_assignment(item, user)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    data = api.get(reverse("api_assignment", args=[assignment.pk])).json()
+    content = data["content"]
+    video = next(p for side in ("left", "right") for p in content[side] if p["kind"] == "video")
+    assert video == {
+        "kind": "video",
+        "url": video["url"],
+        "duration_ms": 2000,
+        "content_type": "video/mp4",
+        "width": 64,
+        "height": 48,
+        "fps": 25.0,
+    }
+    assert asset.sha256 not in str(data) and asset.file not in str(data)
+    whole = api.get(video["url"])
+    assert whole.status_code == 200 and body(whole) == DATA
+    part = api.get(video["url"], headers={"Range": "bytes=4-11"})
+    assert part.status_code == 206 and body(part) == DATA[4:12]
+    stranger = APIClient()
+    stranger.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=make_user()).key}")
+    assert stranger.get(video["url"]).status_code == 404

@@ -135,7 +135,7 @@ def test_video_and_audio_pairs_are_judged_by_keyboard_in_sync(
                 )
                 stepped = assert_in_sync(page, "frame step")
                 frame = 1 / FPS if kind == "video" else 0.01
-                # To the middle of the next frame: more than half a frame on, at most one and a half.
+                # To the middle of the next frame: over half a frame on, at most 1.5 frames.
                 assert 0 < stepped[0] - before[0] <= 1.5 * frame + 1e-3, (before, stepped)
                 # A seek by the position bar moves both.
                 page.focus("#clip-seek")

@@ -106,7 +106,7 @@ def detect(source: DatasetSource) -> bool:
     first = source.head(256 * 1024).removeprefix(b"\xef\xbb\xbf").lstrip().split(b"\n", 1)[0]
     try:
         value = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):  # the format that reads it names the problem
         return False
     return (
         isinstance(value, dict)
