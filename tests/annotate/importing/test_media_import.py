@@ -269,3 +269,33 @@ def test_a_missing_file_and_bad_parts_are_named(tmp_path):
         import_items_from_paths(project=make_project(), dataset=path)
     text = str(failed.value)
     assert "data.jsonl:2:" in text and "responses[1][0]" in text and "exactly one of" in text
+
+
+def test_a_release_that_would_leave_videos_out_is_refused(tmp_path):
+    """No benchmark format of these domains writes video or audio: the
+    release is refused, naming why, and no version is spent."""
+    from curation.models import Release, Verdict, VerdictStatus
+    from curation.releases.service import ReleaseError, create_release
+    from tests.factories import make_user
+
+    records, files = clip_records()
+    path = write_dataset(tmp_path, records, files)
+    project = make_project()
+    import_items_from_paths(project=project, dataset=path)
+    for item in Item.objects.filter(project=project):
+        Verdict.objects.update_or_create(
+            item=item,
+            project=project,
+            defaults={
+                "status": VerdictStatus.AGREED,
+                "final_choice": "1",
+                "provenance": "unanimous",
+            },
+        )
+    domains = list(project.domains.filter(items__isnull=False).values_list("slug", flat=True))
+    with pytest.raises(ReleaseError, match="2 of the chosen items hold a video or audio file"):
+        create_release(
+            project=project, version="v1", notes="", domains=domains, seed=1,
+            user=make_user(), enqueue=False,
+        )  # fmt: skip
+    assert not Release.objects.filter(project=project).exists()
