@@ -360,16 +360,35 @@ def _save_webp(name: str, image) -> str:
     return default_storage.save(name, ContentFile(out.getvalue()))
 
 
+# Frames wanted further on than this are reached by a seek; nearer ones by
+# decoding on (a seek restarts at the previous keyframe, which in a clip of
+# one keyframe is its first frame: decoding on is then far cheaper).
+SEEK_GAP_SECONDS = 4.0
+
+
 def _frames_at(box, stream, times: list[float], deadline: float):
-    """One decoded frame at (or just after) each time, bounded per seek."""
-    for t in times:
-        box.seek(int(t / stream.time_base), stream=stream, backward=True)
-        for n, frame in enumerate(box.decode(stream)):
-            if n > MAX_PROBE_PACKETS or time.monotonic() > deadline:
+    """One decoded frame at (or just after) each time (in increasing order),
+    decoding forward and seeking only over long gaps; bounded in time."""
+    half_frame = 0.5 / float(stream.average_rate or 25)
+    wanted = sorted(times)
+    position = -1.0
+    k = 0
+    while k < len(wanted) and time.monotonic() < deadline:
+        if wanted[k] - position > SEEK_GAP_SECONDS or position < 0:
+            box.seek(int(wanted[k] / stream.time_base), stream=stream, backward=True)
+        got = False
+        for frame in box.decode(stream):
+            if time.monotonic() > deadline:
+                return
+            position = frame.time if frame.time is not None else position
+            while k < len(wanted) and position >= wanted[k] - half_frame:
+                yield wanted[k], frame
+                k += 1
+                got = True
+            if k >= len(wanted) or (got and wanted[k] - position > SEEK_GAP_SECONDS):
                 break
-            if frame.time is None or frame.time >= t - 0.5 / (float(stream.average_rate or 25)):
-                yield t, frame
-                break
+        else:
+            return  # the stream ended before the remaining times
 
 
 def video_derivatives(data: bytes, sha256: str, duration_s: float) -> tuple[str, str]:
