@@ -4,8 +4,8 @@ thumbnail strips.
 
     .venv/bin/python bench/media_import_bench.py [--pairs N] [--keep]
 
-Generates two 720p × 10 s × 25 fps H.264 clips with demo.clips (one with a
-stutter) and writes 2 × N distinct files from them by remuxing without
+Generates two 720p x 10 s x 25 fps H.264 clips with demo.clips (one with a
+stutter) and writes 2 x N distinct files from them by remuxing without
 re-encoding (each file's container carries its own comment, so each has its
 own SHA-256 and is validated, stored and derived on its own; making 400
 distinct clips by encoding would take half an hour). Then, each in a fresh
@@ -39,7 +39,7 @@ TARGET_PEAK_MB = 500
 
 
 def generate(folder: Path, pairs: int) -> dict:
-    """Two base clips remuxed into 2 × `pairs` distinct files, and the dataset."""
+    """Two base clips remuxed into 2 x `pairs` distinct files, and the dataset."""
     import io
 
     import av

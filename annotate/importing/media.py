@@ -483,23 +483,53 @@ def waveform(samples, sha256: str) -> str:
     return _save_webp(derivative_name("waves", sha256), image)
 
 
-def derive(asset) -> None:
-    """Make the asset's poster and strip (video), waveform and loudness (its
-    sound), and save them on it (idempotent)."""
-    from django.utils import timezone
-
+def derived_fields(asset) -> dict:
+    """The asset's poster and strip (video), waveform and loudness (its
+    sound), made and stored; what to save on its row. No database access (it
+    runs in threads: derive_all)."""
     with default_storage.open(asset.file, "rb") as fh:
         data = fh.read()
-    fields = ["derived_at"]
+    fields = {}
     if asset.kind == "video":
-        asset.poster, asset.strip = video_derivatives(data, asset.sha256, asset.duration_ms / 1000)
-        fields += ["poster", "strip"]
+        fields["poster"], fields["strip"] = video_derivatives(
+            data, asset.sha256, asset.duration_ms / 1000
+        )
     if asset.kind == "audio" or asset.audio_codec:
         samples = audio_samples(data)
-        asset.loudness_db = loudness_db(samples, 16_000)
-        fields.append("loudness_db")
+        fields["loudness_db"] = loudness_db(samples, 16_000)
         if asset.kind == "audio":
-            asset.waveform = waveform(samples, asset.sha256)
-            fields.append("waveform")
+            fields["waveform"] = waveform(samples, asset.sha256)
+    return fields
+
+
+def derive(asset) -> None:
+    """Make the asset's derivatives and save them on it (idempotent)."""
+    _save_derived(asset, derived_fields(asset))
+
+
+def _save_derived(asset, fields: dict) -> None:
+    from django.utils import timezone
+
+    for name, value in fields.items():
+        setattr(asset, name, value)
     asset.derived_at = timezone.now()
-    asset.save(update_fields=fields)
+    asset.save(update_fields=[*fields, "derived_at"])
+
+
+DERIVE_THREADS = 2
+
+
+def derive_all(assets, on_error) -> int:
+    """derive() of each asset, decoding in DERIVE_THREADS threads (PyAV and
+    Pillow release the GIL while they decode and encode) and saving in this
+    one; `on_error(asset, exc)` for a file that fails. Returns how many were made."""
+    done = 0
+    with ThreadPoolExecutor(DERIVE_THREADS, thread_name_prefix="derive-media") as pool:
+        futures = [(asset, pool.submit(derived_fields, asset)) for asset in assets]
+        for asset, future in futures:
+            try:
+                _save_derived(asset, future.result())
+                done += 1
+            except (OSError, ValueError) as exc:
+                on_error(asset, exc)
+    return done

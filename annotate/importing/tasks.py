@@ -37,14 +37,13 @@ def derive_media(media_ids: list[int]) -> int:
     player works, only the still is missing."""
     import logging
 
-    from annotate.importing.media import derive
+    from annotate.importing.media import derive_all
     from annotate.models import MediaAsset
 
-    done = 0
-    for asset in MediaAsset.objects.filter(pk__in=media_ids, derived_at__isnull=True):
-        try:
-            derive(asset)
-            done += 1
-        except (OSError, ValueError) as exc:
-            logging.getLogger(__name__).warning("media %s: no derivatives (%s)", asset.pk, exc)
-    return done
+    log = logging.getLogger(__name__)
+
+    def failed(asset, exc) -> None:
+        log.warning("media %s: no derivatives (%s)", asset.pk, exc)
+
+    assets = MediaAsset.objects.filter(pk__in=media_ids, derived_at__isnull=True).order_by("pk")
+    return derive_all(list(assets), failed)
