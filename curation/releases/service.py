@@ -110,7 +110,7 @@ def create_release(
     if not included_verdicts(project, domains, min_label_quality, filters).exists():
         filtered = "" if min_label_quality is None else " above the consensus-quality filter"
         raise NothingToRelease(NOTHING_TO_RELEASE.format(filtered=filtered))
-    _check_media_is_written(project, domains, min_label_quality)
+    _check_media_is_written(project, domains, min_label_quality, filters)
     with transaction.atomic():
         try:
             # Two requests past the check above: the unique constraint decides.
@@ -134,14 +134,14 @@ def create_release(
     return release
 
 
-def _check_media_is_written(project, domains, min_label_quality) -> None:
+def _check_media_is_written(project, domains, min_label_quality, filters) -> None:
     """Refuse a release that would leave videos or audio files out (issue 35):
     items holding them are released only by a benchmark that writes them
     (`carries_media`); the files of the others hold text and pictures."""
     from annotate.models import ItemPart, PartKind
     from curation.benchmarks import registry
 
-    with_media = included_verdicts(project, domains, min_label_quality).filter(
+    with_media = included_verdicts(project, domains, min_label_quality, filters).filter(
         Exists(
             ItemPart.objects.filter(
                 item_id=OuterRef("item_id"), kind__in=[PartKind.VIDEO, PartKind.AUDIO]
