@@ -588,6 +588,9 @@ SECURE_CSP = {
     "style-src": ["'self'"],
     # Extra image origins, e.g. an object store that serves images directly.
     "img-src": ["'self'", *env_list("CSP_IMG_SRC", [])],
+    # Extra video/audio origins: the bucket under MEDIA_SERVING=presigned
+    # (the players follow the redirect there; without it the page blocks them).
+    "media-src": ["'self'", *env_list("CSP_MEDIA_SRC", [])],
     "object-src": ["'none'"],
     "base-uri": ["'self'"],
     "form-action": ["'self'"],
