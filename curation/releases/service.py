@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 
 from annotate.models import Project
 from curation.models import (
@@ -96,6 +97,7 @@ def create_release(
     if not included_verdicts(project, domains, min_label_quality).exists():
         filtered = "" if min_label_quality is None else " above the consensus-quality filter"
         raise NothingToRelease(NOTHING_TO_RELEASE.format(filtered=filtered))
+    _check_media_is_written(project, domains, min_label_quality)
     with transaction.atomic():
         try:
             # Two requests past the check above: the unique constraint decides.
@@ -116,6 +118,33 @@ def create_release(
         if enqueue:
             enqueue_on_commit(build_release_task, release.pk)
     return release
+
+
+def _check_media_is_written(project, domains, min_label_quality) -> None:
+    """Refuse a release that would leave videos or audio files out (issue 35):
+    items holding them are released only by a benchmark that writes them
+    (`carries_media`); the files of the others hold text and pictures."""
+    from annotate.models import ItemPart, PartKind
+    from curation.benchmarks import registry
+
+    with_media = included_verdicts(project, domains, min_label_quality).filter(
+        Exists(
+            ItemPart.objects.filter(
+                item_id=OuterRef("item_id"), kind__in=[PartKind.VIDEO, PartKind.AUDIO]
+            )
+        )
+    )
+    chosen = list(project.domains.filter(slug__in=domains))
+    if any(getattr(b, "carries_media", False) for b in registry.for_domains(chosen)):
+        return
+    n = with_media.count()
+    if n:
+        raise ReleaseError(
+            f"{n} of the chosen items hold a video or audio file, and no benchmark format "
+            "of these domains writes those: their release would leave the files out. "
+            "Nothing was released; choose domains without video or audio, or a benchmark "
+            "format that carries them."
+        )
 
 
 def rekey_salt(project: Project) -> str:

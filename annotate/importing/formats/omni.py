@@ -381,15 +381,16 @@ def read_data(data: Any, *, filename: str, task: str, images: ImageSource,
         return passes.parsed_records(lines, parse, log, bounds)
 
     refs: dict[str, tuple[int, int]] = {}
-    media_refs: dict[str, tuple[str, int, int]] = {}
+    media_refs: dict[tuple[str, str], tuple[int, int, str]] = {}
+    fields = [SHAPES[task][0] or "prompt", "response1", "response2"]
 
     def inspect(item: ParsedItem, value: Any, line: int, index: int) -> None:
-        for slot in (item.prompt, *item.responses):
+        for field, slot in zip(fields, (item.prompt, *item.responses), strict=True):
             for part in slot:
                 if part.kind == IMAGE:
                     refs.setdefault(part.ref, (line, index))
                 elif part.kind in (VIDEO, AUDIO):
-                    media_refs.setdefault(part.ref, (part.kind, line, index))
+                    media_refs.setdefault((part.ref, part.kind), (line, index, field))
 
     def restore(item: ParsedItem, value: Any, raw: str) -> None:
         item.meta["omni"].update(kept(value, raw, task, envelope))
@@ -427,18 +428,14 @@ def item_record(item: ParsedItem) -> str:
 
 
 def check_media(images: ImageSource, context: ReadContext,
-                refs: dict[str, tuple[str, int, int]], log: ProblemLog) -> dict:  # fmt: skip
-    """Each distinct video or audio file (`refs`: path -> (kind, line, index)
-    where first used) validated once by the media import (issue 35's
-    ``annotate.importing.media``); problems go to `log` naming the line."""
-    try:
-        from annotate.importing import media as media_import
-    except ImportError:  # the media import is not on this branch yet
-        line, index = next(iter(refs.values()))[1:]
-        log.add("video and audio files cannot be validated yet (no media import)",
-                line=line, index=index)  # fmt: skip
-        return {}
-    return media_import.check_media_once(images, context, refs, log)
+                refs: dict[tuple[str, str], tuple[int, int, str]],
+                log: ProblemLog) -> dict:  # fmt: skip
+    """Each distinct video or audio file (`refs`: (path, kind) -> (line,
+    index, field) where first used) validated once by the media import;
+    problems go to `log` naming the line, the field and the file."""
+    from annotate.importing import media as media_import
+
+    return media_import.check_media_once(images, media_import.media_limits(), refs, log)
 
 
 def fingerprint(item: ParsedItem, *, infos: dict[str, ImageInfo], media=None) -> str:

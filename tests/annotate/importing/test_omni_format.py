@@ -156,14 +156,14 @@ def test_video_and_audio_tasks_are_media_parts_and_written_back(tmp_path, monkey
 
     def check_media(images, context, refs, log):
         seen.update(refs)
-        return {ref: type("Info", (), {"sha256": ref})() for ref in refs}
+        return {ref: type("Info", (), {"sha256": ref})() for ref, _ in refs}
 
     monkeypatch.setattr(omni, "check_media", check_media)
     path = write(tmp_path / f"{task}_preferences.json", values)
     parsed, items = read(path)
     key, prompt_kind, response_kind = MEDIA_TASKS[task]
-    assert set(seen) == set(files) and set(parsed.media) == set(files)
-    assert {ref: kind for ref, (kind, _, _) in seen.items()} == {
+    assert {ref for ref, _ in seen} == set(files) and set(parsed.media) == set(files)
+    assert {ref: kind for ref, kind in seen} == {
         name: (prompt_kind if name.startswith(f"{key}s/") and key else response_kind)
         for name in files
     }
@@ -196,12 +196,23 @@ def test_media_tasks_name_file_line_and_field(tmp_path, monkeypatch):
         read(path)
 
 
-def test_unknown_tasks_are_refused_and_media_waits_for_its_validator(tmp_path):
+def test_unknown_tasks_and_missing_or_bad_media_are_refused(tmp_path):
     with pytest.raises(ImportFailed, match="cannot tell the Omni-RewardBench task"):
         read(write(tmp_path / "other.json", records()))
-    with pytest.raises(ImportFailed, match=r"text_to_audio_preferences\.json:2"):
-        values = [rec(1, "c", "response1", response1="a.wav", response2="b.wav")]
+    values, files = media_records("text_to_audio")
+    for name, data in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    parsed, _ = read(write(tmp_path / "text_to_audio_preferences.json", values))
+    assert {info.kind for info in parsed.media.values()} == {"audio"}
+    assert set(parsed.media) == set(files)
+    (tmp_path / values[1]["response2"]).unlink()
+    (tmp_path / values[0]["response1"]).write_bytes(b"not a wav")
+    with pytest.raises(ImportFailed) as failed:
         read(write(tmp_path / "text_to_audio_preferences.json", values))
+    text = str(failed.value)
+    assert "text_to_audio_preferences.json:2" in text and "response1" in text
+    assert values[1]["response2"] in text and "response2" in text
 
 
 def test_bad_records_name_file_line_and_field(tmp_path):
