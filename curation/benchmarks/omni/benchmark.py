@@ -45,6 +45,7 @@ class Omni(RecordsBenchmark):
     judge_label = "Omni-RewardBench: criterion prompt, response1 as A, [[A]]/[[B]]"
     position = 14  # before the generic shapes, whose keys ("id", "scores") overlap
     judge_retries = 4  # re-asks after the first: 5 attempts, as published
+    carries_media = True  # the video and audio tasks' files go under media_data
 
     def judge_unparsed(self, output: str) -> bool:
         """Whether the published parse finds no verdict (the runner asks again)."""
