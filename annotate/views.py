@@ -2,10 +2,11 @@
 
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.files.storage import default_storage
 from django.db.models import Count, Exists, OuterRef, Q
-from django.http import FileResponse, Http404
+from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -15,10 +16,11 @@ from annotate.models import (
     ImageAsset,
     Item,
     ItemPart,
+    MediaAsset,
     Project,
 )
 from annotate.projects import CURATOR_ROLES, project_for
-from common.storage import open_stored
+from common.serving import stored_file_response
 
 
 @require_GET
@@ -56,33 +58,76 @@ def project_overview(request, slug):
     )
 
 
-SERVED_MEDIA_PREFIXES = ("images/", "thumbs/")
+IMAGE_PREFIXES = ("images/", "thumbs/")
+# Videos and audio files, and what is made of them (issue 35).
+MEDIA_PREFIXES = ("media/", "posters/", "strips/", "waves/")
+SERVED_MEDIA_PREFIXES = (*IMAGE_PREFIXES, *MEDIA_PREFIXES)
 
 
 @require_GET
 @login_required
 def media(request, path):
-    """Serve stored images to signed-in users with a fixed, safe content type.
-    Content-addressed names make them immutable, so caching is long."""
+    """Serve stored images, videos and audio files (and their posters, strips
+    and waveforms) to signed-in members of a project that uses them, with a
+    fixed, safe content type. Content-addressed names make them immutable, so
+    caching is long. Byte ranges are served (206) as players need to seek;
+    settings.MEDIA_SERVING may hand a video or audio file to a proxy
+    (`accel`) or to the bucket (`presigned`) once the checks passed."""
     name = safe_relative_path(path)
     if name is None or not name.startswith(SERVED_MEDIA_PREFIXES):
         raise Http404("No such file")
-    content_type = _stored_image_content_type(name, request.user)
+    if name.startswith(IMAGE_PREFIXES):
+        content_type = _stored_image_content_type(name, request.user)
+    else:
+        content_type = _stored_media_content_type(name, request.user)
     if content_type is None:
         raise Http404("No such file")
+    if name.startswith("media/") and settings.MEDIA_SERVING != "stream":
+        return _handed_off(name, content_type)
     # Streamed through this view from any storage (object storage too), not
     # redirected to a presigned URL: the sign-in is checked on every request and
     # the bucket could not send these safety headers (docs/decisions.md).
-    try:
-        stream = open_stored(default_storage, name)
-    except FileNotFoundError:
-        raise Http404("No such file") from None
-    response = FileResponse(stream, content_type=content_type)
-    response["Cache-Control"] = "private, max-age=31536000, immutable"
-    # Even if a browser sniffed past the content type, the file is a sandboxed
-    # document that may load nothing and run nothing.
-    response["Content-Security-Policy"] = "sandbox; default-src 'none'"
+    return stored_file_response(request, name, content_type)
+
+
+def _handed_off(name: str, content_type: str):
+    """After the checks: the proxy sends the file (X-Accel-Redirect to its
+    internal location), or the browser fetches it from the bucket by a
+    short-lived presigned URL (object storage answers ranges itself)."""
+    if settings.MEDIA_SERVING == "accel":
+        response = HttpResponse(content_type=content_type)
+        response["X-Accel-Redirect"] = f"{settings.MEDIA_ACCEL_PREFIX.rstrip('/')}/{name}"
+        response["Cache-Control"] = "private, max-age=31536000, immutable"
+        return response
+    response = HttpResponseRedirect(default_storage.url(name))
+    response["Cache-Control"] = "private, no-store"
     return response
+
+
+def _stored_media_content_type(name: str, user) -> str | None:
+    """The content type of a stored video or audio file, or of its poster,
+    strip or waveform (WebP), under the images' rule: an active member of a
+    project one of whose items has a part holding it."""
+    sha256 = Path(name).stem
+    assets = MediaAsset.objects.filter(sha256=sha256)
+    if not user.is_superuser:
+        assets = assets.filter(
+            Exists(
+                ItemPart.objects.filter(
+                    media=OuterRef("pk"),
+                    item__project__memberships__user=user,
+                    item__project__memberships__is_active=True,
+                )
+            )
+        )
+    asset = assets.only("file", "content_type", "poster", "strip", "waveform").first()
+    if asset is None:
+        return None
+    if name == asset.file:
+        return asset.content_type
+    if name in (asset.poster, asset.strip, asset.waveform):
+        return "image/webp"
+    return None
 
 
 # Content types of the formats the importer validates with Pillow.

@@ -77,9 +77,21 @@ document.addEventListener("work:shown", function (e) {
   var shownAt = performance.now() - t0, decodedAt = null;
   // Every picture of the new item: the prompt's (MRB) or each part's (--pictures).
   var imgs = e.detail.work.querySelectorAll("#viewer-img, img.part-img");
-  var decoded = Promise.all(Array.prototype.map.call(imgs, function (img) {
+  var waits = Array.prototype.map.call(imgs, function (img) {
     return img.decode ? img.decode().catch(function () {}) : Promise.resolve();
-  }));
+  });
+  // --clips: each video's poster painted and every player ready to play.
+  Array.prototype.forEach.call(e.detail.work.querySelectorAll("video.clip[poster]"), function (v) {
+    var poster = new Image();
+    poster.src = v.getAttribute("poster");
+    waits.push(poster.decode().catch(function () {}));
+  });
+  Array.prototype.forEach.call(e.detail.work.querySelectorAll(".responses .clip"), function (m) {
+    waits.push(m.readyState >= 3 ? Promise.resolve() : new Promise(function (done) {
+      m.addEventListener("canplay", done, { once: true });
+    }));
+  });
+  var decoded = Promise.all(waits);
   decoded.then(function () {
     decodedAt = performance.now() - t0;
     requestAnimationFrame(function () {
@@ -274,6 +286,65 @@ print("seeded", n)
 """
 
 
+# --clips (issue 35): pairs of two 720p 10-second H.264 clips (25 fps), each
+# file its own (two encodings remuxed with a comment per file), stored
+# content-addressed with their posters and strips, as an import leaves them.
+SEED_CLIPS = r"""
+import hashlib, io, sys
+import av
+import django
+django.setup()
+from django.contrib.auth import get_user_model
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from annotate.importing.media import derive
+from annotate.models import (
+    Item, MediaAsset, Membership, Project, media_part, text_part, write_item_content,
+)
+from annotate.models.parts import render_parts_html
+from demo.clips import video_bytes
+
+n = int(sys.argv[1])
+project = Project.objects.create(slug="compare-bench", name="Compare bench", votes_per_item=1)
+project.create_default_domains()
+domain = project.domains.get(slug="general_preference")
+bases = [video_bytes(seconds=10, width=1280, height=720, fps=25),
+         video_bytes(seconds=10, width=1280, height=720, fps=25, wrong_colour=True)]
+
+def clip(base, comment):
+    out = io.BytesIO()
+    with av.open(io.BytesIO(base)) as src, av.open(out, "w", format="mp4") as dst:
+        dst.metadata["comment"] = comment
+        stream = dst.add_stream_from_template(src.streams.video[0])
+        for packet in src.demux(src.streams.video[0]):
+            if packet.dts is not None:
+                packet.stream = stream
+                dst.mux(packet)
+    data = out.getvalue()
+    sha = hashlib.sha256(data).hexdigest()
+    name = default_storage.save(f"media/{sha[:2]}/{sha}.mp4", ContentFile(data))
+    asset = MediaAsset.objects.create(
+        sha256=sha, kind="video", file=name, container="mp4", content_type="video/mp4",
+        video_codec="h264", duration_ms=10000, width=1280, height=720, fps=25.0,
+        size_bytes=len(data),
+    )
+    derive(asset)
+    return media_part(asset)
+
+for i in range(n):
+    item = Item.objects.create(
+        project=project, domain=domain, external_id=f"clip_{i}", content_hash=f"{i:064x}",
+        votes_needed=1,
+    )
+    responses = [[clip(base, f"{i} {k}")] for k, base in enumerate(bases)]
+    write_item_content(item, [text_part(f"Which clip keeps its colour? ({i})")], responses)
+render_parts_html(item_ids=list(Item.objects.filter(project=project).values_list("pk", flat=True)))
+user = get_user_model().objects.create_user("bencher", password="bench-pass-19")
+Membership.objects.create(project=project, user=user, role="annotator")
+print("seeded", n)
+"""
+
+
 def run(cmd, env, **kw):
     subprocess.run(cmd, env=env, cwd=ROOT, check=True, **kw)
 
@@ -314,11 +385,18 @@ def drive(base: str, judgements: int, think_ms: int) -> tuple:
         page.click("text=Start annotating")
         page.wait_for_selector("#work")
         page.wait_for_function("() => window.htmx && document.readyState === 'complete'")
+        sync: list[float] = []
         for n in range(judgements):
             # An annotator reads for seconds; the bench waits `think_ms`, so
             # what is timed is the keypress, not a queue of votes.
             page.wait_for_timeout(think_ms)
             correctness = page.locator("#work").get_attribute("data-correctness") == "1"
+            if page.locator("#work").get_attribute("data-layout") == "clips":
+                # Seek sync: a frame step, then both players' positions.
+                page.keyboard.press(".")
+                page.wait_for_timeout(150)
+                times = page.evaluate("window.studioClips.times()")
+                sync.append(max(times) - min(times))
             if page.locator("#work").get_attribute("data-task") == "ranking":
                 for key in "432":  # the last shown first; the first shown last
                     page.keyboard.press(key)
@@ -339,6 +417,7 @@ def drive(base: str, judgements: int, think_ms: int) -> tuple:
                 .map(e => e.responseStart - e.requestStart)"""
         )
         browser.close()
+    drive.sync = sync  # --clips: seconds between the players after each frame step
     return latencies, server, ready, split
 
 
@@ -408,6 +487,7 @@ def bench(
         "ttfb_p95": percentile(ttfb, 95) if ttfb else None,
         "log_p50": statistics.median(logged) if logged else None,
         "log_p95": percentile(logged, 95) if logged else None,
+        "sync_max_ms": 1000 * max(drive.sync) if drive.sync else None,
     }
 
 
@@ -428,13 +508,23 @@ def main() -> None:
         action="store_true",
         help="a ranking project: four text responses per item, ranked by keys (issue 33)",
     )
+    parser.add_argument(
+        "--clips",
+        action="store_true",
+        help="pairs of two 720p 10-second H.264 clips: posters painted and both players "
+        "ready (issue 35)",
+    )
     args = parser.parse_args()
-    seed = {
-        (True, True): SEED_RANKING_PICTURES,
-        (True, False): SEED_RANKING,
-        (False, True): SEED_PICTURES,
-        (False, False): SEED,
-    }[(args.ranking4, args.pictures)]
+    seed = (
+        SEED_CLIPS
+        if args.clips
+        else {
+            (True, True): SEED_RANKING_PICTURES,
+            (True, False): SEED_RANKING,
+            (False, True): SEED_PICTURES,
+            (False, False): SEED,
+        }[(args.ranking4, args.pictures)]
+    )
     kinds = [args.only] if args.only else ["embedded", "gunicorn"]
     if "gunicorn" in kinds:
         name = urlsplit(args.database_url).path.lstrip("/")
@@ -470,6 +560,8 @@ def main() -> None:
             f"| {ms(r['paint_max'])} ms | {ms(r['ttfb_p50'])} / {ms(r['ttfb_p95'])} ms "
             f"| {ms(r['log_p50'])} / {ms(r['log_p95'])} ms |"
         )
+        if r["sync_max_ms"] is not None:
+            print(f"seek sync after a frame step, worst of {r['n']}: {ms(r['sync_max_ms'])} ms")
 
 
 if __name__ == "__main__":

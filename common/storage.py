@@ -39,6 +39,25 @@ def _key(storage: Storage, name: str) -> str:
     return storage._normalize_name(clean_name(name))  # type: ignore[attr-defined]
 
 
+def open_stored_range(storage: Storage, name: str, start: int, end: int) -> IO[bytes]:
+    """A binary stream of bytes `start`..`end` (inclusive) of a stored file:
+    the file opened and sought on a file system, a ranged GET on S3 (one
+    request, not the whole object). Raises FileNotFoundError."""
+    bucket = _bucket(storage)
+    if bucket is None:
+        stream = storage.open(name, "rb")
+        stream.seek(start)
+        return stream
+    from botocore.exceptions import ClientError
+
+    try:
+        return bucket.Object(_key(storage, name)).get(Range=f"bytes={start}-{end}")["Body"]
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in {"NoSuchKey", "404", "NotFound"}:
+            raise FileNotFoundError(name) from None
+        raise
+
+
 def open_stored(storage: Storage, name: str) -> IO[bytes]:
     """A binary stream of a stored file, read as it is consumed. Raises
     FileNotFoundError if there is no such file."""

@@ -243,7 +243,12 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(DATA_DIR / "staticfiles")))
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
-MEDIA_URL = "media/"
+# Nothing is served at MEDIA_URL: every stored file goes through the `media`
+# view (/media/…: sign-in, membership, safe headers, byte ranges). It is not
+# that view's prefix, or Django's live test server (LiveServerThread's media
+# handler) would serve /media/ itself and the browser tests would never see the
+# view (issue 35: they did, until a player needed its byte ranges).
+MEDIA_URL = "stored-files/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(DATA_DIR / "media")))
 # WhiteNoise serves static files from gunicorn. `collectstatic` (Dockerfile,
 # `make web`) writes a gzip copy beside each file, sent to browsers that accept
@@ -297,6 +302,9 @@ elif STORAGE_BACKEND == "s3":
         "signature_version": "s3v4",
         "default_acl": None,  # the bucket's policy decides; objects are never public
         "querystring_auth": True,
+        # Presigned links (MEDIA_SERVING=presigned) live five minutes: enough
+        # to start a player, which keeps its connection for the ranges it asks.
+        "querystring_expire": env_int("S3_PRESIGNED_SECONDS", 300, minimum=10),
     }
     # Images are content-addressed: writing a name again writes the same
     # bytes, so no existence check (a round trip per image) before a save.
@@ -339,6 +347,26 @@ UNCHECKED_BODY_MAX_BYTES = env_int("UNCHECKED_BODY_MAX_BYTES", 1024 * 1024, mini
 IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 40_000_000, minimum=1)
 IMAGE_MAX_BYTES = env_int("IMAGE_MAX_BYTES", 50 * 1024 * 1024, minimum=1)
 IMAGE_ALLOWED_FORMATS = env_list("IMAGE_ALLOWED_FORMATS", ["PNG", "JPEG", "WEBP", "GIF"])
+# --- Video and audio (issue 35) -------------------------------------------------
+# What an imported video or audio file may be (annotate.importing.records.MediaLimits).
+MEDIA_LIMITS = {
+    "max_bytes": env_int("MEDIA_MAX_BYTES", 500 * 1024 * 1024, minimum=1),
+    "max_duration_s": env_int("MEDIA_MAX_SECONDS", 600, minimum=1),
+    "max_width": env_int("MEDIA_MAX_WIDTH", 3840, minimum=1),
+    "max_height": env_int("MEDIA_MAX_HEIGHT", 2160, minimum=1),
+    "max_streams": env_int("MEDIA_MAX_STREAMS", 4, minimum=1),
+}
+# How a video or audio file reaches the browser once the media view checked
+# the sign-in and the membership: "stream" (through the web process, byte
+# ranges answered here), "accel" (X-Accel-Redirect to MEDIA_ACCEL_PREFIX, an
+# nginx `internal` location over the same files: docs/deploy.md) or
+# "presigned" (a short-lived bucket URL; object storage only).
+MEDIA_SERVING = env_str("MEDIA_SERVING", "stream").strip()
+if MEDIA_SERVING not in ("stream", "accel", "presigned"):
+    raise ImproperlyConfigured(f"MEDIA_SERVING={MEDIA_SERVING!r}: use stream, accel or presigned")
+if MEDIA_SERVING == "presigned" and STORAGE_BACKEND != "s3":
+    raise ImproperlyConfigured("MEDIA_SERVING=presigned needs object storage (STORAGE_BACKEND=s3)")
+MEDIA_ACCEL_PREFIX = env_str("MEDIA_ACCEL_PREFIX", "/protected-media/").strip()
 IMPORT_MAX_ERRORS = env_int("IMPORT_MAX_ERRORS", 50, minimum=1)
 # What one imported file may hold, checked by every reader before it decodes
 # (annotate.importing.bounds): records, and bytes of one record.
@@ -560,6 +588,9 @@ SECURE_CSP = {
     "style-src": ["'self'"],
     # Extra image origins, e.g. an object store that serves images directly.
     "img-src": ["'self'", *env_list("CSP_IMG_SRC", [])],
+    # Extra video/audio origins: the bucket under MEDIA_SERVING=presigned
+    # (the players follow the redirect there; without it the page blocks them).
+    "media-src": ["'self'", *env_list("CSP_MEDIA_SRC", [])],
     "object-src": ["'none'"],
     "base-uri": ["'self'"],
     "form-action": ["'self'"],

@@ -30,18 +30,19 @@ AUDIO_CONTAINERS = {
 }
 
 
-def _frame_rgb(width: int, height: int, n: int, fps: int, colour: tuple[int, int, int]):
-    """Frame n: a colour field with a white bar sweeping left to right once a second."""
-    frame = np.empty((height, width, 3), dtype=np.uint8)
-    frame[:] = colour
+def _frame_rgb(base, n: int, fps: int):
+    """Frame n: the colour field `base` with a white bar sweeping left to
+    right once a second and a frame counter strip (n in binary), so frames
+    are told apart exactly."""
+    width = base.shape[1]
+    frame = base.copy()
     bar = max(2, width // 16)
     x = int((n % fps) / fps * (width - bar))
     frame[:, x : x + bar] = 255
-    # A frame counter strip (n in binary) so frames are told apart exactly.
     cell = max(2, width // 64)
     for bit in range(16):
         if n >> bit & 1:
-            frame[:cell, bit * cell : (bit + 1) * cell] = (0, 0, 0)
+            frame[:cell, bit * cell : (bit + 1) * cell] = 0
     return frame
 
 
@@ -74,14 +75,14 @@ def video_bytes(
         if with_audio:
             audio = box.add_stream("aac", rate=44_100)
             audio.layout = "mono"
+        fields = [np.full((height, width, 3), colour, dtype=np.uint8)]
+        fields.append(np.full((height, width, 3), (colour[2], colour[0], colour[1]), np.uint8))
         for n in range(total):
             shown = 0 if frozen else n
             if stutter and total // 3 <= n < total // 3 + fps // 2:
                 shown = total // 3  # half a second of one repeated frame
-            hue = colour
-            if wrong_colour and n >= total // 2:
-                hue = (colour[2], colour[0], colour[1])
-            frame = av.VideoFrame.from_ndarray(_frame_rgb(width, height, shown, fps, hue), "rgb24")
+            base = fields[1] if wrong_colour and n >= total // 2 else fields[0]
+            frame = av.VideoFrame.from_ndarray(_frame_rgb(base, shown, fps), "rgb24")
             frame.pts = n
             frame.time_base = Fraction(1, fps)
             for packet in stream.encode(frame):

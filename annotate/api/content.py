@@ -12,7 +12,7 @@ from __future__ import annotations
 import mimetypes
 
 from django.core.files.storage import default_storage
-from django.http import FileResponse
+from django.http import FileResponse, Http404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 
 from annotate.loop import rules
 from annotate.loop.service import parts_to_send
-from annotate.models import Assignment, ItemPart, PartKind, Slot
+from annotate.models import Assignment, ItemPart, MediaAsset, PartKind, Slot
 from annotate.models.parts import TEXT_JOINER, is_mrb_shaped, response_slot, response_slots
 from common.api.errors import errors
 
@@ -32,10 +32,20 @@ class PartSerializer(serializers.Serializer):
         required=False, allow_blank=True, help_text="A text part's Markdown."
     )
     url = serializers.CharField(
-        required=False, help_text="An image part; fetch it with the same credentials."
+        required=False,
+        help_text="An image, video or audio part; fetch it with the same credentials "
+        "(video and audio answer byte ranges).",
     )
     width = serializers.IntegerField(required=False)
     height = serializers.IntegerField(required=False)
+    duration_ms = serializers.IntegerField(required=False, help_text="A video or audio part.")
+    fps = serializers.FloatField(required=False, help_text="A video part.")
+    content_type = serializers.CharField(required=False, help_text="A video or audio part.")
+    loudness_db = serializers.FloatField(
+        required=False,
+        help_text="An audio part's integrated loudness in dB (null until measured after "
+        "the import).",
+    )
 
 
 class ShownResponseSerializer(serializers.Serializer):
@@ -63,6 +73,18 @@ def _image(url: str, image) -> dict:
     return {"kind": "image", "url": url, "width": image.width, "height": image.height}
 
 
+def _media(url: str, media: MediaAsset) -> dict:
+    """A video or audio part as the API gives it (issue 35): never its file
+    name or source path."""
+    shown = {"kind": media.kind, "url": url, "duration_ms": media.duration_ms,
+             "content_type": media.content_type}  # fmt: skip
+    if media.kind == PartKind.VIDEO:
+        shown.update(width=media.width, height=media.height, fps=media.fps)
+    else:
+        shown["loudness_db"] = media.loudness_db
+    return shown
+
+
 def content_fields(assignment: Assignment) -> dict:
     """The assignment's content in displayed order, read from the item's
     parts (one statement): `content` (prompt, left, right as parts; for an item
@@ -78,11 +100,21 @@ def content_fields(assignment: Assignment) -> dict:
     image_url = reverse("api_assignment_image", args=[assignment.pk]) if mrb_image else None
     place_of = displayed_places(assignment, len(response_slots(by_slot)))
     counts = dict.fromkeys(place_of.values(), 0)
+    media_counts = dict.fromkeys(place_of.values(), 0)
+    media_ids = [p.media_id for parts in by_slot.values() for p in parts if p.media_id]
+    media = MediaAsset.objects.in_bulk(media_ids) if media_ids else {}  # one statement
     shown: dict[str, list[dict]] = {}
     for slot in place_of:
         shown[slot] = []
         for part in by_slot.get(slot, ()):
-            if part.kind == PartKind.IMAGE:
+            if part.media_id is not None:
+                place = place_of[slot]
+                url = reverse(
+                    "api_assignment_part_media", args=[assignment.pk, place, media_counts[place]]
+                )
+                shown[slot].append(_media(url, media[part.media_id]))
+                media_counts[place] += 1
+            elif part.kind == PartKind.IMAGE:
                 place = place_of[slot]
                 url = image_url if mrb_image else None
                 if url is None:
@@ -154,6 +186,56 @@ def displayed_places(assignment: Assignment, n_responses: int = 2) -> dict[str, 
     return places
 
 
+def _slot_at(assignment: Assignment, place: str) -> str:
+    """The canonical slot displayed at `place` for this assignment (404 if none)."""
+    if place in PLACES and rules.is_order(assignment.display_order, 2):
+        places = displayed_places(assignment)  # a pair (no query)
+    else:  # the places of an item of more responses: a, b, c, …
+        responses = ItemPart.objects.filter(item_id=assignment.item_id).exclude(slot=Slot.PROMPT)
+        n_responses = responses.values("slot").distinct().count()
+        places = displayed_places(assignment, max(n_responses, 2))
+    slot = {shown: slot for slot, shown in places.items()}.get(place)
+    if slot is None:
+        raise exceptions.NotFound(f"No such place: {', '.join(places.values())}.")
+    return slot
+
+
+class AssignmentPartMediaApi(APIView):
+    @extend_schema(
+        operation_id="assignments_part_media",
+        summary="One video or audio file of one of your assignments, by where it is displayed",
+        description="`place` is prompt, left or right (as displayed to you; a, b, c, … for "
+        "more responses), `index` the file's position among that place's videos and audio "
+        "files (0 first). Byte ranges are answered (206), as players need to seek. Take the "
+        "URLs from the assignment's `content`.",
+        responses={
+            (200, "video/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The file."),
+            **errors(401, 404),
+        },
+    )
+    def get(self, request, assignment_id, place, index):
+        from common.serving import stored_file_response
+
+        assignment = Assignment.objects.own(request.user).filter(pk=assignment_id).first()
+        if assignment is None:
+            raise exceptions.NotFound("No such assignment.")
+        slot = _slot_at(assignment, place)
+        part = (
+            ItemPart.objects.filter(
+                item_id=assignment.item_id, slot=slot, kind__in=[PartKind.VIDEO, PartKind.AUDIO]
+            )
+            .select_related("media")
+            .order_by("position")[index : index + 1]
+            .first()
+        )
+        if part is None:
+            raise exceptions.NotFound("No such video or audio file.")
+        try:
+            return stored_file_response(request, part.media.file, part.media.content_type)
+        except Http404:
+            raise exceptions.NotFound("The file is missing.") from None
+
+
 class AssignmentPartImageApi(APIView):
     @extend_schema(
         operation_id="assignments_part_image",
@@ -170,17 +252,7 @@ class AssignmentPartImageApi(APIView):
         assignment = Assignment.objects.own(request.user).filter(pk=assignment_id).first()
         if assignment is None:
             raise exceptions.NotFound("No such assignment.")
-        if place in PLACES and rules.is_order(assignment.display_order, 2):
-            places = displayed_places(assignment)  # a pair (no query)
-        else:  # the places of an item of more responses: a, b, c, …
-            responses = ItemPart.objects.filter(item_id=assignment.item_id).exclude(
-                slot=Slot.PROMPT
-            )
-            n_responses = responses.values("slot").distinct().count()
-            places = displayed_places(assignment, max(n_responses, 2))
-        slot = {shown: slot for slot, shown in places.items()}.get(place)
-        if slot is None:
-            raise exceptions.NotFound(f"No such place: {', '.join(places.values())}.")
+        slot = _slot_at(assignment, place)
         part = (
             ItemPart.objects.filter(item_id=assignment.item_id, slot=slot, kind=PartKind.IMAGE)
             .select_related("image")

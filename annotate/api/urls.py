@@ -58,6 +58,11 @@ urlpatterns = [
         name="api_assignment_part_image",
     ),
     path(
+        "assignments/<int:assignment_id>/media/<str:place>/<int:index>/",
+        content.AssignmentPartMediaApi.as_view(),
+        name="api_assignment_part_media",
+    ),
+    path(
         "assignments/<int:assignment_id>/judgement/",
         assignments.SubmitJudgementApi.as_view(),
         name="api_submit_judgement",

@@ -10,26 +10,30 @@ The flat copy is annotate.models.parts.derived_columns's, the one rule.
 
 from __future__ import annotations
 
-from annotate.importing.formats import IMAGE, ParsedItem
+from annotate.importing.formats import IMAGE, MEDIA, ParsedItem
 from annotate.models import Item, ItemPart
 from annotate.models.parts import DERIVED_COLUMNS, PartKind, derived_columns
 from common.bulk import insert_rows
 
 CONTENT_COLUMNS = DERIVED_COLUMNS
-_PART_FIELDS = ("item_id", "slot", "position", "kind", "text", "image_id", "source_path")
+_PART_FIELDS = (
+    "item_id", "slot", "position", "kind", "text", "image_id", "media_id", "source_path",
+)  # fmt: skip
+
+
+def _part(p, image_id) -> ItemPart:
+    if p.kind == IMAGE:
+        return ItemPart(kind=PartKind.IMAGE, image_id=image_id(p.ref), source_path=p.source_path)
+    if p.kind in MEDIA:
+        return ItemPart(kind=p.kind, media_id=image_id(p.ref), source_path=p.source_path)
+    return ItemPart(kind=PartKind.TEXT, text=p.text)
 
 
 def _by_slot(item: ParsedItem, image_id) -> dict[str, list[ItemPart]]:
-    """The parsed item's parts as unsaved ItemParts grouped by slot."""
-    return {
-        slot: [
-            ItemPart(kind=PartKind.IMAGE, image_id=image_id(p.ref), source_path=p.source_path)
-            if p.kind == IMAGE
-            else ItemPart(kind=PartKind.TEXT, text=p.text)
-            for p in parts
-        ]
-        for slot, parts in item.slots().items()
-    }
+    """The parsed item's parts as unsaved ItemParts grouped by slot.
+    `image_id(ref)` gives an image part's ImageAsset id, or a video or audio
+    part's MediaAsset id."""
+    return {slot: [_part(p, image_id) for p in parts] for slot, parts in item.slots().items()}
 
 
 def content_columns(item: ParsedItem, image_id) -> tuple:
@@ -58,9 +62,10 @@ def write_parsed_parts(items: list[tuple[int, ParsedItem]], image_id, *, replace
                 slot,
                 position,
                 part.kind,
-                part.text if part.kind != IMAGE else "",
+                part.text if part.kind not in (IMAGE, *MEDIA) else "",
                 image_id(part.ref) if part.kind == IMAGE else None,
-                part.source_path if part.kind == IMAGE else "",
+                image_id(part.ref) if part.kind in MEDIA else None,
+                part.source_path if part.kind in (IMAGE, *MEDIA) else "",
             )
             for pk, item in items
             for slot, parts in item.slots().items()

@@ -116,6 +116,7 @@ def two_pass_file(
     restore: Callable[[Any, Any, Any], None],
     fingerprint: Callable[..., str],
     images: Any = None,
+    part_field: Callable[[Any, str, int], str] | None = None,
     **extra: Any,
 ) -> Any:
     """A JSONL format's whole read (the ranked, RewardBench 2, VL-RewardBench
@@ -125,28 +126,42 @@ def two_pass_file(
     each prompt image noted and then checked once; then the ParsedFile whose
     items() is pass 2 (checked_items, `restore` putting back the bytes
     kept). `images`: the import's image source (None: a format without
-    images; the fingerprint then takes no infos). Refuses a file of no
-    records ("holds no {what}"); `extra` are ParsedFile fields."""
+    images; the fingerprint then takes no infos). Video and audio parts
+    (issue 35), in any slot, are read from the same source and checked once
+    each (annotate.importing.media); `part_field(item, slot, position)`
+    names a part's field in problems, and the fingerprint is given their
+    infos too (`media=`) when the file has any. Refuses a file of no records
+    ("holds no {what}"); `extra` are ParsedFile fields."""
     from functools import partial
 
-    from annotate.importing.formats import IMAGE, ParsedFile
+    from annotate.importing.formats import IMAGE, MEDIA, ParsedFile
     from annotate.importing.images import check_images_once
     from annotate.importing.records import ImportFailed, ImportProblem
     from annotate.importing.sources import NoImageSource
 
     refs: dict[str, tuple[int, int]] = {}
+    media_refs: dict[tuple[str, str], tuple[int, int, str]] = {}
 
     def inspect(item: Any, value: Any, line: int, index: int) -> None:
         slug, label = category(item)
         if not derived and item.domain == slug and slug not in context.known:
             known[slug] = slug
             new_domains.setdefault(slug, domain_fields(label))
-        for part in item.prompt:
-            if part.kind == IMAGE:
-                refs.setdefault(part.ref, (line, index))
+        for slot, parts in item.slots().items():
+            for position, part in enumerate(parts):
+                if part.kind == IMAGE:
+                    refs.setdefault(part.ref, (line, index))
+                elif part.kind in MEDIA:
+                    where = part_field(item, slot, position) if part_field else slot
+                    media_refs.setdefault((part.ref, part.kind), (line, index, where))
 
     first = check_all(records, rules, log, known, inspect=inspect)
     infos = check_images_once(images, context.limits, refs, log) if refs else {}
+    media = {}
+    if media_refs:
+        from annotate.importing.media import check_media_once, media_limits
+
+        media = check_media_once(images, media_limits(), media_refs, log)
     log.raise_if_any()
     renames = first.renames
 
@@ -166,7 +181,14 @@ def two_pass_file(
         ids=ids,
         images=infos,
         image_source=images if images is not None else (context.images or NoImageSource()),
-        fingerprint=partial(fingerprint, infos=infos) if images is not None else fingerprint,
+        fingerprint=(
+            fingerprint
+            if images is None
+            else partial(fingerprint, infos=infos, media=media)
+            if media
+            else partial(fingerprint, infos=infos)
+        ),
+        media=media,
         id_field="id",
         skipped=first.skipped if context.options.duplicates == "keep-first" else 0,
         renamed=len(renames),

@@ -76,6 +76,7 @@ class ImportResult:
     updated: int = 0
     unchanged: int = 0
     images_stored: int = 0
+    media_stored: int = 0  # new videos and audio files (issue 35)
     duplicates_skipped: int = 0  # later records of a repeated ID (keep-first)
     duplicates_renamed: int = 0  # later records of a repeated ID (suffix)
     votes_cast: int = 0  # published annotations cast as votes (cast_votes)
@@ -88,6 +89,8 @@ class ImportResult:
             f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged; "
             f"{self.images_stored} new images stored"
         )
+        if self.media_stored:
+            text += f", {self.media_stored} new videos or audio files"
         if self.duplicates_skipped:
             text += f"; {self.duplicates_skipped} records with a repeated ID left out"
         if self.duplicates_renamed:
@@ -359,8 +362,19 @@ def write_parsed(
             image_ids, new_images = store_images(needed, copies)
             result.images_stored = len(new_images)
             del needed
+            media_ids, new_media = {}, []
+            if parsed.media:  # videos and audio files (issue 35)
+                from annotate.importing.media import media_limits, store_media
+
+                media_ids, new_media = store_media(
+                    parsed.media, parsed.image_source, media_limits(), written
+                )
+                result.media_stored = len(new_media)
 
             def image_id(ref: str) -> int:
+                """An image part's ImageAsset id; a video or audio part's MediaAsset id."""
+                if ref in media_ids:
+                    return media_ids[ref]
                 return image_ids[parsed.images[ref].sha256]
 
             labelled: dict[int, ParsedItem] | None = {} if cast_votes else None
@@ -380,6 +394,10 @@ def write_parsed(
 
             if new_images:
                 enqueue_on_commit(make_thumbnails, new_images)
+            if new_media:
+                from annotate.importing.tasks import derive_media
+
+                enqueue_on_commit(derive_media, new_media)
             # Rendering the texts would double the import's CPU time: a worker
             # stores the HTML (the first view does if none has).
             enqueue_on_commit(render_part_html, [*created, *updated])

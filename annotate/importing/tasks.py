@@ -28,3 +28,22 @@ def requeue_missing_thumbnails() -> int:
     for start in range(0, len(ids), 500):
         make_thumbnails.delay(ids[start : start + 500])
     return len(ids)
+
+
+@shared_task(name="annotate.tasks.derive_media", acks_late=True)
+def derive_media(media_ids: list[int]) -> int:
+    """Posters, strips, waveforms and loudness of new videos and audio files
+    (issue 35). A file that fails is logged and left without them: its
+    player works, only the still is missing."""
+    import logging
+
+    from annotate.importing.media import derive_all
+    from annotate.models import MediaAsset
+
+    log = logging.getLogger(__name__)
+
+    def failed(asset, exc) -> None:
+        log.warning("media %s: no derivatives (%s)", asset.pk, exc)
+
+    assets = MediaAsset.objects.filter(pk__in=media_ids, derived_at__isnull=True).order_by("pk")
+    return derive_all(list(assets), failed)

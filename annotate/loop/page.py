@@ -242,6 +242,14 @@ PICTURE_KEYS = {
         _FLICKER,
     ],
 }
+# Videos and audio (issue 35, static/js/clips.js): one transport for both responses.
+PICTURE_KEYS["clips"] = [
+    ("clip-play", "Space", "Play / pause both responses together"),
+    ("clip-step", ", .", "One frame back / forward (pauses)"),
+    ("clip-speed", "[ ]", "Slower / faster (0.25 to 2 times)"),
+    ("clip-loop", "l", "Loop: mark its start, then its end; a third press clears it"),
+    ("clip-switch", "t", "Videos: flicker A and B in one place; audio: listen to A or B here"),
+]
 PICTURE_KEYS["edit"] = [
     ("zoom", "+ - .", "Zoom in / out / fit, input and both responses together; wheel zooms too"),
     _PAN,
@@ -301,6 +309,8 @@ def _keymap(
         can_revise=can_revise,
         undo="Undo: back to your last vote, to change it while its item still waits for votes",
     )
+    if layout == "clips":  # [ and ] set the speed: confidence moves to { and }
+        keys = [("confidence", "{ }", m) if a == "confidence" else (a, k, m) for a, k, m in keys]
     keys += PICTURE_KEYS[layout]
     keys += [
         ("guidelines", "g", "Guidelines"),
@@ -426,6 +436,9 @@ def render_work(
         "scale_points": _scale_points(project.preference_scale) if graded else (),
         "strength": _shown_strength(values.get("strength")),
     }
+    if layout == "clips":  # the transport's switch: flicker videos, or listen to A or B
+        clips = [p for side in ("left", "right") for p in shown_parts[side]]
+        context["clips_kind"] = "video" if any("video" in p for p in clips) else "audio"
     context.update(return_to=return_to, notice=notice, keymap=keymap, confidence=confidence)
     return render_page(request, assignment, context, status, skip_form)
 
@@ -527,6 +540,11 @@ def _layout(shown: dict[str, list[dict]]) -> str:
 
     def pictures_alone(parts):
         return bool(parts) and all("image" in p for p in parts)
+
+    # A response holds a video or audio file: "clips" (one transport plays,
+    # seeks and steps both responses: static/js/clips.js; issue 35).
+    if any("video" in p or "audio" in p for side in ("left", "right") for p in shown[side]):
+        return "clips"
 
     if pictures_alone(shown["left"]) and pictures_alone(shown["right"]):
         return "edit" if any("image" in p for p in shown["prompt"]) else "pictures"

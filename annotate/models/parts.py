@@ -348,7 +348,7 @@ def parts_by_slot(item: Item, *, html: bool = True) -> dict[str, list[ItemPart]]
     """The item's parts grouped by slot, in order (one query), each text part
     with its HTML (rendered and stored first if missing or stale; not with
     `html=False`, for readers of the Markdown)."""
-    parts = list(ItemPart.objects.filter(item_id=item.pk).select_related("image"))
+    parts = list(ItemPart.objects.filter(item_id=item.pk).select_related("image", "media"))
     if html:
         _fresh_html(parts)
     return group_by_slot(parts)
@@ -360,7 +360,7 @@ def parts_by_item(
     """parts_by_slot of many items, by item id: one query (and one update
     for stale HTML) whatever their number."""
     item_ids = list(item_ids)
-    parts = list(ItemPart.objects.filter(item_id__in=item_ids).select_related("image"))
+    parts = list(ItemPart.objects.filter(item_id__in=item_ids).select_related("image", "media"))
     if html:
         _fresh_html(parts)
     by_item: dict[int, list[ItemPart]] = {pk: [] for pk in item_ids}
@@ -387,11 +387,14 @@ def first_images(item_ids: Iterable[int]) -> dict[int, ImageAsset]:
 def shown_parts(parts: list[ItemPart], label: str) -> list[dict]:
     """Parts as annotate/_parts.html shows them: text as its sanitised HTML
     (whitespace-only text left out), images with their alternative text
-    ("{label}, image 2 of 3"). Never a source path: it may name a model."""
+    ("{label}, image 2 of 3"), videos and audio files with their accessible
+    name ("{label}, video"). Never a source path: it may name a model."""
     n_images = sum(part.is_image for part in parts)
     shown, seen = [], 0
     for part in parts:
-        if part.is_image:
+        if part.is_media:
+            shown.append({part.kind: part.media, "label": f"{label}, {part.kind}"})
+        elif part.is_image:
             seen += 1
             alt = f"{label}, image {seen} of {n_images}" if n_images > 1 else f"{label}, image"
             shown.append({"image": part.image, "alt": alt})

@@ -121,6 +121,12 @@ class ReleaseListApi(APIView):
             help_text="Optional consensus-quality filter: leave out rule-agreed items whose "
             "CROWDLAB probability of their label is below this (needs a computed analysis).",
         )
+        too_easy_ensemble = serializers.ListField(
+            child=serializers.IntegerField(min_value=1),
+            required=False,
+            help_text="Optional too-easy filter: evaluation ids of the ensemble; pairs every "
+            "entry got right in both orders are left out (recorded in manifest and card).",
+        )
         rekey = serializers.BooleanField(
             required=False,
             default=False,
@@ -181,6 +187,7 @@ class ReleaseListApi(APIView):
                 min_label_quality=data.get("min_label_quality"),
                 rekey=data["rekey"],
                 pairwise=data["pairwise"],
+                too_easy_ensemble=data.get("too_easy_ensemble") or None,
             )
         except ReleaseVersionTaken as exc:
             raise Conflict(str(exc), code="exists") from None

@@ -63,6 +63,9 @@ class Release(models.Model):
         help_text="Leave out rule-agreed items whose CROWDLAB probability of their label "
         "is below this (curation/quality/); None: no filter.",
     )
+    # Benchmark-construction filters (curation.releases.filters), e.g.
+    # {"too_easy": {"evaluations": [ids]}}; empty: none.
+    filters = models.JSONField(default=dict, blank=True)
     # Non-empty: the release's IDs are re-keyed (curation.releases.rekey)
     # with this secret salt, taken over from the project's previous
     # re-keyed release so an item keeps its new ID. Never published.

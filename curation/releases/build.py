@@ -178,7 +178,9 @@ def _remove_dead_attempts(building: Path, release_id: int | str) -> None:
 
 
 def _included(release: Release):
-    return included_verdicts(release.project, release.domains, release.min_label_quality)
+    return included_verdicts(
+        release.project, release.domains, release.min_label_quality, release.filters
+    )
 
 
 def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
@@ -260,6 +262,11 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
         from curation.quality.release_filter import filter_summary
 
         meta.annotation["label_quality_filter"] = filter_summary(release)
+    if release.filters:
+        from curation.releases import filters as release_filters
+
+        before = included_verdicts(release.project, release.domains, release.min_label_quality)
+        meta.annotation["release_filters"] = release_filters.summary(release, before)
     # pairwise/<domain>.parquet: the ranked members of the benchmarks' own
     # files as TRL pairs, in the curator's mode (curation.releases.pairwise_files).
     decomposed = None

@@ -302,7 +302,14 @@ def _annotation_lines(ann: dict, *, consensus_rule: bool) -> list[str]:
         sources = "; ".join(ann.get("gold_sources") or [])
         decisions += f"imported gold: {ann['gold']}" + (f" ({sources})" if sources else "") + "; "
     decisions += f"excluded: {ann.get('excluded', 0)} ({_pct(ann.get('excluded_share'))})."
-    return [*lines, decisions, *_label_quality_lines(ann.get("label_quality_filter"))]
+    from curation.releases.filters import card_lines
+
+    return [
+        *lines,
+        decisions,
+        *_label_quality_lines(ann.get("label_quality_filter")),
+        *card_lines(ann.get("release_filters")),
+    ]
 
 
 def _rule_line(ann: dict, *, consensus_rule: bool) -> str:

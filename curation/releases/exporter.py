@@ -286,6 +286,8 @@ def write_release(
     if meta.annotation.get("label_quality_filter"):
         # Only when a release used the filter: other manifests stay byte-identical.
         manifest["label_quality_filter"] = meta.annotation["label_quality_filter"]
+    if meta.annotation.get("release_filters"):
+        manifest["release_filters"] = meta.annotation["release_filters"]
     # json.dump streams; json.dumps with an indent would first hold every
     # piece of the text (~60 MB at 100,000 files). Same bytes either way.
     with (folder / "manifest.json").open("w", encoding="utf-8") as fh:

@@ -42,8 +42,26 @@ class ReleaseForm(forms.Form):
         "other one, or every ordered pair; ties make no pair. Stated in the card and manifest.",
     )
 
+    too_easy_ensemble = forms.TypedMultipleChoiceField(
+        required=False,
+        coerce=int,
+        widget=forms.CheckboxSelectMultiple,
+        label="Drop too-easy pairs (ensemble)",
+        help_text="Optional: leave out pairs every chosen entry (uploaded predictions or "
+        "judge runs on this project's releases) got right in both orders. The ensemble "
+        "and the counts dropped per domain are in the manifest and the card.",
+    )
+
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
+        from curation.models import Evaluation
+
+        self.fields["too_easy_ensemble"].choices = [
+            (e.pk, f"{e.name} (release {e.release.version})")
+            for e in Evaluation.objects.filter(release__project=project)
+            .select_related("release")
+            .order_by("pk")
+        ]
         self.fields["domains"].choices = [
             (d.slug, d.title) for d in project.domains.order_by("position")
         ]

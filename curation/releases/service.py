@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 
 from annotate.models import Project
 from curation.models import (
@@ -37,7 +38,9 @@ class NothingToRelease(ReleaseError):
     """The release would hold no item."""
 
 
-def included_verdicts(project, domains, min_label_quality: float | None = None):
+def included_verdicts(
+    project, domains, min_label_quality: float | None = None, filters: dict | None = None
+):
     """The verdicts a release of these domains holds (agreed or resolved, and
     above the consensus-quality threshold when one is given)."""
     verdicts = Verdict.objects.filter(
@@ -47,6 +50,10 @@ def included_verdicts(project, domains, min_label_quality: float | None = None):
         from curation.quality.release_filter import below_threshold
 
         verdicts = verdicts.exclude(below_threshold(min_label_quality))
+    if filters and filters.get("too_easy"):
+        from curation.releases.filters import exclude_too_easy
+
+        verdicts = exclude_too_easy(verdicts, filters["too_easy"]["evaluations"])
     return verdicts
 
 
@@ -62,6 +69,7 @@ def create_release(
     min_label_quality: float | None = None,
     rekey: bool = False,
     pairwise: str = "",
+    too_easy_ensemble: list[int] | None = None,
 ) -> Release:
     """Record a new release and (unless enqueue=False) queue its build once
     the transaction commits. `rekey` gives its files label-free IDs
@@ -92,10 +100,17 @@ def create_release(
         from curation.quality.release_filter import check_filter
 
         check_filter(project=project, threshold=min_label_quality)
+    filters: dict = {}
+    if too_easy_ensemble:
+        from curation.releases.filters import check_too_easy
+
+        ids = check_too_easy(project=project, evaluation_ids=too_easy_ensemble)
+        filters["too_easy"] = {"evaluations": ids, "action": "drop"}
     # Refused before the row exists: an empty release would spend its version.
-    if not included_verdicts(project, domains, min_label_quality).exists():
+    if not included_verdicts(project, domains, min_label_quality, filters).exists():
         filtered = "" if min_label_quality is None else " above the consensus-quality filter"
         raise NothingToRelease(NOTHING_TO_RELEASE.format(filtered=filtered))
+    _check_media_is_written(project, domains, min_label_quality, filters)
     with transaction.atomic():
         try:
             # Two requests past the check above: the unique constraint decides.
@@ -110,12 +125,40 @@ def create_release(
                     min_label_quality=min_label_quality,
                     rekey_salt=rekey_salt(project) if rekey else "",
                     pairwise=pairwise,
+                    filters=filters,
                 )
         except IntegrityError:
             raise ReleaseVersionTaken(taken) from None
         if enqueue:
             enqueue_on_commit(build_release_task, release.pk)
     return release
+
+
+def _check_media_is_written(project, domains, min_label_quality, filters) -> None:
+    """Refuse a release that would leave videos or audio files out (issue 35):
+    items holding them are released only by a benchmark that writes them
+    (`carries_media`); the files of the others hold text and pictures."""
+    from annotate.models import ItemPart, PartKind
+    from curation.benchmarks import registry
+
+    with_media = included_verdicts(project, domains, min_label_quality, filters).filter(
+        Exists(
+            ItemPart.objects.filter(
+                item_id=OuterRef("item_id"), kind__in=[PartKind.VIDEO, PartKind.AUDIO]
+            )
+        )
+    )
+    chosen = list(project.domains.filter(slug__in=domains))
+    if any(getattr(b, "carries_media", False) for b in registry.for_domains(chosen)):
+        return
+    n = with_media.count()
+    if n:
+        raise ReleaseError(
+            f"{n} of the chosen items hold a video or audio file, and no benchmark format "
+            "of these domains writes those: their release would leave the files out. "
+            "Nothing was released; choose domains without video or audio, or a benchmark "
+            "format that carries them."
+        )
 
 
 def rekey_salt(project: Project) -> str:

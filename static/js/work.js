@@ -81,6 +81,16 @@
       if (!got || !got.node || !got.url) return;
       // Formulas typeset now, off the path from keypress to paint.
       if (window.studioMath) window.studioMath.render(got.node);
+      // Videos and audio (issue 35): posters decoded and the first seconds
+      // buffered before the item goes in (its own players, adopted into this
+      // document so they load while detached), so both are ready to play.
+      if (got.node.querySelector("video.clip, audio.clip")) {
+        got.node = document.adoptNode(got.node);
+        return clipsReady(got.node).then(function () {
+          var w2 = work();
+          if (w2 && w2.dataset.assignment === holding) ahead = { holding: holding, url: got.url, node: got.node };
+        });
+      }
       // The prompt's image, or every image part (issue 24), decoded before the
       // item goes in, so that the keypress paints decoded pictures.
       var imgs = got.node.querySelectorAll("#viewer-img, img.part-img");
@@ -96,6 +106,25 @@
         if (w2 && w2.dataset.assignment === holding) ahead = { holding: holding, url: got.url, node: got.node };
       });
     }).catch(function () { ahead = null; });
+  }
+  function clipsReady(node) {
+    var waits = [];
+    Array.prototype.forEach.call(node.querySelectorAll("video.clip[poster]"), function (v) {
+      var poster = new Image();
+      poster.src = v.getAttribute("poster");
+      waits.push(poster.decode ? poster.decode().catch(function () {}) : Promise.resolve());
+    });
+    Array.prototype.forEach.call(node.querySelectorAll("video.clip, audio.clip"), function (m) {
+      waits.push(new Promise(function (done) {
+        if (m.readyState >= 3) { done(); return; }
+        m.addEventListener("canplay", done, { once: true });
+        m.addEventListener("error", done, { once: true });
+        setTimeout(done, 5000);  // a slow file does not hold the next item back for ever
+        m.preload = "auto";
+        m.load();
+      }));
+    });
+    return Promise.all(waits);
   }
   // What the server would refuse, checked here so that only a vote it will
   // take is sent in the background.
@@ -302,6 +331,21 @@
     "pic-zoom-reset": function () { pictures("fit"); },
     "flicker": function () { pictures("flicker"); },
     "side-by-side": function () { pictures("sideBySide"); },
+    "clip-play": function () { clips("play"); },
+    "clip-back": function () { clips("step", -1); },
+    "clip-forward": function () { clips("step", 1); },
+    "clip-slower": function () { clips("speed", -1); },
+    "clip-faster": function () { clips("speed", 1); },
+    "clip-loop": function () { clips("loop"); },
+    "clip-switch": function () { clips("switch"); },
+  };
+  // Items with videos or audio files: their one transport (static/js/clips.js).
+  function clips(name, arg) {
+    return window.studioClips ? window.studioClips[name](arg) : undefined;
+  }
+  var CLIP_KEYS = {
+    " ": "clip-play", ",": "clip-step", ".": "clip-step", "[": "clip-speed", "]": "clip-speed",
+    "{": "confidence", "}": "confidence", "l": "clip-loop", "t": "clip-switch"
   };
   // Items shown part by part: their pictures (static/js/pictures.js).
   function pictures(name, arg) {
@@ -333,6 +377,7 @@
       if (/^[1-9]$/.test(key)) return "point-" + key;
       if (key === "ArrowLeft" || key === "ArrowRight") return "point-step";
     }
+    if (w.dataset.layout === "clips" && CLIP_KEYS[key]) return CLIP_KEYS[key];
     if (GRADE_KEYS[key]) return "grade-" + GRADE_KEYS[key];
     return KEYS[key];
   }
@@ -384,7 +429,12 @@
       case "point-step": stepPoint(e.key === "ArrowLeft" ? -1 : 1); break;
       case "a-yes": case "a-no": case "a-unsure": case "b-yes": case "b-no": case "b-unsure":
         setRadio(LABEL[action[0]], action.slice(2)); break;
-      case "confidence": stepConfidence(e.key === "[" ? -1 : 1); break;
+      case "confidence": stepConfidence(e.key === "[" || e.key === "{" ? -1 : 1); break;
+      case "clip-play": clips("play"); break;
+      case "clip-step": clips("step", e.key === "," ? -1 : 1); break;
+      case "clip-speed": clips("speed", e.key === "[" ? -1 : 1); break;
+      case "clip-loop": clips("loop"); break;
+      case "clip-switch": clips("switch"); break;
       case "rationale": var r = q('textarea[name="rationale"]'); if (r) r.focus(); break;
       case "submit": submit(); break;
       case "skip": openSkip(); break;
@@ -403,6 +453,7 @@
         ["guidelines", "keys"].forEach(function (id) { var p = document.getElementById(id); if (p) p.hidden = true; });
         var v = q("#viewer.fullsize"); if (v) fullSize();
         pictures("sideBySide");
+        clips("sideBySide");
         break;
       default:
         if (action.indexOf("point-") === 0) {
@@ -489,6 +540,7 @@
     state.timer = setInterval(tick, 1000);
     applyTransform();
     pictures("reset");
+    clips("reset");
   }
   document.addEventListener("DOMContentLoaded", function () {
     messagesItem = work() ? work().dataset.assignment : null;

@@ -125,7 +125,7 @@ def test_a_part_its_kind_refuses_is_not_saved(admin_client):
     text = ItemPart.objects.get(item=item, slot="response_2")
     data[f"{_prefix(data, text)}-kind"] = "video"
     refused = admin_client.post(url, data)
-    assert refused.status_code == 200 and "video parts cannot be stored yet" in (
+    assert refused.status_code == 200 and "A video part needs its video file" in (
         refused.content.decode()
     )
     data[f"{_prefix(data, text)}-kind"] = "text"

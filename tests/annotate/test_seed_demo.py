@@ -101,7 +101,7 @@ def test_seed_demo_creates_the_demo_project_and_a_second_run_changes_nothing(mon
     # The second run finds the items and generates nothing.
     before = db_counts()
     snapshot = list(Item.objects.order_by("pk").values_list("pk", "content_hash", "model_1"))
-    assert len(snapshot) == 120 + 24 + 12 + 20  # demo, t2i, interleaved, best of four
+    assert len(snapshot) == 120 + 24 + 12 + 20 + 4 + 4  # demo, t2i, interleaved, bo4, video, audio
 
     def must_not_generate(*args, **kwargs):
         raise AssertionError("seed_demo generated items although the demo project has them")
@@ -113,7 +113,7 @@ def test_seed_demo_creates_the_demo_project_and_a_second_run_changes_nothing(mon
     assert list(Item.objects.order_by("pk").values_list("pk", "content_hash", "model_1")) == (
         snapshot
     )
-    assert again.getvalue().count("nothing new") == 4  # the four demo projects
+    assert again.getvalue().count("nothing new") == 6  # the six demo projects
 
 
 @pytest.mark.django_db

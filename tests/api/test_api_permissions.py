@@ -64,6 +64,7 @@ EXPECTED = {
     ("api_assignment", "get"): OWN_ASSIGNMENT,
     ("api_assignment_image", "get"): OWN_ASSIGNMENT,
     ("api_assignment_part_image", "get"): OWN_ASSIGNMENT,
+    ("api_assignment_part_media", "get"): OWN_ASSIGNMENT,
     ("api_submit_judgement", "post"): OWN_ASSIGNMENT_POST,
     ("api_skip_assignment", "post"): OWN_ASSIGNMENT_POST,
     ("api_verdicts", "get"): CURATORS,
@@ -182,8 +183,9 @@ def built_world(django_db_setup, django_db_blocker):
 @pytest.fixture
 def world(built_world):
     """Per case: the item's image in this test's own MEDIA_ROOT."""
-    users, kwargs, image_name = built_world
+    users, kwargs, (image_name, sound_name) = built_world
     default_storage.save(image_name, ContentFile(b"\x89PNG not really"))
+    default_storage.save(sound_name, ContentFile(b"RIFF0000WAVEfmt "))
     return users, kwargs
 
 
@@ -202,6 +204,12 @@ def build_world():
     item = make_item(project, model_1=MODEL_NAMES[0], model_2=MODEL_NAMES[1], gold_choice="2")
     item.live_assignments = 1
     item.save(update_fields=["live_assignments"])
+    # A sound in the prompt (issue 35: the media endpoint serves it).
+    from annotate.models import ItemPart
+    from tests.factories import make_media
+
+    sound = make_media("audio")
+    ItemPart.objects.create(item=item, slot="prompt", position=2, kind="audio", media=sound)
     assignment = make_assignment(item, users["annotator"])
     Verdict.objects.create(item=item, project=project)
     release = Release.objects.create(project=project, version="v1", domains=["vqa"])
@@ -235,7 +243,7 @@ def build_world():
         "evaluation_id": evaluation.pk,
         "run_id": run.pk,
     }
-    return users, kwargs, item.image.file
+    return users, kwargs, (item.image.file, sound.file)
 
 
 def url_for(route: str, kwargs: dict) -> str:

@@ -144,7 +144,7 @@ def test_the_generation_projects_hold_the_drawn_pairs_and_graded_demo_votes(gene
     again = io.StringIO()
     call_command("seed_demo", stdout=again)
     assert row_counts() == before
-    assert again.getvalue().count("nothing new") == 4  # the four demo projects
+    assert again.getvalue().count("nothing new") == 6  # the six demo projects
 
 
 def test_a_partly_deleted_generation_project_is_completed_without_new_votes():

@@ -14,9 +14,13 @@ The task is the file name's ``<task>`` (nine are published):
 - image and interleaved tasks: ``text_to_image`` and ``text_to_3D`` (the
   responses are image paths: the 3D task's renders) and
   ``text_image_to_image`` (a prompt ``image`` and two response images);
-- video and audio tasks (``text_video_to_text``, ``text_to_video``,
-  ``text_to_audio``, ``text_audio_to_text``) are refused, naming the task,
-  until the studio has video and audio parts.
+- video and audio tasks: ``text_video_to_text`` (the prompt's ``video``
+  path then its text; text responses, as ``run_exp.py`` reads it),
+  ``text_to_video`` (the responses are video paths), ``text_to_audio`` (the
+  responses are audio paths, as ``run_exp_t2a.py`` reads them) and
+  ``text_audio_to_text`` (the prompt's ``audio`` path then its text; no
+  published reader: the field name mirrors ``image``/``video``). Their paths
+  become VIDEO / AUDIO parts whose ``ref`` keys ``ParsedFile.media``.
 
 A record becomes one pair item: ``criterion`` = ``criteria`` (the question
 asked of it), gold from ``criteria_preference`` (response1 → "1", response2
@@ -53,8 +57,10 @@ from typing import Any
 
 from annotate.importing import passes
 from annotate.importing.formats import (
+    AUDIO,
     IMAGE,
     TEXT,
+    VIDEO,
     DatasetSource,
     ParsedFile,
     ParsedItem,
@@ -82,15 +88,22 @@ EXPORT_PREFIX = "omni/"
 FILE_SUFFIX = "_preferences.json"
 REQUIRED = ("id", "prompt", "response1", "response2", "criteria", "criteria_preference")
 PREFERENCES = {"response1": "1", "response2": "2", "tie": "tie"}
-# task → (prompt has an `image`, the responses are image paths)
-TASKS = {
-    "text_to_text": (False, False),
-    "text_image_to_text": (True, False),
-    "text_to_image": (False, True),
-    "text_to_3D": (False, True),
-    "text_image_to_image": (True, True),
+# task → (the prompt's media field or "", its part kind, the responses' part kind)
+SHAPES = {
+    "text_to_text": ("", TEXT, TEXT),
+    "text_image_to_text": ("image", IMAGE, TEXT),
+    "text_to_image": ("", TEXT, IMAGE),
+    "text_to_3D": ("", TEXT, IMAGE),
+    "text_image_to_image": ("image", IMAGE, IMAGE),
+    "text_video_to_text": ("video", VIDEO, TEXT),
+    "text_to_video": ("", TEXT, VIDEO),
+    "text_to_audio": ("", TEXT, AUDIO),
+    "text_audio_to_text": ("audio", AUDIO, TEXT),
 }
-REFUSED = ("text_video_to_text", "text_to_video", "text_to_audio", "text_audio_to_text")
+# task → (the prompt has a media path, the responses are media paths)
+TASKS = {task: (bool(key), kind != TEXT) for task, (key, _, kind) in SHAPES.items()}
+# The one task whose published judge (run_exp_t2a.py) shows response2 first.
+JUDGE_SWAPS = ("text_to_audio",)
 INDENT = 4
 LABELS = {"prompt": "prompt", "response_1": "response1", "response_2": "response2",
           "image": "image", "criterion": "criteria", "gold": "criteria_preference"}  # fmt: skip
@@ -106,16 +119,10 @@ def task_of(filename: str) -> str:
     task = name[: -len(FILE_SUFFIX)] if name.endswith(FILE_SUFFIX) else ""
     if task in TASKS:
         return task
-    if task in REFUSED:
-        why = (
-            f"Omni-RewardBench task {task!r} holds video or audio, which the studio cannot "
-            f"show yet; import one of {', '.join(TASKS)}"
-        )
-    else:
-        why = (
-            f"cannot tell the Omni-RewardBench task: name the file <task>{FILE_SUFFIX} with "
-            f"<task> one of {', '.join(TASKS)}"
-        )
+    why = (
+        f"cannot tell the Omni-RewardBench task: name the file <task>{FILE_SUFFIX} with "
+        f"<task> one of {', '.join(TASKS)}"
+    )
     raise ImportFailed([ImportProblem(filename, why)])
 
 
@@ -224,24 +231,28 @@ def parse_record(value: Any, task: str) -> list[tuple[str | None, str]]:
     if value["criteria_preference"] not in PREFERENCES:
         problems.append(("criteria_preference", f"must be one of {', '.join(PREFERENCES)}, not "
                          f"{json.dumps(value['criteria_preference'])[:40]}"))  # fmt: skip
-    prompt_image, image_responses = TASKS[task]
-    paths = (["image"] if prompt_image else []) + (
-        ["response1", "response2"] if image_responses else []
+    prompt_key, prompt_kind, response_kind = SHAPES[task]
+    paths = ([(prompt_key, prompt_kind)] if prompt_key else []) + (
+        [("response1", response_kind), ("response2", response_kind)]
+        if response_kind != TEXT
+        else []
     )
-    for key in paths:
+    for key, kind in paths:
         path = value.get(key)
         if not isinstance(path, str) or not path:
-            problems.append((key, f"must be an image path ({task})"))
+            problems.append((key, f"must be {'an' if kind[0] in 'aeiou' else 'a'} {kind} path "
+                             f"({task})"))  # fmt: skip
         elif len(path) > MAX_IMAGE_PATH_LENGTH:
-            problems.append((key, f"image path is longer than {MAX_IMAGE_PATH_LENGTH}"))
+            problems.append((key, f"{kind} path is longer than {MAX_IMAGE_PATH_LENGTH}"))
         elif safe_relative_path(path) is None:
-            problems.append((key, f"image path {path!r} is absolute or contains '..'"))
+            problems.append((key, f"{kind} path {path!r} is absolute or contains '..'"))
     return problems
 
 
 def group_key(value: dict, task: str) -> str:
     """The pair's key without its criterion (module docstring)."""
-    pair = [task, value["prompt"], value.get("image"), value["response1"], value["response2"]]
+    key = SHAPES[task][0] or "image"
+    pair = [task, value["prompt"], value.get(key), value["response1"], value["response2"]]
     return "omni-" + hashlib.sha256(json.dumps(pair).encode()).hexdigest()[:16]
 
 
@@ -253,16 +264,16 @@ def external_id(value: dict, task: str, repeated: bool) -> str:
     return f"{task}:{value['id']}~{hashlib.sha256(value['criteria'].encode()).hexdigest()[:8]}"
 
 
-def _slot(text: str, image: bool) -> list[ParsedPart]:
-    if image:
-        return [ParsedPart(IMAGE, ref=safe_relative_path(text) or "", source_path=text)]
+def _slot(text: str, kind: str) -> list[ParsedPart]:
+    if kind != TEXT:
+        return [ParsedPart(kind, ref=safe_relative_path(text) or "", source_path=text)]
     return [ParsedPart(TEXT, text=text)]
 
 
 def make_item(value: dict, task: str, line: int, index: int, *, repeated: bool,
               domain: str) -> ParsedItem:  # fmt: skip
-    prompt_image, image_responses = TASKS[task]
-    prompt = _slot(value["image"], True) if prompt_image else []
+    prompt_key, prompt_kind, response_kind = SHAPES[task]
+    prompt = _slot(value[prompt_key], prompt_kind) if prompt_key else []
     return ParsedItem(
         line=line,
         index=index,
@@ -270,8 +281,8 @@ def make_item(value: dict, task: str, line: int, index: int, *, repeated: bool,
         domain=domain,
         prompt=[*prompt, ParsedPart(TEXT, text=value["prompt"])],
         responses=[
-            _slot(value["response1"], image_responses),
-            _slot(value["response2"], image_responses),
+            _slot(value["response1"], response_kind),
+            _slot(value["response2"], response_kind),
         ],
         models=[value.get("model1") or "", value.get("model2") or ""],
         # Item.gold_choice holds a side only: a tie label stays in meta (fields).
@@ -370,18 +381,23 @@ def read_data(data: Any, *, filename: str, task: str, images: ImageSource,
         return passes.parsed_records(lines, parse, log, bounds)
 
     refs: dict[str, tuple[int, int]] = {}
+    media_refs: dict[tuple[str, str], tuple[int, int, str]] = {}
+    fields = [SHAPES[task][0] or "prompt", "response1", "response2"]
 
     def inspect(item: ParsedItem, value: Any, line: int, index: int) -> None:
-        for slot in (item.prompt, *item.responses):
+        for field, slot in zip(fields, (item.prompt, *item.responses), strict=True):
             for part in slot:
                 if part.kind == IMAGE:
                     refs.setdefault(part.ref, (line, index))
+                elif part.kind in (VIDEO, AUDIO):
+                    media_refs.setdefault((part.ref, part.kind), (line, index, field))
 
     def restore(item: ParsedItem, value: Any, raw: str) -> None:
         item.meta["omni"].update(kept(value, raw, task, envelope))
 
     first = passes.check_all(records, rules, log, known, inspect=inspect)
     infos = check_images_once(images, context.limits, refs, log) if refs else {}
+    media = check_media(images, context, media_refs, log) if media_refs else {}
     log.raise_if_any()
 
     def items() -> Iterator[ParsedItem]:
@@ -394,7 +410,8 @@ def read_data(data: Any, *, filename: str, task: str, images: ImageSource,
         raise ImportFailed([ImportProblem(filename, "holds no Omni-RewardBench records")])
     return ParsedFile(
         format=FORMAT, filename=filename, items=items, count=len(item_ids), ids=item_ids,
-        images=infos, image_source=images, fingerprint=partial(fingerprint, infos=infos),
+        images=infos, media=media, image_source=images,
+        fingerprint=partial(fingerprint, infos=infos, media=media),
         id_field="id", labels=LABELS, new_domains=new_domains, renamed=len(first.renames),
         skipped=first.skipped if context.options.duplicates == "keep-first" else 0,
     )  # fmt: skip
@@ -410,13 +427,25 @@ def item_record(item: ParsedItem) -> str:
     return record_text(meta, value)
 
 
-def fingerprint(item: ParsedItem, *, infos: dict[str, ImageInfo]) -> str:
-    """What the import stores for the record and its images' bytes."""
+def check_media(images: ImageSource, context: ReadContext,
+                refs: dict[tuple[str, str], tuple[int, int, str]],
+                log: ProblemLog) -> dict:  # fmt: skip
+    """Each distinct video or audio file (`refs`: (path, kind) -> (line,
+    index, field) where first used) validated once by the media import;
+    problems go to `log` naming the line, the field and the file."""
+    from annotate.importing import media as media_import
+
+    return media_import.check_media_once(images, media_import.media_limits(), refs, log)
+
+
+def fingerprint(item: ParsedItem, *, infos: dict[str, ImageInfo], media=None) -> str:
+    """What the import stores for the record and its images' and media's bytes."""
     parts = [p for slot in (item.prompt, *item.responses) for p in slot]
+    media = media or {}
     payload = [
         FORMAT, item.external_id, item.criterion, item.gold, item.group, item.models,
-        [[p.kind, p.source_path if p.kind == IMAGE else p.text] for p in parts],
+        [[p.kind, p.text if p.kind == TEXT else p.source_path] for p in parts],
         item.meta["omni"].get("fields"),
         [infos[p.ref].sha256 for p in parts if p.kind == IMAGE],
-    ]  # fmt: skip
+    ] + ([[media[p.ref].sha256 for p in parts if p.ref in media]] if media else [])  # fmt: skip
     return hashlib.sha256(json.dumps(payload).encode()).hexdigest()

@@ -3,7 +3,8 @@ per task ``omni/<task>_preferences.json`` in the release (.release_files),
 its card and manifest sections (.card), generative judges' answers and
 scalar reward models' scores scored per task by the published rules
 (.scoring, quoted there), its leaderboard table and its judge prompt
-(.judge: criterion stated, response1 always A, no swap).
+(.judge: criterion stated, response1 as A except text_to_audio, whose
+published judge swaps).
 
 Judge runs: the runner has no per-run options, so the ties mode is this
 module's constant ``JUDGE_WITH_TIES`` (False, the published default:
@@ -44,6 +45,7 @@ class Omni(RecordsBenchmark):
     judge_label = "Omni-RewardBench: criterion prompt, response1 as A, [[A]]/[[B]]"
     position = 14  # before the generic shapes, whose keys ("id", "scores") overlap
     judge_retries = 4  # re-asks after the first: 5 attempts, as published
+    carries_media = True  # the video and audio tasks' files go under media_data
 
     def judge_unparsed(self, output: str) -> bool:
         """Whether the published parse finds no verdict (the runner asks again)."""
@@ -123,10 +125,13 @@ class Omni(RecordsBenchmark):
         return judge.request_body(record, read_image, endpoint, with_ties=JUDGE_WITH_TIES)
 
     def judge_predictions(self, outputs: dict, records: list[dict], run) -> Upload:
+        from curation.benchmarks.omni.judge import swapped
         from curation.models import JudgeOrder
 
         lines = [json.dumps({"id": r["ID"], "output": outputs.get((r["ID"], JudgeOrder.ORIGINAL))
-                             or "", "with_ties": JUDGE_WITH_TIES}) for r in records]  # fmt: skip
+                             or "", "with_ties": JUDGE_WITH_TIES,
+                             **({"swapped": True} if swapped(r) else {})})
+                 for r in records]  # fmt: skip
         return Upload(predictions="\n".join(lines).encode() + b"\n",
                       filename=f"judge-run-{run.pk}.jsonl")  # fmt: skip
 
@@ -139,12 +144,13 @@ def records_of(task: str, text: str) -> list[dict]:
     ("ID", the import's rule)."""
     from collections import Counter
 
-    from annotate.importing.formats.omni import TASKS, external_id
+    from annotate.importing.formats.omni import SHAPES, TASKS, external_id
 
     values = json.loads(text)
     counts = Counter(str(v["id"]) for v in values)
     return [{**v, "ID": external_id(v, task, counts[str(v["id"])] > 1), "task": task,
-             "image_responses": TASKS[task][1]} for v in values]  # fmt: skip
+             "image_responses": TASKS[task][1], "shape": list(SHAPES[task])}
+            for v in values]  # fmt: skip
 
 
 def release_records(release) -> list[dict]:

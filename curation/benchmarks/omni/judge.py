@@ -2,14 +2,21 @@
 ``evaluation_experiments/run_exp.py`` does: a system prompt stating the
 record's criterion and the verdict format ([[A]] / [[B]], and [[C]] for a tie
 in the with-ties mode), a user message of the prompt (and its image) and
-response A = response1, response B = response2 (never swapped; texts, or
-images for the image tasks). The wording is the studio's own summary of the
-published templates (utils/prompts/<task>.py), whose structure it follows.
+response A = response1, response B = response2 (texts, or images, videos or
+audio for the media tasks) — except text_to_audio, whose published judge
+(``run_exp_t2a.py``) shows response2 first and maps the verdict back: its
+records are sent swapped and their predictions lines say ``"swapped": true``
+(scoring maps the parsed side back). Audio goes as OpenAI-compatible
+``input_audio`` (base64, format from the file's extension), video as a
+``video_url`` data URL, for endpoints that accept one. The wording is the
+studio's own summary of the published templates (utils/prompts/<task>.py), whose
+structure it follows.
 No Django.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from typing import Any
 
@@ -39,16 +46,44 @@ def content(record: dict, read_image: Callable[[str], bytes]) -> list[dict[str, 
         url = image_data_url(read_image(path), path)
         return {"type": "image_url", "image_url": {"url": url}}
 
+    def media(path: str, kind: str) -> dict[str, Any]:
+        if kind == "image":
+            return image(path)
+        data = base64.b64encode(read_image(path)).decode("ascii")
+        ext = path.rsplit(".", 1)[-1].lower()
+        if kind == "audio":
+            return {"type": "input_audio", "input_audio": {"data": data, "format": ext}}
+        return {"type": "video_url", "video_url": {"url": f"data:video/{ext};base64,{data}"}}
+
+    prompt_key, prompt_kind, response_kind = record.get("shape") or (
+        "image" if record.get("image") else "", "image", "image" if record["image_responses"]
+        else "text")  # fmt: skip
     out: list[dict[str, Any]] = [{"type": "text", "text": "[[PROMPT]]\n" + record["prompt"]}]
-    if record.get("image"):
-        out += [{"type": "text", "text": "[[IMAGE]]"}, image(record["image"])]
-    for label, key in (("A", "response1"), ("B", "response2")):
+    if prompt_key and record.get(prompt_key):
+        out += [{"type": "text", "text": f"[[{prompt_key.upper()}]]"},
+                media(record[prompt_key], prompt_kind)]  # fmt: skip
+    for label, key in (("A", first(record)), ("B", second(record))):
         out.append({"type": "text", "text": f"[[RESPONSE {label}]]"})
-        if record["image_responses"]:
-            out.append(image(record[key]))
+        if response_kind != "text":
+            out.append(media(record[key], response_kind))
         else:
             out.append({"type": "text", "text": record[key]})
     return out
+
+
+def swapped(record: dict) -> bool:
+    """Whether the published judge shows this record's response2 first."""
+    from annotate.importing.formats.omni import JUDGE_SWAPS
+
+    return record.get("task") in JUDGE_SWAPS
+
+
+def first(record: dict) -> str:
+    return "response2" if swapped(record) else "response1"
+
+
+def second(record: dict) -> str:
+    return "response1" if swapped(record) else "response2"
 
 
 def request_body(record: dict, read_image, endpoint: Any, *, with_ties: bool) -> dict:

@@ -27,6 +27,7 @@ from django.core.files.storage import default_storage
 from annotate.importing.formats.omni import (
     EXPORT_PREFIX,
     FILE_SUFFIX,
+    SHAPES,
     TASKS,
     dumped,
     file_text,
@@ -74,7 +75,7 @@ def write_files(folder: Path, rows: list[tuple], *, salt: str,
     parts: dict[int, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for part in (
         ItemPart.objects.filter(item_id__in=[row[0] for row in rows])
-        .select_related("image")
+        .select_related("image", "media")
         .order_by("item_id", "slot", "position")
     ):
         parts[part.item_id][part.slot].append(part)
@@ -111,49 +112,59 @@ def write_files(folder: Path, rows: list[tuple], *, salt: str,
     return written, warnings
 
 
-def _copy(image, relative: str, folder: Path) -> bool:
+def _copy(stored, relative: str, folder: Path) -> bool:
     target = folder / FOLDER / MEDIA / relative
     if target.exists():
         return True
     target.parent.mkdir(parents=True, exist_ok=True)
-    with default_storage.open(image.file, "rb") as src, target.open("wb") as dst:
+    with default_storage.open(stored.file, "rb") as src, target.open("wb") as dst:
         shutil.copyfileobj(src, dst)
     return True
 
 
+def _stored(part):
+    """The part's stored image or media file (None if it has none)."""
+    return part.image if part.kind == PartKind.IMAGE else part.media
+
+
 def _media(part, folder: Path, kept: bool) -> str | None:
-    relative = (kept and safe_relative_path(part.source_path or "")) or (
-        f"images/{part.image.sha256}.{part.image.format.lower()}"
-    )
-    return relative if _copy(part.image, relative, folder) else None
+    stored = _stored(part)
+    if part.kind == PartKind.IMAGE:
+        fallback = f"images/{stored.sha256}.{stored.format.lower()}"
+    else:  # a video or audio file: its stored name's extension
+        fallback = f"{part.kind}s/{stored.sha256}{Path(str(stored.file)).suffix}"
+    relative = (kept and safe_relative_path(part.source_path or "")) or fallback
+    return relative if _copy(stored, relative, folder) else None
 
 
 def _record(folder, item, meta, slots, choice, released_id, ext_id, task) -> str | None:
-    prompt_image, image_responses = TASKS[task]
+    prompt_key, prompt_kind, response_kind = SHAPES[task]
     prompt = slots.get("prompt", [])
     texts = "".join(p.text for p in prompt if p.kind == PartKind.TEXT)
-    images = [p for p in prompt if p.kind == PartKind.IMAGE and p.image is not None]
-    if len(images) != int(prompt_image):
+    files = [p for p in prompt if p.kind == prompt_kind != PartKind.TEXT and _stored(p)]
+    others = [p for p in prompt if p.kind not in (PartKind.TEXT, prompt_kind)]
+    if len(files) != int(bool(prompt_key)) or others:
         return None
     responses = []
     for slot in ("response_1", "response_2"):
         got = slots.get(slot, [])
-        if image_responses:
-            pics = [p for p in got if p.kind == PartKind.IMAGE and p.image is not None]
+        if response_kind != PartKind.TEXT:
+            pics = [p for p in got if p.kind == response_kind and _stored(p) is not None]
             path = len(pics) == 1 and _media(pics[0], folder, meta is not None)
             if not path:
                 return None
             responses.append(path)
         else:
             responses.append("".join(p.text for p in got if p.kind == PartKind.TEXT))
-    image = _media(images[0], folder, meta is not None) if prompt_image else None
+    path = _media(files[0], folder, meta is not None) if prompt_key else None
     if meta is not None:
         value = record_value(meta, prompt=texts, criteria=item.criterion, responses=responses,
                              preference=choice, record_id=released_id)  # fmt: skip
-        if image is not None:
-            value["image"] = image
+        if path is not None:
+            value[prompt_key] = path
         return record_text(meta, value)
-    value = {"id": released_id or ext_id, "prompt": texts, **({"image": image} if image else {}),
+    media = {prompt_key: path} if path else {}
+    value = {"id": released_id or ext_id, "prompt": texts, **media,
              "response1": responses[0], "response2": responses[1],
              "model1": item.model_1, "model2": item.model_2,
              "criteria": item.criterion,

@@ -156,7 +156,15 @@ def prediction_of(record: dict, where: str) -> tuple[str, Prediction, bool | Non
     if kind == "output":
         if not isinstance(value, str):
             raise PredictionsError(f"{where}, field 'output': expected the answer's text")
-        return "judge", Prediction(predicted=parse_judgement(value)), ties
+        swapped = record.get("swapped", False)
+        if not isinstance(swapped, bool):
+            raise PredictionsError(f"{where}, field 'swapped': expected true or false")
+        predicted = parse_judgement(value)
+        if swapped:  # response2 was shown as A (text_to_audio, run_exp_t2a.py): map back
+            predicted = {"response1": "response2", "response2": "response1"}.get(
+                predicted, predicted
+            )
+        return "judge", Prediction(predicted=predicted), ties
     if kind == "predicted":
         if value is not None and value not in HUMAN:
             raise PredictionsError(

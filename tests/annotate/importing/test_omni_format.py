@@ -1,7 +1,7 @@
 """Omni-RewardBench task files as an input format (issue 34): pairs under
 two criteria in one group, tie labels, repeated ids, image tasks, the file
-back byte for byte, bad records named by file, line and field, video and
-audio tasks refused by name."""
+back byte for byte, bad records named by file, line and field, the video
+and audio tasks' parts (issue 35)."""
 
 from __future__ import annotations
 
@@ -113,12 +113,106 @@ def test_image_tasks_read_their_media(tmp_path):
     )
 
 
-def test_video_and_audio_tasks_are_refused_by_name(tmp_path):
-    path = write(tmp_path / "text_to_video_preferences.json", records())
-    with pytest.raises(ImportFailed, match="'text_to_video' holds video or audio"):
+MEDIA_TASKS = {
+    # task: (prompt media field, its kind, response kind)
+    "text_video_to_text": ("video", "video", "text"),
+    "text_to_video": ("", "text", "video"),
+    "text_to_audio": ("", "text", "audio"),
+    "text_audio_to_text": ("audio", "audio", "text"),
+}
+
+
+def media_records(task):
+    from demo import clips
+
+    key, prompt_kind, response_kind = MEDIA_TASKS[task]
+    clip = {"video": lambda: clips.video_bytes(seconds=1, width=320, height=240, fps=10),
+            "audio": lambda: clips.audio_bytes(seconds=1)}  # fmt: skip
+    ext = {"video": "mp4", "audio": "wav"}
+    files = {}
+    out = []
+    for rid, pref in ((1, "response1"), (2, "tie")):
+        extra = {}
+        if key:
+            files[f"{key}s/p{rid}.{ext[prompt_kind]}"] = clip[prompt_kind]()
+            extra[key] = f"{key}s/p{rid}.{ext[prompt_kind]}"
+        value = rec(rid, "Be vivid.", pref, **extra)
+        if response_kind != "text":
+            for n in (1, 2):
+                name = f"{task}/r{rid}_{n}.{ext[response_kind]}"
+                files[name] = clip[response_kind]()
+                value[f"response{n}"] = name
+        out.append(value)
+    return out, files
+
+
+@pytest.mark.parametrize("task", list(MEDIA_TASKS))
+def test_video_and_audio_tasks_are_media_parts_and_written_back(tmp_path, monkeypatch, task):
+    values, files = media_records(task)
+    for name, data in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    seen = {}
+
+    def check_media(images, context, refs, log):
+        seen.update(refs)
+        return {ref: type("Info", (), {"sha256": ref})() for ref, _ in refs}
+
+    monkeypatch.setattr(omni, "check_media", check_media)
+    path = write(tmp_path / f"{task}_preferences.json", values)
+    parsed, items = read(path)
+    key, prompt_kind, response_kind = MEDIA_TASKS[task]
+    assert {ref for ref, _ in seen} == set(files) and set(parsed.media) == set(files)
+    assert {ref: kind for ref, kind in seen} == {
+        name: (prompt_kind if name.startswith(f"{key}s/") and key else response_kind)
+        for name in files
+    }
+    one, tie = items
+    assert [p.kind for p in one.prompt] == ([prompt_kind] if key else []) + ["text"]
+    assert [[p.kind for p in slot] for slot in one.responses] == [[response_kind]] * 2
+    if key:
+        assert one.prompt[0].ref == values[0][key]
+    if response_kind != "text":
+        assert [slot[0].ref for slot in one.responses] == [values[0]["response1"],
+                                                           values[0]["response2"]]  # fmt: skip
+    assert (one.gold, tie.gold, one.criterion) == ("1", "", "Be vivid.")
+    assert omni.imported_preference(tie.meta["omni"]) == "tie"
+    text = omni.file_text([omni.item_record(i) for i in items], one.meta["omni"]["envelope"])
+    assert text.encode() == path.read_bytes()
+
+
+def test_media_tasks_name_file_line_and_field(tmp_path, monkeypatch):
+    monkeypatch.setattr(omni, "check_media", lambda images, context, refs, log: {})
+    bad = [rec(1, "c", "response1", video=""), rec(2, "c", "response1", video="/etc/x.mp4")]
+    path = write(tmp_path / "text_video_to_text_preferences.json", bad)
+    with pytest.raises(ImportFailed) as failed:
         read(path)
+    text = str(failed.value)
+    assert "text_video_to_text_preferences.json:2" in text and "video" in text
+    assert "must be a video path" in text and "is absolute" in text
+    bad = [rec(1, "c", "response1", response1="clip.wav")]
+    path = write(tmp_path / "text_to_audio_preferences.json", [{**bad[0], "response2": 3}])
+    with pytest.raises(ImportFailed, match="response2"):
+        read(path)
+
+
+def test_unknown_tasks_and_missing_or_bad_media_are_refused(tmp_path):
     with pytest.raises(ImportFailed, match="cannot tell the Omni-RewardBench task"):
         read(write(tmp_path / "other.json", records()))
+    values, files = media_records("text_to_audio")
+    for name, data in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    parsed, _ = read(write(tmp_path / "text_to_audio_preferences.json", values))
+    assert {info.kind for info in parsed.media.values()} == {"audio"}
+    assert set(parsed.media) == set(files)
+    (tmp_path / values[1]["response2"]).unlink()
+    (tmp_path / values[0]["response1"]).write_bytes(b"not a wav")
+    with pytest.raises(ImportFailed) as failed:
+        read(write(tmp_path / "text_to_audio_preferences.json", values))
+    text = str(failed.value)
+    assert "text_to_audio_preferences.json:2" in text and "response1" in text
+    assert values[1]["response2"] in text and "response2" in text
 
 
 def test_bad_records_name_file_line_and_field(tmp_path):
