@@ -125,6 +125,7 @@ def test_broker_failure_after_commit_is_logged_not_raised(caplog):
 # so a module move (issue 18) cannot orphan a message already in the broker.
 TASK_NAMES = {
     "annotate.tasks.make_thumbnails",
+    "annotate.tasks.derive_media",
     "annotate.tasks.render_part_html",
     "annotate.tasks.requeue_missing_thumbnails",
     "annotate.tasks.expire_stale_leases_everywhere",

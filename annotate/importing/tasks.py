@@ -21,13 +21,24 @@ def render_part_html(item_ids: list[int]) -> int:
 def requeue_missing_thumbnails() -> int:
     """Queue thumbnails for every image still without one: their import's
     message may never have reached the broker (it was down) or may have been
-    lost with it. Sent by config.celery.RequeueMissedWork."""
+    lost with it; and the derivatives of every video and audio file still
+    without them. Sent by config.celery.RequeueMissedWork."""
     from annotate.models import ImageAsset
 
     ids = list(ImageAsset.objects.filter(thumbnail="").order_by("pk").values_list("pk", flat=True))
     for start in range(0, len(ids), 500):
         make_thumbnails.delay(ids[start : start + 500])
-    return len(ids)
+    # Videos and audio files still without their posters, strips or waveforms (issue 35).
+    from annotate.models import MediaAsset
+
+    media = list(
+        MediaAsset.objects.filter(derived_at__isnull=True)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    for start in range(0, len(media), 100):
+        derive_media.delay(media[start : start + 100])
+    return len(ids) + len(media)
 
 
 @shared_task(name="annotate.tasks.derive_media", acks_late=True)

@@ -234,6 +234,17 @@ def test_second_item_with_same_external_id_in_same_project_is_rejected():
         make_item(project=item.project, external_id="mathvista_17")
 
 
+def test_a_qualification_or_check_item_without_gold_is_rejected():
+    with rejected_by("annotate_item_gate_has_gold"):
+        make_item(purpose="check", gold_choice="")
+    assert make_item(purpose="check", gold_choice="1").purpose == "check"
+
+
+def test_an_unknown_item_purpose_is_rejected():
+    with rejected_by("annotate_item_purpose_valid"):
+        make_item(purpose="training", gold_choice="1")
+
+
 # --- ItemPart (issue 24) --------------------------------------------------------------
 
 
