@@ -186,6 +186,22 @@ def displayed_places(assignment: Assignment, n_responses: int = 2) -> dict[str, 
     return places
 
 
+def _part_at(request, assignment_id: int, place: str, index: int, kinds, related: str):
+    """The `index`-th part of `kinds` displayed at `place` in one of the
+    user's assignments, with its `related` file (404 if any of it is not
+    there)."""
+    assignment = Assignment.objects.own(request.user).filter(pk=assignment_id).first()
+    if assignment is None:
+        raise exceptions.NotFound("No such assignment.")
+    slot = _slot_at(assignment, place)
+    return (
+        ItemPart.objects.filter(item_id=assignment.item_id, slot=slot, kind__in=kinds)
+        .select_related(related)
+        .order_by("position")[index : index + 1]
+        .first()
+    )
+
+
 def _slot_at(assignment: Assignment, place: str) -> str:
     """The canonical slot displayed at `place` for this assignment (404 if none)."""
     if place in PLACES and rules.is_order(assignment.display_order, 2):
@@ -216,18 +232,8 @@ class AssignmentPartMediaApi(APIView):
     def get(self, request, assignment_id, place, index):
         from common.serving import stored_file_response
 
-        assignment = Assignment.objects.own(request.user).filter(pk=assignment_id).first()
-        if assignment is None:
-            raise exceptions.NotFound("No such assignment.")
-        slot = _slot_at(assignment, place)
-        part = (
-            ItemPart.objects.filter(
-                item_id=assignment.item_id, slot=slot, kind__in=[PartKind.VIDEO, PartKind.AUDIO]
-            )
-            .select_related("media")
-            .order_by("position")[index : index + 1]
-            .first()
-        )
+        kinds = [PartKind.VIDEO, PartKind.AUDIO]
+        part = _part_at(request, assignment_id, place, index, kinds, "media")
         if part is None:
             raise exceptions.NotFound("No such video or audio file.")
         try:
@@ -249,16 +255,7 @@ class AssignmentPartImageApi(APIView):
         },
     )
     def get(self, request, assignment_id, place, index):
-        assignment = Assignment.objects.own(request.user).filter(pk=assignment_id).first()
-        if assignment is None:
-            raise exceptions.NotFound("No such assignment.")
-        slot = _slot_at(assignment, place)
-        part = (
-            ItemPart.objects.filter(item_id=assignment.item_id, slot=slot, kind=PartKind.IMAGE)
-            .select_related("image")
-            .order_by("position")[index : index + 1]
-            .first()
-        )
+        part = _part_at(request, assignment_id, place, index, [PartKind.IMAGE], "image")
         if part is None:
             raise exceptions.NotFound("No such image.")
         name = part.image.file

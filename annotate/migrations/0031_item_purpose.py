@@ -1,18 +1,15 @@
 """Item.purpose, is_attention and explanation (issue 36): qualification and
 check items. Adding a constraint on SQLite rebuilds the item table, which drops
 its triggers: the progress counters' triggers (0026's) are made again after it,
-as 0029 does."""
+with 0029's function."""
 
 import importlib
 
 from django.db import migrations, models
 
-_M26 = importlib.import_module("annotate.migrations.0026_item_votes_ranked")
-
-
-def remake_sqlite_triggers(apps, schema_editor):
-    if schema_editor.connection.vendor == "sqlite":
-        _M26._run(schema_editor, _M26._sqlite_triggers(_M26._SHARE["sqlite"], _M26._COLUMNS))
+remake_sqlite_triggers = importlib.import_module(
+    "annotate.migrations.0029_gold_choice_n_slots"
+).remake_sqlite_triggers
 
 
 class Migration(migrations.Migration):
