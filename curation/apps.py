@@ -30,6 +30,9 @@ class CurationConfig(AppConfig):
         annotate_signals.judgement_recorded.connect(
             receivers.update_verdict_on_vote, dispatch_uid="curation_judgement_recorded"
         )
+        annotate_signals.judgement_recorded.connect(
+            receivers.count_adaptive_vote, dispatch_uid="curation_adaptive_vote"
+        )
         annotate_signals.eligibility_changed.connect(
             receivers.recheck_on_eligibility_change, dispatch_uid="curation_eligibility_changed"
         )

@@ -9,7 +9,7 @@ from celery import shared_task
 
 from curation.agreement.tasks import refresh_agreement
 from curation.evaluation.tasks import judge_release_task
-from curation.quality.tasks import compute_label_quality_task
+from curation.quality.tasks import compute_label_quality_task, refit_adaptive_task
 from curation.releases.mixes.tasks import build_mix_task
 from curation.releases.tasks import build_release_task
 
@@ -19,6 +19,7 @@ __all__ = [
     "compute_label_quality_task",
     "judge_release_task",
     "recover_stalled_builds",
+    "refit_adaptive_task",
     "refresh_agreement",
     "requeue_unsent_work",
 ]
@@ -86,7 +87,13 @@ def requeue_unsent_work() -> int:
     )
     for project_id in quality:
         compute_label_quality_task.delay(project_id)
-    return len(releases) + len(mixes) + len(projects) + len(runs) + len(quality)
+    # Adaptive refits queued but never run.
+    from annotate.models import AdaptiveFit
+
+    refits = list(AdaptiveFit.objects.filter(queued=True).values_list("project_id", flat=True))
+    for project_id in refits:
+        refit_adaptive_task.delay(project_id)
+    return len(releases) + len(mixes) + len(projects) + len(runs) + len(quality) + len(refits)
 
 
 @shared_task(name="curation.tasks.recover_stalled_builds", acks_late=True)

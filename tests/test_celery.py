@@ -136,6 +136,7 @@ TASK_NAMES = {
     "curation.tasks.recover_stalled_builds",
     "curation.tasks.judge_release_task",
     "curation.tasks.compute_label_quality_task",
+    "curation.tasks.refit_adaptive_task",
     "triplet_studio.ping",
 }
 

@@ -117,7 +117,9 @@ def pick(*, project: Project, annotator, group: str = "", related=()) -> Item | 
     lowest-id item of `group` (the group of the item the annotator just
     judged or holds) she may take, else the claim order, fewest missing
     votes first, then the seeded shuffle (a group's items share its key,
-    annotate.models.shuffle_key) and the id."""
+    annotate.models.shuffle_key) and the id. In adaptive mode that order
+    serves items below the base votes only; then the open items of the last
+    refit, least certain first (annotate.loop.adaptive)."""
     candidates = (
         Item.objects.needing_votes()
         .filter(project=project)
@@ -129,9 +131,34 @@ def pick(*, project: Project, annotator, group: str = "", related=()) -> Item | 
         item = candidates.filter(group_key=group).exclude(group_key="").order_by("pk").first()
         if item is not None:
             return item
-    return candidates.order_by(
-        F("votes_needed") - F("live_assignments"), "shuffle_key", "pk"
-    ).first()
+    adaptive = adaptive_parameters(project)
+    item = (
+        candidates.filter(live_assignments__lt=adaptive["base"])
+        .order_by(F("votes_needed") - F("live_assignments"), "shuffle_key", "pk")
+        .first()
+    )
+    if item is not None or not adaptive["adaptive"]:
+        return item
+    # Adaptive votes: past the base votes, the open items of the last refit,
+    # least certain first (annotate_certainty_queue_idx).
+    return (
+        candidates.filter(certainty__project=project, certainty__open=True)
+        .order_by("certainty__certainty", "pk")
+        .first()
+    )
+
+
+# A fixed project's `base` in the claim: above any votes_needed, no limit.
+ADAPTIVE_OFF = 32767
+
+
+def adaptive_parameters(project: Project) -> dict:
+    """The claim's adaptive-votes parameters (postgres.CLAIM_QUESTIONS):
+    whether the project is in adaptive mode, and the live assignments below
+    which an item is still collecting its base votes in the ordinary order."""
+    if project.is_adaptive:
+        return {"adaptive": True, "base": project.adaptive_base_votes}
+    return {"adaptive": False, "base": ADAPTIVE_OFF}
 
 
 def new_lease(*, item, annotator, order: str, now, lease_expires_at) -> Assignment:

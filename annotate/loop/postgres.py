@@ -115,6 +115,11 @@ def _new_value(field) -> str:
 #   annotator just judged or holds, "" for none) the lowest-id item of that
 #   group she may take (annotate_item_group_idx), so a group's items reach
 #   her one after another; only when it has none, `ungrouped`, the order above.
+#   Adaptive votes (annotate.loop.adaptive; %(adaptive)s, %(base)s from
+#   orm.adaptive_parameters): `ungrouped` serves only items below the base
+#   votes (%(base)s is ADAPTIVE_OFF for a fixed project: no limit); after
+#   them `uncertain`, the open items of the last refit least certain first
+#   (annotate_certainty_queue_idx, the scan stops at the first it may take).
 #   FOR UPDATE OF p SKIP LOCKED: lock the chosen item row and skip rows other
 #   claimers hold, so concurrent claimers take different items without
 #   waiting; only the item row, since locking the joined domain
@@ -166,12 +171,23 @@ CLAIM_QUESTIONS = """
           AND p.id NOT IN (
               SELECT x.item_id FROM annotate_assignment x WHERE x.annotator_id = %(user)s)
           AND NOT EXISTS (SELECT 1 FROM own) AND NOT EXISTS (SELECT 1 FROM stale) AND {member}
-          AND NOT EXISTS (SELECT 1 FROM grouped)
+          AND NOT EXISTS (SELECT 1 FROM grouped) AND p.live_assignments < %(base)s
         ORDER BY (p.votes_needed - p.live_assignments), p.shuffle_key, p.id
         LIMIT 1
         {lock}
+    ), uncertain AS (
+        SELECT p.id FROM annotate_itemcertainty c INNER JOIN annotate_item p ON p.id = c.item_id
+        WHERE %(adaptive)s AND c.project_id = %(project)s AND c.open
+          AND p.live_assignments < p.votes_needed
+          AND p.id NOT IN (
+              SELECT x.item_id FROM annotate_assignment x WHERE x.annotator_id = %(user)s)
+          AND NOT EXISTS (SELECT 1 FROM own) AND NOT EXISTS (SELECT 1 FROM stale) AND {member}
+          AND NOT EXISTS (SELECT 1 FROM grouped) AND NOT EXISTS (SELECT 1 FROM ungrouped)
+        ORDER BY c.certainty, c.item_id
+        LIMIT 1
+        {lock}
     ), picked AS (
-        SELECT id FROM grouped UNION ALL SELECT id FROM ungrouped
+        SELECT id FROM grouped UNION ALL SELECT id FROM ungrouped UNION ALL SELECT id FROM uncertain
     )"""
 CLAIM_SQL = (
     "\n    WITH"
@@ -236,6 +252,7 @@ def claim_parameters(
         "now": now,
         "check_stale": check_stale,
         "group": group,
+        **orm.adaptive_parameters(project),
         **{
             f"new_{f.column}": f.get_db_prep_save(f.pre_save(new, True), connection)
             for f in NEW_ASSIGNMENT_FIELDS

@@ -138,6 +138,7 @@ def claim(
                 "now": _LEASE_EXPIRES_AT.get_db_prep_value(now, connection),
                 "check_stale": check_stale,
                 "group": group,
+                **orm.adaptive_parameters(project),
             },
         )
         own, stale, *picked = cursor.fetchone()

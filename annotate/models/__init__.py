@@ -7,6 +7,7 @@ JudgementSlot rows). What the annotator saw, in which order, is a display
 detail kept on the Assignment (`display_order`, a permutation of the slots).
 """
 
+from annotate.models.adaptive import AdaptiveFit, CertaintyReason, ItemCertainty
 from annotate.models.items import (
     VOTE_TALLIES,
     GoldChoice,
@@ -43,6 +44,7 @@ from annotate.models.projects import (
     Project,
     Role,
     Task,
+    VoteMode,
 )
 from annotate.models.votes import (
     Assignment,
@@ -62,8 +64,10 @@ __all__ = [
     "DOMAIN_WORDING",
     "MULTIMODAL_REWARDBENCH_DOMAINS",
     "VOTE_TALLIES",
+    "AdaptiveFit",
     "Assignment",
     "AssignmentStatus",
+    "CertaintyReason",
     "Choice",
     "Correctness",
     "Domain",
@@ -73,6 +77,7 @@ __all__ = [
     "ImageAsset",
     "Invitation",
     "Item",
+    "ItemCertainty",
     "ItemPart",
     "ItemPurpose",
     "Judgement",
@@ -88,6 +93,7 @@ __all__ = [
     "SetupEvent",
     "Slot",
     "Task",
+    "VoteMode",
     "derive_item_text",
     "image_part",
     "item_votes",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.urls import reverse
 
-from annotate.loop import scales
+from annotate.loop import adaptive, scales
 from annotate.projects import ProjectQuerySet, Role
 
 # --- The built-in Multimodal RewardBench taxonomy --------------------------------
@@ -67,6 +67,13 @@ class Task(models.TextChoices):
     RANKING = "ranking", "Ranking"  # no choice; a rank per slot (ties share one)
 
 
+class VoteMode(models.TextChoices):
+    """How many votes an item gets (annotate.loop.adaptive)."""
+
+    FIXED = "fixed", "Fixed votes per item"
+    ADAPTIVE = "adaptive", "Adaptive: more votes where the label is uncertain"
+
+
 class Project(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     name = models.CharField(max_length=200)
@@ -123,6 +130,27 @@ class Project(models.Model):
         help_text="Graded projects: agreed only when every vote is on one side with mean "
         "strength at least this (1 slightly, 2 better, 3 much better); empty: off.",
     )
+    # Adaptive votes (issue 36; annotate.loop.adaptive): after the base votes,
+    # the least certain items get one more vote at a time up to the budget,
+    # and stop early once certain or when humans and judges agree.
+    vote_mode = models.CharField(
+        max_length=8,
+        choices=VoteMode.choices,
+        default=VoteMode.FIXED,
+        help_text="Fixed: every item gets the votes per item. Adaptive: votes go where the "
+        "label is least certain.",
+    )
+    adaptive_base_votes = models.PositiveSmallIntegerField(
+        default=2, help_text="Adaptive mode: votes every item gets first."
+    )
+    adaptive_budget = models.PositiveSmallIntegerField(
+        default=5, help_text="Adaptive mode: most votes an item gets."
+    )
+    adaptive_stop_certainty = models.FloatField(
+        default=0.95,
+        help_text="Adaptive mode: an item stops once its label is at least this certain "
+        "(above 0.5, below 1).",
+    )
     require_rationale = models.BooleanField(default=False)
     lease_minutes = models.PositiveIntegerField(default=30)
     allow_self_adjudication = models.BooleanField(
@@ -178,6 +206,21 @@ class Project(models.Model):
                 | Q(consensus_strength__gte=0, consensus_strength__lte=scales.MAX_STRENGTH),
                 name="annotate_project_consensus_strength_range",
             ),
+            models.CheckConstraint(
+                condition=Q(vote_mode__in=VoteMode.values), name="annotate_project_vote_mode_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(
+                    adaptive_base_votes__gte=1,
+                    adaptive_budget__gte=F("adaptive_base_votes"),
+                    adaptive_budget__lte=50,
+                ),
+                name="annotate_project_adaptive_votes_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(adaptive_stop_certainty__gt=0.5, adaptive_stop_certainty__lt=1),
+                name="annotate_project_adaptive_stop_range",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -197,6 +240,19 @@ class Project(models.Model):
         return (
             f"This project's task ({self.get_task_display()}) has no vote page yet: "
             "its items can be imported and reviewed, not voted on."
+        )
+
+    @property
+    def is_adaptive(self) -> bool:
+        return self.vote_mode == VoteMode.ADAPTIVE
+
+    @property
+    def adaptive_rule(self) -> adaptive.Rule:
+        """The adaptive rule's parameters."""
+        return adaptive.Rule(
+            base_votes=self.adaptive_base_votes,
+            budget=self.adaptive_budget,
+            stop_certainty=self.adaptive_stop_certainty,
         )
 
     @property

@@ -45,6 +45,18 @@ def update_verdict_on_vote(sender, *, item, **kwargs) -> None:
     update_verdict(item=item)
 
 
+def count_adaptive_vote(sender, *, item, **kwargs) -> None:
+    """A vote in a project in adaptive mode counts towards its next refit
+    (curation.quality.adaptive)."""
+    from annotate.models import ItemPurpose
+
+    if item.purpose != ItemPurpose.BENCHMARK or not item.project.is_adaptive:
+        return
+    from curation.quality.adaptive import count_vote
+
+    count_vote(project_id=item.project_id)
+
+
 def recheck_on_eligibility_change(sender, *, project_id, item_ids, **kwargs) -> None:
     """Leases ran out or an item was skipped: those annotators can no longer
     vote on those items, so take back escalation votes nobody can give."""

@@ -45,7 +45,9 @@ def thresholds_for(project: Project) -> Thresholds:
     return Thresholds(
         votes_per_item=project.votes_per_item,
         agree_share=project.agree_share,
-        escalation_votes=project.escalation_votes,
+        # Adaptive votes replace the escalation: the refit decides which
+        # items get more votes (curation.quality.adaptive).
+        escalation_votes=0 if project.is_adaptive else project.escalation_votes,
         consensus_strength=project.consensus_strength if project.is_graded else None,
     )
 

@@ -20,6 +20,7 @@ from annotate.models import (
     DomainKind,
     ImageAsset,
     Item,
+    ItemCertainty,
     ItemPart,
     Judgement,
     JudgementSlot,
@@ -91,6 +92,53 @@ def test_ranking_least_w_outside_0_to_1_is_rejected(least_w):
 @pytest.mark.parametrize("least_w", [0.0, 1.0])
 def test_ranking_least_w_at_the_bounds_is_accepted(least_w):
     assert make_project(ranking_least_w=least_w).ranking_least_w == least_w
+
+
+@pytest.mark.parametrize("mode", ["", "sometimes"])
+def test_unknown_vote_mode_is_rejected(mode):
+    with rejected_by("annotate_project_vote_mode_valid"):
+        make_project(vote_mode=mode)
+
+
+@pytest.mark.parametrize(("base", "budget"), [(0, 5), (3, 2), (2, 51)])
+def test_adaptive_votes_outside_1_to_budget_to_50_are_rejected(base, budget):
+    with rejected_by("annotate_project_adaptive_votes_range"):
+        make_project(adaptive_base_votes=base, adaptive_budget=budget)
+
+
+@pytest.mark.parametrize(("base", "budget"), [(1, 1), (2, 5), (50, 50)])
+def test_adaptive_votes_in_range_are_accepted(base, budget):
+    make_project(vote_mode="adaptive", adaptive_base_votes=base, adaptive_budget=budget)
+
+
+@pytest.mark.parametrize("certainty", [0.5, 1.0, 0.2])
+def test_adaptive_stop_certainty_outside_half_to_one_is_rejected(certainty):
+    with rejected_by("annotate_project_adaptive_stop_range"):
+        make_project(adaptive_stop_certainty=certainty)
+
+
+def _certainty(**kwargs):
+    item = make_item()
+    fields = {"p1": 0.8, "certainty": 0.8, "open": False, "reason": "certain", "human_votes": 2}
+    fields.update(kwargs)
+    return ItemCertainty.objects.create(item=item, project=item.project, **fields)
+
+
+@pytest.mark.parametrize(("p1", "certainty"), [(1.2, 1.0), (-0.1, 0.9), (0.3, 0.3), (0.9, 1.1)])
+def test_item_certainty_outside_its_range_is_rejected(p1, certainty):
+    with rejected_by("annotate_itemcertainty_range"):
+        _certainty(p1=p1, certainty=certainty)
+
+
+def test_unknown_certainty_reason_is_rejected():
+    with rejected_by("annotate_itemcertainty_reason_valid"):
+        _certainty(reason="hunch")
+
+
+def test_an_open_item_is_open_for_one_more_vote_only():
+    with rejected_by("annotate_itemcertainty_open_has_reason"):
+        _certainty(open=True, reason="certain")
+    _certainty(open=True, reason="open")
 
 
 def test_zero_minute_lease_is_rejected():
