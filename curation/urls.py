@@ -6,6 +6,7 @@ from curation.agreement import views as agreement_views
 from curation.evaluation import views as evaluation_views
 from curation.exports import views as export_views
 from curation.grid import views as grid_views
+from curation.quality import adaptive_views
 from curation.quality import views as quality_views
 from curation.releases import views as release_views
 from curation.releases.mixes import views as mix_views
@@ -92,6 +93,12 @@ urlpatterns = [
         "p/<slug:slug>/items/<int:item_id>/models/", quality_views.item_models, name="item_models"
     ),
     path("p/<slug:slug>/label-quality/", quality_views.label_quality_queue, name="label_quality"),
+    path("p/<slug:slug>/adaptive/", adaptive_views.adaptive_votes, name="adaptive_votes"),
+    path(
+        "p/<slug:slug>/adaptive/settings/",
+        adaptive_views.adaptive_settings,
+        name="adaptive_settings",
+    ),
     path(
         "p/<slug:slug>/label-quality/status/",
         quality_views.label_quality_status,

@@ -244,6 +244,9 @@ MATRIX: dict[str, Row] = {
     "label_quality_status": Row(get=access("curator", 204), post=None, note="nothing computing"),
     "label_quality_review": Row(get=access("curator", 404), post=None, note="not analysed"),
     "label_quality_decide": Row(get=None, post=access("curator", 404), note="not analysed"),
+    # adaptive votes (issue 36)
+    "adaptive_votes": Row(get=access("curator", 200), post=None),
+    "adaptive_settings": Row(get=None, post=access("admin", 400), note="empty POST: form errors"),
 }
 
 # Pages an annotator may open, searched for what annotators must never see.

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
+from annotate.loop import adaptive
 from annotate.models.items import Item
 from annotate.models.projects import Project
 
@@ -88,3 +89,25 @@ class AdaptiveFit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project_id}: {self.votes_since} votes since {self.fitted_at}"
+
+
+def adaptive_summary(project) -> dict:
+    """What the page and the API say of a project's vote mode."""
+    fit = AdaptiveFit.objects.filter(project=project).first()
+    method = fit.method if fit and fit.method else ""
+    expected = adaptive.DAWID_SKENE if adaptive.dawid_skene_available() else adaptive.ONE_COIN
+    return {
+        "vote_mode": project.vote_mode,
+        "base_votes": project.adaptive_base_votes,
+        "budget": project.adaptive_budget,
+        "stop_certainty": project.adaptive_stop_certainty,
+        "rule": project.adaptive_rule.describe() if project.is_adaptive else "",
+        "posterior": adaptive.METHOD_NAMES[method or expected],
+        "fallback": (method or expected) == adaptive.ONE_COIN,
+        "refitted_at": fit.fitted_at if fit else None,
+        "items": {
+            reason.value: (fit.counts if fit else {}).get(reason.value, 0)
+            for reason in CertaintyReason
+        },
+        "judges": fit.judges if fit else 0,
+    }

@@ -21,7 +21,7 @@ from common.api.schema import PREFERENCE_SCALES
 from common.body_guard import guard_body, signed_in
 
 from ..importing.roots import project_roots
-from ..models import Domain, DomainKind, Membership, PreferenceScale, Role
+from ..models import Domain, DomainKind, Membership, PreferenceScale, Role, VoteMode
 from ..projects import ADMIN_ROLES
 from . import service, team
 from .models import Invitation
@@ -64,9 +64,25 @@ class ProjectOutput(serializers.Serializer):
     lease_minutes = serializers.IntegerField()
     seed = serializers.IntegerField()
     archived = serializers.SerializerMethodField()
+    vote_mode = serializers.ChoiceField(
+        choices=VoteMode.choices,
+        help_text="fixed: votes_per_item per item; adaptive: see `adaptive` (changed at "
+        "/api/v1/projects/<slug>/adaptive/).",
+    )
+    adaptive = serializers.SerializerMethodField(
+        help_text="The adaptive rule's parameters and, in adaptive mode, the rule in plain words."
+    )
 
     def get_archived(self, project) -> bool:
         return project.archived_at is not None
+
+    def get_adaptive(self, project) -> dict:
+        return {
+            "base_votes": project.adaptive_base_votes,
+            "budget": project.adaptive_budget,
+            "stop_certainty": project.adaptive_stop_certainty,
+            "rule": project.adaptive_rule.describe() if project.is_adaptive else "",
+        }
 
 
 # --- Projects ----------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from django.urls import path
 
 from curation.api import (
+    adaptive,
     agreement,
     evaluation,
     exports,
@@ -75,6 +76,7 @@ urlpatterns = [
         name="api_item_predictions",
     ),
     path(P + "label-quality/", quality_apis.LabelQualityApi.as_view(), name="api_label_quality"),
+    path(P + "adaptive/", adaptive.AdaptiveApi.as_view(), name="api_adaptive"),
     path(
         P + "label-quality/refresh/",
         quality_apis.LabelQualityRefreshApi.as_view(),

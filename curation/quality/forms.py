@@ -1,5 +1,6 @@
 from django import forms
 
+from annotate.models import VoteMode
 from curation.models import Evaluation
 
 
@@ -24,3 +25,22 @@ class ReviewForm(forms.Form):
     action = forms.ChoiceField(choices=[("confirm", "Confirm"), ("overturn", "Overturn")])
     reason = forms.CharField(required=False, max_length=5000)
     version = forms.IntegerField(min_value=0)
+
+
+class AdaptiveForm(forms.Form):
+    """A project's vote mode and adaptive rule (annotate.loop.adaptive)."""
+
+    vote_mode = forms.ChoiceField(choices=VoteMode.choices, label="Vote mode")
+    base_votes = forms.IntegerField(
+        min_value=1, max_value=50, label="Base votes", help_text="Votes every item gets first."
+    )
+    budget = forms.IntegerField(
+        min_value=1, max_value=50, label="Budget", help_text="Most votes an item gets."
+    )
+    stop_certainty = forms.FloatField(
+        min_value=0.5,
+        max_value=1,
+        label="Stop at certainty",
+        help_text="An item stops once its label is at least this certain (above 0.5, below 1; "
+        "e.g. 0.95).",
+    )

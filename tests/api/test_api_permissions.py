@@ -106,6 +106,9 @@ EXPECTED = {
     ("api_label_quality_refresh", "post"): CURATORS_POST,
     ("api_label_quality_suspects", "get"): CURATORS,
     ("api_label_quality_decision", "post"): CURATORS_POST,
+    # adaptive votes (issue 36): curators read, admins change
+    ("api_adaptive", "get"): CURATORS,
+    ("api_adaptive", "put"): row(401, 404, 403, 403, 400),
     # training mixes: for whoever curates some project; the world's mix is pending
     ("api_mixes", "get"): row(401, 403, 403, 200, 200),
     ("api_mixes", "post"): row(401, 403, 403, 400, 400),
