@@ -135,14 +135,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--refit-every", type=int, default=500)
+    parser.add_argument("--refit-every", type=int, default=1000)
     parser.add_argument("--method", choices=sorted(adaptive.METHOD_NAMES), default=None)
     args = parser.parse_args()
     rules = [
-        adaptive.Rule(base_votes=2, budget=3, stop_certainty=0.95),
         adaptive.Rule(base_votes=2, budget=5, stop_certainty=0.95),  # the project default
         adaptive.Rule(base_votes=1, budget=3, stop_certainty=0.95),
-        adaptive.Rule(base_votes=1, budget=5, stop_certainty=0.90),
         adaptive.Rule(base_votes=1, budget=5, stop_certainty=0.95),
     ]
     results: dict[str, list[Outcome]] = {}
