@@ -174,3 +174,35 @@ def test_adaptive_needs_a_pairwise_project():
             stop_certainty=0.95,
         )  # fmt: skip
     assert "pairwise" in refused.value.errors["vote_mode"]
+
+
+def test_judges_count_as_workers_and_agreement_stops_an_item(monkeypatch):
+    from curation.models import Evaluation, ItemPrediction, Release
+
+    project = adaptive_project(adaptive_stop_certainty=0.999)
+    agreed, split = make_item(project), make_item(project)
+    first, second = make_member(project), make_member(project)
+    for user in (first, second):
+        give(project, user, "1")  # agreed: 1 and 1
+        give(project, user, "1" if user is first else "2")  # split: 1 and 2
+    release = Release.objects.create(project=project, version="v1")
+    for n, p1 in enumerate((0.8, 0.9)):
+        entry = Evaluation.objects.create(release=release, name=f"judge-{n}", predictions="p")
+        for item in (agreed, split):
+            ItemPrediction.objects.create(
+                evaluation=entry, item=item, external_id=item.external_id, category="c",
+                sub_bucket="c", chosen="1", choice="1", correct=True, p1=p1,
+            )  # fmt: skip
+    seen = []
+
+    def posterior(rows):
+        seen.extend(rows)
+        return {agreed.pk: 0.9, split.pk: 0.6}, "one_coin"
+
+    monkeypatch.setattr(refits.adaptive, "posterior", posterior)
+    refits.refit(project_id=project.pk)
+    judges = {who for _, who, _ in seen if who.startswith("judge")}
+    assert len(judges) == 2 and len(seen) == 8
+    rows = {c.item_id: c.reason for c in ItemCertainty.objects.filter(project=project)}
+    assert rows == {agreed.pk: "agreement", split.pk: "open"}
+    assert AdaptiveFit.objects.get(project=project).judges == 2
