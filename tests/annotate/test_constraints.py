@@ -94,7 +94,7 @@ def test_ranking_least_w_at_the_bounds_is_accepted(least_w):
     assert make_project(ranking_least_w=least_w).ranking_least_w == least_w
 
 
-@pytest.mark.parametrize("mode", ["", "sometimes"])
+@pytest.mark.parametrize("mode", ["", "often"])
 def test_unknown_vote_mode_is_rejected(mode):
     with rejected_by("annotate_project_vote_mode_valid"):
         make_project(vote_mode=mode)

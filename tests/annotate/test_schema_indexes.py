@@ -87,4 +87,48 @@ def test_the_claim_reads_items_in_index_order_without_sorting():
     assert "annotate_item_claim_order_idx" in plan
     # The claim order's pick (`ungrouped`; `grouped` sorts one group's few
     # items by id, issue 34) and the union of the two picks sort nothing.
-    assert "Sort" not in plan.split("CTE ungrouped")[1].split("CTE counted")[0]
+    # (`uncertain`, adaptive votes' pick, is planned away: One-Time Filter false.)
+    assert "Sort" not in plan.split("CTE ungrouped")[1].split("CTE uncertain")[0]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's plan")
+def test_the_adaptive_claim_reads_certainty_in_index_order_without_sorting():
+    """Adaptive votes (issue 36): past the base votes the claim takes the
+    least certain open item through annotate_certainty_queue_idx, whose key
+    is its whole ORDER BY, so the scan stops at the first item it may take."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotate.loop.postgres import CLAIM_SQL, claim_parameters
+    from annotate.models import ItemCertainty
+
+    project = make_project(votes_per_item=2, vote_mode="adaptive")
+    for n in range(3):
+        item = make_item(project, domain=project.domains.get(slug="general_preference"))
+        ItemCertainty.objects.create(
+            item=item, project=project, p1=0.6, certainty=0.6 + n / 10, open=True,
+            reason="open", human_votes=2,
+        )  # fmt: skip
+    user = make_member(project)
+    now = timezone.now()
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Tiny tables: PostgreSQL would sort three rows rather than walk an
+        # index; with sorting priced out, the plan shows the index gives the order.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_sort = off")
+        cursor.execute(
+            "EXPLAIN " + CLAIM_SQL,
+            claim_parameters(
+                project=project,
+                annotator=user,
+                order="12",
+                now=now,
+                lease_expires_at=now + timedelta(minutes=5),
+                check_stale=True,
+            ),
+        )
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    uncertain = plan.split("CTE uncertain")[1].split("CTE counted")[0]
+    assert "annotate_certainty_queue_idx" in uncertain
+    assert "Sort" not in uncertain
