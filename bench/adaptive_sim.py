@@ -26,6 +26,7 @@ import statistics
 import sys
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -147,15 +148,18 @@ def main() -> None:
     started = time.perf_counter()
     for seed in args.seeds:
         world = make_world(n_items=args.items, seed=seed)
-        for k in range(1, 6):
-            out = run_fixed(world, k, method=args.method)
+        runs = [partial(run_fixed, world, k) for k in range(1, 6)]
+        runs += [partial(run_adaptive, world, rule, refit_every=args.refit_every) for rule in rules]
+        for run in runs:
+            out = run(method=args.method)
             results.setdefault(out.policy, []).append(out)
-        for rule in rules:
-            out = run_adaptive(world, rule, refit_every=args.refit_every, method=args.method)
-            results.setdefault(out.policy, []).append(out)
+            # One line per run as it ends (a long run shows its progress).
+            print(f"# seed {seed}: {out.policy}: {out.votes} votes, {out.accuracy:.4f}", flush=True)
     method = args.method or (
         adaptive.DAWID_SKENE if adaptive.dawid_skene_available() else adaptive.ONE_COIN
     )
+    if len(args.seeds) > 1:
+        print()
     fixed3 = statistics.mean(o.accuracy for o in results["fixed k=3"])
     fixed3_votes = statistics.mean(o.votes for o in results["fixed k=3"])
     print(
