@@ -158,3 +158,16 @@ def test_simulation_on_a_small_world_is_deterministic():
     assert fixed.votes == 180
     assert 60 <= adaptive_run.votes <= 240
     assert 0.5 < adaptive_run.accuracy <= 1
+
+
+def test_the_rule_imports_no_django():
+    """The bench runs it without a project (DESIGN §3: pure science modules)."""
+    import subprocess
+
+    code = (
+        "import sys, annotate.loop.adaptive; "
+        "sys.exit(any(m == 'django' or m.startswith('django.') for m in sys.modules))"
+    )
+    root = Path(__file__).resolve().parents[3]
+    result = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
