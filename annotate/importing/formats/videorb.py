@@ -117,22 +117,19 @@ def parse_record(value: Any) -> tuple[dict | None, list[tuple[str | None, str]]]
 
 
 def record_line(meta: dict, *, prompt: str, chosen: str, rejected: str, swapped: bool = False,
-                record_id: Any = None, video: str | None = None) -> str:  # fmt: skip
+                **fields: Any) -> str:  # fmt: skip
     """The sample's JSONL line (no newline) with these texts: the imported
     line itself when nothing changed, written as the file wrote it
     otherwise. `swapped`: the decision chose the imported `rejected`
     (they trade places, and so do fields named ``chosen_*`` / ``rejected_*``).
-    `record_id`, `video`: another id or video path."""
+    `fields`: other values (``id``, ``video``, ``dimension``)."""
     value = kept_value(meta, {"prompt": prompt, "chosen": chosen, "rejected": rejected})
     if swapped:
         for key in [k for k in value if k.startswith("chosen_")]:
             other = "rejected_" + key[len("chosen_") :]
             if other in value:
                 value[key], value[other] = value[other], value[key]
-    if record_id is not None:
-        value["id"] = record_id
-    if video is not None:
-        value["video"] = video
+    value.update(fields)
     return styled_line(meta, value)
 
 

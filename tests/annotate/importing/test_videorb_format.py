@@ -55,7 +55,7 @@ def test_every_line_is_given_back_byte_for_byte(tmp_path):
                                       rejected=texts[1])  # fmt: skip
             assert got == line
     swapped = videorb.record_line(meta, prompt="p", chosen="b", rejected="a", swapped=True,
-                                  record_id="new", video="v/x.mp4")  # fmt: skip
+                                  id="new", video="v/x.mp4")  # fmt: skip
     value = json.loads(swapped)
     assert (value["id"], value["video"], value["chosen"], value["source"]) == (
         "new", "v/x.mp4", "b", "set-0")  # fmt: skip
