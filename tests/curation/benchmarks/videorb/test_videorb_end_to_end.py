@@ -210,3 +210,17 @@ def test_a_judge_run_sends_the_video_in_both_orders(vrb_project):
     upload = benchmark.judge_predictions(outputs, records, SimpleNamespace(pk=7))
     report = benchmark.score(release, upload).report["videorb"]
     assert report["correct"] == len(records) - 1
+
+
+def test_an_annotator_can_play_the_prompts_video(tmp_path, client):
+    """The compare page's transport drives responses only: a prompt's video
+    has its own controls."""
+    project = make_project(slug="vrb-play", seed=5)
+    import_items_from_paths(project=project, dataset=videorb_sets.write(tmp_path))
+    client.force_login(make_member(project, role="annotator"))
+    page = client.post(reverse("work_start", args=[project.slug]), follow=True)
+    html = page.content.decode()
+    assert page.status_code == 200 and '<video class="clip"' in html
+    prompt = html[html.index('<div class="prompt">') :]
+    video = prompt[prompt.index("<video") : prompt.index("</video>")]
+    assert " controls" in video and "/media/" in video
