@@ -125,8 +125,9 @@
         loop: { start: null, end: null }, raf: 0
       };
       if (st.kind === "audio") {
-        // Both play; only the listened-to one sounds.
+        // All play; only the listened-to one sounds.
         list.forEach(function (p, k) { p.muted = k !== st.listen; });
+        marksSounding();
       }
       list.forEach(function (p) {
         p.addEventListener("loadedmetadata", showTime);
@@ -183,6 +184,7 @@
       if (st.kind === "audio") {
         st.listen = (st.listen + 1) % st.players.length;
         st.players.forEach(function (p, k) { p.muted = k !== st.listen; });
+        marksSounding();
         if (b) { b.firstChild.textContent = "Listening to " + letter(st.listen) + " "; b.setAttribute("aria-pressed", st.listen !== 0 ? "true" : "false"); }
         describe();
         return;
@@ -195,6 +197,13 @@
     times: function () { return players().map(function (p) { return p.currentTime; }); }
   };
 
+  // The response whose take sounds is outlined (the button and the status say it too).
+  function marksSounding() {
+    st.players.forEach(function (p, k) {
+      var r = p.closest(".response");
+      if (r) r.classList.toggle("sounding", k === st.listen);
+    });
+  }
   function showSide() {
     var f = st.flicker;
     f.panes.forEach(function (pane, k) { pane.hidden = k !== f.side; });

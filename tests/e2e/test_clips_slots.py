@@ -109,6 +109,12 @@ def test_three_clips_share_one_transport(live_server, browser, tmp_path, artifac
                     )
                 )
             assert muted == [[True, False, True], [True, True, False], [False, True, True]]
+            page.keyboard.press("t")  # B sounds, and its card is the one outlined
+            outlined = page.evaluate(
+                "[...document.querySelectorAll('.responses .response')]"
+                ".map(r => r.classList.contains('sounding'))"
+            )
+            assert outlined == [False, True, False], outlined
         page.screenshot(path=str(artifacts / f"clips-three-{kind}.png"), full_page=True)
         assignment = int(work.get_attribute("data-assignment"))
         page.keyboard.press("2")
