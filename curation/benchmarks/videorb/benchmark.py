@@ -12,9 +12,15 @@ released through it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from curation.benchmarks.base import ApiReport, Board, EvaluationError, Scored, Upload
-from curation.benchmarks.common.records import RecordsBenchmark, percent, predictions_text
+from curation.benchmarks.base import ApiReport, Board, EvaluationError, FileScore, Scored, Upload
+from curation.benchmarks.common.records import (
+    RecordsBenchmark,
+    jsonl_records,
+    percent,
+    predictions_text,
+)
 from curation.benchmarks.videorb import scoring
 from curation.benchmarks.videorb.card import FILE, FOLDER, PREDICTIONS_SHAPE
 
@@ -71,7 +77,20 @@ class VideoRewardBench(RecordsBenchmark):
             macro=lambda report: percent(report.get("macro_accuracy")),
         )
 
-    # --- release IDs, API (optional members) -------------------------------------------
+    # --- the evaluate command, release IDs, API (optional members) -------------------
+
+    files_release_help = (
+        f"videorb: a release folder holding {FILE}, or a VideoRewardBench-style JSONL file itself"
+    )
+    files_predictions_help = f"videorb: one predictions file, {PREDICTIONS_SHAPE}"
+
+    def score_files(self, release: str, predictions: list[str], options: Any) -> FileScore:
+        samples, text = self.one_file(
+            release, predictions, options, lambda t: scoring.samples_of(jsonl_records(t))
+        )
+        report = score_text(samples, text, predictions[0])
+        report.pop("items")
+        return FileScore(report={"videorb": report}, text=lambda: text_report(report))
 
     def id_prefix(self, category: str) -> str | None:
         return "vrb" if category.startswith(PREFIX) else None
@@ -157,3 +176,16 @@ def store_items(evaluation, items: list[dict]) -> int:
         )  # fmt: skip
     ItemPrediction.objects.bulk_create(out, batch_size=2000)
     return len(out)
+
+
+def text_report(report: dict) -> str:
+    """The report as the shell prints it: a line per dimension, overall, macro."""
+    lines = [f"{'dimension':<22} {'Acc %':>7} {'samples':>8} {'missing':>8}"]
+    for d in [*report["dimensions"], {**report, "dimension": "overall"}]:
+        lines.append(
+            f"{d['dimension']:<22} {percent(d['accuracy']):>7} {d['samples']:>8} {d['missing']:>8}"
+        )
+    lines.append(f"{'macro':<22} {percent(report['macro_accuracy']):>7}")
+    lines.append(f"unknown ids: {report['unknown_ids']}")
+    lines.append(report["definitions"])
+    return "\n".join(lines) + "\n"

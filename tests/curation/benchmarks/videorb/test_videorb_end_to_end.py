@@ -224,3 +224,23 @@ def test_an_annotator_can_play_the_prompts_video(tmp_path, client):
     prompt = html[html.index('<div class="prompt">') :]
     video = prompt[prompt.index("<video") : prompt.index("</video>")]
     assert " controls" in video and "/media/" in video
+
+
+def test_the_evaluate_command_scores_a_release_folder(vrb_project, tmp_path):
+    from django.core.management import call_command
+
+    project, _ = vrb_project
+    release, folder = release_of(project)
+    lines = [{"id": r["id"], "chosen_score": 1, "rejected_score": n % 2}
+             for n, r in enumerate(videorb_sets.rows())]  # fmt: skip
+    predictions = tmp_path / "preds.jsonl"
+    predictions.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    out = io.StringIO()
+    call_command("evaluate", str(folder), str(predictions), "--json", stdout=out)
+    report = json.loads(out.getvalue())["videorb"]
+    uploaded = registry.get("videorb").score(release, Upload(predictions.read_bytes(), "p"))
+    assert report == {k: v for k, v in uploaded.report["videorb"].items() if k != "items"}
+    assert report["correct"] == 4
+    text = io.StringIO()
+    call_command("evaluate", str(folder), str(predictions), "--format", "videorb", stdout=text)
+    assert "overall" in text.getvalue() and "macro" in text.getvalue()
