@@ -175,7 +175,7 @@ def read_data(
     log = ProblemLog(filename, bounds.max_errors, context.options.wording)
     if not check_utf8(data, log):
         log.raise_if_any()
-    derived = context.domain or context.options.domain_from or context.options.domain_map
+    derived = bool(context.domain or context.options.domain_from or context.options.domain_map)
     known = dict(context.known)
 
     def dimension_domain(dimension: str) -> str:

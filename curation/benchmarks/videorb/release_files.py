@@ -105,7 +105,7 @@ def _line(folder, item, slots, choice, new_id, dimension, copied) -> tuple[str, 
         path = f"videos/{media.sha256}{Path(str(media.file)).suffix}"
         if not copy_image(media, f"{FOLDER}/{path}", folder, copied):
             return None
-    if kept:
+    if meta is not None and kept:
         fields = {"dimension": dimension}
         if new_id is not None:
             fields["id"] = new_id

@@ -136,13 +136,11 @@ def score(samples: Sequence[Sample], predictions: dict[str, tuple[float, float]]
         entry["missing"] += got is None
         items.append({"id": s.id, "dimension": s.dimension,
                       "scores": list(got) if got else None, "correct": ok})  # fmt: skip
-    dimensions = [
-        {"dimension": d, **e, "accuracy": _ratio(e["correct"], e["samples"])}
-        for d, e in stats.items()
-        if e["samples"]
-    ]
+    held = [(d, e) for d, e in stats.items() if e["samples"]]
+    macro = [e["correct"] / e["samples"] for _, e in held]
+    dimensions = [{"dimension": d, **e, "accuracy": _ratio(e["correct"], e["samples"])}
+                  for d, e in held]  # fmt: skip
     right = sum(e["correct"] for e in stats.values())
-    macro = [d["accuracy"] for d in dimensions]
     return {
         "samples": len(items),
         "correct": right,
