@@ -244,3 +244,32 @@ def test_the_evaluate_command_scores_a_release_folder(vrb_project, tmp_path):
     text = io.StringIO()
     call_command("evaluate", str(folder), str(predictions), "--format", "videorb", stdout=text)
     assert "overall" in text.getvalue() and "macro" in text.getvalue()
+
+
+def test_an_item_not_imported_from_such_a_file_gets_a_new_line(vrb_project):
+    """A video question made elsewhere, in a VideoRewardBench domain: a new
+    line, its video under videos/<sha256>, its dimension its domain's."""
+    from django.core.files.base import ContentFile
+    from django.core.files.storage import default_storage
+
+    from annotate.models import media_part, text_part, write_item_content
+    from tests.factories import make_item, make_media
+
+    project, source = vrb_project
+    data = videorb_sets.clip(1)
+    asset = make_media("video", size_bytes=len(data))
+    default_storage.save(asset.file, ContentFile(data))
+    domain = project.domains.get(export_category="videorb/knowledge")
+    item = make_item(project=project, domain=domain, image=None, external_id="own-1")
+    write_item_content(item, [media_part(asset), text_part("Which colour?")],
+                       [[text_part("Blue.")], [text_part("Red.")]])  # fmt: skip
+    Verdict.objects.create(item=item, project=project, status="agreed", final_choice="2",
+                           provenance="majority")  # fmt: skip
+    _release, folder = release_of(project)
+    lines = (folder / FILE).read_text(encoding="utf-8").splitlines()
+    assert lines[:-1] == source.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[-1]) == {
+        "id": "own-1", "video": f"videos/{asset.sha256}.mp4", "prompt": "Which colour?",
+        "chosen": "Red.", "rejected": "Blue.", "dimension": "knowledge",
+    }  # fmt: skip
+    assert (folder / "videorb" / "videos" / f"{asset.sha256}.mp4").read_bytes() == data
