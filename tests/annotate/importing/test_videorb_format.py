@@ -101,3 +101,23 @@ def test_a_file_that_is_not_a_video_is_refused_naming_the_line(tmp_path):
         read(path)
     text = "\n".join(str(p) for p in failed.value.problems)
     assert "videorb.jsonl:4" in text and "field 'video'" in text and "videos/003.mp4" in text
+
+
+def test_videos_are_read_from_a_zip_given_with_the_file(tmp_path):
+    import dataclasses
+    import zipfile
+
+    from annotate.importing.sources import ZipImageSource
+    from tests.annotate.importing.test_rewardbench2_format import context
+
+    path = videorb_sets.write(tmp_path / "src")
+    archive = tmp_path / "media.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        for file in sorted((tmp_path / "src" / "videos").iterdir()):
+            out.write(file, f"videos/{file.name}")
+    (tmp_path / "alone").mkdir()
+    alone = path.rename(tmp_path / "alone" / path.name)
+    with ExitStack() as stack:
+        ctx = dataclasses.replace(context(stack), images=ZipImageSource(archive))
+        parsed = videorb.read(DatasetSource(alone), ctx)
+        assert len(parsed.media) == 6 and parsed.count == 7
