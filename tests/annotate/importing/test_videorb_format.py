@@ -108,7 +108,6 @@ def test_videos_are_read_from_a_zip_given_with_the_file(tmp_path):
     import zipfile
 
     from annotate.importing.sources import ZipImageSource
-    from tests.annotate.importing.test_rewardbench2_format import context
 
     path = videorb_sets.write(tmp_path / "src")
     archive = tmp_path / "media.zip"
