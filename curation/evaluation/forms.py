@@ -10,6 +10,8 @@ from django.core.validators import MaxValueValidator
 from curation.benchmarks import registry
 from curation.evaluation import judge_client
 from curation.evaluation.judge_calls import sends
+from curation.evaluation.media_content import DEFAULT_FRAMES, MAX_FRAMES, MIN_FRAMES
+from curation.models import VideoAs
 
 
 class EvaluationForm(forms.Form):
@@ -163,6 +165,20 @@ class JudgeRunForm(forms.Form):
     )
     concurrency = forms.IntegerField(
         min_value=1, initial=4, help_text="Requests in flight at once."
+    )
+    video_as = forms.ChoiceField(
+        choices=VideoAs.choices,
+        initial=VideoAs.FRAMES,
+        label="Send videos as",
+        help_text="Frames: JPEG images at moments drawn from the run's seed. The video file: "
+        "only for endpoints that accept a video part. Audio always goes as input audio.",
+    )
+    video_frames = forms.IntegerField(
+        min_value=MIN_FRAMES,
+        max_value=MAX_FRAMES,
+        initial=DEFAULT_FRAMES,
+        label="Frames per video",
+        help_text=f"{MIN_FRAMES} to {MAX_FRAMES}, spread evenly over each clip.",
     )
 
     def clean_scoring(self):
