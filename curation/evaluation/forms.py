@@ -167,6 +167,7 @@ class JudgeRunForm(forms.Form):
         min_value=1, initial=4, help_text="Requests in flight at once."
     )
     video_as = forms.ChoiceField(
+        required=False,
         choices=VideoAs.choices,
         initial=VideoAs.FRAMES,
         label="Send videos as",
@@ -174,6 +175,7 @@ class JudgeRunForm(forms.Form):
         "only for endpoints that accept a video part. Audio always goes as input audio.",
     )
     video_frames = forms.IntegerField(
+        required=False,
         min_value=MIN_FRAMES,
         max_value=MAX_FRAMES,
         initial=DEFAULT_FRAMES,
@@ -183,6 +185,14 @@ class JudgeRunForm(forms.Form):
 
     def clean_scoring(self):
         return self.cleaned_data["scoring"] or None
+
+    # Left out (an older page, a script): the defaults.
+    def clean_video_as(self):
+        return self.cleaned_data["video_as"] or VideoAs.FRAMES
+
+    def clean_video_frames(self):
+        frames = self.cleaned_data["video_frames"]
+        return DEFAULT_FRAMES if frames is None else frames
 
     def __init__(self, *args, project, max_concurrency: int, release=None, **kwargs):
         super().__init__(*args, **kwargs)

@@ -34,6 +34,10 @@ VERDICT_TIES = (
 )
 
 
+# Where a release holds the files its records name (release_files.FOLDER/MEDIA).
+MEDIA_FOLDER = "omni/media_data"
+
+
 def system_prompt(criteria: str, *, with_ties: bool) -> str:
     return SYSTEM.format(criteria=criteria) + (VERDICT_TIES if with_ties else VERDICT)
 
@@ -43,7 +47,8 @@ def content(record: dict, read_image: Callable[[str], bytes]) -> list[dict[str, 
     from curation.evaluation.media_content import media_parts
 
     def media(path: str, kind: str) -> list[dict[str, Any]]:
-        return media_parts(read_image, path, kind)
+        # The records' paths are relative to omni/media_data/, the reader's to the release.
+        return media_parts(read_image, f"{MEDIA_FOLDER}/{path}", kind)
 
     prompt_key, prompt_kind, response_kind = record.get("shape") or (
         "image" if record.get("image") else "", "image", "image" if record["image_responses"]
