@@ -289,6 +289,12 @@ def test_a_video_release_is_judged_as_frames_and_a_resumed_run_sends_the_same_by
 
 @pytest.mark.django_db
 def test_an_audio_release_is_judged_with_input_audio_and_a_video_run_as_video_urls(tmp_path):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    from curation.models import JudgeRun
+
     release = omni_media_release(tmp_path, "text_to_audio")
     with RecordingJudge() as fake:
         assert judge_run(release, fake).status == "complete"
@@ -298,7 +304,16 @@ def test_an_audio_release_is_judged_with_input_audio_and_a_video_run_as_video_ur
     release = omni_media_release(tmp_path / "v", "text_to_video")
     with RecordingJudge() as fake:
         run = judge_run(release, fake, video_as="video")
-    assert run.status == "complete", run.error
+        assert run.status == "complete", run.error
+        # The shell command takes the same options.
+        args = [release.project.slug, release.version, "--endpoint", "fake", "--name", "shell"]
+        with pytest.raises(CommandError, match="1 to 64 frames"):
+            call_command("judge_release", *args, "--video-frames", "65", stdout=StringIO())
+        call_command("judge_release", *args, "--video-frames", "2", stdout=StringIO())
+    shell = JudgeRun.objects.get(name="shell")
+    assert (shell.status, shell.video_as, shell.video_frames) == ("complete", "frames", 2)
+    frames = json.loads(fake.bodies[-1])["messages"][1]["content"]
+    assert [p["type"] for p in frames].count("image_url") == 4  # 2 frames of each response
     content = json.loads(fake.bodies[0])["messages"][1]["content"]
     assert [p["type"] for p in content].count("video_url") == 2
     assert "image_url" not in [p["type"] for p in content]
