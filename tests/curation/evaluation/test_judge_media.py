@@ -317,3 +317,19 @@ def test_an_audio_release_is_judged_with_input_audio_and_a_video_run_as_video_ur
     content = json.loads(fake.bodies[0])["messages"][1]["content"]
     assert [p["type"] for p in content].count("video_url") == 2
     assert "image_url" not in [p["type"] for p in content]
+
+
+@pytest.mark.django_db
+def test_a_stored_media_asset_gives_the_same_parts_as_its_bytes():
+    from types import SimpleNamespace
+
+    from django.core.files.base import ContentFile
+    from django.core.files.storage import default_storage
+
+    name = default_storage.save("media/te/test-clip.mp4", ContentFile(clip()))
+    sender = MediaContent(MediaOptions(seed=5, video_frames=2))
+    parts = sender.asset_parts(SimpleNamespace(kind="video", file=name))
+    assert parts == MediaContent(MediaOptions(seed=5, video_frames=2)).parts(clip(), name, "video")
+    sound_name = default_storage.save("media/te/test-beat.wav", ContentFile(sound()))
+    (audio,) = sender.asset_parts(SimpleNamespace(kind="audio", file=sound_name))
+    assert audio["input_audio"]["format"] == "wav"
