@@ -77,7 +77,7 @@ def test_a_video_goes_as_n_frames_after_a_line_saying_when_each_no_larger_than_t
     assert times == sorted(times) and times[0] >= 0 and times[-1] < 2.0
     for part in parts[1:]:
         assert part["type"] == "image_url"
-        assert jpeg(part).size == (200, 113)  # 640x360 scaled to a longest side of 200
+        assert jpeg(part).size == (200, 112)  # 640x360 scaled to a longest side of 200
 
 
 def test_frame_positions_are_spread_evenly_with_a_seeded_jitter():
