@@ -444,9 +444,10 @@ def _ask(
         body = request_body(run, record, read_image, endpoint, order)
     except OSError as exc:
         name = record.get("Image") or exc.filename or "of the pair"
+        why = exc.why if isinstance(exc, media.MediaUnreadable) else type(exc).__name__
         return judge_client.JudgeResult(
             output=judge_client.OFFICIAL_FAILURE_OUTPUT,
-            error=f"image {name!r} unreadable: {type(exc).__name__}",
+            error=f"file {name!r} unreadable: {why}",
             attempts=0,
             seconds=0.0,
         )

@@ -62,6 +62,7 @@ class MediaUnreadable(OSError):
     def __init__(self, name: str, why: str):
         super().__init__(f"{name}: {why}")
         self.filename = name
+        self.why = why
 
 
 @dataclass(frozen=True)

@@ -333,3 +333,23 @@ def test_a_stored_media_asset_gives_the_same_parts_as_its_bytes():
     sound_name = default_storage.save("media/te/test-beat.wav", ContentFile(sound()))
     (audio,) = sender.asset_parts(SimpleNamespace(kind="audio", file=sound_name))
     assert audio["input_audio"]["format"] == "wav"
+
+
+@pytest.mark.django_db
+def test_a_video_that_does_not_decode_is_a_failed_call_and_the_run_goes_on(tmp_path):
+    from django.core.files.base import ContentFile
+
+    from curation.models import JudgeOutput
+    from curation.releases import publishing
+
+    release = omni_media_release(tmp_path, "text_video_to_text")
+    storage = publishing.release_storage()
+    name = f"{release.folder}/{omni_judge.MEDIA_FOLDER}/videos/p1.mp4"
+    storage.delete(name)
+    storage.save(name, ContentFile(clip()[:400]))  # cut short after its header
+    with RecordingJudge() as fake:
+        run = judge_run(release, fake)
+    assert run.status == "complete" and run.n_errors == 1 and fake.bodies == []
+    (output,) = JudgeOutput.objects.filter(run=run)
+    assert output.output == "None"
+    assert output.error.startswith("file 'omni/media_data/videos/p1.mp4' unreadable: ")
