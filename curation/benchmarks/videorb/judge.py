@@ -2,20 +2,20 @@
 No Django import; curation.evaluation.judge_runs sends the requests.
 
 No judge prompt is published with the benchmark, so the studio asks one user
-message: the question, both answers, then the video, sent as Omni-RewardBench's
-video tasks send theirs (a ``video_url`` data URL, for endpoints that accept
-one). Every sample is asked in both orders (``original``: chosen as A;
-``swapped``: rejected as A). An answer is A when it holds ``[[A]]`` and not
-``[[B]]`` (and B alike); anything else is no pick. The answers become the
-sample's scores: a vote for the chosen or the rejected per order that picked
-it, so ``chosen_score > rejected_score`` holds when the orders picked the
-chosen more often (both, or one and no pick from the other); a split or no
-pick is a tie, which is wrong.
+message: the question, both answers, then the video as every judge sends one
+(curation.evaluation.media_content: the run's sampled frames, or a
+``video_url`` data URL for endpoints that accept one). Every sample is
+asked in both orders (``original``: chosen as A; ``swapped``: rejected as
+A). An answer is A when it holds ``[[A]]`` and not ``[[B]]`` (and B alike);
+anything else is no pick. The answers become the sample's scores: a vote
+for the chosen or the rejected per order that picked it, so
+``chosen_score > rejected_score`` holds when the orders picked the chosen
+more often (both, or one and no pick from the other); a split or no pick is
+a tie, which is wrong.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Any
 
@@ -35,19 +35,14 @@ def build_prompt(record: dict, *, swapped: bool) -> str:
                          answer_b=record[second])  # fmt: skip
 
 
-def video_content(data: bytes, path: str) -> dict[str, Any]:
-    """The video as a ``video_url`` content part (a data URL of its bytes)."""
-    ext = path.rsplit(".", 1)[-1].lower()
-    encoded = base64.b64encode(data).decode("ascii")
-    return {"type": "video_url", "video_url": {"url": f"data:video/{ext};base64,{encoded}"}}
-
-
 def request_body(record: dict, read_file, endpoint: Any, *, swapped: bool) -> dict:
     """The chat-completions request for one sample; `read_file(path)` reads
     a file of the release folder."""
+    from curation.evaluation.media_content import media_parts
+
     content: list[dict] = [
         {"type": "text", "text": build_prompt(record, swapped=swapped)},
-        video_content(read_file(record["video"]), record["video"]),
+        *media_parts(read_file, record["video"], "video"),
     ]
     body: dict[str, Any] = {
         "model": endpoint.model,

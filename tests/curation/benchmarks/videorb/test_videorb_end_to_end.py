@@ -22,6 +22,7 @@ from annotate.importing.service import import_items_from_paths
 from annotate.models import Item, ItemPart
 from curation.benchmarks import registry
 from curation.benchmarks.base import Upload
+from curation.evaluation.media_content import MediaContent, MediaFiles, MediaOptions
 from curation.models import Evaluation, ItemPrediction, ReleaseItem, Verdict
 from curation.releases.build import build_release
 from tests.annotate.importing import videorb_sets
@@ -201,8 +202,16 @@ def test_a_judge_run_sends_the_video_in_both_orders(vrb_project):
     body = benchmark.judge_request(records[0], read_file, endpoint, swapped=True)
     content = body["messages"][0]["content"]
     assert read == ["videorb/videos/000.mp4"]
-    assert content[1]["video_url"]["url"].startswith("data:video/mp4;base64,")
     assert "[Answer A]\nA worse answer to 0." in content[0]["text"]
+    # The video as every judge sends one: the run's frames by default ...
+    assert content[1]["text"].startswith("Video, ") and len(content) > 3
+    assert content[2]["image_url"]["url"].startswith("data:image/jpeg;base64,")
+    # ... or one video part for an endpoint that takes video.
+    as_video = MediaFiles(read_file, MediaContent(MediaOptions(video_as="video")))
+    content = benchmark.judge_request(records[0], as_video, endpoint, swapped=False)
+    content = content["messages"][0]["content"]
+    assert [part["type"] for part in content] == ["text", "video_url"]
+    assert content[1]["video_url"]["url"].startswith("data:video/mp4;base64,")
     outputs = {}
     for r in records:
         outputs[(r["ID"], "original")] = "[[A]]"
