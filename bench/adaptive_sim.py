@@ -16,7 +16,8 @@ not human votes and cost nothing here).
   least certain open items (adaptive.queue_order), as the queue serves
   open items between two refits; until no item is open.
 
-Run:  python bench/adaptive_sim.py [--items 10000] [--seeds 0 1 2]
+Run:  python bench/adaptive_sim.py [--items 10000] [--seeds 0 1 2] [--rules 1:5:0.9 ...]
+(figures in bench/README.md)
 """
 
 from __future__ import annotations
@@ -138,11 +139,16 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--refit-every", type=int, default=1000)
     parser.add_argument("--method", choices=sorted(adaptive.METHOD_NAMES), default=None)
+    parser.add_argument(
+        "--rules",
+        nargs="+",
+        default=["2:5:0.95", "1:3:0.95", "1:5:0.95", "1:5:0.9", "1:4:0.95"],
+        help="adaptive rules as base:budget:stop (2:5:0.95 is a new project's default)",
+    )
     args = parser.parse_args()
     rules = [
-        adaptive.Rule(base_votes=2, budget=5, stop_certainty=0.95),  # the project default
-        adaptive.Rule(base_votes=1, budget=3, stop_certainty=0.95),
-        adaptive.Rule(base_votes=1, budget=5, stop_certainty=0.95),
+        adaptive.Rule(*(f(v) for f, v in zip((int, int, float), r.split(":"), strict=True)))
+        for r in args.rules
     ]
     results: dict[str, list[Outcome]] = {}
     started = time.perf_counter()
