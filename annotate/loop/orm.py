@@ -23,6 +23,7 @@ from annotate.models import (
     AssignmentStatus,
     Item,
     ItemPart,
+    ItemPurpose,
     Judgement,
     JudgementSlot,
     Membership,
@@ -133,7 +134,9 @@ def pick(*, project: Project, annotator, group: str = "", related=()) -> Item | 
             return item
     adaptive = adaptive_parameters(project)
     item = (
-        candidates.filter(live_assignments__lt=adaptive["base"])
+        candidates.filter(
+            Q(live_assignments__lt=adaptive["base"]) | ~Q(purpose=ItemPurpose.BENCHMARK)
+        )
         .order_by(F("votes_needed") - F("live_assignments"), "shuffle_key", "pk")
         .first()
     )

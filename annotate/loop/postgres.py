@@ -116,8 +116,9 @@ def _new_value(field) -> str:
 #   group she may take (annotate_item_group_idx), so a group's items reach
 #   her one after another; only when it has none, `ungrouped`, the order above.
 #   Adaptive votes (annotate.loop.adaptive; %(adaptive)s, %(base)s from
-#   orm.adaptive_parameters): `ungrouped` serves only items below the base
-#   votes (%(base)s is ADAPTIVE_OFF for a fixed project: no limit); after
+#   orm.adaptive_parameters): `ungrouped` serves only benchmark items below
+#   the base votes (%(base)s is ADAPTIVE_OFF for a fixed project: no limit;
+#   qualification and check items keep their own count); after
 #   them `uncertain`, the open items of the last refit least certain first
 #   (annotate_certainty_queue_idx, the scan stops at the first it may take).
 #   FOR UPDATE OF p SKIP LOCKED: lock the chosen item row and skip rows other
@@ -171,7 +172,8 @@ CLAIM_QUESTIONS = """
           AND p.id NOT IN (
               SELECT x.item_id FROM annotate_assignment x WHERE x.annotator_id = %(user)s)
           AND NOT EXISTS (SELECT 1 FROM own) AND NOT EXISTS (SELECT 1 FROM stale) AND {member}
-          AND NOT EXISTS (SELECT 1 FROM grouped) AND p.live_assignments < %(base)s
+          AND NOT EXISTS (SELECT 1 FROM grouped)
+          AND (p.live_assignments < %(base)s OR p.purpose <> 'benchmark')
         ORDER BY (p.votes_needed - p.live_assignments), p.shuffle_key, p.id
         LIMIT 1
         {lock}
