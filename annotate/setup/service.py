@@ -56,6 +56,9 @@ PROJECT_FIELDS = (
     "require_rationale",
     "lease_minutes",
     "seed",
+    "qualification_required",
+    "qualification_pass_mark",
+    "qualification_retry_hours",
 )
 DOMAIN_FIELDS = (
     "slug",
@@ -160,6 +163,9 @@ def create_project(
     preset: str = "mrb",
     preference_scale: str = PreferenceScale.AB,
     task: str = Task.PAIRWISE,
+    qualification_required: bool = False,
+    qualification_pass_mark: float = 0.8,
+    qualification_retry_hours: int = 24,
 ) -> Project:
     """A new project with the preset's domains; its creator becomes its admin.
     `task`: what a vote answers (pairwise items have exactly two responses)."""
@@ -199,6 +205,9 @@ def create_project(
             require_rationale=require_rationale,
             lease_minutes=lease_minutes,
             seed=seed,
+            qualification_required=qualification_required,
+            qualification_pass_mark=qualification_pass_mark,
+            qualification_retry_hours=qualification_retry_hours,
             created_by=actor,
         )
         _, domains = PRESETS[preset]
@@ -251,6 +260,12 @@ def update_project(*, actor, project: Project, **changes) -> list[str]:
         for name in changed:
             setattr(project, name, changes[name])
         project.save(update_fields=changed)
+        if "qualification_required" in changed and project.qualification_required:
+            # Annotators who already judged here are not sent back to qualify
+            # (docs/decisions.md, issue 36): admitted now, by the admin.
+            Membership.objects.filter(
+                project=project, role=Role.ANNOTATOR, judged__gt=0, admitted_at__isnull=True
+            ).update(admitted_at=timezone.now(), admitted_by=actor)
         _audit(
             actor=actor,
             action="project_updated",
