@@ -34,8 +34,8 @@ from annotate.loop.service import (
     votes_may_come,
 )
 from annotate.models import Assignment, AssignmentStatus, Project
-from annotate.qualification.service import QualificationRequired
 from annotate.projects import member_of
+from annotate.qualification.service import QualificationRequired
 from common.api.errors import Conflict, errors
 from common.api.schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES, GRADES, PREFERENCE_SCALES
 from common.body_guard import guard_body
