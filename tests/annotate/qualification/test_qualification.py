@@ -246,3 +246,47 @@ def test_someone_elses_attempt_page_is_404(client):
     assert client.post(url, {"choice": "left", "confidence": "3"}).status_code == 404
     client.force_login(make_user())  # a stranger
     assert client.get(reverse("qualify", args=[project.slug])).status_code == 404
+
+
+# --- Import ------------------------------------------------------------------------------
+
+
+def test_pairs_import_reads_purpose_and_explanation(tmp_path):
+    import json
+
+    from annotate.importing.service import import_items_from_paths
+    from tests.factories import png_bytes
+
+    (tmp_path / "img.png").write_bytes(png_bytes())
+    base = {"prompt": "Which?", "image": "img.png", "category": "vqa"}
+    records = [
+        {**base, "id": "q1", "chosen": "Right", "rejected": "Wrong",
+         "purpose": "qualification", "explanation": "Because *so*."},
+        {**base, "id": "b1", "chosen": "One", "rejected": "Two"},
+    ]  # fmt: skip
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in records))
+    project = make_project()
+    import_items_from_paths(project=project, dataset=data, images=tmp_path)
+    q = project.items.get(external_id="q1")
+    assert (q.purpose, q.explanation, q.votes_needed) == ("qualification", "Because *so*.", 0)
+    assert q.gold_choice in ("1", "2")  # the chosen response, whatever the gold option
+    assert (q.response_1 if q.gold_choice == "1" else q.response_2) == "Right"
+    b = project.items.get(external_id="b1")
+    assert (b.purpose, b.gold_choice, b.votes_needed) == ("benchmark", "", project.votes_per_item)
+
+
+def test_import_refuses_an_unknown_purpose(tmp_path):
+    import json
+
+    from annotate.importing.records import ImportFailed
+    from annotate.importing.service import import_items_from_paths
+    from tests.factories import png_bytes
+
+    (tmp_path / "img.png").write_bytes(png_bytes())
+    record = {"id": "x", "prompt": "p", "image": "img.png", "category": "vqa",
+              "chosen": "a", "rejected": "b", "purpose": "training"}  # fmt: skip
+    data = tmp_path / "pairs.jsonl"
+    data.write_text(json.dumps(record))
+    with pytest.raises(ImportFailed, match="purpose"):
+        import_items_from_paths(project=make_project(), dataset=data, images=tmp_path)
