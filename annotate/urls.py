@@ -24,6 +24,16 @@ urlpatterns = [
         qualification_views.qualify_answer,
         name="qualify_answer",
     ),
+    path(
+        "p/<slug:slug>/qualification/",
+        qualification_views.qualification_people,
+        name="qualification_people",
+    ),
+    path(
+        "p/<slug:slug>/qualification/<int:user_id>/admit/",
+        qualification_views.qualification_admit,
+        name="qualification_admit",
+    ),
     path("a/<int:assignment_id>/", loop_views.work_item, name="work_item"),
     path("a/<int:assignment_id>/submit/", loop_views.work_submit, name="work_submit"),
     path("a/<int:assignment_id>/skip/", loop_views.work_skip, name="work_skip"),

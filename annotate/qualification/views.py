@@ -13,12 +13,21 @@ from django.views.decorators.http import require_GET, require_POST
 from annotate.loop import rules
 from annotate.loop.forms import JudgementForm
 from annotate.loop.page import render_work
-from annotate.models import Item, QualificationAnswer, QualificationAttempt
-from annotate.projects import member_of, project_for
+from annotate.models import (
+    Item,
+    ItemPurpose,
+    Membership,
+    QualificationAnswer,
+    QualificationAttempt,
+    Role,
+)
+from annotate.projects import CURATOR_ROLES, member_of, project_for
 from annotate.qualification.service import (
     JudgementInvalid,
     QualificationError,
+    admit_member,
     answer_item,
+    attempts_by_member,
     display_order,
     next_item,
     qualification_status,
@@ -163,3 +172,40 @@ def _redirect(request, url: str):
         response["HX-Redirect"] = url
         return response
     return redirect(url)
+
+
+# --- Curators ----------------------------------------------------------------------------
+
+
+@require_GET
+@login_required
+def qualification_people(request, slug):
+    """Curators: each annotator's admission and qualification attempts (a
+    constant number of queries), with a manual admission."""
+    project, role = project_for(request.user, slug, CURATOR_ROLES)
+    return render(request, "annotate/qualify_people.html", people_context(project, role))
+
+
+def people_context(project, role) -> dict:
+    members = (
+        Membership.objects.filter(project=project, role=Role.ANNOTATOR)
+        .select_related("user", "admitted_by")
+        .order_by("pseudonym", "user_id")
+    )
+    attempts = attempts_by_member(project)
+    rows = [{"membership": m, "attempts": attempts.get(m.user_id, [])} for m in members]
+    n_items = Item.objects.filter(project=project, purpose=ItemPurpose.QUALIFICATION).count()
+    return {"project": project, "role": role, "rows": rows, "n_items": n_items}
+
+
+@guard_body(member_of(CURATOR_ROLES))
+@require_POST
+@login_required
+def qualification_admit(request, slug, user_id):
+    project, _ = project_for(request.user, slug, CURATOR_ROLES)
+    if not Membership.objects.filter(project=project, user_id=user_id, role=Role.ANNOTATOR):
+        raise Http404("No such annotator")
+    reason = request.POST.get("reason", "").strip()[:500]
+    admit_member(project=project, user_id=user_id, actor=request.user, reason=reason)
+    messages.success(request, "Admitted: they now get the project's benchmark items.")
+    return redirect("qualification_people", slug=project.slug)
