@@ -56,12 +56,13 @@ class QualificationStatusApi(APIView):
     def get(self, request, slug):
         project, _ = project_for_api(request.user, slug)
         status = qualification_status(project=project, user=request.user)
-        data = StatusOutput(status).data
-        data.update(
-            pass_mark=project.qualification_pass_mark,
-            retry_hours=project.qualification_retry_hours,
-        )
-        return Response(data)
+        out = {
+            **status.__dict__,
+            "can_start": status.can_start,
+            "pass_mark": project.qualification_pass_mark,
+            "retry_hours": project.qualification_retry_hours,
+        }
+        return Response(StatusOutput(out).data)
 
 
 class AnnotatorOutput(serializers.Serializer):
@@ -120,8 +121,8 @@ class QualificationAnnotatorsApi(APIView):
 @guard_body(member_of(CURATOR_ROLES))
 class QualificationAdmitApi(APIView):
     class InputSerializer(serializers.Serializer):
-        user_id = serializers.IntegerField()
-        reason = serializers.CharField(max_length=500, required=False, default="")
+        user_id = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+        reason = serializers.CharField(max_length=500, required=False, default="", allow_blank=True)
 
     @extend_schema(
         operation_id="qualification_admit",

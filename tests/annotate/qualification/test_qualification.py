@@ -290,3 +290,77 @@ def test_import_refuses_an_unknown_purpose(tmp_path):
     data.write_text(json.dumps(record))
     with pytest.raises(ImportFailed, match="purpose"):
         import_items_from_paths(project=make_project(), dataset=data, images=tmp_path)
+
+
+# --- API ---------------------------------------------------------------------------------
+
+
+def api_client(user):
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def test_api_status_and_a_refused_claim_for_a_newcomer():
+    project, _, _ = qualifying_project(n=2)
+    user = make_member(project)
+    client = api_client(user)
+    status = client.get(f"/api/v1/projects/{project.slug}/qualification/").json()
+    assert status["required"] and not status["admitted"] and status["can_start"]
+    assert (status["items"], status["pass_mark"], status["retry_hours"]) == (2, 0.8, 24)
+    claim = client.post(f"/api/v1/projects/{project.slug}/assignments/next/")
+    assert claim.status_code == 403
+    assert claim.json()["error"]["code"] == "qualification_required"
+    assert not Assignment.objects.exists()
+
+
+def test_api_vote_on_a_benchmark_assignment_is_refused_until_admitted():
+    project, _, bench = qualifying_project()
+    user = make_member(project)
+    assignment = make_assignment(bench, user)
+    response = api_client(user).post(
+        f"/api/v1/assignments/{assignment.pk}/judgement/", {"choice": "left"}, format="json"
+    )
+    assert response.status_code == 403, response.content
+    assert not Judgement.objects.exists()
+
+
+def test_api_curators_list_attempts_and_admit():
+    project, _, _ = qualifying_project(n=3)
+    user = make_member(project)
+    answer_all(project, user, [False, False, True])
+    curator = make_member(project, role="curator")
+    client = api_client(curator)
+    listing = client.get(f"/api/v1/projects/{project.slug}/qualification/annotators/").json()
+    (row,) = listing["annotators"]
+    assert row["user_id"] == user.pk and row["admitted_at"] is None
+    assert [(a["right"], a["total"], a["passed"]) for a in row["attempts"]] == [(1, 3, False)]
+    admitted = client.post(
+        f"/api/v1/projects/{project.slug}/qualification/admit/",
+        {"user_id": user.pk, "reason": "Senior radiologist"},
+        format="json",
+    )
+    assert admitted.status_code == 200 and admitted.json()["admitted_by"] == curator.username
+    assert is_admitted(project=project, user=user)
+    annotator = api_client(user)
+    assert (
+        annotator.get(f"/api/v1/projects/{project.slug}/qualification/annotators/").status_code
+        == 403
+    )
+
+
+def test_annotators_never_see_gold_or_explanations_of_benchmark_items_in_the_api():
+    project, _, bench = qualifying_project(n=1)
+    user = make_member(project)
+    admit_member(project=project, user_id=user.pk, actor=make_member(project, role="curator"))
+    bench.explanation = "BENCH-EXPLANATION-SECRET"
+    bench.gold_choice = "2"
+    bench.save()
+    response = api_client(user).post(f"/api/v1/projects/{project.slug}/assignments/next/")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "BENCH-EXPLANATION-SECRET" not in body and "gold" not in body
+    status = api_client(user).get(f"/api/v1/projects/{project.slug}/qualification/").content
+    assert b"gold" not in status
