@@ -29,7 +29,7 @@ def qualifying_project(tmp_path):
     records = [
         {**base, "id": f"q{n}", "purpose": "qualification", "chosen": f"RIGHT answer {n}",
          "rejected": f"WRONG answer {n}",
-         "explanation": f"The right answer **names the colour** (item {n})."}
+         "explanation": f"The right answer **says blue** (item {n})."}
         for n in (1, 2)
     ] + [{**base, "id": "bench1", "chosen": "Bench one", "rejected": "Bench two"}]  # fmt: skip
     data = tmp_path / "data.jsonl"
@@ -38,6 +38,11 @@ def qualifying_project(tmp_path):
     user = make_user("newcomer")
     Membership.objects.create(project=project, user=user, role="annotator")
     return project, user
+
+
+def text(page, selector: str) -> str:
+    """The element's text, white space as one space (the layout breaks lines)."""
+    return " ".join(page.inner_text(selector).split())
 
 
 def check_axe(page, name, artifacts):
@@ -70,29 +75,29 @@ def test_a_newcomer_fails_waits_passes_and_gets_a_benchmark_item(
     log_in(page, live_server.url, "newcomer", "/p/p36/", keyboard=True)
     page.keyboard.press("Enter")  # Start annotating (autofocused): to the qualification
     page.wait_for_url("**/p/p36/qualify/")
-    assert "2 qualification items" in page.inner_text("main")
+    assert "2 qualification items" in text(page, "main")
     check_axe(page, "overview-desktop", artifacts)
     page.keyboard.press("Enter")  # Start the qualification (autofocused)
 
     # First attempt: one wrong answer, then one right (the pass mark is 100 %).
     page.wait_for_selector("#work")
-    assert "Qualification: item 1 of 2" in page.inner_text("#progress")
+    assert "Qualification: item 1 of 2" in text(page, "#progress")
     assert page.locator("form.skip").count() == 0
-    assert "names the colour" not in page.inner_text("#work")  # not before the answer
+    assert "says blue" not in page.inner_text("#work")  # not before the answer
     check_axe(page, "compare-desktop", artifacts)
     answer(page, right=False)
     assert page.inner_text("#feedback-title") == "Not right"
-    assert page.locator("#explanation strong").inner_text() == "names the colour"
+    assert page.locator("#explanation strong").inner_text() == "says blue"
     check_axe(page, "feedback-desktop", artifacts)
     page.keyboard.press("Enter")  # Next item
     answer(page, right=True)
     assert page.inner_text("#feedback-title") == "Right"
     page.keyboard.press("Enter")  # See your result
     page.wait_for_selector("#qualify-state")
-    assert "1 of 2" in page.inner_text("#qualify-state")
+    assert "1 of 2" in text(page, "#qualify-state")
     retry = page.locator("button:has-text('Retry')")
     assert retry.is_disabled()
-    assert "You may retry after" in page.inner_text("#retry-at")
+    assert "You may retry after" in text(page, "#retry-at")
 
     # The server refuses a start before the wait is over, whatever the page says.
     status = page.evaluate(
@@ -128,7 +133,7 @@ def test_a_newcomer_fails_waits_passes_and_gets_a_benchmark_item(
     answer(page, right=True)
     page.keyboard.press("Enter")  # See your result
     page.wait_for_selector("#qualify-state")
-    assert "admitted" in page.inner_text("#qualify-state")
+    assert "admitted" in text(page, "#qualify-state")
     page.screenshot(path=str(artifacts / "qualification-passed.png"), full_page=True)
     page.keyboard.press("Enter")  # Start annotating (autofocused)
     page.wait_for_url("**/a/*/")
