@@ -182,6 +182,8 @@ def create_project(
         raise SetupError(
             f"unknown task {task!r}; use one of {', '.join(Task.values)}", field="task"
         )
+    if qualification_required:
+        _check_qualification(task)
     slug = slug or slugify(name)[:80]
     if not slug:
         raise SetupError("Give the project a slug (letters, digits, - and _).", field="slug")
@@ -257,6 +259,8 @@ def update_project(*, actor, project: Project, **changes) -> list[str]:
             return []
         if "preference_scale" in changed:
             _check_scale_change(project, changes["preference_scale"])
+        if changes.get("qualification_required"):
+            _check_qualification(project.task)
         for name in changed:
             setattr(project, name, changes[name])
         project.save(update_fields=changed)
@@ -274,6 +278,15 @@ def update_project(*, actor, project: Project, **changes) -> list[str]:
             after={name: changes[name] for name in changed},
         )
     return changed
+
+
+def _check_qualification(task: str) -> None:
+    """The qualification page serves pairs (issue 36): no other task yet."""
+    if task != Task.PAIRWISE:
+        raise SetupError(
+            "Qualification is served for pairwise projects only (for now).",
+            field="qualification_required",
+        )
 
 
 def _check_scale(scale: str) -> None:

@@ -364,3 +364,12 @@ def test_annotators_never_see_gold_or_explanations_of_benchmark_items_in_the_api
     assert "BENCH-EXPLANATION-SECRET" not in body and "gold" not in body
     status = api_client(user).get(f"/api/v1/projects/{project.slug}/qualification/").content
     assert b"gold" not in status
+
+
+def test_qualification_is_refused_for_a_project_that_is_not_pairwise():
+    from annotate.setup.service import SetupError, update_project
+
+    project = make_project(task="best_of_n")
+    admin = make_member(project, role="admin")
+    with pytest.raises(SetupError, match="pairwise"):
+        update_project(actor=admin, project=project, qualification_required=True)
