@@ -373,3 +373,30 @@ def test_qualification_is_refused_for_a_project_that_is_not_pairwise():
     admin = make_member(project, role="admin")
     with pytest.raises(SetupError, match="pairwise"):
         update_project(actor=admin, project=project, qualification_required=True)
+
+
+def test_the_project_page_tells_a_newcomer_about_the_qualification(client):
+    project, _, _ = qualifying_project(n=1)
+    newcomer = make_member(project)
+    client.force_login(newcomer)
+    assert b"qualification-note" in client.get(reverse("project", args=[project.slug])).content
+    client.force_login(make_member(project, role="curator"))
+    page = client.get(reverse("project", args=[project.slug])).content
+    assert b"qualification-note" not in page
+    assert reverse("qualification_people", args=[project.slug]).encode() in page
+
+
+def test_curators_page_lists_attempts_and_admits(client):
+    project, _, _ = qualifying_project(n=2)
+    newcomer = make_member(project, pseudonym="ann-7")
+    answer_all(project, newcomer, [True, False])
+    curator = make_member(project, role="curator")
+    client.force_login(curator)
+    page = client.get(reverse("qualification_people", args=[project.slug])).content.decode()
+    assert "1/2 failed" in page and "not yet" in page
+    url = reverse("qualification_admit", args=[project.slug, newcomer.pk])
+    assert client.post(url, {"reason": "Known expert"}).status_code == 302
+    assert is_admitted(project=project, user=newcomer)
+    client.force_login(newcomer)  # an annotator gets neither page nor action
+    assert client.get(reverse("qualification_people", args=[project.slug])).status_code == 403
+    assert client.post(url).status_code == 403
