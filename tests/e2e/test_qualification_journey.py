@@ -37,6 +37,7 @@ def qualifying_project(tmp_path):
     import_items_from_paths(project=project, dataset=data, images=tmp_path)
     user = make_user("newcomer")
     Membership.objects.create(project=project, user=user, role="annotator")
+    Membership.objects.create(project=project, user=make_user("curator"), role="curator")
     return project, user
 
 
@@ -142,4 +143,14 @@ def test_a_newcomer_fails_waits_passes_and_gets_a_benchmark_item(
     assert "Bench" in page.inner_text("#work")
     attempts = list(QualificationAttempt.objects.filter(annotator=user).order_by("started_at"))
     assert [(a.right, a.total, a.passed) for a in attempts] == [(1, 2, False), (2, 2, True)]
+
+    # The curators' page lists both attempts and the admission.
+    curator = browser.new_page(**SIZES["desktop"])
+    log_in(curator, live_server.url, "curator", "/p/p36/qualification/", keyboard=True)
+    row = text(curator, "#qualification-people tbody tr")
+    assert "1/2 failed" in row and "2/2 passed" in row and "(passed)" in row
+    check_axe(curator, "people-desktop", artifacts)
+    curator.set_viewport_size(SIZES["phone"]["viewport"])
+    check_axe(curator, "people-phone", artifacts)
+    curator.close()
     assert errors == []
