@@ -400,3 +400,17 @@ def test_curators_page_lists_attempts_and_admits(client):
     client.force_login(newcomer)  # an annotator gets neither page nor action
     assert client.get(reverse("qualification_people", args=[project.slug])).status_code == 403
     assert client.post(url).status_code == 403
+
+
+def test_qualification_items_and_answers_leave_the_progress_line_unchanged():
+    from annotate.loop.page import progress, reference_progress
+
+    project, _, _ = qualifying_project(n=3)
+    user = make_member(project)
+    curator = make_member(project, role="curator")
+    before = (progress(project, curator), reference_progress(project, curator))
+    answer_all(project, user, [True, True, True])
+    after = (progress(project, curator), reference_progress(project, curator))
+    assert before == after
+    assert after[0]["needed"] == project.votes_per_item  # the one benchmark item's votes
+    assert after[0]["collected"] == 0
