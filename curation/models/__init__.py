@@ -41,6 +41,7 @@ from curation.models.quality import (
     LabelQualityStatus,
     Side,
 )
+from curation.models.calibration import JudgeVote
 # isort: on
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "JudgeRun",
     "JudgeRunQuerySet",
     "JudgeRunStatus",
+    "JudgeVote",
     "LabelQualityRun",
     "LabelQualityStatus",
     "Mix",
