@@ -229,7 +229,7 @@ def _stand_in(f: Figures, humans: HumanVotes, judge: JudgeVotes) -> None:
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.1f} %"
+    return f"{100 * x:.1f}%"
 
 
 def report(
