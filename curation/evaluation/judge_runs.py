@@ -394,6 +394,7 @@ def judge_inputs(run: JudgeRun) -> tuple[list[dict], Callable[[str], bytes]]:
         from curation.evaluation.project_judging import project_inputs
 
         return project_inputs(run)
+    assert run.release is not None  # curation_judgerun_release_xor_project
     try:
         records = registry.get(run.scoring).judge_records(run.release)
     except EvaluationError as exc:
@@ -557,6 +558,7 @@ def _evaluate(run: JudgeRun, records: list[dict]) -> Evaluation:
     through the upload's own path (curation.evaluation.service.evaluate)."""
     benchmark = registry.get(run.scoring)
     upload = benchmark.judge_predictions(run_outputs(run), records, run)
+    assert run.release is not None  # a project's run never gets here (_finish)
     return evaluate(
         release=run.release, benchmark=benchmark, name=run.name, upload=upload, user=run.created_by
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
@@ -128,7 +129,8 @@ def start_project_judge_run(
 def project_inputs(run: JudgeRun) -> tuple[list[dict], Callable[[str], bytes]]:
     """The run's records (item id order) and a reader of the images they
     name, which reads those images and nothing else."""
-    benchmark = registry.get(run.scoring)
+    benchmark: Any = registry.get(run.scoring)  # offers judge_project_records (started so)
+    assert run.project is not None
     records = benchmark.judge_project_records(project_items(run.project))
     allowed = {r["Image"] for r in records if r.get("Image")}
 
@@ -160,8 +162,8 @@ def confidence_of(output: str) -> float | None:
 def finish_project_run(run: JudgeRun, records: list[dict]) -> None:
     """The answers as JudgeVote rows (replacing any of an earlier finish),
     and the run complete; a run cancelled meanwhile stays cancelled."""
-    benchmark = registry.get(run.scoring)
-    item_ids = dict(Item.objects.filter(project_id=run.project_id).values_list("external_id", "pk"))
+    benchmark: Any = registry.get(run.scoring)  # offers judge_vote (started so)
+    item_ids = dict(Item.objects.filter(project=run.project).values_list("external_id", "pk"))
     outputs = JudgeOutput.objects.filter(run=run).values_list(
         "external_id", "order", "output", "error"
     )
