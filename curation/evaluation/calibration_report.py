@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from django.db.models import Exists, OuterRef
+
 from annotate.models import Item, Judgement, Project, Task
 from curation.evaluation import calibration
 from curation.models import JudgeRun, JudgeVote
@@ -46,7 +48,8 @@ def project_runs(project: Project):
 def calibration_for(project: Project) -> list[dict]:
     """Per project judge run that has votes: its figures over all domains
     (domain None) and per domain, as plain dicts."""
-    runs = [run for run in project_runs(project) if JudgeVote.objects.filter(run=run).exists()]
+    voted = JudgeVote.objects.filter(run=OuterRef("pk"))
+    runs = list(project_runs(project).filter(Exists(voted)).order_by("name", "pk"))
     if not runs:
         return []
     humans = human_votes(project)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import islice
 from typing import Any
 
 from django.core.files.storage import default_storage
@@ -30,6 +31,7 @@ from curation.models import JudgeEndpoint, JudgeOutput, JudgeRun, JudgeRunStatus
 from curation.models.evaluation import new_judge_seed
 
 ORDERS = ("original", "swapped")
+WRITE_BATCH = 5000
 
 # "Confidence: 0.8", "confidence = 80%", "Confidence level: 7/10" (last one wins).
 CONFIDENCE = re.compile(
@@ -167,20 +169,20 @@ def finish_project_run(run: JudgeRun, records: list[dict]) -> None:
     outputs = JudgeOutput.objects.filter(run=run).values_list(
         "external_id", "order", "output", "error"
     )
-    votes = []
-    for external_id, order, output, error in outputs.iterator(chunk_size=5000):
-        if order not in ORDERS or external_id not in item_ids:
-            continue
-        choice = None if error else benchmark.judge_vote(output, call=order)
-        votes.append(
-            JudgeVote(
+
+    def votes():
+        for external_id, order, output, error in outputs.iterator(chunk_size=WRITE_BATCH):
+            if order not in ORDERS or external_id not in item_ids:
+                continue
+            choice = None if error else benchmark.judge_vote(output, call=order)
+            yield JudgeVote(
                 run=run,
                 item_id=item_ids[external_id],
                 order=order,
                 choice=choice or "",
                 confidence=confidence_of(output) if choice else None,
             )
-        )
+
     with transaction.atomic():
         done = JudgeRun.objects.filter(pk=run.pk, status=JudgeRunStatus.RUNNING).update(
             status=JudgeRunStatus.COMPLETE,
@@ -189,4 +191,7 @@ def finish_project_run(run: JudgeRun, records: list[dict]) -> None:
         )
         if done:
             JudgeVote.objects.filter(run=run).delete()
-            JudgeVote.objects.bulk_create(votes, batch_size=5000)
+            # In batches: 200,000 unsaved rows never sit in memory at once.
+            pending = votes()
+            while batch := list(islice(pending, WRITE_BATCH)):
+                JudgeVote.objects.bulk_create(batch)
