@@ -56,13 +56,20 @@ JudgeVotes = Mapping[int, Mapping[str, tuple[str | None, float | None]]]
 def majority(choices: Iterable[str]) -> str | None:
     """The strict majority side of these votes ("1"/"2"), else None."""
     counts = Counter(choices)
-    if sum(counts.values()) < MIN_HUMAN_VOTES:
+    return _majority_of(counts["1"], counts["2"], sum(counts.values()))
+
+
+def _majority_of(n1: int, n2: int, total: int) -> str | None:
+    """The strict majority side given the votes for each side and in all
+    (every other vote is a tie vote)."""
+    if total < MIN_HUMAN_VOTES:
         return None
-    ranked = counts.most_common()
-    top, n = ranked[0]
-    if top not in SIDES or (len(ranked) > 1 and ranked[1][1] == n):
-        return None
-    return top
+    ties = total - n1 - n2
+    if n1 > n2 and n1 > ties:
+        return "1"
+    if n2 > n1 and n2 > ties:
+        return "2"
+    return None
 
 
 def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float | None:
@@ -151,7 +158,9 @@ def figures(humans: HumanVotes, judge: JudgeVotes) -> Figures:
         if len(given) >= 2:
             both += 1
             consistent += len({c for c, _ in given.values()}) == 1
-        label = majority(choice for _, choice in votes)
+        label = _majority_of(
+            sum(1 for _, c in votes if c == "1"), sum(1 for _, c in votes if c == "2"), len(votes)
+        )
         if label is None:
             if len(votes) < MIN_HUMAN_VOTES:
                 f.n_too_few_votes += 1
@@ -186,8 +195,12 @@ def _stand_in(f: Figures, humans: HumanVotes, judge: JudgeVotes) -> None:
     judge_scores: list[float] = []
     for item, votes in humans.items():
         answers = [c for c, _ in judge.get(item, {}).values() if c is not None]
-        for i, (annotator, choice) in enumerate(votes):
-            others = majority(c for j, (_, c) in enumerate(votes) if j != i)
+        n1 = sum(1 for _, c in votes if c == "1")
+        n2 = sum(1 for _, c in votes if c == "2")
+        rest = len(votes) - 1
+        for annotator, choice in votes:
+            # The majority of the item's other votes: this one taken out.
+            others = _majority_of(n1 - (choice == "1"), n2 - (choice == "2"), rest)
             if others is None:
                 continue
             agree[annotator][0] += choice == others
