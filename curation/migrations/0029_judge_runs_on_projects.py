@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotate', '0031_item_purpose'),
-        ('curation', '0027_release_filters'),
+        ('curation', '0028_judgerun_video_as'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
