@@ -46,6 +46,13 @@ def text(page, selector: str) -> str:
     return " ".join(page.inner_text(selector).split())
 
 
+def press_enter_on_autofocus(page) -> None:
+    """Enter on the page's autofocused button, once the browser has focused it
+    (autofocus is applied after the load event, at the next rendering step)."""
+    page.wait_for_selector("main button:focus")
+    page.keyboard.press("Enter")
+
+
 def check_axe(page, name, artifacts):
     from axe_playwright_python.sync_playwright import Axe
 
@@ -74,11 +81,11 @@ def test_a_newcomer_fails_waits_passes_and_gets_a_benchmark_item(
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     log_in(page, live_server.url, "newcomer", "/p/p36/", keyboard=True)
-    page.keyboard.press("Enter")  # Start annotating (autofocused): to the qualification
+    press_enter_on_autofocus(page)  # Start annotating (autofocused): to the qualification
     page.wait_for_url("**/p/p36/qualify/")
     assert "2 qualification items" in text(page, "main")
     check_axe(page, "overview-desktop", artifacts)
-    page.keyboard.press("Enter")  # Start the qualification (autofocused)
+    press_enter_on_autofocus(page)  # Start the qualification (autofocused)
 
     # First attempt: one wrong answer, then one right (the pass mark is 100 %).
     page.wait_for_selector("#work")
@@ -90,10 +97,10 @@ def test_a_newcomer_fails_waits_passes_and_gets_a_benchmark_item(
     assert page.inner_text("#feedback-title") == "Not right"
     assert page.locator("#explanation strong").inner_text() == "says blue"
     check_axe(page, "feedback-desktop", artifacts)
-    page.keyboard.press("Enter")  # Next item
+    press_enter_on_autofocus(page)  # Next item
     answer(page, right=True)
     assert page.inner_text("#feedback-title") == "Right"
-    page.keyboard.press("Enter")  # See your result
+    press_enter_on_autofocus(page)  # See your result
     page.wait_for_selector("#qualify-state")
     assert "1 of 2" in text(page, "#qualify-state")
     retry = page.locator("button:has-text('Retry')")
@@ -130,13 +137,13 @@ def test_a_newcomer_fails_waits_passes_and_gets_a_benchmark_item(
     answer(page, right=True)
     check_axe(page, "feedback-phone", artifacts)
     page.set_viewport_size(SIZES["desktop"]["viewport"])
-    page.keyboard.press("Enter")
+    press_enter_on_autofocus(page)
     answer(page, right=True)
-    page.keyboard.press("Enter")  # See your result
+    press_enter_on_autofocus(page)  # See your result
     page.wait_for_selector("#qualify-state")
     assert "admitted" in text(page, "#qualify-state")
     page.screenshot(path=str(artifacts / "qualification-passed.png"), full_page=True)
-    page.keyboard.press("Enter")  # Start annotating (autofocused)
+    press_enter_on_autofocus(page)  # Start annotating (autofocused)
     page.wait_for_url("**/a/*/")
     assignment = Assignment.objects.get(annotator=user)
     assert assignment.item.external_id == "bench1"
