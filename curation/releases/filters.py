@@ -1,24 +1,61 @@
 """Benchmark-construction filters on a release (issue 36 item 4), after the
 pattern of curation.quality.release_filter.
 
-"Too easy": leave out a pair every entry of a chosen ensemble gets right in
-both orders. The ensemble is a set of the project's evaluations (uploaded
-predictions and finished judge runs scored against a release), read per item
-in canonical terms from ItemPrediction by `ensemble_predictions` -- the one
-reader, so judge runs on a project can be added there later. An entry gets an
-item right in both orders when it answered the swapped order too and both its
-picks equal the released label (the verdict's final choice). An entry that did
-not predict the item does not get it right: the item is kept.
+Three filters, each of which drops its pairs or keeps them aside (written to
+the release's `held_out/`, never into a benchmark's files):
 
-All of it is set-based (one subquery per filter), never a query per item."""
+- "too easy": every entry of a chosen ensemble picked the released label (the
+  verdict's final choice) in both orders. An entry that did not predict the
+  item, or not in the swapped order, does not get it right: the item is kept.
+- "low consensus": the human consensus -- the share of the item's current,
+  non-imported votes that name its most-voted choice -- is below a threshold.
+  An item without such votes (imported gold) has no consensus and is kept.
+- "disagreement": the humans' majority choice and the ensemble's majority
+  side differ while both are strong: human consensus >= h and the ensemble's
+  share >= e. Each entry's pick in each order it answered is one ensemble
+  vote. h and e are above one half, so each majority is unique.
+
+The ensemble is a set of the project's evaluations (uploaded predictions and
+finished judge runs scored against one of its releases), read per item in
+canonical terms from ItemPrediction by `ensemble_predictions`, the one reader.
+A pair several filters match counts once, under the first in FILTER_ORDER.
+
+All of it is set-based: one CASE expression of correlated subqueries names
+each verdict's filter (`outcome`), so a filter pass is a fixed number of
+queries whatever the number of items, never a query per item."""
 
 from __future__ import annotations
 
-from django.db.models import Count, IntegerField, OuterRef, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import (
+    Case,
+    CharField,
+    Count,
+    F,
+    FloatField,
+    IntegerField,
+    OuterRef,
+    Q,
+    Subquery,
+    Sum,
+    Value,
+    When,
+)
+from django.db.models.functions import Cast, Coalesce
 
+from annotate.models import Judgement
 from curation.models import Evaluation, ItemPrediction
 from curation.releases.service import ReleaseError
+
+FILTER_ORDER = ("too_easy", "low_consensus", "disagreement")
+ACTIONS = ("drop", "hold")
+# Kept aside for review unless the curator asks otherwise (issue 36).
+DEFAULT_ACTION = {"too_easy": "drop", "low_consensus": "drop", "disagreement": "hold"}
+RULES = {
+    "too_easy": "every ensemble entry picked the released label in both orders",
+    "low_consensus": "share of current studio votes for the most-voted choice < threshold",
+    "disagreement": "human majority differs from the ensemble majority, human consensus >= "
+    "human and ensemble share >= ensemble",
+}
 
 
 def ensemble_predictions(evaluation_ids):
@@ -26,19 +63,95 @@ def ensemble_predictions(evaluation_ids):
     return ItemPrediction.objects.filter(evaluation_id__in=evaluation_ids)
 
 
-def check_too_easy(*, project, evaluation_ids) -> list[int]:
+def check_ensemble(*, project, evaluation_ids, what: str = "too-easy") -> list[int]:
     ids = sorted({int(i) for i in evaluation_ids})
     if not ids:
-        raise ReleaseError("Choose at least one entry for the too-easy ensemble.")
+        raise ReleaseError(f"Choose at least one entry for the {what} ensemble.")
     found = set(
         Evaluation.objects.filter(pk__in=ids, release__project=project).values_list("pk", flat=True)
     )
     missing = sorted(set(ids) - found)
     if missing:
         raise ReleaseError(
-            f"Unknown evaluation(s) for the too-easy ensemble: {', '.join(map(str, missing))}."
+            f"Unknown evaluation(s) for the {what} ensemble: {', '.join(map(str, missing))}."
         )
     return ids
+
+
+def check_too_easy(*, project, evaluation_ids) -> list[int]:
+    return check_ensemble(project=project, evaluation_ids=evaluation_ids)
+
+
+def _action(name: str, action: str | None) -> str:
+    action = action or DEFAULT_ACTION[name]
+    if action not in ACTIONS:
+        raise ReleaseError(f"Unknown action {action!r} for the {name} filter: drop or hold.")
+    return action
+
+
+def _share(value, name: str, *, above_half: bool = False) -> float:
+    value = float(value)
+    ok = 0.5 < value <= 1 if above_half else 0 <= value <= 1
+    if not ok:
+        bound = "above 0.5 and at most 1" if above_half else "between 0 and 1"
+        raise ReleaseError(f"The {name} must be {bound} (got {value:g}).")
+    return value
+
+
+def check_filters(
+    *,
+    project,
+    seed: int,
+    too_easy_ensemble=None,
+    too_easy_action: str | None = None,
+    low_consensus: float | None = None,
+    low_consensus_action: str | None = None,
+    disagreement_ensemble=None,
+    disagreement_human: float | None = None,
+    disagreement_share: float | None = None,
+    disagreement_action: str | None = None,
+    balance_report: bool = False,
+    balance_tolerance: float | None = None,
+) -> dict:
+    """Release.filters from the form's or the API's fields: the one
+    validation both go through (ReleaseError says what is wrong)."""
+    filters: dict = {}
+    if too_easy_ensemble:
+        ids = check_ensemble(project=project, evaluation_ids=too_easy_ensemble)
+        filters["too_easy"] = {"evaluations": ids, "action": _action("too_easy", too_easy_action)}
+    if low_consensus is not None:
+        filters["low_consensus"] = {
+            "threshold": _share(low_consensus, "low-consensus threshold"),
+            "action": _action("low_consensus", low_consensus_action),
+        }
+    if disagreement_ensemble:
+        ids = check_ensemble(
+            project=project, evaluation_ids=disagreement_ensemble, what="disagreement"
+        )
+        filters["disagreement"] = {
+            "evaluations": ids,
+            "human": _share(
+                0.8 if disagreement_human is None else disagreement_human,
+                "disagreement's human consensus",
+                above_half=True,
+            ),
+            "ensemble": _share(
+                0.8 if disagreement_share is None else disagreement_share,
+                "disagreement's ensemble share",
+                above_half=True,
+            ),
+            "action": _action("disagreement", disagreement_action),
+        }
+    elif disagreement_human is not None or disagreement_share is not None:
+        raise ReleaseError("Choose the disagreement filter's ensemble, or leave its shares empty.")
+    if balance_tolerance is not None:
+        tolerance = float(balance_tolerance)
+        if not 0 <= tolerance < 0.5:
+            raise ReleaseError(f"The balance tolerance must be in [0, 0.5) (got {tolerance:g}).")
+        filters["balance"] = {"tolerance": tolerance, "seed": seed}
+    elif balance_report or filters:
+        filters["balance"] = {"tolerance": None, "seed": seed}  # the report only
+    return filters
 
 
 def _right_both_orders(ids):
@@ -59,9 +172,101 @@ def _right_both_orders(ids):
     return Coalesce(Subquery(right, output_field=IntegerField()), Value(0))
 
 
+def _votes():
+    """The current studio votes of the outer verdict's item."""
+    return Judgement.objects.filter(
+        assignment__item_id=OuterRef("item_id"), is_current=True, imported=False
+    ).order_by()
+
+
+def _human_top():
+    """(count of the most-voted choice, that choice, all votes) of the outer verdict."""
+    top = _votes().values("choice").annotate(n=Count("pk")).order_by("-n", "choice")
+    total = _votes().values("assignment__item_id").annotate(n=Count("pk")).values("n")
+    return (
+        Subquery(top.values("n")[:1], output_field=IntegerField()),
+        Subquery(top.values("choice")[:1], output_field=CharField()),
+        Coalesce(Subquery(total, output_field=IntegerField()), Value(0)),
+    )
+
+
+def _ensemble_votes(ids, side: str | None):
+    """Ensemble votes (an entry's pick in each order) for `side` (all: None)."""
+    if side is None:
+        first, second = Value(1), Case(When(has_swapped=True, then=Value(1)), default=Value(0))
+    else:
+        first = Case(When(choice=side, then=Value(1)), default=Value(0))
+        second = Case(When(has_swapped=True, swapped_choice=side, then=Value(1)), default=Value(0))
+    n = (
+        ensemble_predictions(ids)
+        .filter(item_id=OuterRef("item_id"))
+        .order_by()
+        .values("item_id")
+        .annotate(n=Sum(first + second))
+        .values("n")
+    )
+    return Coalesce(Subquery(n, output_field=IntegerField()), Value(0))
+
+
+def with_outcome(verdicts, filters: dict | None, *, select: bool = False):
+    """The verdicts with `filter_outcome`: the first filter of FILTER_ORDER
+    that matches each, or "" (kept). Aliases only (nothing more is selected)
+    unless `select`."""
+    filters = filters or {}
+    whens = []
+    if "too_easy" in filters:
+        ids = set(filters["too_easy"]["evaluations"])
+        verdicts = verdicts.alias(f_easy=_right_both_orders(ids))
+        whens.append(When(f_easy__gte=len(ids), then=Value("too_easy")))
+    if "low_consensus" in filters or "disagreement" in filters:
+        top, choice, total = _human_top()
+        verdicts = verdicts.alias(
+            f_top=Cast(top, FloatField()), f_choice=choice, f_total=Cast(total, FloatField())
+        )
+    if "low_consensus" in filters:
+        t = filters["low_consensus"]["threshold"]
+        whens.append(
+            When(Q(f_total__gt=0, f_top__lt=F("f_total") * t), then=Value("low_consensus"))
+        )
+    if "disagreement" in filters:
+        d = filters["disagreement"]
+        ids = set(d["evaluations"])
+        verdicts = verdicts.alias(
+            f_e1=Cast(_ensemble_votes(ids, "1"), FloatField()),
+            f_e2=Cast(_ensemble_votes(ids, "2"), FloatField()),
+            f_en=Cast(_ensemble_votes(ids, None), FloatField()),
+        )
+        strong = Q(f_total__gt=0, f_top__gte=F("f_total") * d["human"], f_en__gt=0)
+        one = Q(f_e1__gte=F("f_en") * d["ensemble"]) & ~Q(f_choice="1")
+        two = Q(f_e2__gte=F("f_en") * d["ensemble"]) & ~Q(f_choice="2")
+        whens.append(When(strong & (one | two), then=Value("disagreement")))
+    outcome = (
+        Case(*whens, default=Value(""), output_field=CharField())
+        if whens
+        else Value("", output_field=CharField())
+    )
+    if select:
+        return verdicts.annotate(filter_outcome=outcome)
+    return verdicts.alias(filter_outcome=outcome)
+
+
+def kept(verdicts, filters: dict | None):
+    """The verdicts no filter matches (the release's benchmark pairs)."""
+    if not any(name in (filters or {}) for name in FILTER_ORDER):
+        return verdicts
+    return with_outcome(verdicts, filters).filter(filter_outcome="")
+
+
+def held_out(verdicts, filters: dict | None):
+    """The verdicts a filter with the action `hold` matched, with their filter."""
+    hold = [n for n in FILTER_ORDER if (filters or {}).get(n, {}).get("action") == "hold"]
+    if not hold:
+        return verdicts.none()
+    return with_outcome(verdicts, filters).filter(filter_outcome__in=hold)
+
+
 def exclude_too_easy(verdicts, evaluation_ids):
-    ids = set(evaluation_ids)
-    return verdicts.alias(too_easy_n=_right_both_orders(ids)).exclude(too_easy_n__gte=len(ids))
+    return kept(verdicts, {"too_easy": {"evaluations": list(evaluation_ids)}})
 
 
 def only_too_easy(verdicts, evaluation_ids):
@@ -69,42 +274,84 @@ def only_too_easy(verdicts, evaluation_ids):
     return verdicts.alias(too_easy_n=_right_both_orders(ids)).filter(too_easy_n__gte=len(ids))
 
 
-def summary(release, verdicts) -> dict:
-    """The manifest's `release_filters` entry: parameters, ensemble, counts per domain."""
-    ids = release.filters["too_easy"]["evaluations"]
-    entries = list(
-        Evaluation.objects.filter(pk__in=ids)
-        .order_by("pk")
-        .values("pk", "name", "release__version")
-    )
-    per_domain = dict(
-        only_too_easy(verdicts, ids)
+def outcome_counts(verdicts, filters: dict) -> dict[str, dict[str, int]]:
+    """{filter: {domain: pairs}} of the matched verdicts: one query."""
+    rows = (
+        with_outcome(verdicts, filters)
+        .exclude(filter_outcome="")
         .order_by()
-        .values_list("item__domain__slug")
+        .values_list("filter_outcome", "item__domain__slug")
         .annotate(n=Count("pk"))
     )
-    dropped = sum(per_domain.values())
-    return {
-        "too_easy": {
-            "rule": "left out: every ensemble entry picked the released label in both orders",
-            "action": "drop",
-            "ensemble": [
-                {"evaluation": e["pk"], "name": e["name"], "release": e["release__version"]}
-                for e in entries
-            ],
-            "dropped": dropped,
-            "dropped_per_domain": dict(sorted(per_domain.items())),
+    counts: dict[str, dict[str, int]] = {}
+    for name, domain, n in rows:
+        counts.setdefault(name, {})[domain] = n
+    return counts
+
+
+def ensemble_entries(ids) -> list[dict]:
+    """The ensemble as the manifest names it: evaluation, name, release, judge run."""
+    rows = (
+        Evaluation.objects.filter(pk__in=ids)
+        .order_by("pk")
+        .values("pk", "name", "release__version", "judge_run__pk")
+    )
+    return [
+        {
+            "evaluation": e["pk"],
+            "name": e["name"],
+            "release": e["release__version"],
+            "judge_run": e["judge_run__pk"],
         }
-    }
+        for e in rows
+    ]
+
+
+def summary(release, verdicts=None, counts=None) -> dict:
+    """The manifest's `release_filters`: each filter's rule, parameters,
+    action, ensemble and counts per domain (`counts` as outcome_counts gives
+    them, else counted from `verdicts`, the verdicts before the filters)."""
+    if counts is None:
+        counts = outcome_counts(verdicts, release.filters)
+    out: dict = {}
+    for name in FILTER_ORDER:
+        spec = release.filters.get(name)
+        if spec is None:
+            continue
+        per_domain = dict(sorted(counts.get(name, {}).items()))
+        entry = {
+            "rule": RULES[name],
+            "action": spec.get("action", DEFAULT_ACTION[name]),
+            "parameters": {k: v for k, v in spec.items() if k not in ("action", "evaluations")},
+        }
+        if "evaluations" in spec:
+            entry["ensemble"] = ensemble_entries(spec["evaluations"])
+        verb = "dropped" if entry["action"] == "drop" else "held_out"
+        entry[verb] = sum(per_domain.values())
+        entry[f"{verb}_per_domain"] = per_domain
+        out[name] = entry
+    return out
 
 
 def card_lines(filters: dict | None) -> list[str]:
-    if not filters or "too_easy" not in filters:
-        return []
-    f = filters["too_easy"]
-    names = ", ".join(f"{e['name']} (#{e['evaluation']})" for e in f["ensemble"])
-    per = "; ".join(f"{k}: {v}" for k, v in f["dropped_per_domain"].items()) or "none"
-    return [
-        f"- Too-easy filter: {f['dropped']} pair(s) every entry of the ensemble ({names}) "
-        f"got right in both orders were dropped (per domain: {per})."
-    ]
+    lines = []
+    for name in FILTER_ORDER:
+        f = (filters or {}).get(name)
+        if not f:
+            continue
+        verb = "dropped" if f["action"] == "drop" else "held_out"
+        done = "were dropped" if verb == "dropped" else "were kept aside in `held_out/`"
+        per = "; ".join(f"{k}: {v}" for k, v in f[f"{verb}_per_domain"].items()) or "none"
+        params = ", ".join(f"{k} {v:g}" for k, v in f.get("parameters", {}).items())
+        names = ", ".join(f"{e['name']} (#{e['evaluation']})" for e in f.get("ensemble", []))
+        if name == "too_easy":
+            what = f"pair(s) every entry of the ensemble ({names}) got right in both orders"
+            title = "Too-easy filter"
+        elif name == "low_consensus":
+            what = f"pair(s) whose human consensus was below {params.split()[-1]}"
+            title = "Low-consensus filter"
+        else:
+            what = f"pair(s) where humans and the ensemble ({names}) strongly disagreed ({params})"
+            title = "Disagreement filter"
+        lines.append(f"- {title}: {f[verb]} {what} {done} (per domain: {per}).")
+    return lines
