@@ -207,3 +207,37 @@ def card_lines(report: dict | None, balancing: dict | None) -> list[str]:
             f"{per})."
         )
     return lines
+
+
+TITLES = {
+    "too_easy": "Too easy",
+    "low_consensus": "Low consensus",
+    "disagreement": "Humans and ensemble disagree",
+    "length_balance": "Length balancing",
+}
+
+
+def page_rows(manifest: dict | None) -> list[dict]:
+    """The release page's rows of its filters (from the manifest)."""
+    rows = []
+    for name, f in ((manifest or {}).get("release_filters") or {}).items():
+        verb = "dropped" if f.get("action", "drop") == "drop" else "held_out"
+        rows.append(
+            {
+                "title": TITLES.get(name, name),
+                "rule": f.get("rule", ""),
+                "action": "dropped" if verb == "dropped" else "kept aside (held_out/)",
+                "parameters": ", ".join(f"{k} {v}" for k, v in f.get("parameters", {}).items()),
+                "ensemble": ", ".join(
+                    f"{e['name']} (evaluation #{e['evaluation']}"
+                    + (f", judge run #{e['judge_run']}" if e.get("judge_run") else "")
+                    + ")"
+                    for e in f.get("ensemble", [])
+                ),
+                "count": f.get(verb, 0),
+                "per_domain": "; ".join(
+                    f"{k}: {v}" for k, v in f.get(f"{verb}_per_domain", {}).items()
+                ),
+            }
+        )
+    return rows

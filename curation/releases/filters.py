@@ -277,7 +277,7 @@ def only_too_easy(verdicts, evaluation_ids):
 def outcome_counts(verdicts, filters: dict) -> dict[str, dict[str, int]]:
     """{filter: {domain: pairs}} of the matched verdicts: one query."""
     rows = (
-        with_outcome(verdicts, filters)
+        with_outcome(verdicts, filters, select=True)
         .exclude(filter_outcome="")
         .order_by()
         .values_list("filter_outcome", "item__domain__slug")
