@@ -20,9 +20,10 @@ finished judge runs scored against one of its releases), read per item in
 canonical terms from ItemPrediction by `ensemble_predictions`, the one reader.
 A pair several filters match counts once, under the first in FILTER_ORDER.
 
-All of it is set-based: one CASE expression of correlated subqueries names
-each verdict's filter (`outcome`), so a filter pass is a fixed number of
-queries whatever the number of items, never a query per item."""
+All of it is set-based: one CASE expression names each verdict's filter
+(`filter_outcome`) from grouped subqueries the database runs once each, so a
+filter pass is a fixed number of queries whatever the number of items, never
+a query per item (nor a subquery per item: see with_outcome)."""
 
 from __future__ import annotations
 
@@ -32,15 +33,12 @@ from django.db.models import (
     Count,
     F,
     FloatField,
-    IntegerField,
-    OuterRef,
     Q,
-    Subquery,
     Sum,
     Value,
     When,
 )
-from django.db.models.functions import Cast, Coalesce
+from django.db.models.functions import Cast, Greatest
 
 from annotate.models import Judgement
 from curation.models import Evaluation, ItemPrediction
@@ -154,92 +152,116 @@ def check_filters(
     return filters
 
 
-def _right_both_orders(ids):
-    """Per verdict: how many ensemble entries picked its label in both orders."""
-    right = (
+def _too_easy_items(ids, items):
+    """The items every ensemble entry got right (their verdict's final
+    choice) in both orders."""
+    label = F("item__verdict__final_choice")
+    return (
         ensemble_predictions(ids)
-        .filter(
-            item_id=OuterRef("item_id"),
-            has_swapped=True,
-            choice=OuterRef("final_choice"),
-            swapped_choice=OuterRef("final_choice"),
-        )
+        .filter(item_id__in=items, has_swapped=True, choice=label, swapped_choice=label)
         .order_by()
         .values("item_id")
         .annotate(n=Count("evaluation_id", distinct=True))
-        .values("n")
+        .filter(n__gte=len(ids))
+        .values("item_id")
     )
-    return Coalesce(Subquery(right, output_field=IntegerField()), Value(0))
 
 
-def _votes():
-    """The current studio votes of the outer verdict's item."""
-    return Judgement.objects.filter(
-        assignment__item_id=OuterRef("item_id"), is_current=True, imported=False
-    ).order_by()
+def _float(name: str):
+    return Cast(name, FloatField())
 
 
-def _human_top():
-    """(count of the most-voted choice, that choice, all votes) of the outer verdict."""
-    top = _votes().values("choice").annotate(n=Count("pk")).order_by("-n", "choice")
-    total = _votes().values("assignment__item_id").annotate(n=Count("pk")).values("n")
+def _human(items):
+    """Per item: its current studio votes (h_n) and those per pair choice."""
     return (
-        Subquery(top.values("n")[:1], output_field=IntegerField()),
-        Subquery(top.values("choice")[:1], output_field=CharField()),
-        Coalesce(Subquery(total, output_field=IntegerField()), Value(0)),
+        Judgement.objects.filter(assignment__item_id__in=items, is_current=True, imported=False)
+        .order_by()
+        .values("assignment__item_id")
+        .annotate(
+            h_n=Count("pk"),
+            h_1=Count("pk", filter=Q(choice="1")),
+            h_2=Count("pk", filter=Q(choice="2")),
+            h_tie=Count("pk", filter=Q(choice="tie")),
+        )
+        .filter(h_n__gt=0)
     )
 
 
-def _ensemble_votes(ids, side: str | None):
-    """Ensemble votes (an entry's pick in each order) for `side` (all: None)."""
-    if side is None:
-        first, second = Value(1), Case(When(has_swapped=True, then=Value(1)), default=Value(0))
-    else:
-        first = Case(When(choice=side, then=Value(1)), default=Value(0))
-        second = Case(When(has_swapped=True, swapped_choice=side, then=Value(1)), default=Value(0))
-    n = (
+def _low_consensus_items(threshold: float, items):
+    top = Greatest(_float("h_1"), _float("h_2"), _float("h_tie"))
+    return (
+        _human(items)
+        .alias(h_top=top, h_all=_float("h_n"))
+        .filter(h_top__lt=F("h_all") * threshold)
+        .values("assignment__item_id")
+    )
+
+
+def _human_majority_items(choice: str, share: float, items):
+    """Items whose current studio votes name `choice` at least `share` of the
+    time (share > 0.5: the majority)."""
+    return (
+        _human(items)
+        .alias(h_side=_float(f"h_{choice}"), h_all=_float("h_n"))
+        .filter(h_side__gte=F("h_all") * share)
+        .values("assignment__item_id")
+    )
+
+
+def _ensemble_majority_items(ids, side: str, share: float, items):
+    """Items whose ensemble votes (each entry's pick in each order) name
+    `side` at least `share` of the time."""
+    swapped = Case(When(has_swapped=True, then=Value(1)), default=Value(0))
+    picked = Case(When(choice=side, then=Value(1)), default=Value(0)) + Case(
+        When(has_swapped=True, swapped_choice=side, then=Value(1)), default=Value(0)
+    )
+    return (
         ensemble_predictions(ids)
-        .filter(item_id=OuterRef("item_id"))
+        .filter(item_id__in=items)
         .order_by()
         .values("item_id")
-        .annotate(n=Sum(first + second))
-        .values("n")
+        .annotate(e_n=Sum(Value(1) + swapped), e_side=Sum(picked))
+        .alias(e_all=_float("e_n"), e_got=_float("e_side"))
+        .filter(e_all__gt=0, e_got__gte=F("e_all") * share)
+        .values("item_id")
     )
-    return Coalesce(Subquery(n, output_field=IntegerField()), Value(0))
+
+
+def _disagreement(spec: dict, items) -> Q:
+    ids, h, e = set(spec["evaluations"]), spec["human"], spec["ensemble"]
+
+    def human(choice):
+        return Q(item_id__in=_human_majority_items(choice, h, items))
+
+    def ensemble(side):
+        return Q(item_id__in=_ensemble_majority_items(ids, side, e, items))
+
+    return (
+        (human("1") & ensemble("2"))
+        | (human("2") & ensemble("1"))
+        | (human("tie") & (ensemble("1") | ensemble("2")))
+    )
 
 
 def with_outcome(verdicts, filters: dict | None, *, select: bool = False):
     """The verdicts with `filter_outcome`: the first filter of FILTER_ORDER
     that matches each, or "" (kept). Aliases only (nothing more is selected)
-    unless `select`."""
+    unless `select`. Each filter is an uncorrelated `IN (grouped subquery)`,
+    which the database computes once for the whole set (a hashed subplan),
+    not once per verdict."""
     filters = filters or {}
+    items = verdicts.values("item_id")
     whens = []
     if "too_easy" in filters:
         ids = set(filters["too_easy"]["evaluations"])
-        verdicts = verdicts.alias(f_easy=_right_both_orders(ids))
-        whens.append(When(f_easy__gte=len(ids), then=Value("too_easy")))
-    if "low_consensus" in filters or "disagreement" in filters:
-        top, choice, total = _human_top()
-        verdicts = verdicts.alias(
-            f_top=Cast(top, FloatField()), f_choice=choice, f_total=Cast(total, FloatField())
-        )
+        whens.append(When(item_id__in=_too_easy_items(ids, items), then=Value("too_easy")))
     if "low_consensus" in filters:
-        t = filters["low_consensus"]["threshold"]
-        whens.append(
-            When(Q(f_total__gt=0, f_top__lt=F("f_total") * t), then=Value("low_consensus"))
-        )
+        low = _low_consensus_items(filters["low_consensus"]["threshold"], items)
+        whens.append(When(item_id__in=low, then=Value("low_consensus")))
     if "disagreement" in filters:
-        d = filters["disagreement"]
-        ids = set(d["evaluations"])
-        verdicts = verdicts.alias(
-            f_e1=Cast(_ensemble_votes(ids, "1"), FloatField()),
-            f_e2=Cast(_ensemble_votes(ids, "2"), FloatField()),
-            f_en=Cast(_ensemble_votes(ids, None), FloatField()),
+        whens.append(
+            When(_disagreement(filters["disagreement"], items), then=Value("disagreement"))
         )
-        strong = Q(f_total__gt=0, f_top__gte=F("f_total") * d["human"], f_en__gt=0)
-        one = Q(f_e1__gte=F("f_en") * d["ensemble"]) & ~Q(f_choice="1")
-        two = Q(f_e2__gte=F("f_en") * d["ensemble"]) & ~Q(f_choice="2")
-        whens.append(When(strong & (one | two), then=Value("disagreement")))
     outcome = (
         Case(*whens, default=Value(""), output_field=CharField())
         if whens
@@ -271,7 +293,7 @@ def exclude_too_easy(verdicts, evaluation_ids):
 
 def only_too_easy(verdicts, evaluation_ids):
     ids = set(evaluation_ids)
-    return verdicts.alias(too_easy_n=_right_both_orders(ids)).filter(too_easy_n__gte=len(ids))
+    return verdicts.filter(item_id__in=_too_easy_items(ids, verdicts.values("item_id")))
 
 
 def outcome_counts(verdicts, filters: dict) -> dict[str, dict[str, int]]:
