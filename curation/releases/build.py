@@ -186,9 +186,8 @@ def _remove_dead_attempts(building: Path, release_id: int | str) -> None:
 
 
 def _included(release: Release):
-    return included_verdicts(
-        release.project, release.domains, release.min_label_quality, release.filters
-    )
+    """The release's verdicts before its benchmark-construction filters."""
+    return included_verdicts(release.project, release.domains, release.min_label_quality)
 
 
 def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
@@ -198,8 +197,13 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
     and the card and manifest are written from all of them."""
     project = release.project
     domains = list(project.domains.filter(slug__in=release.domains).order_by("position", "slug"))
-    # The length balancing's seeded drops (curation.releases.filter_outputs).
-    included, balance_drops, balance_external = filter_outputs.balanced(release, _included(release))
+    # The filters' matched pairs, read once, and the length balancing's
+    # seeded drops (curation.releases.filter_outputs).
+    before = _included(release)
+    filtered = filter_outputs.filtered_rows(release, before)
+    included, balance_drops, balance_external = filter_outputs.balanced(
+        release, filter_outputs.without_filtered(before, filtered)
+    )
     salt = release.rekey_salt
     pseudonyms = dict(
         Membership.objects.filter(project=project).values_list("user_id", "pseudonym")
@@ -275,8 +279,6 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
     if release.filters:
         from curation.releases import filters as release_filters
 
-        before = included_verdicts(release.project, release.domains, release.min_label_quality)
-        filtered = filter_outputs.filtered_rows(release, before)
         summary = release_filters.summary(release, counts=filter_outputs.counts_of(filtered))
         balancing = filter_outputs.balancing_entry(release, balance_drops)
         if balancing:

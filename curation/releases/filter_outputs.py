@@ -69,17 +69,13 @@ def balanced(release, included):
 
 def filtered_rows(release, before) -> list[tuple]:
     """(item id, external ID, domain, label, filter) of every pair a filter
-    matched, sorted by domain and ID: one query."""
-    if not any(name in release.filters for name in filters.FILTER_ORDER):
-        return []
-    return list(
-        filters.with_outcome(before, release.filters, select=True)
-        .exclude(filter_outcome="")
-        .order_by("item__domain__slug", "item__external_id")
-        .values_list(
-            "item_id", "item__external_id", "item__domain__slug", "final_choice", "filter_outcome"
-        )
-    )
+    matched, sorted by domain and ID: one query (filters.matched_rows)."""
+    return filters.matched_rows(before, release.filters)
+
+
+def without_filtered(before, rows):
+    """The benchmark's pairs: `before` less the matched ones."""
+    return filters.without(before, [row[0] for row in rows])
 
 
 def _shown_id(external_id: str, salt: str) -> str:

@@ -181,17 +181,18 @@ def test_filter_pass_counts_equal_reference_in_fixed_queries(world, django_asser
     spec = spec_of(project, ids, **all_three(project, ids))
     release = type("R", (), {"filters": spec})()
     before = included_verdicts(project, ALL_DOMAINS)
-    # One query for every matched pair, one for the counts, one for the
-    # lengths: the same statements at 20 items as at 100,000.
-    with django_assert_num_queries(3):
+    # The verdicts, the vote tallies and the predictions (one query each),
+    # one for the lengths of the pairs left: the same at 20 items as at 100,000.
+    with django_assert_num_queries(4):
         rows = filter_outputs.filtered_rows(release, before)
-        counts = filters.outcome_counts(before, spec)
-        filter_outputs.pair_lengths(filters.kept(before, spec))
+        counts = filter_outputs.counts_of(rows)
+        filter_outputs.pair_lengths(filter_outputs.without_filtered(before, rows))
+    assert counts == filters.outcome_counts(before, spec)
+    assert rows == filters.matched_rows_sql(before, spec)  # the SQL form, equal
     expected = reference_outcomes(project, spec)
     assert {r[0]: r[4] for r in rows} == expected
     domain = dict(Item.objects.filter(project=project).values_list("pk", "domain__slug"))
     by = Counter((name, domain[i]) for i, name in expected.items())
-    assert counts == filter_outputs.counts_of(rows)
     assert {(n, d): k for n, per in counts.items() for d, k in per.items()} == dict(by)
 
 
