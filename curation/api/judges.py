@@ -6,6 +6,7 @@ resume), through the services the pages use (curation.evaluation.judge_runs).
 
 from __future__ import annotations
 
+from django.db.models import Q
 from django.http import QueryDict
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers
@@ -20,6 +21,7 @@ from common.body_guard import guard_body
 from curation.api.access import curated_project
 from curation.api.releases import release_for
 from curation.benchmarks import registry
+from curation.evaluation import media_content
 from curation.evaluation.forms import JudgeEndpointForm
 from curation.evaluation.judge_runs import (
     JudgeRunError,
@@ -30,7 +32,7 @@ from curation.evaluation.judge_runs import (
     save_endpoint,
     start_judge_run,
 )
-from curation.models import JudgeEndpoint, JudgeRun, JudgeRunStatus
+from curation.models import JudgeEndpoint, JudgeRun, JudgeRunStatus, VideoAs
 
 # --- Endpoints --------------------------------------------------------------------------
 
@@ -130,6 +132,13 @@ def _form_data(data: dict) -> QueryDict:
 # --- Runs -------------------------------------------------------------------------------
 
 
+VIDEO_AS_HELP = (
+    "How videos are sent: frames (JPEG images at moments drawn from the run's seed, "
+    "the default) or video (one video_url part, for endpoints that accept one)."
+)
+VIDEO_FRAMES_HELP = "Frames sent per video when sent as frames: 1 to 64 (default 8)."
+
+
 class JudgeRunSerializer(serializers.Serializer):
     class ProgressSerializer(serializers.Serializer):
         done = serializers.IntegerField(source="progress_done")
@@ -140,7 +149,14 @@ class JudgeRunSerializer(serializers.Serializer):
 
     id = serializers.IntegerField()
     name = serializers.CharField(help_text="Its name on the release's leaderboard.")
-    release = serializers.IntegerField(source="release_id")
+    release = serializers.IntegerField(
+        source="release_id", allow_null=True, help_text="null: a run over the project's items."
+    )
+    project_items = serializers.BooleanField(
+        source="on_project",
+        help_text="A run over the project's benchmark items (its answers are votes for the "
+        "calibration report, not a leaderboard entry).",
+    )
     endpoint = serializers.IntegerField(
         source="endpoint_id", allow_null=True, help_text="null once the endpoint was deleted."
     )
@@ -163,6 +179,8 @@ class JudgeRunSerializer(serializers.Serializer):
         )
     )
     concurrency = serializers.IntegerField()
+    video_as = serializers.ChoiceField(choices=VideoAs.choices, help_text=VIDEO_AS_HELP)
+    video_frames = serializers.IntegerField(help_text=VIDEO_FRAMES_HELP)
     status = serializers.ChoiceField(choices=JudgeRunStatus.choices)
     progress = ProgressSerializer(source="*")
     n_errors = serializers.IntegerField(help_text="Requests that failed for good.")
@@ -185,7 +203,7 @@ class JudgeRunSerializer(serializers.Serializer):
 
 def _run_for(project, run_id: int) -> JudgeRun:
     run = (
-        JudgeRun.objects.filter(release__project=project, pk=run_id)
+        JudgeRun.objects.filter(Q(release__project=project) | Q(project=project), pk=run_id)
         .select_related("created_by")
         .first()
     )
@@ -218,6 +236,16 @@ class JudgeRunListApi(APIView):
         )
         concurrency = serializers.IntegerField(
             required=False, default=4, min_value=1, help_text="Requests in flight at once."
+        )
+        video_as = serializers.ChoiceField(
+            choices=VideoAs.choices, required=False, default=VideoAs.FRAMES, help_text=VIDEO_AS_HELP
+        )
+        video_frames = serializers.IntegerField(
+            required=False,
+            default=media_content.DEFAULT_FRAMES,
+            min_value=media_content.MIN_FRAMES,
+            max_value=media_content.MAX_FRAMES,
+            help_text=VIDEO_FRAMES_HELP,
         )
 
     @extend_schema(
@@ -258,6 +286,8 @@ class JudgeRunListApi(APIView):
                 swapped=data["swapped"],
                 concurrency=data["concurrency"],
                 scoring=data["scoring"],
+                video_as=data["video_as"],
+                video_frames=data["video_frames"],
                 user=request.user,
             )
         except JudgeRunError as exc:

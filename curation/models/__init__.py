@@ -32,6 +32,7 @@ from curation.models.evaluation import (
     JudgeRun,
     JudgeRunQuerySet,
     JudgeRunStatus,
+    VideoAs,
 )
 from curation.models.mixes import Mix, MixQuerySet, MixSource
 from curation.models.quality import (
@@ -41,6 +42,7 @@ from curation.models.quality import (
     LabelQualityStatus,
     Side,
 )
+from curation.models.calibration import JudgeVote
 # isort: on
 
 __all__ = [
@@ -60,6 +62,7 @@ __all__ = [
     "JudgeRun",
     "JudgeRunQuerySet",
     "JudgeRunStatus",
+    "JudgeVote",
     "LabelQualityRun",
     "LabelQualityStatus",
     "Mix",
@@ -74,4 +77,5 @@ __all__ = [
     "Verdict",
     "VerdictRank",
     "VerdictStatus",
+    "VideoAs",
 ]

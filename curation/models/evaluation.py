@@ -151,16 +151,31 @@ class JudgeRunStatus(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
+class VideoAs(models.TextChoices):
+    """How a run sends a video (curation.evaluation.media_content)."""
+
+    FRAMES = "frames", "Sampled frames (images)"
+    VIDEO = "video", "The video file (for endpoints that accept one)"
+
+
 class JudgeRunQuerySet(models.QuerySet["JudgeRun"]):
     def active(self) -> JudgeRunQuerySet:
         return self.filter(status__in=[JudgeRunStatus.PENDING, JudgeRunStatus.RUNNING])
 
 
 class JudgeRun(models.Model):
-    """One judge's pass (or two, order swapped) over a ready release. The
-    endpoint's non-secret settings are copied so the record says what ran."""
+    """One judge's pass (or two, order swapped) over a ready release, or over
+    a project's benchmark items (issue 36: its answers become JudgeVote rows
+    for the calibration report and the label-error audit, never a
+    leaderboard entry). The endpoint's non-secret settings are copied so the
+    record says what ran."""
 
-    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="judge_runs")
+    release = models.ForeignKey(
+        Release, null=True, blank=True, on_delete=models.PROTECT, related_name="judge_runs"
+    )
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="judge_runs"
+    )
     endpoint = models.ForeignKey(
         JudgeEndpoint, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
     )
@@ -181,6 +196,11 @@ class JudgeRun(models.Model):
     # score the answers (some always send both orders: Benchmark.judge_both_orders).
     scoring = models.CharField(max_length=32, default=FIRST_SCORING, help_text=SCORING_HELP)
     concurrency = models.PositiveSmallIntegerField(default=4)
+    # How videos are sent (issue 35): frames at positions drawn from the seed, or the file.
+    video_as = models.CharField(max_length=6, choices=VideoAs.choices, default=VideoAs.FRAMES)
+    video_frames = models.PositiveSmallIntegerField(
+        default=8, help_text="Frames sent per video when sent as frames (1 to 64)."
+    )
     status = models.CharField(
         max_length=10, choices=JudgeRunStatus.choices, default=JudgeRunStatus.PENDING
     )
@@ -207,6 +227,15 @@ class JudgeRun(models.Model):
             models.UniqueConstraint(
                 fields=["release", "name"], name="curation_judgerun_name_per_release"
             ),
+            models.UniqueConstraint(
+                fields=["project", "name"], name="curation_judgerun_name_per_project"
+            ),
+            # A run judges a release or a project's items, never both or neither.
+            models.CheckConstraint(
+                condition=Q(release__isnull=False, project__isnull=True)
+                | Q(release__isnull=True, project__isnull=False),
+                name="curation_judgerun_release_xor_project",
+            ),
             models.CheckConstraint(
                 condition=Q(status__in=JudgeRunStatus.values), name="curation_judgerun_status_valid"
             ),
@@ -223,13 +252,28 @@ class JudgeRun(models.Model):
                 name="curation_judgerun_concurrency_range",
             ),
             models.CheckConstraint(
-                condition=~Q(status=JudgeRunStatus.COMPLETE) | Q(evaluation__isnull=False),
+                condition=Q(video_as__in=VideoAs.values), name="curation_judgerun_video_as_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(video_frames__gte=1, video_frames__lte=64),
+                name="curation_judgerun_video_frames_range",
+            ),
+            models.CheckConstraint(
+                # A project's run ends in its votes, not a leaderboard entry.
+                condition=~Q(status=JudgeRunStatus.COMPLETE)
+                | Q(evaluation__isnull=False)
+                | Q(project__isnull=False),
                 name="curation_judgerun_complete_has_evaluation",
             ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.name} on {self.release} ({self.status})"
+        return f"{self.name} on {self.release or self.project} ({self.status})"
+
+    @property
+    def on_project(self) -> bool:
+        """A run over the project's items (votes), not over a release."""
+        return self.project_id is not None
 
     @property
     def sends(self) -> str:
@@ -244,6 +288,13 @@ class JudgeRun(models.Model):
         except EvaluationError:
             return "both orders" if self.swapped else "original order only"
         return sends(benchmark, self.swapped)
+
+    @property
+    def sends_videos(self) -> str:
+        """How its videos go, in words (the run page)."""
+        if self.video_as == VideoAs.VIDEO:
+            return "videos as the video file"
+        return f"videos as {self.video_frames} frame{'s' if self.video_frames != 1 else ''}"
 
     @property
     def percent(self) -> int:
