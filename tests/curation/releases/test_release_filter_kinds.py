@@ -362,3 +362,20 @@ def test_annotator_cannot_cut_a_filtered_release(world, client):
         content_type="application/json",
     )
     assert api.status_code in (403, 404)
+
+
+def test_a_rekeyed_release_shows_no_old_id_in_held_out_or_provenance(world):
+    project, _ = world
+    release = create_release(
+        project=project, version="v-rk", notes="", domains=ALL_DOMAINS, seed=11, user=None,
+        enqueue=False, rekey=True, low_consensus=LOW, low_consensus_action="hold",
+    )  # fmt: skip
+    release = build_release(release_id=release.pk)
+    assert release.status == "ready", release.error
+    folder = media(release.folder)
+    old = set(Item.objects.filter(project=project).values_list("external_id", flat=True))
+    held = (folder / "held_out/held_out.jsonl").read_text()
+    lines = [json.loads(x) for x in (folder / "provenance.jsonl").read_text().splitlines()]
+    shown = [json.loads(x)["ID"] for x in held.splitlines()]
+    shown += [x["ID"] for x in lines if "release_filter" in x]
+    assert shown and all(i.startswith("heldout_") and i not in old for i in shown)
