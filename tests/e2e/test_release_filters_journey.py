@@ -17,7 +17,10 @@ SLUG = "tef"  # the ensemble fixture's project
 
 
 def test_a_curator_builds_a_release_with_the_too_easy_filter(
-    live_server, browser, artifacts, ensemble  # noqa: F811
+    live_server,
+    browser,
+    artifacts,
+    ensemble,  # noqa: F811
 ):
     project, evals = ensemble
     expected = reference(project, [e.pk for e in evals])
