@@ -64,7 +64,7 @@ def balanced(release, included):
     ids = [i for domain_ids in drops.values() for i in domain_ids]
     if not ids:
         return included, drops, {}
-    return included.exclude(item_id__in=ids), drops, {i: external[i] for i in ids}
+    return filters.without(included, ids), drops, {i: external[i] for i in ids}
 
 
 def filtered_rows(release, before) -> list[tuple]:
