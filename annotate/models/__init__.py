@@ -46,6 +46,7 @@ from annotate.models.projects import (
     Task,
     VoteMode,
 )
+from annotate.models.qualification import QualificationAnswer, QualificationAttempt
 from annotate.models.votes import (
     Assignment,
     AssignmentStatus,
@@ -89,6 +90,8 @@ __all__ = [
     "PreferenceScale",
     "ProgressCounter",
     "Project",
+    "QualificationAnswer",
+    "QualificationAttempt",
     "Role",
     "SetupEvent",
     "Slot",

@@ -61,6 +61,9 @@ EXPECTED = {
     ("api_domains", "get"): MEMBERS,
     ("api_import", "post"): row(401, 404, 403, 403, 400),
     ("api_next_assignment", "post"): MEMBERS,
+    ("api_qualification", "get"): MEMBERS,
+    ("api_qualification_annotators", "get"): CURATORS,
+    ("api_qualification_admit", "post"): CURATORS_POST,
     ("api_assignment", "get"): OWN_ASSIGNMENT,
     ("api_assignment_image", "get"): OWN_ASSIGNMENT,
     ("api_assignment_part_image", "get"): OWN_ASSIGNMENT,
@@ -122,6 +125,9 @@ EXPECTED = {
     ("api_judge_runs", "get"): CURATORS,
     ("api_judge_runs", "post"): CURATORS_POST,
     ("api_judge_run", "get"): CURATORS,
+    ("api_project_judge_runs", "get"): CURATORS,
+    ("api_project_judge_runs", "post"): CURATORS_POST,
+    ("api_calibration", "get"): CURATORS,
     ("api_judge_run_cancel", "post"): CURATORS,  # the world's run is pending
     ("api_judge_run_resume", "post"): row(401, 404, 403, 409, 409),  # pending: nothing to resume
 }
