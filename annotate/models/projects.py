@@ -276,6 +276,17 @@ class Project(models.Model):
         )
 
     @property
+    def adaptive_settings(self) -> dict:
+        """The adaptive rule's parameters and, in adaptive mode, its plain words (the API)."""
+        rule = self.adaptive_rule
+        return {
+            "base_votes": rule.base_votes,
+            "budget": rule.budget,
+            "stop_certainty": rule.stop_certainty,
+            "rule": rule.describe() if self.is_adaptive else "",
+        }
+
+    @property
     def is_graded(self) -> bool:
         return scales.is_graded(self.preference_scale)
 

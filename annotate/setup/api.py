@@ -72,20 +72,13 @@ class ProjectOutput(serializers.Serializer):
         help_text="fixed: votes_per_item per item; adaptive: see `adaptive` (changed at "
         "/api/v1/projects/<slug>/adaptive/).",
     )
-    adaptive = serializers.SerializerMethodField(
-        help_text="The adaptive rule's parameters and, in adaptive mode, the rule in plain words."
+    adaptive = serializers.DictField(
+        source="adaptive_settings",
+        help_text="The adaptive rule's parameters and, in adaptive mode, the rule in plain words.",
     )
 
     def get_archived(self, project) -> bool:
         return project.archived_at is not None
-
-    def get_adaptive(self, project) -> dict:
-        return {
-            "base_votes": project.adaptive_base_votes,
-            "budget": project.adaptive_budget,
-            "stop_certainty": project.adaptive_stop_certainty,
-            "rule": project.adaptive_rule.describe() if project.is_adaptive else "",
-        }
 
 
 # --- Projects ----------------------------------------------------------------------------
