@@ -18,6 +18,7 @@ from annotate.models import (
     ItemPart,
     MediaAsset,
     Project,
+    ProjectPause,
 )
 from annotate.projects import CURATOR_ROLES, project_for
 from common.serving import stored_file_response
@@ -51,10 +52,16 @@ def project_overview(request, slug):
     domains = project.domains.annotate(n_items=Count("items")).order_by("position")
     # Curators see what waits on votes nobody eligible can give.
     stuck = short_of_annotators(project).count() if role in CURATOR_ROLES else 0
+    # ... and who the check rule paused (annotate.checks), until reinstated.
+    paused = (
+        ProjectPause.objects.open().filter(project=project).count()
+        if role in CURATOR_ROLES and project.check_rate > 0
+        else 0
+    )
     return render(
         request,
         "annotate/project.html",
-        {"project": project, "role": role, "domains": domains, "stuck": stuck},
+        {"project": project, "role": role, "domains": domains, "stuck": stuck, "paused": paused},
     )
 
 

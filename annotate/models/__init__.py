@@ -7,6 +7,7 @@ JudgementSlot rows). What the annotator saw, in which order, is a display
 detail kept on the Assignment (`display_order`, a permutation of the slots).
 """
 
+from annotate.models.checks import ProjectPause
 from annotate.models.items import (
     VOTE_TALLIES,
     GoldChoice,
@@ -84,6 +85,7 @@ __all__ = [
     "PreferenceScale",
     "ProgressCounter",
     "Project",
+    "ProjectPause",
     "Role",
     "SetupEvent",
     "Slot",

@@ -50,6 +50,8 @@ class ProjectSettingsForm(forms.ModelForm):
             "preference_scale": "A/B asks which response is better; a graded scale also how "
             "much (keys 1 to 6 or 1 to 7 on the compare page). Fixed once the project has votes.",
             "allow_tie": "A/B projects (a graded scale has a tie only with 7 points).",
+            "check_rate": "Share of each annotator's items that are check items (gold and "
+            "attention checks), from 0 to 1; 0 turns checks and pauses off.",
         }
 
     def __init__(self, *args, **kwargs):
@@ -57,6 +59,10 @@ class ProjectSettingsForm(forms.ModelForm):
         live_preview(self)
         # Left out (a client that predates scales): the scale stays as it is.
         self.fields["preference_scale"].required = False
+        for name in ("check_rate", "check_threshold"):
+            if name in self.fields:
+                self.fields[name].validators += [MinValueValidator(0), MaxValueValidator(1)]
+                self.fields[name].widget.attrs.update(min=0, max=1, step=0.01)
 
     def clean_preference_scale(self):
         return self.cleaned_data.get("preference_scale") or self.instance.preference_scale

@@ -34,6 +34,44 @@ def audit_import(sender, *, project, actor, details, summary, **kwargs) -> None:
     )
 
 
+def _pause_figures(pause) -> dict:
+    return {
+        "annotator": pause.annotator_id,
+        "right": pause.right,
+        "total": pause.total,
+        "low": pause.low,
+        "high": pause.high,
+        "threshold": pause.threshold,
+        "minimum": pause.minimum,
+    }
+
+
+def audit_pause(sender, *, pause, **kwargs) -> None:
+    """An annotator was paused by the check rule (annotate.checks): in the
+    audit log beside curators' decisions, with the figures (no actor)."""
+    AuditEvent.objects.create(
+        project_id=pause.project_id,
+        item=None,
+        actor=None,
+        action="pause",
+        after={"paused": True, **_pause_figures(pause)},
+        reason=pause.reason,
+    )
+
+
+def audit_reinstatement(sender, *, pause, actor, **kwargs) -> None:
+    """A curator reinstated a paused annotator."""
+    AuditEvent.objects.create(
+        project_id=pause.project_id,
+        item=None,
+        actor=actor,
+        action="reinstate",
+        before={"paused": True, **_pause_figures(pause)},
+        after={"paused": False, "annotator": pause.annotator_id},
+        reason=f"Reinstated after the pause of {pause.paused_at:%Y-%m-%d %H:%M} UTC.",
+    )
+
+
 def update_verdict_on_vote(sender, *, item, **kwargs) -> None:
     """Move the item's verdict through the contested rule, atomically with the
     vote (update_verdict locks the verdict row first). Qualification and
