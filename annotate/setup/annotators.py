@@ -17,7 +17,6 @@ from annotate.projects import CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
 
 
-@guard_body(member_of(CURATOR_ROLES))
 @require_GET
 @login_required
 def annotators(request, slug):

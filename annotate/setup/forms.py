@@ -36,6 +36,10 @@ def live_preview(form: forms.Form) -> None:
             )
 
 
+# Ongoing checks (issue 36, annotate.checks).
+CHECK_FIELDS = ("check_rate", "check_threshold", "check_minimum")
+
+
 class ProjectSettingsForm(forms.ModelForm):
     class Meta:
         model = Project
@@ -59,10 +63,25 @@ class ProjectSettingsForm(forms.ModelForm):
         live_preview(self)
         # Left out (a client that predates scales): the scale stays as it is.
         self.fields["preference_scale"].required = False
+        for name in CHECK_FIELDS:
+            # Left out (a client that predates checks): the value stays as it is.
+            self.fields[name].required = False
         for name in ("check_rate", "check_threshold"):
-            if name in self.fields:
-                self.fields[name].validators += [MinValueValidator(0), MaxValueValidator(1)]
-                self.fields[name].widget.attrs.update(min=0, max=1, step=0.01)
+            self.fields[name].validators += [MinValueValidator(0), MaxValueValidator(1)]
+            self.fields[name].widget.attrs.update(min=0, max=1, step=0.01)
+
+    def _kept(self, name):
+        value = self.cleaned_data.get(name)
+        return getattr(self.instance, name) if value is None else value
+
+    def clean_check_rate(self):
+        return self._kept("check_rate")
+
+    def clean_check_threshold(self):
+        return self._kept("check_threshold")
+
+    def clean_check_minimum(self):
+        return self._kept("check_minimum")
 
     def clean_preference_scale(self):
         return self.cleaned_data.get("preference_scale") or self.instance.preference_scale
