@@ -1,13 +1,25 @@
 """Receivers of annotate's signals. They run inside the sender's transaction."""
 
-from annotate.models import Project, Role
+from annotate.models import ItemPurpose, Project, Role
 from common.bulk import insert_per_key
 from curation.models import AuditEvent, Verdict
 from curation.verdicts.service import recheck_waiting_items, update_verdict
 
 
 def create_verdicts_for_imported_items(sender, *, project, item_ids, **kwargs) -> None:
-    """Every item gets a Verdict (needs_votes) in the import's transaction."""
+    """Every benchmark item gets a Verdict (needs_votes) in the import's
+    transaction; qualification and check items (issue 36) get none, so no
+    curation page, release or export sees them. (The project's few such
+    items are read, not the import's list: it may hold 100,000 ids.)"""
+    from annotate.models import Item
+
+    gates = set(
+        Item.objects.filter(project=project)
+        .exclude(purpose=ItemPurpose.BENCHMARK)
+        .values_list("pk", flat=True)
+    )
+    if gates:
+        item_ids = [pk for pk in item_ids if pk not in gates]
     insert_per_key(Verdict, "item_id", item_ids, {"project_id": project.pk})
 
 
@@ -76,8 +88,6 @@ def update_verdict_on_vote(sender, *, item, **kwargs) -> None:
     """Move the item's verdict through the contested rule, atomically with the
     vote (update_verdict locks the verdict row first). Qualification and
     check items (issue 36) measure the annotator: their votes decide nothing."""
-    from annotate.models import ItemPurpose
-
     if item.purpose != ItemPurpose.BENCHMARK:
         return
     update_verdict(item=item)
