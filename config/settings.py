@@ -438,6 +438,8 @@ JUDGE_MAX_CONCURRENCY = env_int("JUDGE_MAX_CONCURRENCY", 16, minimum=1)
 JUDGE_MAX_CONSECUTIVE_ERRORS = env_int("JUDGE_MAX_CONSECUTIVE_ERRORS", 10, minimum=1)
 # A running run silent this long lost its worker: the sweep and Resume take it over.
 JUDGE_STALE_SECONDS = env_int("JUDGE_STALE_SECONDS", 120, minimum=30)
+# A video sent to a judge as frames: each scaled down to this longest side (pixels).
+JUDGE_FRAME_MAX_SIDE = env_int("JUDGE_FRAME_MAX_SIDE", 768, minimum=16)
 # Judge requests go only to globally routable addresses (no loopback, private,
 # link-local, metadata, ... ranges; see curation/evaluation/judge_client.py). List the
 # networks of a judge you run yourself, comma-separated CIDRs, e.g.

@@ -17,6 +17,7 @@ from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers
+from rest_framework.fields import SkipField
 from rest_framework.views import APIView
 
 from annotate.loop import rules
@@ -24,6 +25,16 @@ from annotate.loop.service import parts_to_send
 from annotate.models import Assignment, ItemPart, MediaAsset, PartKind, Slot
 from annotate.models.parts import TEXT_JOINER, is_mrb_shaped, response_slot, response_slots
 from common.api.errors import errors
+
+
+class PresentOrNull(serializers.CharField):
+    """A URL that is null until made, and absent where the part's kind has
+    none (a video has no waveform)."""
+
+    def get_attribute(self, instance):
+        if self.field_name not in instance:
+            raise SkipField
+        return super().get_attribute(instance)
 
 
 class PartSerializer(serializers.Serializer):
@@ -45,6 +56,22 @@ class PartSerializer(serializers.Serializer):
         required=False,
         help_text="An audio part's integrated loudness in dB (null until measured after "
         "the import).",
+    )
+    poster_url = PresentOrNull(
+        required=False,
+        allow_null=True,
+        help_text="A video part's still (WebP; null until made in the background after the "
+        "import).",
+    )
+    strip_url = PresentOrNull(
+        required=False,
+        allow_null=True,
+        help_text="A video part's strip of eight thumbnails (WebP; null until made).",
+    )
+    waveform_url = PresentOrNull(
+        required=False,
+        allow_null=True,
+        help_text="An audio part's waveform image (WebP; null until made).",
     )
 
 
@@ -82,7 +109,16 @@ def _media(url: str, media: MediaAsset) -> dict:
         shown.update(width=media.width, height=media.height, fps=media.fps)
     else:
         shown["loudness_db"] = media.loudness_db
+    for derivative in MEDIA_DERIVATIVES[media.kind]:
+        made = getattr(media, DERIVATIVE_FIELDS[derivative])
+        shown[f"{derivative}_url"] = f"{url}{derivative}/" if made else None
     return shown
+
+
+# What the background derivation makes of each kind (annotate.tasks.derive_media),
+# by the name in its URL, and the MediaAsset field holding its stored name.
+MEDIA_DERIVATIVES = {PartKind.VIDEO: ("poster", "strip"), PartKind.AUDIO: ("waveform",)}
+DERIVATIVE_FIELDS = {"poster": "poster", "strip": "strip", "waveform": "waveform"}
 
 
 def content_fields(assignment: Assignment) -> dict:
@@ -229,17 +265,41 @@ class AssignmentPartMediaApi(APIView):
             **errors(401, 404),
         },
     )
-    def get(self, request, assignment_id, place, index):
+    def get(self, request, assignment_id, place, index, derivative=None):
         from common.serving import stored_file_response
 
         kinds = [PartKind.VIDEO, PartKind.AUDIO]
         part = _part_at(request, assignment_id, place, index, kinds, "media")
         if part is None:
             raise exceptions.NotFound("No such video or audio file.")
+        name, content_type = part.media.file, part.media.content_type
+        if derivative is not None:
+            if derivative not in MEDIA_DERIVATIVES[part.media.kind]:
+                made = ", ".join(MEDIA_DERIVATIVES[part.media.kind])
+                raise exceptions.NotFound(f"No such image of a {part.media.kind} part: {made}.")
+            name, content_type = getattr(part.media, DERIVATIVE_FIELDS[derivative]), "image/webp"
+            if not name:
+                raise exceptions.NotFound(f"The {derivative} is not made yet: try again shortly.")
         try:
-            return stored_file_response(request, part.media.file, part.media.content_type)
+            return stored_file_response(request, name, content_type)
         except Http404:
             raise exceptions.NotFound("The file is missing.") from None
+
+
+class AssignmentPartMediaImageApi(AssignmentPartMediaApi):
+    @extend_schema(
+        operation_id="assignments_part_media_image",
+        summary="A video's poster or thumbnail strip, or an audio file's waveform",
+        description="`derivative` is poster or strip (a video) or waveform (an audio file), "
+        "made in the background after the import (404 until then). Take the URLs from the "
+        "assignment's `content` (`poster_url`, `strip_url`, `waveform_url`).",
+        responses={
+            (200, "image/webp"): OpenApiResponse(OpenApiTypes.BINARY, description="The image."),
+            **errors(401, 404),
+        },
+    )
+    def get(self, request, assignment_id, place, index, derivative):
+        return super().get(request, assignment_id, place, index, derivative)
 
 
 class AssignmentPartImageApi(APIView):

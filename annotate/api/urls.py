@@ -74,6 +74,11 @@ urlpatterns = [
         name="api_assignment_part_media",
     ),
     path(
+        "assignments/<int:assignment_id>/media/<str:place>/<int:index>/<str:derivative>/",
+        content.AssignmentPartMediaImageApi.as_view(),
+        name="api_assignment_part_media_image",
+    ),
+    path(
         "assignments/<int:assignment_id>/judgement/",
         assignments.SubmitJudgementApi.as_view(),
         name="api_submit_judgement",

@@ -109,7 +109,7 @@ def _codec(stream) -> str:
     return getattr(codec, "canonical_name", None) or codec.name
 
 
-def _seconds(container, stream) -> float | None:
+def duration_seconds(container, stream) -> float | None:
     if stream is not None and stream.duration is not None and stream.time_base is not None:
         return float(stream.duration * stream.time_base)
     if container.duration is not None:
@@ -205,7 +205,7 @@ def _inspect(box, data: bytes, ref: str, limits: MediaLimits, kind: str) -> Medi
         if channels <= 0 or channels > limits.max_channels:
             raise ValueError(f"audio has {channels} channels, outside 1 to {limits.max_channels}")
     main = video if kind == "video" else audio
-    seconds = _seconds(box, main)
+    seconds = duration_seconds(box, main)
     if seconds is None:
         raise ValueError("its header gives no duration (an endless or live stream is refused)")
     if seconds <= 0:
@@ -366,7 +366,7 @@ def _save_webp(name: str, image) -> str:
 SEEK_GAP_SECONDS = 4.0
 
 
-def _frames_at(box, stream, times: list[float], deadline: float):
+def frames_at(box, stream, times: list[float], deadline: float):
     """One decoded frame at (or just after) each time (in increasing order),
     decoding forward and seeking only over long gaps; bounded in time."""
     half_frame = 0.5 / float(stream.average_rate or 25)
@@ -403,7 +403,7 @@ def video_derivatives(data: bytes, sha256: str, duration_s: float) -> tuple[str,
         stream.thread_type = "AUTO"
         times = [duration_s * (k + 0.5) / STRIP_FRAMES for k in range(STRIP_FRAMES)]
         poster_at = min(duration_s * 0.1, max(0.0, duration_s - 0.05))
-        shots = dict(_frames_at(box, stream, [poster_at, *times], deadline))
+        shots = dict(frames_at(box, stream, [poster_at, *times], deadline))
     if not shots:
         raise ValueError("no frame decodes")
     first = shots.get(poster_at) or next(iter(shots.values()))

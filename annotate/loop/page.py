@@ -248,7 +248,7 @@ PICTURE_KEYS["clips"] = [
     ("clip-step", ", .", "One frame back / forward (pauses)"),
     ("clip-speed", "[ ]", "Slower / faster (0.25 to 2 times)"),
     ("clip-loop", "l", "Loop: mark its start, then its end; a third press clears it"),
-    ("clip-switch", "t", "Videos: flicker A and B in one place; audio: listen to A or B here"),
+    ("clip-switch", "t", "Videos: flicker each response in turn here; audio: hear the next one"),
 ]
 PICTURE_KEYS["edit"] = [
     ("zoom", "+ - .", "Zoom in / out / fit, input and both responses together; wheel zooms too"),

@@ -11,6 +11,7 @@ from annotate.loop import rules
 from annotate.loop.forms import SlotVoteForm
 from annotate.loop.page import (
     FRESH_CONFIDENCE,
+    PICTURE_KEYS,
     _correctness_choices,
     _keymap,
     render_page,
@@ -82,6 +83,27 @@ def _slots_keymap(
         ("close", "Esc", "Close panels"),
     ]
     return tuple((action, tuple(k.split(" ")), meaning) for action, k, meaning in keys)
+
+
+def clips_kind(responses) -> str:
+    """ "video" or "audio" where a response holds a video or an audio file
+    (the page then has the clips transport for every response), else ""."""
+    parts = [part for response in responses for part in response.get("parts") or ()]
+    if any("video" in part for part in parts):
+        return "video"
+    return "audio" if any("audio" in part for part in parts) else ""
+
+
+def with_clip_keys(keymap):
+    """A slots keymap with the clips transport's keys (static/js/clips.js):
+    [ and ] set the speed, so confidence moves to { and }, as on the pair page."""
+    keys = [
+        (action, ("{", "}"), meaning) if action == "confidence" else (action, k, meaning)
+        for action, k, meaning in keymap
+    ]
+    at = next((i for i, (action, _, _) in enumerate(keys) if action == "guidelines"), len(keys))
+    clip = [(action, tuple(k.split(" ")), meaning) for action, k, meaning in PICTURE_KEYS["clips"]]
+    return tuple(keys[:at] + clip + keys[at:])
 
 
 def _slots_initial(judgement: Judgement, order: str) -> dict:
@@ -193,6 +215,9 @@ def render_slots(request, assignment, content, status, return_to, notice, form, 
         form = SlotVoteForm(
             initial=_slots_initial(judgement, assignment.display_order), task=project.task, n=n
         )
+    kind = clips_kind(content["shown"]["responses"])
+    if kind:
+        keymap = with_clip_keys(keymap)
     errors, summary = _slot_errors(form, skip_form, n)
 
     def value(name):
@@ -223,6 +248,7 @@ def render_slots(request, assignment, content, status, return_to, notice, form, 
     confidence = value("confidence") if form is not None else FRESH_CONFIDENCE
     context = {
         "layout": "slots",
+        "clips_kind": kind,
         "task": project.task if votes else "",
         "n": n,
         "positions": [(p, rules.POSITION_NAMES[p - 1]) for p in range(1, n + 1)],

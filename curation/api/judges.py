@@ -20,6 +20,7 @@ from common.body_guard import guard_body
 from curation.api.access import curated_project
 from curation.api.releases import release_for
 from curation.benchmarks import registry
+from curation.evaluation import media_content
 from curation.evaluation.forms import JudgeEndpointForm
 from curation.evaluation.judge_runs import (
     JudgeRunError,
@@ -30,7 +31,7 @@ from curation.evaluation.judge_runs import (
     save_endpoint,
     start_judge_run,
 )
-from curation.models import JudgeEndpoint, JudgeRun, JudgeRunStatus
+from curation.models import JudgeEndpoint, JudgeRun, JudgeRunStatus, VideoAs
 
 # --- Endpoints --------------------------------------------------------------------------
 
@@ -130,6 +131,13 @@ def _form_data(data: dict) -> QueryDict:
 # --- Runs -------------------------------------------------------------------------------
 
 
+VIDEO_AS_HELP = (
+    "How videos are sent: frames (JPEG images at moments drawn from the run's seed, "
+    "the default) or video (one video_url part, for endpoints that accept one)."
+)
+VIDEO_FRAMES_HELP = "Frames sent per video when sent as frames: 1 to 64 (default 8)."
+
+
 class JudgeRunSerializer(serializers.Serializer):
     class ProgressSerializer(serializers.Serializer):
         done = serializers.IntegerField(source="progress_done")
@@ -163,6 +171,8 @@ class JudgeRunSerializer(serializers.Serializer):
         )
     )
     concurrency = serializers.IntegerField()
+    video_as = serializers.ChoiceField(choices=VideoAs.choices, help_text=VIDEO_AS_HELP)
+    video_frames = serializers.IntegerField(help_text=VIDEO_FRAMES_HELP)
     status = serializers.ChoiceField(choices=JudgeRunStatus.choices)
     progress = ProgressSerializer(source="*")
     n_errors = serializers.IntegerField(help_text="Requests that failed for good.")
@@ -219,6 +229,16 @@ class JudgeRunListApi(APIView):
         concurrency = serializers.IntegerField(
             required=False, default=4, min_value=1, help_text="Requests in flight at once."
         )
+        video_as = serializers.ChoiceField(
+            choices=VideoAs.choices, required=False, default=VideoAs.FRAMES, help_text=VIDEO_AS_HELP
+        )
+        video_frames = serializers.IntegerField(
+            required=False,
+            default=media_content.DEFAULT_FRAMES,
+            min_value=media_content.MIN_FRAMES,
+            max_value=media_content.MAX_FRAMES,
+            help_text=VIDEO_FRAMES_HELP,
+        )
 
     @extend_schema(
         operation_id="judge_runs_list",
@@ -258,6 +278,8 @@ class JudgeRunListApi(APIView):
                 swapped=data["swapped"],
                 concurrency=data["concurrency"],
                 scoring=data["scoring"],
+                video_as=data["video_as"],
+                video_frames=data["video_frames"],
                 user=request.user,
             )
         except JudgeRunError as exc:

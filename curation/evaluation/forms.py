@@ -10,6 +10,8 @@ from django.core.validators import MaxValueValidator
 from curation.benchmarks import registry
 from curation.evaluation import judge_client
 from curation.evaluation.judge_calls import sends
+from curation.evaluation.media_content import DEFAULT_FRAMES, MAX_FRAMES, MIN_FRAMES
+from curation.models import VideoAs
 
 
 class EvaluationForm(forms.Form):
@@ -164,9 +166,33 @@ class JudgeRunForm(forms.Form):
     concurrency = forms.IntegerField(
         min_value=1, initial=4, help_text="Requests in flight at once."
     )
+    video_as = forms.ChoiceField(
+        required=False,
+        choices=VideoAs.choices,
+        initial=VideoAs.FRAMES,
+        label="Send videos as",
+        help_text="Frames: JPEG images at moments drawn from the run's seed. The video file: "
+        "only for endpoints that accept a video part. Audio always goes as input audio.",
+    )
+    video_frames = forms.IntegerField(
+        required=False,
+        min_value=MIN_FRAMES,
+        max_value=MAX_FRAMES,
+        initial=DEFAULT_FRAMES,
+        label="Frames per video",
+        help_text=f"{MIN_FRAMES} to {MAX_FRAMES}, spread evenly over each clip.",
+    )
 
     def clean_scoring(self):
         return self.cleaned_data["scoring"] or None
+
+    # Left out (an older page, a script): the defaults.
+    def clean_video_as(self):
+        return self.cleaned_data["video_as"] or VideoAs.FRAMES
+
+    def clean_video_frames(self):
+        frames = self.cleaned_data["video_frames"]
+        return DEFAULT_FRAMES if frames is None else frames
 
     def __init__(self, *args, project, max_concurrency: int, release=None, **kwargs):
         super().__init__(*args, **kwargs)

@@ -44,6 +44,7 @@ from annotate.models import Project
 from common.storage import read_stored
 from curation.benchmarks import registry
 from curation.evaluation import judge_client
+from curation.evaluation import media_content as media
 from curation.evaluation.judge_calls import BadCallKeys, ask, calls_for
 from curation.evaluation.key_encryption import UndecryptableKey, origin_of
 from curation.evaluation.service import EvaluationError, evaluate
@@ -57,6 +58,7 @@ from curation.models import (
     JudgeRunStatus,
     Release,
     ReleaseStatus,
+    VideoAs,
 )
 from curation.models.evaluation import new_judge_seed
 from curation.releases import publishing
@@ -205,12 +207,15 @@ def start_judge_run(
     user,
     enqueue: bool = True,
     scoring: str | None = None,
+    video_as: str = VideoAs.FRAMES,
+    video_frames: int = media.DEFAULT_FRAMES,
 ) -> JudgeRun:
     """Record a run of `endpoint` over a ready release and queue it once the
     transaction commits. `scoring` names the benchmark whose items are judged
     and whose rules score the answers (curation.benchmarks); by default the
     release's most specific one (registry.default_for). Some benchmarks
-    always send both orders (`judge_both_orders`)."""
+    always send both orders (`judge_both_orders`). `video_as` and
+    `video_frames`: how videos are sent (curation.evaluation.media_content)."""
     from config.celery import enqueue_on_commit
     from curation.evaluation.tasks import judge_release_task
 
@@ -224,6 +229,8 @@ def start_judge_run(
     limit = max_concurrency()
     if not 1 <= concurrency <= limit:
         raise JudgeRunError(f"Concurrency must be between 1 and {limit}.")
+    if video_as not in VideoAs.values or not media.MIN_FRAMES <= video_frames <= media.MAX_FRAMES:
+        raise JudgeRunError(f"Videos go as frames or video, in 1 to {media.MAX_FRAMES} frames.")
     if Evaluation.objects.filter(release=release, name=name).exists():
         raise JudgeRunError(f"{name!r} is already on this release's leaderboard.")
     if JudgeRun.objects.filter(release=release, name=name).exists():
@@ -264,6 +271,8 @@ def start_judge_run(
                 seed=seed,
                 scoring=benchmark.key,
                 concurrency=concurrency,
+                video_as=video_as,
+                video_frames=video_frames,
                 progress_total=total,
                 created_by=user,
             )
@@ -388,12 +397,13 @@ def judge_inputs(run: JudgeRun) -> tuple[list[dict], Callable[[str], bytes]]:
     """The records the run's benchmark judges (release order) and a reader of
     the files they name, relative to the release folder: exactly what the
     benchmark's judge script reads from a downloaded release. Read from the
-    releases storage, local or a bucket."""
+    releases storage, local or a bucket; media sent as the run says."""
     try:
         records = registry.get(run.scoring).judge_records(run.release)
     except EvaluationError as exc:
         raise JudgeRunError(str(exc)) from None
-    return records, release_reader(run.release)
+    sender = media.MediaContent(media.MediaOptions.of_run(run))
+    return records, media.MediaFiles(release_reader(run.release), sender)
 
 
 def release_reader(release: Release) -> Callable[[str], bytes]:
@@ -434,9 +444,10 @@ def _ask(
         body = request_body(run, record, read_image, endpoint, order)
     except OSError as exc:
         name = record.get("Image") or exc.filename or "of the pair"
+        why = exc.why if isinstance(exc, media.MediaUnreadable) else type(exc).__name__
         return judge_client.JudgeResult(
             output=judge_client.OFFICIAL_FAILURE_OUTPUT,
-            error=f"image {name!r} unreadable: {type(exc).__name__}",
+            error=f"file {name!r} unreadable: {why}",
             attempts=0,
             seconds=0.0,
         )

@@ -32,6 +32,7 @@ from curation.models.evaluation import (
     JudgeRun,
     JudgeRunQuerySet,
     JudgeRunStatus,
+    VideoAs,
 )
 from curation.models.mixes import Mix, MixQuerySet, MixSource
 from curation.models.quality import (
@@ -74,4 +75,5 @@ __all__ = [
     "Verdict",
     "VerdictRank",
     "VerdictStatus",
+    "VideoAs",
 ]

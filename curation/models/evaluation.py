@@ -151,6 +151,13 @@ class JudgeRunStatus(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
+class VideoAs(models.TextChoices):
+    """How a run sends a video (curation.evaluation.media_content)."""
+
+    FRAMES = "frames", "Sampled frames (images)"
+    VIDEO = "video", "The video file (for endpoints that accept one)"
+
+
 class JudgeRunQuerySet(models.QuerySet["JudgeRun"]):
     def active(self) -> JudgeRunQuerySet:
         return self.filter(status__in=[JudgeRunStatus.PENDING, JudgeRunStatus.RUNNING])
@@ -181,6 +188,11 @@ class JudgeRun(models.Model):
     # score the answers (some always send both orders: Benchmark.judge_both_orders).
     scoring = models.CharField(max_length=32, default=FIRST_SCORING, help_text=SCORING_HELP)
     concurrency = models.PositiveSmallIntegerField(default=4)
+    # How videos are sent (issue 35): frames at positions drawn from the seed, or the file.
+    video_as = models.CharField(max_length=6, choices=VideoAs.choices, default=VideoAs.FRAMES)
+    video_frames = models.PositiveSmallIntegerField(
+        default=8, help_text="Frames sent per video when sent as frames (1 to 64)."
+    )
     status = models.CharField(
         max_length=10, choices=JudgeRunStatus.choices, default=JudgeRunStatus.PENDING
     )
@@ -223,6 +235,13 @@ class JudgeRun(models.Model):
                 name="curation_judgerun_concurrency_range",
             ),
             models.CheckConstraint(
+                condition=Q(video_as__in=VideoAs.values), name="curation_judgerun_video_as_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(video_frames__gte=1, video_frames__lte=64),
+                name="curation_judgerun_video_frames_range",
+            ),
+            models.CheckConstraint(
                 condition=~Q(status=JudgeRunStatus.COMPLETE) | Q(evaluation__isnull=False),
                 name="curation_judgerun_complete_has_evaluation",
             ),
@@ -244,6 +263,13 @@ class JudgeRun(models.Model):
         except EvaluationError:
             return "both orders" if self.swapped else "original order only"
         return sends(benchmark, self.swapped)
+
+    @property
+    def sends_videos(self) -> str:
+        """How its videos go, in words (the run page)."""
+        if self.video_as == VideoAs.VIDEO:
+            return "videos as the video file"
+        return f"videos as {self.video_frames} frame{'s' if self.video_frames != 1 else ''}"
 
     @property
     def percent(self) -> int:

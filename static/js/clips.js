@@ -1,10 +1,11 @@
 // The compare page's videos and audio files (issue 35): one transport for
-// both responses, so both show (or sound) the same moment. Play/pause, seek,
-// frame step, speed and a loop drive every player of the item; the first is
-// the clock the others follow (re-seeked when they drift by more than half a
-// frame). Videos flicker A/B in one place at the same position; audio plays
-// A and B together with one of them muted, so switching is instant at the
-// same position, as listening tests do. work.js calls window.studioClips.
+// every response (two on the pair page, N on the slots page), so all show (or
+// sound) the same moment. Play/pause, seek, frame step, speed and a loop
+// drive every player of the item; the first is the clock the others follow
+// (re-seeked when they drift by more than half a frame). Videos flicker in
+// one place at the same position, A, B, C… in turn; audio plays every take
+// together with all but one muted, so switching is instant at the same
+// position, as listening tests do. work.js calls window.studioClips.
 (function () {
   "use strict";
 
@@ -25,6 +26,8 @@
     players().forEach(function (p) { if (isFinite(p.duration)) d = Math.max(d, p.duration); });
     return d;
   }
+  // Response A, B, C… in display order (the players are in page order).
+  function letter(k) { return String.fromCharCode(65 + k); }
   function say(text) { var s = $("clip-state"); if (s) s.textContent = text; }
   function describe() {
     if (!st) return;
@@ -32,7 +35,7 @@
     var text = (st.playing ? "Playing" : "Paused") + " at " + SPEEDS[st.speed] + "×, " + fmt(m ? m.currentTime : 0);
     if (loop.end !== null) text += ", looping " + fmt(loop.start) + "–" + fmt(loop.end);
     else if (loop.start !== null) text += ", loop starts at " + fmt(loop.start) + " (l marks its end)";
-    if (st.kind === "audio") text += ", listening to " + (st.listen === 0 ? "A" : "B");
+    if (st.kind === "audio") text += ", listening to " + letter(st.listen);
     say(text);
   }
   function showTime() {
@@ -111,7 +114,7 @@
       if (st) st.players.forEach(function (p) { p.pause(); });
       st = null;
       var w = work();
-      if (!w || w.dataset.layout !== "clips") return;
+      if (!w || !w.dataset.clips) return;
       var list = Array.prototype.slice.call(w.querySelectorAll(".responses.clips video.clip, .responses.clips audio.clip"));
       if (!list.length) return;
       var video = w.querySelector(".responses.clips video.clip");
@@ -122,8 +125,9 @@
         loop: { start: null, end: null }, raf: 0
       };
       if (st.kind === "audio") {
-        // Both play; only the listened-to one sounds.
+        // All play; only the listened-to one sounds.
         list.forEach(function (p, k) { p.muted = k !== st.listen; });
+        marksSounding();
       }
       list.forEach(function (p) {
         p.addEventListener("loadedmetadata", showTime);
@@ -178,13 +182,14 @@
       if (!st) return;
       var b = $("clip-switch");
       if (st.kind === "audio") {
-        st.listen = st.listen === 0 ? 1 : 0;
+        st.listen = (st.listen + 1) % st.players.length;
         st.players.forEach(function (p, k) { p.muted = k !== st.listen; });
-        if (b) { b.firstChild.textContent = "Listening to " + (st.listen === 0 ? "A" : "B") + " "; b.setAttribute("aria-pressed", st.listen === 1 ? "true" : "false"); }
+        marksSounding();
+        if (b) { b.firstChild.textContent = "Listening to " + letter(st.listen) + " "; b.setAttribute("aria-pressed", st.listen !== 0 ? "true" : "false"); }
         describe();
         return;
       }
-      if (st.flicker) { st.flicker.side = 1 - st.flicker.side; showSide(); return; }
+      if (st.flicker) { st.flicker.side = (st.flicker.side + 1) % st.flicker.panes.length; showSide(); return; }
       startFlicker();
     },
     sideBySide: function () { if (st && st.flicker) stopFlicker(); },
@@ -192,11 +197,18 @@
     times: function () { return players().map(function (p) { return p.currentTime; }); }
   };
 
+  // The response whose take sounds is outlined (the button and the status say it too).
+  function marksSounding() {
+    st.players.forEach(function (p, k) {
+      var r = p.closest(".response");
+      if (r) r.classList.toggle("sounding", k === st.listen);
+    });
+  }
   function showSide() {
     var f = st.flicker;
     f.panes.forEach(function (pane, k) { pane.hidden = k !== f.side; });
     var label = $("clip-flicker-side");
-    if (label) label.textContent = "Response " + (f.side === 0 ? "A" : "B");
+    if (label) label.textContent = "Response " + letter(f.side);
   }
   function startFlicker() {
     var figure = $("clip-flicker");
@@ -204,15 +216,19 @@
     var frame = figure.querySelector(".clip-flicker-frame");
     var t = master().currentTime, was = st.playing;
     st.players.forEach(function (p) { p.pause(); });
-    var left = st.players.filter(function (p) { return p.closest(".response").dataset.side === "left"; })[0];
-    var right = st.players.filter(function (p) { return p.closest(".response").dataset.side === "right"; })[0];
-    if (!left || !right) return;
-    var panes = [left, right].map(function (p, k) {
+    // Each response's first video, in display order (A, B, C…).
+    var shown = [];
+    Array.prototype.forEach.call(work().querySelectorAll(".responses.clips .response"), function (r) {
+      var v = r.querySelector("video.clip");
+      if (v) shown.push(v);
+    });
+    if (shown.length < 2) return;
+    var panes = shown.map(function (p, k) {
       var pane = document.createElement("div");
       pane.className = "clip-flicker-pane";
       var copy = p.cloneNode(false);
       copy.removeAttribute("id");
-      copy.setAttribute("aria-label", "Response " + (k === 0 ? "A" : "B") + ", video, in one place");
+      copy.setAttribute("aria-label", "Response " + letter(k) + ", video, in one place");
       copy.preload = "auto";
       pane.appendChild(copy);
       frame.appendChild(pane);

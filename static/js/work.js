@@ -377,7 +377,7 @@
       if (/^[1-9]$/.test(key)) return "point-" + key;
       if (key === "ArrowLeft" || key === "ArrowRight") return "point-step";
     }
-    if (w.dataset.layout === "clips" && CLIP_KEYS[key]) return CLIP_KEYS[key];
+    if (w.dataset.clips && CLIP_KEYS[key]) return CLIP_KEYS[key];
     if (GRADE_KEYS[key]) return "grade-" + GRADE_KEYS[key];
     return KEYS[key];
   }

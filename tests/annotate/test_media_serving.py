@@ -179,6 +179,8 @@ def test_the_api_gives_media_parts_blind_and_serves_them_with_ranges(project):
         "width": 64,
         "height": 48,
         "fps": 25.0,
+        "poster_url": None,  # made in the background (annotate.tasks.derive_media)
+        "strip_url": None,
     }
     assert asset.sha256 not in str(data) and asset.file not in str(data)
     whole = api.get(video["url"])
@@ -188,3 +190,21 @@ def test_the_api_gives_media_parts_blind_and_serves_them_with_ranges(project):
     stranger = APIClient()
     stranger.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=make_user()).key}")
     assert stranger.get(video["url"]).status_code == 404
+    # Not made yet: 404 with why; then made, served blind at its own URL.
+    missing = api.get(f"{video['url']}poster/")
+    assert missing.status_code == 404 and "not made yet" in missing.json()["error"]["message"]
+    assert api.get(f"{video['url']}waveform/").status_code == 404  # a video has none
+    asset.poster = f"posters/{asset.sha256[:2]}/{asset.sha256}.webp"
+    asset.save(update_fields=["poster"])
+    default_storage.save(asset.poster, ContentFile(b"RIFF0000WEBPVP8 poster"))
+    video = next(
+        p
+        for side in ("left", "right")
+        for p in api.get(reverse("api_assignment", args=[assignment.pk])).json()["content"][side]
+        if p["kind"] == "video"
+    )
+    assert video["poster_url"] == f"{video['url']}poster/" and video["strip_url"] is None
+    poster = api.get(video["poster_url"])
+    assert poster.status_code == 200 and poster["Content-Type"] == "image/webp"
+    assert body(poster) == b"RIFF0000WEBPVP8 poster"
+    assert stranger.get(video["poster_url"]).status_code == 404

@@ -65,6 +65,7 @@ EXPECTED = {
     ("api_assignment_image", "get"): OWN_ASSIGNMENT,
     ("api_assignment_part_image", "get"): OWN_ASSIGNMENT,
     ("api_assignment_part_media", "get"): OWN_ASSIGNMENT,
+    ("api_assignment_part_media_image", "get"): OWN_ASSIGNMENT,
     ("api_submit_judgement", "post"): OWN_ASSIGNMENT_POST,
     ("api_skip_assignment", "post"): OWN_ASSIGNMENT_POST,
     ("api_verdicts", "get"): CURATORS,
@@ -185,9 +186,10 @@ def built_world(django_db_setup, django_db_blocker):
 @pytest.fixture
 def world(built_world):
     """Per case: the item's image in this test's own MEDIA_ROOT."""
-    users, kwargs, (image_name, sound_name) = built_world
+    users, kwargs, (image_name, sound_name, wave_name) = built_world
     default_storage.save(image_name, ContentFile(b"\x89PNG not really"))
     default_storage.save(sound_name, ContentFile(b"RIFF0000WAVEfmt "))
+    default_storage.save(wave_name, ContentFile(b"RIFF0000WEBPVP8 "))
     return users, kwargs
 
 
@@ -211,6 +213,8 @@ def build_world():
     from tests.factories import make_media
 
     sound = make_media("audio")
+    sound.waveform = f"waves/{sound.sha256[:2]}/{sound.sha256}.webp"
+    sound.save(update_fields=["waveform"])
     ItemPart.objects.create(item=item, slot="prompt", position=2, kind="audio", media=sound)
     assignment = make_assignment(item, users["annotator"])
     Verdict.objects.create(item=item, project=project)
@@ -240,12 +244,13 @@ def build_world():
         "assignment_id": assignment.pk,
         "place": "prompt",
         "index": 0,
+        "derivative": "waveform",
         "item_id": item.pk,
         "release_id": release.pk,
         "evaluation_id": evaluation.pk,
         "run_id": run.pk,
     }
-    return users, kwargs, (item.image.file, sound.file)
+    return users, kwargs, (item.image.file, sound.file, sound.waveform)
 
 
 def url_for(route: str, kwargs: dict) -> str:

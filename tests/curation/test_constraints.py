@@ -273,6 +273,11 @@ def test_judge_run_rules():
         make_judge_run(release, name="p", progress_done=3, progress_total=2)
     with rejected_by("curation_judgerun_concurrency_range"):
         make_judge_run(release, name="c", concurrency=0)
+    with rejected_by("curation_judgerun_video_as_valid"):
+        make_judge_run(release, name="v", video_as="gif")
+    for frames in (0, 65):
+        with rejected_by("curation_judgerun_video_frames_range"):
+            make_judge_run(release, name="f", video_frames=frames)
     with rejected_by("curation_judgerun_scoring_valid"):
         make_judge_run(release, name="x", scoring="")
     with rejected_by("curation_judgerun_complete_has_evaluation"):

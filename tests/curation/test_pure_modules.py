@@ -45,6 +45,7 @@ PURE_MODULES = [
     "curation.benchmarks.vlrb.card",
     "curation.evaluation.judge_client",
     "curation.evaluation.key_encryption",
+    "curation.evaluation.media_content",
     "curation.quality.label_quality",
     "curation.quality.probability",
     "curation.quality.simulation",

@@ -1,5 +1,5 @@
 """The leaderboard tables of MM-RLHF-RewardBench, Omni-RewardBench,
-VL-RewardBench and the ranked benchmark, and each entry's per-item results
+VL-RewardBench, the ranked benchmark and VideoRewardBench (style), and each entry's per-item results
 page: a small release of each with one scored evaluation, opened in real
 Chromium; the per-item page is reached from the leaderboard by keyboard
 (Tab to the entry's link, Enter), and axe-core finds nothing on either page
@@ -16,10 +16,11 @@ from rest_framework.test import APIClient
 from annotate.importing.service import import_items_from_paths
 from annotate.models import Item, Task
 from curation.models import Evaluation, Verdict
-from tests.annotate.importing import mmrlhf_sets
+from tests.annotate.importing import mmrlhf_sets, videorb_sets
 from tests.curation.benchmarks.mmrlhf import test_mmrlhf_end_to_end as mmrlhf_e2e
 from tests.curation.benchmarks.omni import test_omni_end_to_end as omni_e2e
 from tests.curation.benchmarks.ranked import test_ranked_end_to_end as ranked_e2e
+from tests.curation.benchmarks.videorb import test_videorb_end_to_end as videorb_e2e
 from tests.curation.benchmarks.vlrb import official
 from tests.curation.benchmarks.vlrb import test_vlrb_end_to_end as vlrb_e2e
 from tests.e2e.test_accessibility import AXE_OPTIONS, SIZES
@@ -91,11 +92,25 @@ def ranked_release(tmp_path):
     return project, release, body, "ranked"
 
 
+def videorb_release(tmp_path):
+    project = make_project(slug="vrb-a11y", seed=5)
+    path = videorb_sets.write(tmp_path / "src", ensure_ascii=False)
+    import_items_from_paths(project=project, dataset=path)
+    videorb_e2e.decide(project)
+    release, _ = videorb_e2e.release_of(project)
+    lines = [
+        {"id": r["id"], "chosen_score": n % 3, "rejected_score": 1}
+        for n, r in enumerate(videorb_sets.rows())
+    ]
+    return project, release, "\n".join(json.dumps(x) for x in lines), "videorb"
+
+
 BUILDERS = {
     "mmrlhf": mmrlhf_release,
     "omni": omni_release,
     "vlrb": vlrb_release,
     "ranked": ranked_release,
+    "videorb": videorb_release,
 }
 
 

@@ -54,16 +54,16 @@ def response_slots(slots: Iterable[str]) -> list[str]:
 
 
 def parts_by_slot(ids: list[int]) -> dict[int, dict[str, list]]:
-    """The parts (ItemPart, with their image) of the items `ids`, by item
-    and slot, in position order."""
+    """The parts (ItemPart, with their image or video/audio file) of the
+    items `ids`, by item and slot, in position order."""
     from annotate.models import ItemPart
 
     parts: dict[int, dict[str, list]] = {pk: defaultdict(list) for pk in ids}
     for part in (
         ItemPart.objects.filter(item_id__in=ids)
-        .select_related("image")
+        .select_related("image", "media")
         .order_by("item_id", "slot", "position")
-        .only("item_id", "slot", "kind", "text", "source_path", "image")
+        .only("item_id", "slot", "kind", "text", "source_path", "image", "media")
     ):
         parts[part.item_id][part.slot].append(part)
     return parts

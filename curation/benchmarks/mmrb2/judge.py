@@ -7,7 +7,8 @@ parts in the layout of the benchmark's own judges (an instruction, then
 ``[ORIGINAL PROMPT TO MODEL:]`` and the prompt's parts, ``[RESPONSE A:]`` and
 the response shown first, ``[RESPONSE B:]`` and the other): text parts as
 ``{"type": "text"}``, image parts as ``{"type": "image_url"}`` with a base64
-data URL, in the OpenAI-style list the MRB judge already sends. The
+data URL, in the OpenAI-style list the MRB judge already sends; video and
+audio parts as the run sends them (curation.evaluation.media_content). The
 *forward* pass shows response A first; the *reverse* pass shows response B
 first, so its verdict is about swapped sides and the scorer flips it
 (curation.benchmarks.mmrb2.scoring).
@@ -29,7 +30,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from curation.evaluation.judge_client import Endpoint, image_data_url
+from curation.evaluation.judge_client import Endpoint
+from curation.evaluation.media_content import media_parts
 
 INSTRUCTION = (
     "You are an impartial expert judge of AI-generated responses, which may contain text "
@@ -58,9 +60,8 @@ _BETTER = re.compile(r'"better_response"\s*:\s*"([AB])"')
 def _parts(content: list, read_image: Callable[[str], bytes]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for kind, value in content:
-        if kind == "image":
-            url = image_data_url(read_image(value), value)
-            out.append({"type": "image_url", "image_url": {"url": url}})
+        if kind in ("image", "video", "audio"):  # the run's way (media_content)
+            out += media_parts(read_image, value, kind)
         else:
             out.append({"type": "text", "text": value})
     return out

@@ -110,12 +110,15 @@ class MmRlhf(RecordsBenchmark):
         return int((release.manifest or {}).get("mmrlhf", {}).get("pairs", 0))
 
     def judge_records(self, release) -> list[dict]:
+        from curation.benchmarks.mmrlhf import judge
+
         frames = (release.manifest or {}).get("mmrlhf", {}).get("frames", {})
         out = []
         lines = self.release_records(release)
         for value, pair in zip(lines, scoring.pairs_of(lines, _category), strict=True):
             if value.get("video"):
-                images = [f"{FOLDER}/{value['video']}/{name}" for name in frames[value["video"]]]
+                names = judge.sampled_frames(frames[value["video"]])
+                images = [f"{FOLDER}/{value['video']}/{name}" for name in names]
             else:
                 images = [f"{FOLDER}/{value['image']}"]
             out.append({"ID": pair.id, "id": value["id"], "prompt": value["prompt"],

@@ -5,9 +5,12 @@ The benchmark publishes a reward-model scorer, not a judge prompt, so the
 studio asks as the Multimodal RewardBench judge does (its prompt, quoted
 verbatim in curation.benchmarks.mrb.judge): one user message with the
 question and both answers, then the prompt's image (a video's frames, in
-order). Every pair is asked in both orders (``original``: chosen as A;
-``swapped``: rejected as A). An answer is A when it holds ``[[A]]`` and not
-``[[B]]`` (and B alike); anything else is no pick. The answers become the
+order; at most ``VIDEO_FRAMES`` = 32 of them, sampled as the published
+inference samples a frames folder: ``np.linspace(0, n - 1, 32, dtype=int)``
+over the frames in order, see :func:`sampled_frames`). Every pair is asked
+in both orders (``original``: chosen as A; ``swapped``: rejected as A). An
+answer is A when it holds ``[[A]]`` and not ``[[B]]`` (and B alike); anything
+else is no pick. The answers become the
 pair's rewards: a vote for the chosen or the rejected per order that picked
 it, so ``rewards[0] > rewards[1]`` (the published test) holds when the
 orders picked the chosen more often than the rejected (both, or one and no
@@ -20,6 +23,23 @@ import json
 
 from curation.benchmarks.mrb.judge import JUDGE_PROMPT
 from curation.evaluation.judge_client import Endpoint, image_data_url
+
+# The published inference (r1_reward inference/MM-RLHF-Reward/r1_reward.py)
+# gives a video's model this many frames of its folder.
+VIDEO_FRAMES = 32
+
+
+def sampled_frames(frames: list[str], n: int = VIDEO_FRAMES) -> list[str]:
+    """The frames a judge is sent: every frame of a folder of at most `n`,
+    else `n` of them at the published indices (``np.linspace(0, len - 1, n,
+    dtype=int)``: evenly spread, first and last included). The published
+    script repeats frames of a shorter folder to make up `n`; repeats tell a
+    judge nothing, so a short folder is sent once over."""
+    if len(frames) <= n:
+        return list(frames)
+    import numpy as np
+
+    return [frames[i] for i in np.linspace(0, len(frames) - 1, n, dtype=int)]
 
 
 def build_prompt(record: dict, *, swapped: bool) -> str:

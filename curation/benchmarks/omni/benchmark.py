@@ -125,12 +125,12 @@ class Omni(RecordsBenchmark):
         return judge.request_body(record, read_image, endpoint, with_ties=JUDGE_WITH_TIES)
 
     def judge_predictions(self, outputs: dict, records: list[dict], run) -> Upload:
-        from curation.benchmarks.omni.judge import swapped
+        from curation.benchmarks.omni.judge import media_sent, swapped
         from curation.models import JudgeOrder
 
         lines = [json.dumps({"id": r["ID"], "output": outputs.get((r["ID"], JudgeOrder.ORIGINAL))
                              or "", "with_ties": JUDGE_WITH_TIES,
-                             **({"swapped": True} if swapped(r) else {})})
+                             **({"swapped": True} if swapped(r) else {}), **media_sent(r, run)})
                  for r in records]  # fmt: skip
         return Upload(predictions="\n".join(lines).encode() + b"\n",
                       filename=f"judge-run-{run.pk}.jsonl")  # fmt: skip

@@ -7,8 +7,9 @@ audio for the media tasks) — except text_to_audio, whose published judge
 (``run_exp_t2a.py``) shows response2 first and maps the verdict back: its
 records are sent swapped and their predictions lines say ``"swapped": true``
 (scoring maps the parsed side back). Audio goes as OpenAI-compatible
-``input_audio`` (base64, format from the file's extension), video as a
-``video_url`` data URL, for endpoints that accept one. The wording is the
+``input_audio`` (base64, format from the file's extension), video as the
+run's sampled frames or a ``video_url`` data URL for endpoints that accept
+one (curation.evaluation.media_content, the seam every judge uses). The wording is the
 studio's own summary of the published templates (utils/prompts/<task>.py), whose
 structure it follows.
 No Django.
@@ -16,7 +17,6 @@ No Django.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable
 from typing import Any
 
@@ -34,26 +34,21 @@ VERDICT_TIES = (
 )
 
 
+# Where a release holds the files its records name (release_files.FOLDER/MEDIA).
+MEDIA_FOLDER = "omni/media_data"
+
+
 def system_prompt(criteria: str, *, with_ties: bool) -> str:
     return SYSTEM.format(criteria=criteria) + (VERDICT_TIES if with_ties else VERDICT)
 
 
 def content(record: dict, read_image: Callable[[str], bytes]) -> list[dict[str, Any]]:
     """The user message: the prompt (its image first) and A, B in the record's order."""
-    from curation.evaluation.judge_client import image_data_url
+    from curation.evaluation.media_content import media_parts
 
-    def image(path: str) -> dict[str, Any]:
-        url = image_data_url(read_image(path), path)
-        return {"type": "image_url", "image_url": {"url": url}}
-
-    def media(path: str, kind: str) -> dict[str, Any]:
-        if kind == "image":
-            return image(path)
-        data = base64.b64encode(read_image(path)).decode("ascii")
-        ext = path.rsplit(".", 1)[-1].lower()
-        if kind == "audio":
-            return {"type": "input_audio", "input_audio": {"data": data, "format": ext}}
-        return {"type": "video_url", "video_url": {"url": f"data:video/{ext};base64,{data}"}}
+    def media(path: str, kind: str) -> list[dict[str, Any]]:
+        # The records' paths are relative to omni/media_data/, the reader's to the release.
+        return media_parts(read_image, f"{MEDIA_FOLDER}/{path}", kind)
 
     prompt_key, prompt_kind, response_kind = record.get("shape") or (
         "image" if record.get("image") else "", "image", "image" if record["image_responses"]
@@ -61,14 +56,25 @@ def content(record: dict, read_image: Callable[[str], bytes]) -> list[dict[str, 
     out: list[dict[str, Any]] = [{"type": "text", "text": "[[PROMPT]]\n" + record["prompt"]}]
     if prompt_key and record.get(prompt_key):
         out += [{"type": "text", "text": f"[[{prompt_key.upper()}]]"},
-                media(record[prompt_key], prompt_kind)]  # fmt: skip
+                *media(record[prompt_key], prompt_kind)]  # fmt: skip
     for label, key in (("A", first(record)), ("B", second(record))):
         out.append({"type": "text", "text": f"[[RESPONSE {label}]]"})
         if response_kind != "text":
-            out.append(media(record[key], response_kind))
+            out += media(record[key], response_kind)
         else:
             out.append({"type": "text", "text": record[key]})
     return out
+
+
+def media_sent(record: dict, run) -> dict[str, Any]:
+    """How the run sent the record's video, for its predictions line (a
+    record without one: nothing)."""
+    prompt_key, prompt_kind, response_kind = record.get("shape") or ("", "image", "text")
+    if "video" not in ((prompt_kind if prompt_key else ""), response_kind):
+        return {}
+    video_as = getattr(run, "video_as", "frames")
+    frames = {"video_frames": getattr(run, "video_frames", 8)} if video_as == "frames" else {}
+    return {"video_as": video_as, **frames}
 
 
 def swapped(record: dict) -> bool:

@@ -25,6 +25,9 @@ class Command(BaseCommand):
         parser.add_argument("--name", help="leaderboard name (default: the endpoint's model)")
         parser.add_argument("--swapped", action="store_true", help="also judge swapped order")
         parser.add_argument("--concurrency", type=int, default=4)
+        parser.add_argument("--video-as", choices=["frames", "video"], default="frames",
+                            help="send videos as sampled frames or as the video file")  # fmt: skip
+        parser.add_argument("--video-frames", type=int, default=8, help="frames per video (1-64)")
         parser.add_argument(
             "--scoring",
             choices=registry.known_keys(),
@@ -56,6 +59,8 @@ class Command(BaseCommand):
                     swapped=opts["swapped"],
                     concurrency=opts["concurrency"],
                     scoring=opts["scoring"],
+                    video_as=opts["video_as"],
+                    video_frames=opts["video_frames"],
                     user=None,
                     enqueue=False,
                 )

@@ -268,3 +268,22 @@ def test_runs_of_another_project_are_not_found(release, fake):
     stranger = make_member(other, role="admin")
     url = reverse("api_judge_run", args=[other.slug, run_id])
     assert api(stranger).get(url).status_code == 404
+
+
+def test_a_run_takes_how_videos_go_and_refuses_0_or_65_frames(release, fake):
+    admin = make_member(release.project, role="admin")
+    endpoint = add_endpoint(api(admin), release, fake).json()
+    client = api(make_member(release.project, role="curator"))
+    for frames in (0, 65):
+        refused = start_run(client, release, endpoint["id"], video_frames=frames)
+        assert refused.status_code == 400 and "video_frames" in refused.json()["error"]["fields"]
+    gif = start_run(client, release, endpoint["id"], video_as="gif")
+    assert gif.status_code == 400 and "video_as" in gif.json()["error"]["fields"]
+    assert not JudgeRun.objects.exists()
+    default = start_run(client, release, endpoint["id"]).json()
+    assert (default["video_as"], default["video_frames"]) == ("frames", 8)
+    chosen = start_run(client, release, endpoint["id"], name="v", video_as="video", video_frames=3)
+    assert chosen.status_code == 202
+    assert (chosen.json()["video_as"], chosen.json()["video_frames"]) == ("video", 3)
+    stored = JudgeRun.objects.get(name="v")
+    assert (stored.video_as, stored.video_frames) == ("video", 3)

@@ -44,9 +44,9 @@ def extra_package(tmp_path, monkeypatch):
 
 
 def test_the_built_in_benchmarks_are_discovered_in_their_order():
-    built_in = ["mrb", "vlrb", "omni", "ranked", "mmrlhf", "mmrb2", "rewardbench2"]
+    built_in = ["mrb", "vlrb", "omni", "ranked", "mmrlhf", "videorb", "mmrb2", "rewardbench2"]
     assert [b.key for b in registry.discover()] == built_in
-    assert registry.known_keys()[:7] == built_in
+    assert registry.known_keys()[:8] == built_in
 
 
 def test_a_new_subpackage_is_a_benchmark_in_its_position(extra_package):
@@ -56,7 +56,8 @@ def test_a_new_subpackage_is_a_benchmark_in_its_position(extra_package):
     (extra_package / "helpers").mkdir()  # a subpackage without a benchmark module
     (extra_package / "helpers" / "__init__.py").write_text("")
     assert [b.key for b in registry.discover()] == [
-        "mrb", "vlrb", "omni", "found", "ranked", "mmrlhf", "mmrb2", "rewardbench2"]  # fmt: skip
+        "mrb", "vlrb", "omni", "found", "ranked", "mmrlhf", "videorb", "mmrb2",
+        "rewardbench2"]  # fmt: skip
 
 
 def test_a_benchmark_module_that_fails_to_import_is_an_error(extra_package):

@@ -294,3 +294,30 @@ def test_endpoint_list_and_run_page_queries_do_not_grow(client, release, fake):
     assert page.content.decode().count("HTTP 400") == 6
     assert len(many_endpoints) == len(few_endpoints), [q["sql"] for q in many_endpoints]
     assert len(many_errors) == len(few_errors)
+
+
+def test_the_run_form_takes_how_videos_go_and_refuses_0_or_65_frames(client, release, fake):
+    project = release.project
+    endpoint = make_endpoint(release, fake)
+    client.force_login(make_member(project, role="curator"))
+    url = reverse("judge_run_new", args=[project.slug, release.pk])
+    form = client.get(url).content.decode()
+    assert 'name="video_as"' in form and 'name="video_frames"' in form
+    for frames in ("0", "65"):
+        post = {"endpoint": endpoint.pk, "name": "x", "concurrency": "2", "video_frames": frames}
+        refused = client.post(url, post)
+        assert refused.status_code == 400 and b"video_frames" in refused.content
+    gif = {"endpoint": endpoint.pk, "name": "x", "concurrency": "2", "video_as": "gif"}
+    assert client.post(url, gif).status_code == 400
+    assert not JudgeRun.objects.exists()
+    post = {"endpoint": endpoint.pk, "name": "x", "concurrency": "2", "video_frames": "12"}
+    response = client.post(url, post)
+    run = JudgeRun.objects.get()
+    assert response.status_code == 302 and (run.video_as, run.video_frames) == ("frames", 12)
+    assert "videos as 12 frames" in client.get(response["Location"]).content.decode()
+    post.update(name="y", video_as="video")
+    client.post(url, post)
+    run = JudgeRun.objects.get(name="y")
+    assert run.video_as == "video"
+    page = client.get(reverse("judge_run", args=[project.slug, run.pk])).content.decode()
+    assert "videos as the video file" in page
