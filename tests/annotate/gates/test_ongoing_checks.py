@@ -14,9 +14,11 @@ from django.utils import timezone
 from annotate import checks
 from annotate.loop.service import (
     Vote,
+    can_revise,
     claim_ahead,
     claim_next_item,
     expire_stale_leases,
+    revise_judgement,
     skip_item,
     submit_and_claim_next,
     submit_judgement,
@@ -207,3 +209,22 @@ def test_the_annotator_rows_show_accuracy_interval_n_and_pause():
     assert rows[user.pk].paused and (rows[user.pk].right, rows[user.pk].total) == (0, 3)
     assert not rows[other.pk].paused and rows[other.pk].total == 4
     assert rows[other.pk].accuracy == 1.0
+
+
+def test_a_check_vote_is_revisable_like_a_fresh_benchmark_vote_and_is_judged_again():
+    project, user, _ = pause_setup()
+    project.check_minimum = 1
+    project.check_threshold = 0.1
+    project.save(update_fields=["check_minimum", "check_threshold"])
+    a = claim_next_item(project=project, annotator=user)
+    submit_judgement(assignment_id=a.pk, annotator=user, vote=vote("1"))
+    item = Item.objects.select_related("project").get(pk=a.item_id)
+    assert item.purpose == ItemPurpose.CHECK and can_revise(item)
+    assert not checks.is_paused(project, user)
+    revise_judgement(assignment_id=a.pk, annotator=user, vote=vote("2"))
+    # 0/1 right: the interval's upper end (0.79) is not below 0.1 ...
+    assert not checks.is_paused(project, user)
+    project.check_threshold = 0.9
+    project.save(update_fields=["check_threshold"])
+    revise_judgement(assignment_id=a.pk, annotator=user, vote=vote("2"))
+    assert checks.is_paused(project, user)  # ... but is below 0.9
