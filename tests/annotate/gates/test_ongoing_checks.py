@@ -9,7 +9,11 @@ from datetime import timedelta
 
 import pytest
 from django.core import mail
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 from django.utils import timezone
+from statsmodels.stats.proportion import proportion_confint
 
 from annotate import checks
 from annotate.loop.service import (
@@ -228,3 +232,30 @@ def test_a_check_vote_is_revisable_like_a_fresh_benchmark_vote_and_is_judged_aga
     project.save(update_fields=["check_threshold"])
     revise_judgement(assignment_id=a.pk, annotator=user, vote=vote("2"))
     assert checks.is_paused(project, user)  # ... but is below 0.9
+
+
+def test_the_table_interval_equals_statsmodels_wilson():
+    project, user, _ = pause_setup()
+    project.check_minimum = 99
+    project.save(update_fields=["check_minimum"])
+    for n in range(5):
+        a = claim_next_item(project=project, annotator=user)
+        submit_judgement(assignment_id=a.pk, annotator=user, vote=vote("1" if n % 2 else "2"))
+    (row,) = [r.checks for r in checks.annotator_rows(project)]
+    low, high = proportion_confint(row.right, row.total, alpha=0.05, method="wilson")
+    assert row.total == 5 and 0 < row.right < 5
+    assert abs(row.low - low) < 1e-9 and abs(row.high - high) < 1e-9
+
+
+def test_the_annotator_page_runs_the_same_queries_for_two_or_eight_annotators(client):
+    counts = []
+    for n in (2, 8):
+        project, _, curator = pause_setup()
+        for _ in range(n - 1):
+            user = make_member(project)
+            work_through(project, user, wrong_on_checks=True, limit=4)
+        client.force_login(curator)
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(reverse("annotators", args=[project.slug])).status_code == 200
+        counts.append(len(ctx))
+    assert counts[0] == counts[1]
