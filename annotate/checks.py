@@ -184,22 +184,33 @@ def pause_annotator(
     with transaction.atomic():
         if is_paused(project, annotator):
             return None
-        pause = ProjectPause.objects.create(
-            project=project,
-            annotator=annotator,
-            paused_at=now,
-            reason=pause_reason(accuracy, threshold=project.check_threshold),
-            right=accuracy.right,
-            total=accuracy.total,
-            low=accuracy.low,
-            high=accuracy.high,
-            threshold=project.check_threshold,
-            minimum=project.check_minimum,
-        )
+        try:
+            # A savepoint: the same annotator's other vote (another tab)
+            # may pause them at the same moment (annotate_projectpause_one_open);
+            # then that pause stands and this vote is kept.
+            with transaction.atomic():
+                pause = _create_pause(project, annotator, accuracy, now)
+        except IntegrityError:
+            return None
         return_leases(project_id=project.pk, user_id=annotator.pk)
         signals.annotator_paused.send(sender=ProjectPause, pause=pause)
         transaction.on_commit(lambda: _tell_curators(pause))
     return pause
+
+
+def _create_pause(project: Project, annotator, accuracy: CheckAccuracy, now) -> ProjectPause:
+    return ProjectPause.objects.create(
+        project=project,
+        annotator=annotator,
+        paused_at=now,
+        reason=pause_reason(accuracy, threshold=project.check_threshold),
+        right=accuracy.right,
+        total=accuracy.total,
+        low=accuracy.low,
+        high=accuracy.high,
+        threshold=project.check_threshold,
+        minimum=project.check_minimum,
+    )
 
 
 def reinstate(*, actor, project: Project, annotator, now=None) -> ProjectPause:

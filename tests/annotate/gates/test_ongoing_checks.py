@@ -259,3 +259,14 @@ def test_the_annotator_page_runs_the_same_queries_for_two_or_eight_annotators(cl
             assert client.get(reverse("annotators", args=[project.slug])).status_code == 200
         counts.append(len(ctx))
     assert counts[0] == counts[1]
+
+
+def test_pausing_twice_at_once_keeps_one_pause_and_the_vote(monkeypatch):
+    project, user, _ = pause_setup()
+    acc = checks.CheckAccuracy(right=0, total=3, low=0.0, high=0.56)
+    assert checks.pause_annotator(project=project, annotator=user, accuracy=acc) is not None
+    assert checks.pause_annotator(project=project, annotator=user, accuracy=acc) is None
+    # The other vote's pause committed between the check and the insert.
+    monkeypatch.setattr(checks, "is_paused", lambda *args: False)
+    assert checks.pause_annotator(project=project, annotator=user, accuracy=acc) is None
+    assert ProjectPause.objects.filter(annotator=user).count() == 1
