@@ -3,6 +3,7 @@
 from django.urls import path
 
 from curation.agreement import views as agreement_views
+from curation.evaluation import calibration_views
 from curation.evaluation import views as evaluation_views
 from curation.exports import views as export_views
 from curation.grid import views as grid_views
@@ -132,6 +133,12 @@ urlpatterns = [
         "p/<slug:slug>/releases/<int:release_id>/judge/",
         evaluation_views.judge_run_new,
         name="judge_run_new",
+    ),
+    path("p/<slug:slug>/calibration/", calibration_views.calibration_page, name="calibration"),
+    path(
+        "p/<slug:slug>/calibration/judge/",
+        calibration_views.project_judge_run_new,
+        name="project_judge_run_new",
     ),
     path(
         "p/<slug:slug>/judge-runs/<int:run_id>/",

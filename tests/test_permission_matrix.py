@@ -200,6 +200,11 @@ MATRIX: dict[str, Row] = {
     "judge_run_progress": Row(get=access("curator", 204), post=None, note="the run stopped"),
     "judge_run_cancel": Row(get=None, post=access("curator", 302)),
     "judge_run_resume": Row(get=None, post=access("curator", 302)),
+    # calibrated judges (issue 36): a project's judge runs and their report
+    "calibration": Row(get=access("curator", 200), post=None),
+    "project_judge_run_new": Row(
+        get=None, post=access("curator", 400), note="empty POST: form errors"
+    ),
     # setting a benchmark up (annotate.setup)
     "project_new": Row(
         get={"anonymous": LOGIN, **dict.fromkeys(ROLES[1:], 403), "creator": 200},

@@ -6,6 +6,7 @@ resume), through the services the pages use (curation.evaluation.judge_runs).
 
 from __future__ import annotations
 
+from django.db.models import Q
 from django.http import QueryDict
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers
@@ -148,7 +149,14 @@ class JudgeRunSerializer(serializers.Serializer):
 
     id = serializers.IntegerField()
     name = serializers.CharField(help_text="Its name on the release's leaderboard.")
-    release = serializers.IntegerField(source="release_id")
+    release = serializers.IntegerField(
+        source="release_id", allow_null=True, help_text="null: a run over the project's items."
+    )
+    project_items = serializers.BooleanField(
+        source="on_project",
+        help_text="A run over the project's benchmark items (its answers are votes for the "
+        "calibration report, not a leaderboard entry).",
+    )
     endpoint = serializers.IntegerField(
         source="endpoint_id", allow_null=True, help_text="null once the endpoint was deleted."
     )
@@ -195,7 +203,7 @@ class JudgeRunSerializer(serializers.Serializer):
 
 def _run_for(project, run_id: int) -> JudgeRun:
     run = (
-        JudgeRun.objects.filter(release__project=project, pk=run_id)
+        JudgeRun.objects.filter(Q(release__project=project) | Q(project=project), pk=run_id)
         .select_related("created_by")
         .first()
     )

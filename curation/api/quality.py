@@ -119,6 +119,10 @@ class LabelQualitySerializer(serializers.Serializer):
     evaluations = serializers.ListField(
         child=serializers.IntegerField(), help_text="The entries in the model ensemble."
     )
+    judge_runs = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="Project judge runs labelling too (their figures: summary.judges).",
+    )
     requested_at = serializers.DateTimeField(allow_null=True)
     computed_at = serializers.DateTimeField(allow_null=True)
     seconds = serializers.FloatField(allow_null=True)
@@ -158,6 +162,7 @@ def _quality_data(project) -> dict:
         "install_hint": None if available else INSTALL_HINT,
         "status": run.status if run else LabelQualityStatus.NEVER,
         "evaluations": run.evaluations if run else [],
+        "judge_runs": run.judge_runs if run else [],
         "requested_at": run.requested_at if run else None,
         "computed_at": run.computed_at if run else None,
         "seconds": run.seconds if run else None,
@@ -186,6 +191,12 @@ class LabelQualityRefreshApi(APIView):
             help_text="Leaderboard entries (evaluation ids, any release of the project) whose "
             "mean probability is the model ensemble; [] = the votes alone.",
         )
+        judge_runs = serializers.ListField(
+            child=serializers.IntegerField(),
+            required=False,
+            default=list,
+            help_text="Project judge runs (issue 36) whose votes join as extra labellers.",
+        )
 
     @extend_schema(
         operation_id="label_quality_refresh",
@@ -206,6 +217,7 @@ class LabelQualityRefreshApi(APIView):
             request_label_quality(
                 project=project,
                 evaluations=serializer.validated_data["evaluations"],
+                judge_runs=serializer.validated_data["judge_runs"],
                 user=request.user,
             )
         except LabelQualityError as exc:

@@ -4,6 +4,7 @@ from django.urls import path
 
 from curation.api import (
     agreement,
+    calibration,
     evaluation,
     exports,
     items,
@@ -48,6 +49,12 @@ urlpatterns = [
         name="api_judge_endpoints",
     ),
     path(R + "judge-runs/", judges.JudgeRunListApi.as_view(), name="api_judge_runs"),
+    path(
+        P + "judge-runs/",
+        calibration.ProjectJudgeRunListApi.as_view(),
+        name="api_project_judge_runs",
+    ),
+    path(P + "calibration/", calibration.CalibrationApi.as_view(), name="api_calibration"),
     path(J, judges.JudgeRunDetailApi.as_view(), name="api_judge_run"),
     path(J + "cancel/", judges.JudgeRunCancelApi.as_view(), name="api_judge_run_cancel"),
     path(J + "resume/", judges.JudgeRunResumeApi.as_view(), name="api_judge_run_resume"),

@@ -312,6 +312,18 @@ class OptionalMembers(Protocol):
         """Whether an answer holds no verdict (asked again, up to judge_retries)."""
         ...
 
+    # --- judging a project's items (curation.evaluation.project_judging)
+    def judge_project_records(self, items: Any) -> list[dict]:
+        """Judge records (as `judge_records` gives) of those of a project's
+        items the benchmark's prompt can judge, each with the item's
+        external ID as "ID"; the image names are the items' stored files."""
+        ...
+
+    def judge_vote(self, output: str, *, call: str) -> str | None:
+        """The item's response ("1"/"2") an answer to a pass picks; None
+        when it holds no verdict."""
+        ...
+
 
 def read_head(predictions: Predictions, limit: int) -> str:
     """The start of an uploaded file as text (for `Benchmark.detects`)."""

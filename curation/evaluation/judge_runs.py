@@ -352,7 +352,7 @@ def run_judge(
     (or, with take_over, stale) is returned as it is."""
     if not _take(run_id, take_over=take_over):
         return JudgeRun.objects.get(pk=run_id)
-    run = JudgeRun.objects.select_related("release", "endpoint").get(pk=run_id)
+    run = JudgeRun.objects.select_related("release", "project", "endpoint").get(pk=run_id)
     key = ""
     try:
         endpoint = _client_endpoint(run)
@@ -397,7 +397,13 @@ def judge_inputs(run: JudgeRun) -> tuple[list[dict], Callable[[str], bytes]]:
     """The records the run's benchmark judges (release order) and a reader of
     the files they name, relative to the release folder: exactly what the
     benchmark's judge script reads from a downloaded release. Read from the
-    releases storage, local or a bucket; media sent as the run says."""
+    releases storage, local or a bucket; media sent as the run says. A
+    project's run reads its items (curation.evaluation.project_judging)."""
+    if run.on_project:
+        from curation.evaluation.project_judging import project_inputs
+
+        return project_inputs(run)
+    assert run.release is not None  # curation_judgerun_release_xor_project
     try:
         records = registry.get(run.scoring).judge_records(run.release)
     except EvaluationError as exc:
@@ -563,12 +569,18 @@ def _evaluate(run: JudgeRun, records: list[dict]) -> Evaluation:
     through the upload's own path (curation.evaluation.service.evaluate)."""
     benchmark = registry.get(run.scoring)
     upload = benchmark.judge_predictions(run_outputs(run), records, run)
+    assert run.release is not None  # a project's run never gets here (_finish)
     return evaluate(
         release=run.release, benchmark=benchmark, name=run.name, upload=upload, user=run.created_by
     )
 
 
 def _finish(run: JudgeRun, records: list[dict]) -> None:
+    if run.on_project:  # its answers become votes, not a leaderboard entry
+        from curation.evaluation.project_judging import finish_project_run
+
+        finish_project_run(run, records)
+        return
     try:
         with transaction.atomic():
             evaluation = _evaluate(run, records)

@@ -14,6 +14,7 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -171,7 +172,7 @@ def judge_endpoint_delete(request, slug, endpoint_id):
 
 def _run_for(project, run_id) -> JudgeRun:
     run = (
-        JudgeRun.objects.filter(release__project=project, pk=run_id)
+        JudgeRun.objects.filter(Q(release__project=project) | Q(project=project), pk=run_id)
         .select_related("release__project", "evaluation", "created_by")
         .first()
     )

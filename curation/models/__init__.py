@@ -42,6 +42,7 @@ from curation.models.quality import (
     LabelQualityStatus,
     Side,
 )
+from curation.models.calibration import JudgeVote
 # isort: on
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "JudgeRun",
     "JudgeRunQuerySet",
     "JudgeRunStatus",
+    "JudgeVote",
     "LabelQualityRun",
     "LabelQualityStatus",
     "Mix",

@@ -164,10 +164,18 @@ class JudgeRunQuerySet(models.QuerySet["JudgeRun"]):
 
 
 class JudgeRun(models.Model):
-    """One judge's pass (or two, order swapped) over a ready release. The
-    endpoint's non-secret settings are copied so the record says what ran."""
+    """One judge's pass (or two, order swapped) over a ready release, or over
+    a project's benchmark items (issue 36: its answers become JudgeVote rows
+    for the calibration report and the label-error audit, never a
+    leaderboard entry). The endpoint's non-secret settings are copied so the
+    record says what ran."""
 
-    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="judge_runs")
+    release = models.ForeignKey(
+        Release, null=True, blank=True, on_delete=models.PROTECT, related_name="judge_runs"
+    )
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="judge_runs"
+    )
     endpoint = models.ForeignKey(
         JudgeEndpoint, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
     )
@@ -219,6 +227,15 @@ class JudgeRun(models.Model):
             models.UniqueConstraint(
                 fields=["release", "name"], name="curation_judgerun_name_per_release"
             ),
+            models.UniqueConstraint(
+                fields=["project", "name"], name="curation_judgerun_name_per_project"
+            ),
+            # A run judges a release or a project's items, never both or neither.
+            models.CheckConstraint(
+                condition=Q(release__isnull=False, project__isnull=True)
+                | Q(release__isnull=True, project__isnull=False),
+                name="curation_judgerun_release_xor_project",
+            ),
             models.CheckConstraint(
                 condition=Q(status__in=JudgeRunStatus.values), name="curation_judgerun_status_valid"
             ),
@@ -242,13 +259,21 @@ class JudgeRun(models.Model):
                 name="curation_judgerun_video_frames_range",
             ),
             models.CheckConstraint(
-                condition=~Q(status=JudgeRunStatus.COMPLETE) | Q(evaluation__isnull=False),
+                # A project's run ends in its votes, not a leaderboard entry.
+                condition=~Q(status=JudgeRunStatus.COMPLETE)
+                | Q(evaluation__isnull=False)
+                | Q(project__isnull=False),
                 name="curation_judgerun_complete_has_evaluation",
             ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.name} on {self.release} ({self.status})"
+        return f"{self.name} on {self.release or self.project} ({self.status})"
+
+    @property
+    def on_project(self) -> bool:
+        """A run over the project's items (votes), not over a release."""
+        return self.project_id is not None
 
     @property
     def sends(self) -> str:

@@ -96,6 +96,10 @@ class LabelQualityRun(models.Model):
     evaluations = models.JSONField(
         default=list, blank=True, help_text="Primary keys of the entries in the model ensemble."
     )
+    # Issue 36: project judge runs whose votes join the audit as labellers.
+    judge_runs = models.JSONField(
+        default=list, blank=True, help_text="Primary keys of project judge runs labelling too."
+    )
     payload = models.JSONField(default=dict, blank=True, help_text="Annotators and summary.")
     error = models.TextField(blank=True)
     requested_at = models.DateTimeField(null=True, blank=True)

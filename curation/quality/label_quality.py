@@ -104,9 +104,17 @@ def column_of(annotator: int, strength: int | None) -> int:
     return annotator * LEVELS + (0 if strength is None else abs(strength))
 
 
-def analyse(votes: Iterable[tuple], model_p1: Mapping[int, float | None]) -> Analysis:
+def analyse(
+    votes: Iterable[tuple],
+    model_p1: Mapping[int, float | None],
+    labellers: Iterable[tuple[int, int, str]] = (),
+) -> Analysis:
     """CROWDLAB and Dawid-Skene over votes (item, annotator, "1"/"2"/"tie"
-    [, signed strength or None])."""
+    [, signed strength or None]). `labellers`: extra labels (item, labeller,
+    "1"/"2") of model judges (issue 36), each labeller a column of its own
+    like an annotator (its id must differ from every annotator's), that are
+    not votes: they are left out of an item's vote counts, ties and
+    strength, and only label items that have votes."""
     try:
         from cleanlab.multiannotator import get_label_quality_multiannotator
         from crowdkit.aggregation import DawidSkene
@@ -137,6 +145,14 @@ def analyse(votes: Iterable[tuple], model_p1: Mapping[int, float | None]) -> Ana
             n_ties += 1
     if not labels:
         return Analysis((), (), None, 0, n_ties)
+    n_human = len(labels)
+    voted = set(item_ids)
+    for item, labeller, choice in labellers:
+        if choice in CLASSES and item in voted:
+            item_ids.append(item)
+            annotator_ids.append(labeller)
+            column_ids.append(column_of(labeller, None))
+            labels.append(CLASSES.index(choice))
     items_arr = np.asarray(item_ids, dtype=np.int64)
     ann_arr = np.asarray(annotator_ids, dtype=np.int64)
     lab_arr = np.asarray(labels, dtype=np.int64)
@@ -149,7 +165,7 @@ def analyse(votes: Iterable[tuple], model_p1: Mapping[int, float | None]) -> Ana
     # A revised vote replaces the earlier one (callers pass current votes only).
     matrix[row_of, ccol_of] = lab_arr
     counts = np.zeros((len(rows), 2), dtype=np.int64)
-    np.add.at(counts, (row_of, lab_arr), 1)
+    np.add.at(counts, (row_of[:n_human], lab_arr[:n_human]), 1)
 
     model = np.array([model_p1.get(int(i)) for i in rows], dtype=object)
     p1 = np.array([0.5 if p is None else float(p) for p in model], dtype=float)
@@ -210,7 +226,7 @@ def analyse(votes: Iterable[tuple], model_p1: Mapping[int, float | None]) -> Ana
         )
         for r, item in enumerate(rows)
     )
-    return Analysis(results, annotators, model_weight, len(labels), n_ties, graded)
+    return Analysis(results, annotators, model_weight, n_human, n_ties, graded)
 
 
 def _annotator_results(stats, columns) -> tuple[AnnotatorResult, ...]:

@@ -18,6 +18,8 @@ from curation.models import (
     Evaluation,
     ItemPrediction,
     ItemQuality,
+    JudgeRun,
+    JudgeVote,
     LabelQualityRun,
     LabelQualityStatus,
     Verdict,
@@ -50,10 +52,18 @@ def project_entries(project: Project):
     )
 
 
-def request_label_quality(*, project: Project, evaluations: list[int], user=None) -> bool:
-    """Queue a recomputation with these entries as the model ensemble, unless
-    one is already queued or running (a conditional update: two clicks queue
-    one task). Returns True if queued."""
+def project_judges(project: Project):
+    """The project's finished judge runs (issue 36), offered as labellers."""
+    return JudgeRun.objects.filter(project=project, status="complete").order_by("name")
+
+
+def request_label_quality(
+    *, project: Project, evaluations: list[int], user=None, judge_runs: list[int] | None = None
+) -> bool:
+    """Queue a recomputation with these entries as the model ensemble and
+    these project judge runs as extra labellers (issue 36), unless one is
+    already queued or running (a conditional update: two clicks queue one
+    task). Returns True if queued."""
     from config.celery import enqueue_on_commit
     from curation.agreement.reports import STALE_REQUEST
     from curation.quality.tasks import compute_label_quality_task
@@ -64,6 +74,12 @@ def request_label_quality(*, project: Project, evaluations: list[int], user=None
     known = set(project_entries(project).filter(pk__in=chosen).values_list("pk", flat=True))
     if unknown := [pk for pk in chosen if pk not in known]:
         raise LabelQualityError(f"No such leaderboard entries in this project: {unknown}")
+    judges = sorted(set(judge_runs or []))
+    known_runs = set(
+        JudgeRun.objects.filter(project=project, pk__in=judges).values_list("pk", flat=True)
+    )
+    if unknown := [pk for pk in judges if pk not in known_runs]:
+        raise LabelQualityError(f"No such judge runs of this project: {unknown}")
     # Entries scored before their per-item results were kept get them now.
     from curation.benchmarks import registry
 
@@ -86,6 +102,7 @@ def request_label_quality(*, project: Project, evaluations: list[int], user=None
             requested_at=now,
             requested_by=user,
             evaluations=chosen,
+            judge_runs=judges,
             error="",
         )
     )
@@ -125,6 +142,23 @@ def current_votes(project: Project):
     )
 
 
+def judge_labels(project: Project, runs: list[int]):
+    """(item, labeller, "1"/"2") of each selected project judge run: its
+    labeller id is minus the run's id (never an annotator's), its label the
+    side it picked in every order it answered; an item whose orders
+    disagree gets no label from it (the answer is the position's, not the
+    pair's)."""
+    picks: dict[tuple[int, int], set[str]] = defaultdict(set)
+    rows = JudgeVote.objects.filter(run_id__in=runs, run__project=project).exclude(choice="")
+    for run_id, item_id, choice in rows.values_list("run_id", "item_id", "choice").iterator(
+        chunk_size=20_000
+    ):
+        picks[(run_id, item_id)].add(choice)
+    for (run_id, item_id), choices in picks.items():
+        if len(choices) == 1:
+            yield item_id, -run_id, next(iter(choices))
+
+
 def compute_label_quality(*, project_id: int) -> str:
     """Run the analysis if one is queued (idempotent: a run that is not
     pending, or was taken by another worker, is left alone)."""
@@ -146,7 +180,7 @@ def compute_label_quality(*, project_id: int) -> str:
     start = time.perf_counter()
     try:
         model = ensemble_probabilities(project, run.evaluations)
-        analysis = analyse(current_votes(project), model)
+        analysis = analyse(current_votes(project), model, judge_labels(project, run.judge_runs))
     except (QualityUnavailable, ValueError) as exc:
         log.exception("label quality failed for project %s", project_id)
         LabelQualityRun.objects.filter(pk=run.pk).update(
@@ -179,6 +213,7 @@ def compute_label_quality(*, project_id: int) -> str:
                 models_against=models_against(r.model_p1, label),
             )
 
+    judge_names = dict(JudgeRun.objects.filter(pk__in=run.judge_runs).values_list("pk", "name"))
     payload = {
         "annotators": {
             str(a.annotator): {
@@ -187,6 +222,17 @@ def compute_label_quality(*, project_id: int) -> str:
                 "n_labels": a.n_labels,
             }
             for a in analysis.annotators
+            if a.annotator > 0
+        },
+        # The project judge runs that labelled too, by name (issue 36).
+        "judges": {
+            judge_names.get(-a.annotator, str(-a.annotator)): {
+                "quality": a.quality,
+                "agreement_with_consensus": a.agreement_with_consensus,
+                "n_labels": a.n_labels,
+            }
+            for a in analysis.annotators
+            if a.annotator < 0
         },
         "model_weight": analysis.model_weight,
         "graded": analysis.graded,

@@ -33,6 +33,7 @@ from curation.quality.service import (
     INSTALL_HINT,
     LabelQualityError,
     project_entries,
+    project_judges,
     request_label_quality,
 )
 from curation.verdicts.decisions import confirm_label, overturn_label
@@ -224,7 +225,11 @@ def label_quality_queue(request, slug):
     selected = context["run"].evaluations if context["run"] else None
     form = RefreshForm(
         entries=entries,
-        initial={"entries": selected if selected is not None else [e.pk for e in entries]},
+        judges=project_judges(project),
+        initial={
+            "entries": selected if selected is not None else [e.pk for e in entries],
+            "judges": context["run"].judge_runs if context["run"] else [],
+        },
     )
     query = request.GET.copy()
     query.pop("page", None)
@@ -253,7 +258,9 @@ def label_quality_queue(request, slug):
 @login_required
 def label_quality_refresh(request, slug):
     project, _role = project_for(request.user, slug, CURATOR_ROLES)
-    form = RefreshForm(request.POST, entries=project_entries(project))
+    form = RefreshForm(
+        request.POST, entries=project_entries(project), judges=project_judges(project)
+    )
     if not form.is_valid():
         for errors in form.errors.values():
             for e in errors:
@@ -263,6 +270,7 @@ def label_quality_refresh(request, slug):
         queued = request_label_quality(
             project=project,
             evaluations=[e.pk for e in form.cleaned_data["entries"]],
+            judge_runs=[r.pk for r in form.cleaned_data["judges"]],
             user=request.user,
         )
     except LabelQualityError as exc:

@@ -121,6 +121,9 @@ EXPECTED = {
     ("api_judge_runs", "get"): CURATORS,
     ("api_judge_runs", "post"): CURATORS_POST,
     ("api_judge_run", "get"): CURATORS,
+    ("api_project_judge_runs", "get"): CURATORS,
+    ("api_project_judge_runs", "post"): CURATORS_POST,
+    ("api_calibration", "get"): CURATORS,
     ("api_judge_run_cancel", "post"): CURATORS,  # the world's run is pending
     ("api_judge_run_resume", "post"): row(401, 404, 403, 409, 409),  # pending: nothing to resume
 }

@@ -286,6 +286,44 @@ def test_judge_run_rules():
     assert make_judge_run(release, name="e", status="complete", evaluation=evaluation).pk
 
 
+def test_a_judge_run_is_on_a_release_or_a_project_never_both_nor_neither():
+    from curation.models import JudgeRun
+
+    release = make_release(status="ready", sha256="e" * 64, archive="q.zip", folder="q")
+    project = release.project
+    with rejected_by("curation_judgerun_release_xor_project"):
+        make_judge_run(release, name="both", project=project)
+    with rejected_by("curation_judgerun_release_xor_project"):
+        make_judge_run(None, name="neither")
+    on_project = make_judge_run(None, name="p", project=project, status="complete")
+    assert on_project.evaluation is None  # a project's run ends in votes, not an entry
+    with rejected_by("curation_judgerun_name_per_project"):
+        make_judge_run(None, name="p", project=project)
+    # The same name on the project's release is another run.
+    assert make_judge_run(release, name="p").pk
+    assert JudgeRun.objects.filter(project=project).count() == 1
+
+
+def test_a_judge_vote_is_one_side_or_none_once_per_item_and_order():
+    from curation.models import JudgeVote
+
+    release = make_release(status="ready", sha256="f" * 64, archive="v.zip", folder="v")
+    run = make_judge_run(None, name="votes", project=release.project)
+    item = make_item(release.project)
+    JudgeVote.objects.create(run=run, item=item, order="original", choice="1", confidence=0.7)
+    JudgeVote.objects.create(run=run, item=item, order="swapped", choice="")
+    with rejected_by("curation_judgevote_once_per_order"):
+        JudgeVote.objects.create(run=run, item=item, order="original", choice="2")
+    other = make_item(release.project)
+    with rejected_by("curation_judgevote_order_valid"):
+        JudgeVote.objects.create(run=run, item=other, order="perm0", choice="1")
+    with rejected_by("curation_judgevote_choice_valid"):
+        JudgeVote.objects.create(run=run, item=other, order="original", choice="3")
+    for confidence in (-0.1, 1.01):
+        with rejected_by("curation_judgevote_confidence_range"):
+            JudgeVote.objects.create(run=run, item=other, order="original", confidence=confidence)
+
+
 def test_judge_output_is_stored_once_per_item_and_pass():
     from curation.models import JudgeOutput
 

@@ -18,6 +18,7 @@ PURE_MODULES = [
     "curation.agreement.ranking_diagnostics",
     "curation.agreement.ranking_aggregate",
     "curation.agreement.stats",
+    "curation.evaluation.calibration",
     "curation.agreement.diagnostics",
     "curation.releases.exporter",
     "curation.releases.parquet",

@@ -212,6 +212,36 @@ class MultimodalRewardBench(OwnModules):
             swapped_filename=f"judge-run-{run.pk}-swapped.jsonl",
         )
 
+    # --- judging a project's items (issue 36: calibrated judges) --------------------
+
+    def judge_project_records(self, items) -> list[dict]:
+        """Records of a project's benchmark items in this benchmark's shape,
+        for the judge prompt: the pairs with one prompt image (the others
+        are not this benchmark's to judge). `items` carry their image."""
+        return [
+            {
+                "ID": item.external_id,
+                "Text": item.prompt,
+                "Image": item.image.file,
+                "Output1": item.response_1,
+                "Output2": item.response_2,
+            }
+            for item in items
+            if item.image_id is not None
+        ]
+
+    def judge_vote(self, output: str, *, call: str) -> str | None:
+        """The canonical response ("1"/"2") an answer picks in a pass
+        ("original": assistant A is Output1; "swapped": Output2), by the
+        official verdict rule; None without a verdict (no random draw)."""
+        verdict = scoring_input.extract_verdict(output)
+        if verdict is None:
+            return None
+        first = verdict == "A"
+        if call == "swapped":
+            first = not first
+        return "1" if first else "2"
+
 
 def scoring_line(external_id: str, output: str) -> str:
     return json.dumps({"ID": external_id, "output": output}, ensure_ascii=False)

@@ -41,6 +41,8 @@ class FakeJudge:
             for slot in ("Output1", "Output2"):
                 self.by_text[r[slot]] = (r["ID"], slot, r["Better"])
         self.decide: Callable[[str, str, str], str] = self.correct  # (ID, order, right) -> A/B
+        # Text after the verdict, e.g. a stated confidence: (ID, order) -> text.
+        self.after_verdict: Callable[[str, str], str] = lambda external_id, order: ""
         self.lock = threading.Lock()
         self.requests: Counter = Counter()  # (ID, order) -> requests received
         self.answered: Counter = Counter()  # (ID, order) -> 200 answers sent
@@ -160,6 +162,7 @@ class FakeJudge:
             time.sleep(self.answer_delay)
         verdict = self.decide(ext_id, order, right)
         text = f"Both answers were read carefully; {ext_id}. Verdict: [[{verdict}]]"
+        text += self.after_verdict(ext_id, order)
         with self.lock:
             self.answered[(ext_id, order)] += 1
         return _send(
