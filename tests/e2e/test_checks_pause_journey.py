@@ -115,4 +115,10 @@ def test_a_paused_annotator_is_reinstated_by_a_curator_and_continues(
     page.keyboard.press("1")
     page.keyboard.press("Enter")
     page.wait_for_function("u => location.href !== u", arg=url)
+    page.wait_for_selector("#work[data-submitted='0']")
+    # Let the page's background requests (the next item kept ready) end
+    # before the test's database is flushed.
+    page.wait_for_load_state("networkidle")
+    page.close()
+    curator.close()
     assert not errors, errors
