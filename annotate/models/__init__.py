@@ -45,6 +45,7 @@ from annotate.models.projects import (
     Role,
     Task,
 )
+from annotate.models.qualification import QualificationAnswer, QualificationAttempt
 from annotate.models.votes import (
     Assignment,
     AssignmentStatus,
@@ -86,6 +87,8 @@ __all__ = [
     "ProgressCounter",
     "Project",
     "ProjectPause",
+    "QualificationAnswer",
+    "QualificationAttempt",
     "Role",
     "SetupEvent",
     "Slot",

@@ -73,6 +73,9 @@ class ProjectOutput(serializers.Serializer):
         help_text="Checks an annotator answers before the pause rule applies."
     )
     seed = serializers.IntegerField()
+    qualification_required = serializers.BooleanField()
+    qualification_pass_mark = serializers.FloatField()
+    qualification_retry_hours = serializers.IntegerField()
     archived = serializers.SerializerMethodField()
 
     def get_archived(self, project) -> bool:
@@ -114,6 +117,10 @@ class ProjectSettingsInput(serializers.Serializer):
     check_threshold = serializers.FloatField(min_value=0, max_value=1, default=0.7)
     check_minimum = serializers.IntegerField(min_value=1, max_value=10_000, default=10)
     seed = serializers.IntegerField(default=0, min_value=-(2**31), max_value=2**31 - 1)
+    # Qualification (issue 36): newcomers pass the qualification items first.
+    qualification_required = serializers.BooleanField(default=False)
+    qualification_pass_mark = serializers.FloatField(default=0.8, min_value=0, max_value=1)
+    qualification_retry_hours = serializers.IntegerField(default=24, min_value=0, max_value=8760)
 
 
 @guard_body(may_create_projects)

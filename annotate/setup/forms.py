@@ -56,6 +56,8 @@ class ProjectSettingsForm(forms.ModelForm):
             "allow_tie": "A/B projects (a graded scale has a tie only with 7 points).",
             "check_rate": "Share of each annotator's items that are check items (gold and "
             "attention checks), from 0 to 1; 0 turns checks and pauses off.",
+            "qualification_required": "Newcomers answer the qualification items first (import "
+            'them with "purpose": "qualification" and an "explanation"; see the import page).',
         }
 
     def __init__(self, *args, **kwargs):
@@ -63,6 +65,9 @@ class ProjectSettingsForm(forms.ModelForm):
         live_preview(self)
         # Left out (a client that predates scales): the scale stays as it is.
         self.fields["preference_scale"].required = False
+        # Left out (a form that predates qualification, issue 36): as they are.
+        for name in ("qualification_pass_mark", "qualification_retry_hours"):
+            self.fields[name].required = False
         for name in CHECK_FIELDS:
             # Left out (a client that predates checks): the value stays as it is.
             self.fields[name].required = False
@@ -85,6 +90,14 @@ class ProjectSettingsForm(forms.ModelForm):
 
     def clean_preference_scale(self):
         return self.cleaned_data.get("preference_scale") or self.instance.preference_scale
+
+    def clean_qualification_pass_mark(self):
+        value = self.cleaned_data.get("qualification_pass_mark")
+        return self.instance.qualification_pass_mark if value is None else value
+
+    def clean_qualification_retry_hours(self):
+        value = self.cleaned_data.get("qualification_retry_hours")
+        return self.instance.qualification_retry_hours if value is None else value
 
 
 class ProjectCreateForm(ProjectSettingsForm):

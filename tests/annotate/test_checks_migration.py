@@ -1,4 +1,4 @@
-"""Migration 0032 (issue 36 item 2) takes existing qualification and check
+"""Migration 0033 (issue 36 item 2) takes existing qualification and check
 items out of the vote pool: votes_needed and live_assignments 0, the
 progress counters moved by exactly their shares (the triggers, made again
 after SQLite's table rebuild, still count), benchmark items untouched."""
@@ -7,8 +7,8 @@ import pytest
 
 from tests.migrations import migrate, migrated_to
 
-BEFORE = [("annotate", "0031_item_purpose")]
-AFTER = [("annotate", "0032_checks")]
+BEFORE = [("annotate", "0032_qualification")]
+AFTER = [("annotate", "0033_checks")]
 
 
 def _sums(apps, project_id) -> tuple[int, int, int]:

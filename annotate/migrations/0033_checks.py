@@ -26,7 +26,7 @@ def gates_need_no_votes(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotate", "0031_item_purpose"),
+        ("annotate", "0032_qualification"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
