@@ -439,8 +439,9 @@ def request_body(run: JudgeRun, record: dict, read_image, endpoint, order: str) 
     benchmark = registry.get(record.get("_judge", run.scoring))  # a project's: the item's
     if hasattr(benchmark, "judge_call_request") and not run.on_project:
         return benchmark.judge_call_request(record, read_image, endpoint, call=order, seed=run.seed)
+    ask_one = getattr(benchmark, "judge_project_request", None) if run.on_project else None
     swapped = order == JudgeOrder.SWAPPED
-    return benchmark.judge_request(record, read_image, endpoint, swapped=swapped)
+    return (ask_one or benchmark.judge_request)(record, read_image, endpoint, swapped=swapped)
 
 
 def _ask(

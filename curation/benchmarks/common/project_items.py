@@ -20,6 +20,7 @@ class ItemParts:
     prompt: str  # the prompt slot's text parts, joined as the Item's text column
     response_1: str
     response_2: str
+    criterion: str  # the question asked of the pair (Item.criterion; "" when none)
     # The prompt's files in order: (stored name, kind "image" / "video" / "audio").
     media: list[tuple[str, str]] = field(default_factory=list)
     # Files of the responses (an interleaved or a media response), by slot.
@@ -57,6 +58,7 @@ def item_parts(items) -> list[ItemParts]:
                 prompt=prompt,
                 response_1=item.response_1,
                 response_2=item.response_2,
+                criterion=item.criterion,
                 media=media,
                 response_media={
                     s: files(s) for s in (Slot.RESPONSE_1, Slot.RESPONSE_2) if files(s)

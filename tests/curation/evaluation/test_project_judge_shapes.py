@@ -6,6 +6,9 @@ domain; annotators see none of it."""
 
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
@@ -15,6 +18,7 @@ from rest_framework.test import APIClient
 
 from annotate.models import Domain, image_part, media_part, text_part, write_item_content
 from curation.benchmarks.mmrlhf import judge as mmrlhf_judge
+from curation.benchmarks.omni import judge as omni_judge
 from curation.benchmarks.videorb import judge as videorb_judge
 from curation.benchmarks.vlrb import judge as vlrb_judge
 from curation.benchmarks.vlrb.card import MARK
@@ -47,7 +51,14 @@ SHAPES = {
     "videorb": ("videorb/knowledge", videorb_judge.PROMPT[:40], ["video_url"]),
     "vlrb": ("", vlrb_judge.PROMPT[:40], ["image_url"]),
     "mrb": ("", "Please act as an impartial judge", ["image_url"]),
+    "omni": ("omni/text_image_to_text", omni_judge.SYSTEM[:40], None),  # types per item
 }
+# Omni items by n % 3: an image prompt, an audio prompt, video responses.
+OMNI_TYPES = (
+    ["text", "text", "image_url", "text", "text", "text", "text"],
+    ["text", "text", "input_audio", "text", "text", "text", "text"],
+    ["text", "text", "video_url", "text", "video_url"],
+)
 
 
 @pytest.fixture(autouse=True)
@@ -63,19 +74,40 @@ class FakeAny(FakeJudge):
     gives the order sent); checks each benchmark's prompt and media parts."""
 
     pairs: dict[str, tuple[str, str, str, str]] = {}  # ID -> (r1, r2, truth, shape)
+    types: dict[str, list[str]] = {}  # ID -> the user content's part types (omni)
 
     def _check(self, payload):
-        (message,) = payload["messages"]
-        text = message["content"][0]["text"]
+        message = payload["messages"][-1]
+        text = json.dumps(message["content"])  # response texts, or media data (base64)
         found = [(e, p) for e, p in self.pairs.items() if p[0] in text and p[1] in text]
         assert len(found) == 1, "no known pair in the prompt"
         ext, (r1, r2, truth, shape) = found[0]
         _, start, kinds = SHAPES[shape]
-        assert text.lstrip().startswith(start.lstrip()), f"not the {shape} prompt"
-        assert [p["type"] for p in message["content"][1:]] == kinds, f"{shape} parts"
+        types = [p["type"] for p in message["content"]]
+        if shape == "omni":
+            system = payload["messages"][0]
+            assert system["role"] == "system" and system["content"].startswith(start)
+            assert f"criterion {ext}" in system["content"], "the item's criterion"
+            assert types == self.types[ext], f"omni parts of {ext}"
+        else:
+            assert len(payload["messages"]) == 1, "one user message"
+            prompt = message["content"][0]["text"]
+            assert prompt.lstrip().startswith(start.lstrip()), f"not the {shape} prompt"
+            assert types == ["text", *kinds], f"{shape} parts"
         order = "original" if text.index(r1) < text.index(r2) else "swapped"
         right = "A" if (truth == "1") == (order == "original") else "B"
         return ext, order, (shape, right)
+
+
+def clip_bytes(n: int) -> bytes:
+    return VIDEO + f" clip {n}".encode()
+
+
+def clip(n: int, kind: str = "video"):
+    data = clip_bytes(n)
+    asset = make_media(kind, size_bytes=len(data))
+    default_storage.save(asset.file, ContentFile(data))
+    return asset
 
 
 def words(shape: str, pick: str) -> str:
@@ -97,16 +129,26 @@ def add_items(project, shape: str, annotators, first: int) -> list:
     for n in range(first, first + N):
         meta = {MARK: {"id": f"v{n}"}} if shape == "vlrb" else {}
         item = make_item(project, domain, image=None, meta=meta, external_id=f"{shape}-{n}")
+        r1, r2 = f"Answer one of pair {n}.", f"Answer two of pair {n}."
+        responses = [[text_part(r1)], [text_part(r2)]]
         if shape == "videorb":
-            asset = make_media("video", size_bytes=len(VIDEO))
-            default_storage.save(asset.file, ContentFile(VIDEO))
-            prompt = [media_part(asset), text_part(f"What happens in clip {n}?")]
+            prompt = [media_part(clip(n)), text_part(f"What happens in clip {n}?")]
+        elif shape == "omni" and n % 3 == 1:
+            prompt = [media_part(clip(n, "audio")), text_part(f"What is said in {n}?")]
+        elif shape == "omni" and n % 3 == 2:
+            prompt = [text_part(f"Film a cat, take {n}.")]
+            one, two = clip(n), clip(-n)
+            responses = [[media_part(one)], [media_part(two)]]
+            r1, r2 = (base64.b64encode(clip_bytes(k)).decode() for k in (n, -n))
         else:
             image = make_image()
             default_storage.save(image.file, ContentFile(png_bytes()))
             prompt = [image_part(image.pk), text_part(f"What is in picture {n}?")]
-        r1, r2 = f"Answer one of pair {n}.", f"Answer two of pair {n}."
-        write_item_content(item, prompt, [[text_part(r1)], [text_part(r2)]])
+        write_item_content(item, prompt, responses)
+        if shape == "omni":
+            item.criterion = f"Which is more faithful? (criterion {item.external_id})"
+            item.save(update_fields=["criterion"])
+            FakeAny.types[item.external_id] = OMNI_TYPES[n % 3]
         truth = "1" if n % 2 else "2"
         FakeAny.pairs[item.external_id] = (r1, r2, truth, shape)
         for annotator in annotators:
@@ -148,9 +190,9 @@ def assert_canonical(run, items):
         assert got == (("1", "2") if biased else (truth, truth)), item.external_id
 
 
-@pytest.mark.parametrize("shape", ["mmrlhf", "videorb", "vlrb"])
+@pytest.mark.parametrize("shape", ["mmrlhf", "videorb", "vlrb", "omni"])
 def test_a_project_of_one_shape_is_judged_by_its_benchmark_in_both_orders(shape, client):
-    FakeAny.pairs = {}
+    FakeAny.pairs, FakeAny.types = {}, {}
     project = make_project(votes_per_item=3)
     annotators = [make_member(project) for _ in range(3)]
     items = add_items(project, shape, annotators, 0)
@@ -182,15 +224,15 @@ def test_a_project_of_one_shape_is_judged_by_its_benchmark_in_both_orders(shape,
 
 
 def test_a_mixed_project_judges_each_item_by_the_benchmark_of_its_domain():
-    FakeAny.pairs = {}
+    FakeAny.pairs, FakeAny.types = {}, {}
     project = make_project(votes_per_item=3)
     annotators = [make_member(project) for _ in range(3)]
     items = []
-    for k, shape in enumerate(["mrb", "mmrlhf", "videorb"]):
+    for k, shape in enumerate(["mrb", "mmrlhf", "videorb", "omni"]):
         items += add_items(project, shape, annotators, k * N)
     owners = {r["ID"]: r["_judge"] for r in project_records(project)}
     assert owners == {i.external_id: FakeAny.pairs[i.external_id][3] for i in items}
-    run, _ = judged(project, ["mrb", "mmrlhf", "videorb"])
+    run, _ = judged(project, ["mrb", "mmrlhf", "videorb", "omni"])
     assert_canonical(run, items)
     (report,) = calibration_for(project)
-    assert {row["domain"] for row in report["rows"]} == {None, "vqa", "mmrlhf", "videorb"}
+    assert {row["domain"] for row in report["rows"]} == {None, "vqa", "mmrlhf", "videorb", "omni"}
