@@ -98,7 +98,12 @@ def project_records(project: Project) -> list[dict]:
 def project_items(project: Project):
     """The items a project run judges: benchmark items (never qualification
     or check items), in id order, with their image."""
-    return Item.objects.benchmark().filter(project=project).select_related("image").order_by("id")
+    return (
+        Item.objects.benchmark()
+        .filter(project=project)
+        .select_related("image", "domain")
+        .order_by("id")
+    )
 
 
 def start_project_judge_run(

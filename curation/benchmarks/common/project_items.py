@@ -25,6 +25,8 @@ class ItemParts:
     media: list[tuple[str, str]] = field(default_factory=list)
     # Files of the responses (an interleaved or a media response), by slot.
     response_media: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    # Every slot's parts in order, (kind, text or stored name): interleaved content.
+    content: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
     def files(self, kind: str) -> list[str]:
         return [name for name, k in self.media if k == kind]
@@ -62,6 +64,13 @@ def item_parts(items) -> list[ItemParts]:
                 media=media,
                 response_media={
                     s: files(s) for s in (Slot.RESPONSE_1, Slot.RESPONSE_2) if files(s)
+                },
+                content={
+                    str(slot): [
+                        (str(p.kind), p.text if p.kind == PartKind.TEXT else _file(p)[0])
+                        for p in parts
+                    ]
+                    for slot, parts in slots.items()
                 },
             )
         )

@@ -17,6 +17,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotate.models import Domain, image_part, media_part, text_part, write_item_content
+from curation.benchmarks.mmrb2 import judge as mmrb2_judge
 from curation.benchmarks.mmrlhf import judge as mmrlhf_judge
 from curation.benchmarks.omni import judge as omni_judge
 from curation.benchmarks.videorb import judge as videorb_judge
@@ -52,7 +53,10 @@ SHAPES = {
     "vlrb": ("", vlrb_judge.PROMPT[:40], ["image_url"]),
     "mrb": ("", "Please act as an impartial judge", ["image_url"]),
     "omni": ("omni/text_image_to_text", omni_judge.SYSTEM[:40], None),  # types per item
+    "mmrb2": ("mmrb2/interleaved", mmrb2_judge.INSTRUCTION[:40], None),  # interleaved
 }
+MMRB2_R1 = ["text", "image_url", "text"]  # response 1 of an MMRB2 item: text, image, text
+MMRB2_R2 = ["image_url", "text"]
 # Omni items by n % 3: an image prompt, an audio prompt, video responses.
 OMNI_TYPES = (
     ["text", "text", "image_url", "text", "text", "text", "text"],
@@ -89,6 +93,12 @@ class FakeAny(FakeJudge):
             assert system["role"] == "system" and system["content"].startswith(start)
             assert f"criterion {ext}" in system["content"], "the item's criterion"
             assert types == self.types[ext], f"omni parts of {ext}"
+        elif shape == "mmrb2":  # text and images interleaved, in the item's order
+            assert message["content"][0]["text"].startswith(start), "not the MMRB2 prompt"
+            assert "The task is interleaved generation" in message["content"][0]["text"]
+            a_first = text.index(r1) < text.index(r2)
+            a, b = (MMRB2_R1, MMRB2_R2) if a_first else (MMRB2_R2, MMRB2_R1)
+            assert types == ["text", "text", "text", "text", *a, "text", *b], "MMRB2 parts"
         else:
             assert len(payload["messages"]) == 1, "one user message"
             prompt = message["content"][0]["text"]
@@ -97,6 +107,12 @@ class FakeAny(FakeJudge):
         order = "original" if text.index(r1) < text.index(r2) else "swapped"
         right = "A" if (truth == "1") == (order == "original") else "B"
         return ext, order, (shape, right)
+
+
+def picture():
+    image = make_image()
+    default_storage.save(image.file, ContentFile(png_bytes()))
+    return image
 
 
 def clip_bytes(n: int) -> bytes:
@@ -133,6 +149,12 @@ def add_items(project, shape: str, annotators, first: int) -> list:
         responses = [[text_part(r1)], [text_part(r2)]]
         if shape == "videorb":
             prompt = [media_part(clip(n)), text_part(f"What happens in clip {n}?")]
+        elif shape == "mmrb2":
+            prompt = [text_part(f"Tell a story of {n} with pictures.")]
+            responses = [
+                [text_part(r1), image_part(picture().pk), text_part("The end.")],
+                [image_part(picture().pk), text_part(r2)],
+            ]
         elif shape == "omni" and n % 3 == 1:
             prompt = [media_part(clip(n, "audio")), text_part(f"What is said in {n}?")]
         elif shape == "omni" and n % 3 == 2:
@@ -141,9 +163,7 @@ def add_items(project, shape: str, annotators, first: int) -> list:
             responses = [[media_part(one)], [media_part(two)]]
             r1, r2 = (base64.b64encode(clip_bytes(k)).decode() for k in (n, -n))
         else:
-            image = make_image()
-            default_storage.save(image.file, ContentFile(png_bytes()))
-            prompt = [image_part(image.pk), text_part(f"What is in picture {n}?")]
+            prompt = [image_part(picture().pk), text_part(f"What is in picture {n}?")]
         write_item_content(item, prompt, responses)
         if shape == "omni":
             item.criterion = f"Which is more faithful? (criterion {item.external_id})"
@@ -190,7 +210,7 @@ def assert_canonical(run, items):
         assert got == (("1", "2") if biased else (truth, truth)), item.external_id
 
 
-@pytest.mark.parametrize("shape", ["mmrlhf", "videorb", "vlrb", "omni"])
+@pytest.mark.parametrize("shape", ["mmrlhf", "videorb", "vlrb", "omni", "mmrb2"])
 def test_a_project_of_one_shape_is_judged_by_its_benchmark_in_both_orders(shape, client):
     FakeAny.pairs, FakeAny.types = {}, {}
     project = make_project(votes_per_item=3)
@@ -228,11 +248,12 @@ def test_a_mixed_project_judges_each_item_by_the_benchmark_of_its_domain():
     project = make_project(votes_per_item=3)
     annotators = [make_member(project) for _ in range(3)]
     items = []
-    for k, shape in enumerate(["mrb", "mmrlhf", "videorb", "omni"]):
+    shapes = ["mrb", "mmrlhf", "videorb", "omni", "mmrb2"]
+    for k, shape in enumerate(shapes):
         items += add_items(project, shape, annotators, k * N)
     owners = {r["ID"]: r["_judge"] for r in project_records(project)}
     assert owners == {i.external_id: FakeAny.pairs[i.external_id][3] for i in items}
-    run, _ = judged(project, ["mrb", "mmrlhf", "videorb", "omni"])
+    run, _ = judged(project, shapes)
     assert_canonical(run, items)
     (report,) = calibration_for(project)
-    assert {row["domain"] for row in report["rows"]} == {None, "vqa", "mmrlhf", "videorb", "omni"}
+    assert {row["domain"] for row in report["rows"]} == {None, "vqa", *shapes[1:]}
