@@ -25,7 +25,11 @@ from curation.benchmarks.vlrb import judge as vlrb_judge
 from curation.benchmarks.vlrb.card import MARK
 from curation.evaluation.calibration_report import calibration_for
 from curation.evaluation.judge_runs import run_judge, save_endpoint
-from curation.evaluation.project_judging import project_records, start_project_judge_run
+from curation.evaluation.project_judging import (
+    project_inputs,
+    project_records,
+    start_project_judge_run,
+)
 from curation.models import JudgeRunStatus, JudgeVote
 from tests.curation.evaluation.fake_openai import FakeJudge
 from tests.factories import (
@@ -219,6 +223,11 @@ def test_a_project_of_one_shape_is_judged_by_its_benchmark_in_both_orders(shape,
     assert {r["_judge"] for r in project_records(project)} == {shape}
     run, fake = judged(project, [shape])
     assert run.scoring == shape and run.video_as == "video"
+    records, reader = project_inputs(run)  # the run's media options; only its items' files
+    assert reader.content.options.video_as == "video"
+    assert {r["ID"] for r in records} == {i.external_id for i in items}
+    with pytest.raises(OSError, match="not a file of this project"):
+        reader("images/elsewhere.png")
     assert set(fake.requests) == {
         (i.external_id, o) for i in items for o in ("original", "swapped")
     }
