@@ -35,6 +35,7 @@ from annotate.loop.service import (
 )
 from annotate.models import Assignment, AssignmentStatus, Project
 from annotate.projects import member_of
+from annotate.qualification.service import QualificationRequired
 from common.api.errors import Conflict, errors
 from common.api.schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES, GRADES, PREFERENCE_SCALES
 from common.body_guard import guard_body
@@ -186,14 +187,17 @@ class NextAssignmentApi(APIView):
                 description="Nothing free for you now; more may come. Ask again later.",
             ),
             204: OpenApiResponse(description="Done: nothing is left for you in this project."),
-            **errors(401, 404, 409),
+            **errors(401, 403, 404, 409),
         },
     )
     def post(self, request, slug):
         project, _ = project_for_api(request.user, slug)
         if not project.votes_open:
             raise Conflict(project.votes_closed_reason)
-        assignment = claim_next_item(project=project, annotator=request.user)
+        try:
+            assignment = claim_next_item(project=project, annotator=request.user)
+        except QualificationRequired as exc:  # (issue 36: not admitted yet)
+            raise exceptions.PermissionDenied(str(exc), code="qualification_required") from None
         if assignment is None:
             if votes_may_come(project=project, annotator=request.user):
                 return Response(
@@ -453,6 +457,8 @@ class SubmitJudgementApi(APIView):
             # By the field names sent (left/right, pick, ranking): the service
             # maps them back.
             raise exceptions.ValidationError(_api_errors(exc.errors)) from None
+        except QualificationRequired as exc:
+            raise exceptions.PermissionDenied(str(exc), code="qualification_required") from None
         except AnnotationError as exc:
             raise Conflict(str(exc)) from None
         assignment = judgement.assignment

@@ -3,6 +3,7 @@
 from django.urls import path
 
 from annotate.api import assignments, content, imports
+from annotate.qualification import api as qualification_api
 from annotate.setup import api as setup_api
 
 urlpatterns = [
@@ -37,6 +38,21 @@ urlpatterns = [
         name="api_invitation",
     ),
     path("projects/<slug:slug>/imports/", imports.ImportApi.as_view(), name="api_import"),
+    path(
+        "projects/<slug:slug>/qualification/",
+        qualification_api.QualificationStatusApi.as_view(),
+        name="api_qualification",
+    ),
+    path(
+        "projects/<slug:slug>/qualification/annotators/",
+        qualification_api.QualificationAnnotatorsApi.as_view(),
+        name="api_qualification_annotators",
+    ),
+    path(
+        "projects/<slug:slug>/qualification/admit/",
+        qualification_api.QualificationAdmitApi.as_view(),
+        name="api_qualification_admit",
+    ),
     path(
         "projects/<slug:slug>/assignments/next/",
         assignments.NextAssignmentApi.as_view(),

@@ -53,6 +53,7 @@ from annotate.models import (
     Task,
 )
 from annotate.models.parts import group_by_slot
+from annotate.qualification.service import check_admitted, is_admitted
 
 # Callers import the vote's types and rules from here with the workflows.
 __all__ = [
@@ -124,6 +125,8 @@ def claim_next_item(*, project: Project, annotator, now=None, group: str = "") -
     """
     if project.archived_at is not None:
         return None  # an archived project is read-only
+    # Qualification first (issue 36): no query unless the project requires it.
+    check_admitted(project=project, user=annotator)
     now = now or timezone.now()
     claim = partial(
         _statements().claim,
@@ -209,6 +212,8 @@ def claim_ahead(*, project: Project, annotator, holding: int, now=None) -> Assig
     if project.archived_at is not None:
         return None  # an archived project is read-only
     if not Project.objects.visible_to(annotator).filter(pk=project.pk).exists():
+        return None
+    if not is_admitted(project=project, user=annotator):
         return None
     open_leases = (
         Assignment.objects.own(annotator)
@@ -374,6 +379,7 @@ def _check_submit(*, assignment_id: int, annotator, vote) -> _CheckedSubmit:
         stored.already_submitted = True
         return _CheckedSubmit(assignment, None, stored)
     item = assignment.item
+    check_admitted(project=item.project, user=annotator)  # (issue 36; no query if not required)
     vote = _checked_vote(vote, assignment=assignment, project=item.project, domain=item.domain)
     if assignment.status == AssignmentStatus.SKIPPED:
         raise AnnotationError("You skipped this item; it can no longer be judged.")

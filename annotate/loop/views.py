@@ -36,6 +36,7 @@ from annotate.loop.service import (
 from annotate.models import Assignment, AssignmentStatus, Judgement, Project
 from annotate.models.parts import first_images
 from annotate.projects import member_of, project_for
+from annotate.qualification.service import is_admitted
 from common.body_guard import guard_body
 
 # --- Annotation ------------------------------------------------------------------------
@@ -87,6 +88,8 @@ def work_start(request, slug):
     if not project.votes_open:
         messages.error(request, project.votes_closed_reason)
         return redirect(project)
+    if not is_admitted(project=project, user=request.user):
+        return redirect("qualify", slug=project.slug)  # (issue 36: a newcomer qualifies first)
     assignment = claim_next_item(project=project, annotator=request.user)
     if assignment is None:
         return redirect("work_done", slug=project.slug)

@@ -44,6 +44,7 @@ from annotate.models.projects import (
     Role,
     Task,
 )
+from annotate.models.qualification import QualificationAnswer, QualificationAttempt
 from annotate.models.votes import (
     Assignment,
     AssignmentStatus,
@@ -84,6 +85,8 @@ __all__ = [
     "PreferenceScale",
     "ProgressCounter",
     "Project",
+    "QualificationAnswer",
+    "QualificationAttempt",
     "Role",
     "SetupEvent",
     "Slot",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
@@ -138,6 +139,21 @@ class Project(models.Model):
         blank=True,
         help_text="Server folders (IMPORT_ROOTS entries) this project may import from.",
     )
+    # Qualification (issue 36): newcomers (annotators) answer the project's
+    # qualification items and are admitted at the pass mark before they get
+    # benchmark items; a failed attempt may be retried after the wait.
+    qualification_required = models.BooleanField(
+        default=False,
+        help_text="Annotators pass the qualification before they get benchmark items.",
+    )
+    qualification_pass_mark = models.FloatField(
+        default=0.8,
+        validators=[MinValueValidator(0), MaxValueValidator(1)],
+        help_text="Share of qualification items answered right to be admitted (0 to 1).",
+    )
+    qualification_retry_hours = models.PositiveIntegerField(
+        default=24, help_text="Hours a failed qualification waits before a retry (0: at once)."
+    )
     # Set when an admin archives the project: read-only from then on (no
     # claims, imports or setup changes); its votes and releases stay.
     archived_at = models.DateTimeField(null=True, blank=True)
@@ -177,6 +193,10 @@ class Project(models.Model):
                 condition=Q(consensus_strength__isnull=True)
                 | Q(consensus_strength__gte=0, consensus_strength__lte=scales.MAX_STRENGTH),
                 name="annotate_project_consensus_strength_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(qualification_pass_mark__gte=0, qualification_pass_mark__lte=1),
+                name="annotate_project_qualification_pass_mark_range",
             ),
         ]
 
@@ -250,6 +270,13 @@ class Membership(models.Model):
     # A deactivated member keeps their row (pseudonym, count) and their votes
     # but has no access to the project (annotate.setup.service).
     is_active = models.BooleanField(default=True)
+    # Qualification (issue 36): when the member was admitted to the project's
+    # benchmark items (a passed attempt, or a curator: admitted_by), or null.
+    # Only asked of annotators of a project that requires qualification.
+    admitted_at = models.DateTimeField(null=True, blank=True)
+    admitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(null=True, blank=True, auto_now_add=True)
 
     class Meta:

@@ -63,6 +63,9 @@ class ProjectOutput(serializers.Serializer):
     require_rationale = serializers.BooleanField()
     lease_minutes = serializers.IntegerField()
     seed = serializers.IntegerField()
+    qualification_required = serializers.BooleanField()
+    qualification_pass_mark = serializers.FloatField()
+    qualification_retry_hours = serializers.IntegerField()
     archived = serializers.SerializerMethodField()
 
     def get_archived(self, project) -> bool:
@@ -101,6 +104,10 @@ class ProjectSettingsInput(serializers.Serializer):
     require_rationale = serializers.BooleanField(default=False)
     lease_minutes = serializers.IntegerField(min_value=1, max_value=10_080, default=30)
     seed = serializers.IntegerField(default=0, min_value=-(2**31), max_value=2**31 - 1)
+    # Qualification (issue 36): newcomers pass the qualification items first.
+    qualification_required = serializers.BooleanField(default=False)
+    qualification_pass_mark = serializers.FloatField(default=0.8, min_value=0, max_value=1)
+    qualification_retry_hours = serializers.IntegerField(default=24, min_value=0, max_value=8760)
 
 
 @guard_body(may_create_projects)

@@ -50,6 +50,8 @@ class ProjectSettingsForm(forms.ModelForm):
             "preference_scale": "A/B asks which response is better; a graded scale also how "
             "much (keys 1 to 6 or 1 to 7 on the compare page). Fixed once the project has votes.",
             "allow_tie": "A/B projects (a graded scale has a tie only with 7 points).",
+            "qualification_required": "Newcomers answer the qualification items first (import "
+            'them with "purpose": "qualification" and an "explanation"; see the import page).',
         }
 
     def __init__(self, *args, **kwargs):
@@ -57,9 +59,20 @@ class ProjectSettingsForm(forms.ModelForm):
         live_preview(self)
         # Left out (a client that predates scales): the scale stays as it is.
         self.fields["preference_scale"].required = False
+        # Left out (a form that predates qualification, issue 36): as they are.
+        for name in ("qualification_pass_mark", "qualification_retry_hours"):
+            self.fields[name].required = False
 
     def clean_preference_scale(self):
         return self.cleaned_data.get("preference_scale") or self.instance.preference_scale
+
+    def clean_qualification_pass_mark(self):
+        value = self.cleaned_data.get("qualification_pass_mark")
+        return self.instance.qualification_pass_mark if value is None else value
+
+    def clean_qualification_retry_hours(self):
+        value = self.cleaned_data.get("qualification_retry_hours")
+        return self.instance.qualification_retry_hours if value is None else value
 
 
 class ProjectCreateForm(ProjectSettingsForm):

@@ -56,6 +56,9 @@ PROJECT_FIELDS = (
     "require_rationale",
     "lease_minutes",
     "seed",
+    "qualification_required",
+    "qualification_pass_mark",
+    "qualification_retry_hours",
 )
 DOMAIN_FIELDS = (
     "slug",
@@ -160,6 +163,9 @@ def create_project(
     preset: str = "mrb",
     preference_scale: str = PreferenceScale.AB,
     task: str = Task.PAIRWISE,
+    qualification_required: bool = False,
+    qualification_pass_mark: float = 0.8,
+    qualification_retry_hours: int = 24,
 ) -> Project:
     """A new project with the preset's domains; its creator becomes its admin.
     `task`: what a vote answers (pairwise items have exactly two responses)."""
@@ -176,6 +182,8 @@ def create_project(
         raise SetupError(
             f"unknown task {task!r}; use one of {', '.join(Task.values)}", field="task"
         )
+    if qualification_required:
+        _check_qualification(task)
     slug = slug or slugify(name)[:80]
     if not slug:
         raise SetupError("Give the project a slug (letters, digits, - and _).", field="slug")
@@ -199,6 +207,9 @@ def create_project(
             require_rationale=require_rationale,
             lease_minutes=lease_minutes,
             seed=seed,
+            qualification_required=qualification_required,
+            qualification_pass_mark=qualification_pass_mark,
+            qualification_retry_hours=qualification_retry_hours,
             created_by=actor,
         )
         _, domains = PRESETS[preset]
@@ -248,9 +259,17 @@ def update_project(*, actor, project: Project, **changes) -> list[str]:
             return []
         if "preference_scale" in changed:
             _check_scale_change(project, changes["preference_scale"])
+        if changes.get("qualification_required"):
+            _check_qualification(project.task)
         for name in changed:
             setattr(project, name, changes[name])
         project.save(update_fields=changed)
+        if "qualification_required" in changed and project.qualification_required:
+            # Annotators who already judged here are not sent back to qualify
+            # (docs/decisions.md, issue 36): admitted now, by the admin.
+            Membership.objects.filter(
+                project=project, role=Role.ANNOTATOR, judged__gt=0, admitted_at__isnull=True
+            ).update(admitted_at=timezone.now(), admitted_by=actor)
         _audit(
             actor=actor,
             action="project_updated",
@@ -259,6 +278,15 @@ def update_project(*, actor, project: Project, **changes) -> list[str]:
             after={name: changes[name] for name in changed},
         )
     return changed
+
+
+def _check_qualification(task: str) -> None:
+    """The qualification page serves pairs (issue 36): no other task yet."""
+    if task != Task.PAIRWISE:
+        raise SetupError(
+            "Qualification is served for pairwise projects only (for now).",
+            field="qualification_required",
+        )
 
 
 def _check_scale(scale: str) -> None:

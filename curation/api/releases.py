@@ -77,6 +77,25 @@ class ReleaseSerializer(serializers.Serializer):
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
     download_url = serializers.SerializerMethodField()
+    filters = serializers.JSONField(
+        help_text="The benchmark-construction filters and balancing asked for, with their "
+        "parameters (curation.releases.filters)."
+    )
+    filter_report = serializers.SerializerMethodField(
+        help_text="When ready: each filter's rule, parameters, ensemble and pairs dropped or "
+        "held out per domain (the manifest's release_filters)."
+    )
+    balance_report = serializers.SerializerMethodField(
+        help_text="When ready: side and length balance per domain (the manifest's)."
+    )
+
+    @extend_schema_field(serializers.JSONField(allow_null=True))
+    def get_filter_report(self, release) -> dict | None:
+        return (release.manifest or {}).get("release_filters")
+
+    @extend_schema_field(serializers.JSONField(allow_null=True))
+    def get_balance_report(self, release) -> dict | None:
+        return (release.manifest or {}).get("balance_report")
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_download_url(self, release) -> str | None:
@@ -94,6 +113,20 @@ def release_for(project, release_id: int) -> Release:
     if release is None:
         raise exceptions.NotFound("No such release.")
     return release
+
+
+# The filter fields passed as they are to create_release (one validation).
+FILTER_FIELDS = (
+    "too_easy_action",
+    "low_consensus",
+    "low_consensus_action",
+    "disagreement_ensemble",
+    "disagreement_human",
+    "disagreement_share",
+    "disagreement_action",
+    "balance_report",
+    "balance_tolerance",
+)
 
 
 @guard_body(member_of(CURATOR_ROLES))
@@ -126,6 +159,50 @@ class ReleaseListApi(APIView):
             required=False,
             help_text="Optional too-easy filter: evaluation ids of the ensemble; pairs every "
             "entry got right in both orders are left out (recorded in manifest and card).",
+        )
+        too_easy_action = serializers.ChoiceField(
+            choices=["drop", "hold"], required=False, help_text="drop (default) or hold."
+        )
+        low_consensus = serializers.FloatField(
+            required=False,
+            allow_null=True,
+            min_value=0,
+            max_value=1,
+            help_text="Optional low-consensus filter: pairs whose human consensus (share of "
+            "current studio votes for the most-voted choice) is below this.",
+        )
+        low_consensus_action = serializers.ChoiceField(
+            choices=["drop", "hold"], required=False, help_text="drop (default) or hold."
+        )
+        disagreement_ensemble = serializers.ListField(
+            child=serializers.IntegerField(min_value=1),
+            required=False,
+            help_text="Optional disagreement filter: evaluation ids of the ensemble; pairs "
+            "where the human and the ensemble majorities differ, both strong.",
+        )
+        disagreement_human = serializers.FloatField(
+            required=False, allow_null=True, min_value=0.5, max_value=1,
+            help_text="Human consensus at least this (above 0.5; default 0.8).",
+        )  # fmt: skip
+        disagreement_share = serializers.FloatField(
+            required=False, allow_null=True, min_value=0.5, max_value=1,
+            help_text="Ensemble share at least this (above 0.5; default 0.8).",
+        )  # fmt: skip
+        disagreement_action = serializers.ChoiceField(
+            choices=["drop", "hold"], required=False, help_text="hold (default) or drop."
+        )
+        balance_report = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="Report side and length balance (always with a filter or balancing).",
+        )
+        balance_tolerance = serializers.FloatField(
+            required=False,
+            allow_null=True,
+            min_value=0,
+            max_value=0.49,
+            help_text="Optional length balancing: drop the fewest pairs (seeded by the "
+            "release seed) so each domain's chosen-longer share is within this of 0.5.",
         )
         rekey = serializers.BooleanField(
             required=False,
@@ -188,6 +265,7 @@ class ReleaseListApi(APIView):
                 rekey=data["rekey"],
                 pairwise=data["pairwise"],
                 too_easy_ensemble=data.get("too_easy_ensemble") or None,
+                **{name: data.get(name) for name in FILTER_FIELDS},
             )
         except ReleaseVersionTaken as exc:
             raise Conflict(str(exc), code="exists") from None

@@ -43,7 +43,15 @@ from curation.models import (
     ReleaseItem,
     ReleaseStatus,
 )
-from curation.releases import exporter, manifest_sections, parquet, publishing, snapshot, trl
+from curation.releases import (
+    exporter,
+    filter_outputs,
+    manifest_sections,
+    parquet,
+    publishing,
+    snapshot,
+    trl,
+)
 from curation.releases.content import item_contents
 from curation.releases.groups import freeze_group_keys
 from curation.releases.heartbeat import BuildHeartbeat
@@ -178,9 +186,8 @@ def _remove_dead_attempts(building: Path, release_id: int | str) -> None:
 
 
 def _included(release: Release):
-    return included_verdicts(
-        release.project, release.domains, release.min_label_quality, release.filters
-    )
+    """The release's verdicts before its benchmark-construction filters."""
+    return included_verdicts(release.project, release.domains, release.min_label_quality)
 
 
 def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
@@ -190,7 +197,13 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
     and the card and manifest are written from all of them."""
     project = release.project
     domains = list(project.domains.filter(slug__in=release.domains).order_by("position", "slug"))
-    included = _included(release)
+    # The filters' matched pairs, read once, and the length balancing's
+    # seeded drops (curation.releases.filter_outputs).
+    before = _included(release)
+    filtered = filter_outputs.filtered_rows(release, before)
+    included, balance_drops, balance_external = filter_outputs.balanced(
+        release, filter_outputs.without_filtered(before, filtered)
+    )
     salt = release.rekey_salt
     pseudonyms = dict(
         Membership.objects.filter(project=project).values_list("user_id", "pseudonym")
@@ -262,11 +275,19 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
         from curation.quality.release_filter import filter_summary
 
         meta.annotation["label_quality_filter"] = filter_summary(release)
+    left_out: list[dict] = []  # provenance.jsonl's lines of the filtered pairs
     if release.filters:
         from curation.releases import filters as release_filters
 
-        before = included_verdicts(release.project, release.domains, release.min_label_quality)
-        meta.annotation["release_filters"] = release_filters.summary(release, before)
+        summary = release_filters.summary(release, counts=filter_outputs.counts_of(filtered))
+        balancing = filter_outputs.balancing_entry(release, balance_drops)
+        if balancing:
+            summary["length_balance"] = balancing
+        meta.annotation["release_filters"] = summary
+        held = filter_outputs.write_held_out(release, folder, filtered, salt)
+        if held:
+            meta.manifest_extra["held_out"] = held
+        left_out = filter_outputs.provenance_lines(release, filtered, balance_external, salt)
     # pairwise/<domain>.parquet: the ranked members of the benchmarks' own
     # files as TRL pairs, in the curator's mode (curation.releases.pairwise_files).
     decomposed = None
@@ -282,6 +303,10 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
             "No pairwise decomposition: pyarrow is not installed where the release was built."
         )
     slots = records.shape.slots(ids_by_domain, release.seed)
+    if "balance" in (release.filters or {}):
+        meta.annotation["balance_report"] = filter_outputs.balance_report(
+            verdicts, slots, ids_by_domain
+        )
     members: list[tuple] = []  # see members.export_items
     done = 0
     step = max(1, total // 100)
@@ -375,6 +400,7 @@ def _write(release: Release, folder: Path, bar, beat: BuildHeartbeat):
             extra_provenance=chain.from_iterable(
                 part.extra_provenance(members) for part in parts if part.extra_provenance
             ),
+            filter_provenance=left_out,
         )
     except BaseException:
         for writer in writers:

@@ -302,13 +302,16 @@ def _annotation_lines(ann: dict, *, consensus_rule: bool) -> list[str]:
         sources = "; ".join(ann.get("gold_sources") or [])
         decisions += f"imported gold: {ann['gold']}" + (f" ({sources})" if sources else "") + "; "
     decisions += f"excluded: {ann.get('excluded', 0)} ({_pct(ann.get('excluded_share'))})."
+    from curation.releases import filter_outputs
     from curation.releases.filters import card_lines
 
+    filters = ann.get("release_filters") or {}
     return [
         *lines,
         decisions,
         *_label_quality_lines(ann.get("label_quality_filter")),
-        *card_lines(ann.get("release_filters")),
+        *card_lines(filters),
+        *filter_outputs.card_lines(ann.get("balance_report"), filters.get("length_balance")),
     ]
 
 

@@ -203,6 +203,7 @@ def write_release(
     progress: Callable[[int], None] | None = None,
     extra_writers: Sequence[Any] = (),
     extra_provenance: Iterable[dict] = (),
+    filter_provenance: Iterable[dict] = (),
 ) -> dict[str, Any]:
     """Write every file of a release into `folder` (which must be empty) from
     `items`, which must arrive sorted by (domain order, external_id). Returns
@@ -245,6 +246,10 @@ def write_release(
         provenance.write(extra)
         # One count per line of provenance.jsonl, members only in other files too.
         provenance_counts[extra.get("provenance") or "unknown"] += 1
+    for line in filter_provenance:
+        # Pairs a release filter left out (curation.releases.filter_outputs):
+        # not members, so not in the manifest's provenance counts.
+        provenance.write(line)
     provenance.close()
     for slug in domain_order:
         if slug in ids_by_domain and slug not in per_domain:
@@ -288,6 +293,8 @@ def write_release(
         manifest["label_quality_filter"] = meta.annotation["label_quality_filter"]
     if meta.annotation.get("release_filters"):
         manifest["release_filters"] = meta.annotation["release_filters"]
+    if meta.annotation.get("balance_report"):
+        manifest["balance_report"] = meta.annotation["balance_report"]
     # json.dump streams; json.dumps with an indent would first hold every
     # piece of the text (~60 MB at 100,000 files). Same bytes either way.
     with (folder / "manifest.json").open("w", encoding="utf-8") as fh:

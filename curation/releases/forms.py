@@ -4,6 +4,20 @@ from django import forms
 
 from curation.models import PairwiseMode
 
+ACTIONS = [("drop", "Drop"), ("hold", "Keep aside (held_out/)")]
+
+
+def action_field(default: str) -> forms.ChoiceField:
+    return forms.ChoiceField(
+        required=False,
+        choices=ACTIONS,
+        initial=default,
+        widget=forms.RadioSelect,
+        label="Its pairs",
+        help_text="Dropped, or kept aside in held_out/held_out.jsonl for review (never in "
+        "the benchmark's files).",
+    )
+
 
 class ReleaseForm(forms.Form):
     version = forms.CharField(
@@ -52,16 +66,69 @@ class ReleaseForm(forms.Form):
         "and the counts dropped per domain are in the manifest and the card.",
     )
 
+    too_easy_action = action_field("drop")
+
+    low_consensus = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        label="Low-consensus threshold",
+        help_text="Optional: pairs whose human consensus (share of current studio votes for "
+        "the most-voted choice) is below this, e.g. 0.7. Items without studio votes are kept.",
+    )
+    low_consensus_action = action_field("drop")
+
+    disagreement_ensemble = forms.TypedMultipleChoiceField(
+        required=False,
+        coerce=int,
+        widget=forms.CheckboxSelectMultiple,
+        label="Humans and ensemble disagree (ensemble)",
+        help_text="Optional: pairs where the humans' majority and the ensemble's majority "
+        "(each entry's pick in each order) differ while both are strong.",
+    )
+    disagreement_human = forms.FloatField(
+        required=False,
+        min_value=0.5,
+        max_value=1,
+        label="Disagreement: human consensus ≥",
+        help_text="Above 0.5; default 0.8.",
+    )
+    disagreement_share = forms.FloatField(
+        required=False,
+        min_value=0.5,
+        max_value=1,
+        label="Disagreement: ensemble share ≥",
+        help_text="Above 0.5; default 0.8.",
+    )
+    disagreement_action = action_field("hold")
+
+    balance_report = forms.BooleanField(
+        required=False,
+        label="Report side and length balance",
+        help_text="Share of pairs with the chosen response first, and longer, per domain "
+        "(always reported when a filter or the balancing is used).",
+    )
+    balance_tolerance = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=0.49,
+        label="Balance lengths: tolerance",
+        help_text="Optional, e.g. 0.05: drop the fewest pairs, sampled with the seed above, so "
+        "each domain's share of pairs whose chosen response is longer is within this of 50%.",
+    )
+
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
         from curation.models import Evaluation
 
-        self.fields["too_easy_ensemble"].choices = [
+        entries = [
             (e.pk, f"{e.name} (release {e.release.version})")
             for e in Evaluation.objects.filter(release__project=project)
             .select_related("release")
             .order_by("pk")
         ]
+        self.fields["too_easy_ensemble"].choices = entries
+        self.fields["disagreement_ensemble"].choices = entries
         self.fields["domains"].choices = [
             (d.slug, d.title) for d in project.domains.order_by("position")
         ]

@@ -50,10 +50,10 @@ def included_verdicts(
         from curation.quality.release_filter import below_threshold
 
         verdicts = verdicts.exclude(below_threshold(min_label_quality))
-    if filters and filters.get("too_easy"):
-        from curation.releases.filters import exclude_too_easy
+    if filters:
+        from curation.releases.filters import kept
 
-        verdicts = exclude_too_easy(verdicts, filters["too_easy"]["evaluations"])
+        verdicts = kept(verdicts, filters)
     return verdicts
 
 
@@ -70,6 +70,7 @@ def create_release(
     rekey: bool = False,
     pairwise: str = "",
     too_easy_ensemble: list[int] | None = None,
+    **filter_fields,
 ) -> Release:
     """Record a new release and (unless enqueue=False) queue its build once
     the transaction commits. `rekey` gives its files label-free IDs
@@ -100,17 +101,22 @@ def create_release(
         from curation.quality.release_filter import check_filter
 
         check_filter(project=project, threshold=min_label_quality)
-    filters: dict = {}
-    if too_easy_ensemble:
-        from curation.releases.filters import check_too_easy
+    from curation.releases.filters import check_filters
 
-        ids = check_too_easy(project=project, evaluation_ids=too_easy_ensemble)
-        filters["too_easy"] = {"evaluations": ids, "action": "drop"}
+    # The benchmark-construction filters and balancing (the form's and the
+    # API's fields, one validation): curation.releases.filters.check_filters.
+    filters = check_filters(
+        project=project, seed=seed, too_easy_ensemble=too_easy_ensemble, **filter_fields
+    )
     # Refused before the row exists: an empty release would spend its version.
-    if not included_verdicts(project, domains, min_label_quality, filters).exists():
+    # The filters' matched pairs are read here once (seconds at 100,000 items).
+    included = included_verdicts(project, domains, min_label_quality, filters)
+    if not included.exists():
         filtered = "" if min_label_quality is None else " above the consensus-quality filter"
+        if any(name in filters for name in ("too_easy", "low_consensus", "disagreement")):
+            filtered += " that the benchmark-construction filters keep"
         raise NothingToRelease(NOTHING_TO_RELEASE.format(filtered=filtered))
-    _check_media_is_written(project, domains, min_label_quality, filters)
+    _check_media_is_written(project, domains, included)
     with transaction.atomic():
         try:
             # Two requests past the check above: the unique constraint decides.
@@ -134,14 +140,14 @@ def create_release(
     return release
 
 
-def _check_media_is_written(project, domains, min_label_quality, filters) -> None:
+def _check_media_is_written(project, domains, included) -> None:
     """Refuse a release that would leave videos or audio files out (issue 35):
     items holding them are released only by a benchmark that writes them
     (`carries_media`); the files of the others hold text and pictures."""
     from annotate.models import ItemPart, PartKind
     from curation.benchmarks import registry
 
-    with_media = included_verdicts(project, domains, min_label_quality, filters).filter(
+    with_media = included.filter(
         Exists(
             ItemPart.objects.filter(
                 item_id=OuterRef("item_id"), kind__in=[PartKind.VIDEO, PartKind.AUDIO]

@@ -19,7 +19,7 @@ from curation.models import (
     ReleaseStatus,
     Verdict,
 )
-from curation.releases import publishing
+from curation.releases import filter_outputs, publishing
 from curation.releases.forms import ReleaseForm
 from curation.releases.recovery import NotRetryable, retry_release
 from curation.releases.service import (
@@ -98,7 +98,12 @@ def release_detail(request, slug, release_id):
     return render(
         request,
         "curation/release_detail.html",
-        {"project": project, "role": role, "release": release},
+        {
+            "project": project,
+            "role": role,
+            "release": release,
+            "filter_rows": filter_outputs.page_rows(release.manifest),
+        },
     )
 
 

@@ -26,6 +26,8 @@ from annotate.models import (
     Membership,
     ProgressCounter,
     Project,
+    QualificationAnswer,
+    QualificationAttempt,
     Role,
 )
 from tests.constraints import named_constraints, rejected_by
@@ -243,6 +245,53 @@ def test_a_qualification_or_check_item_without_gold_is_rejected():
 def test_an_unknown_item_purpose_is_rejected():
     with rejected_by("annotate_item_purpose_valid"):
         make_item(purpose="training", gold_choice="1")
+
+
+# --- Qualification (issue 36) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("mark", [-0.1, 1.5])
+def test_a_qualification_pass_mark_outside_0_to_1_is_rejected(mark):
+    with rejected_by("annotate_project_qualification_pass_mark_range"):
+        make_project(qualification_pass_mark=mark)
+
+
+def _attempt(**kwargs):
+    project = make_project()
+    fields = {"project": project, "annotator": make_member(project), "started_at": timezone.now()}
+    return QualificationAttempt.objects.create(**{**fields, **kwargs})
+
+
+def test_a_second_open_qualification_attempt_is_rejected():
+    first = _attempt()
+    with rejected_by("annotate_qualification_one_open_attempt"):
+        QualificationAttempt.objects.create(
+            project=first.project, annotator=first.annotator, started_at=timezone.now()
+        )
+    first.finished_at = timezone.now()
+    first.save()
+    QualificationAttempt.objects.create(  # a retry once the first is finished
+        project=first.project, annotator=first.annotator, started_at=timezone.now()
+    )
+
+
+def test_more_right_than_total_is_rejected():
+    with rejected_by("annotate_qualification_right_within_total"):
+        _attempt(right=3, total=2)
+
+
+def test_an_open_attempt_cannot_have_passed():
+    with rejected_by("annotate_qualification_passed_when_finished"):
+        _attempt(passed=True)
+
+
+def test_two_answers_to_one_item_of_an_attempt_are_rejected():
+    attempt = _attempt()
+    item = make_item(attempt.project, purpose="qualification", gold_choice="1")
+    fields = {"attempt": attempt, "item": item, "display_order": "12", "choice": "1"}
+    QualificationAnswer.objects.create(**fields, correct=True, answered_at=timezone.now())
+    with rejected_by("annotate_qualification_one_answer_per_item"):
+        QualificationAnswer.objects.create(**fields, correct=True, answered_at=timezone.now())
 
 
 # --- ItemPart (issue 24) --------------------------------------------------------------
