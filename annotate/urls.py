@@ -6,6 +6,7 @@ from annotate.loop import views as loop_views
 from annotate.qualification import views as qualification_views
 from common.api import docs as api_docs
 
+from .setup import annotators
 from .setup import views as setup_views
 
 urlpatterns = [
@@ -52,6 +53,12 @@ urlpatterns = [
     path("p/<slug:slug>/domains/new/", setup_views.domain_new, name="domain_new"),
     path("p/<slug:slug>/domains/<slug:domain_slug>/", setup_views.domain_edit, name="domain_edit"),
     path("p/<slug:slug>/members/", setup_views.members, name="members"),
+    path("p/<slug:slug>/annotators/", annotators.annotators, name="annotators"),
+    path(
+        "p/<slug:slug>/annotators/<int:user_id>/reinstate/",
+        annotators.annotator_reinstate,
+        name="annotator_reinstate",
+    ),
     path("p/<slug:slug>/members/<int:user_id>/", setup_views.member_action, name="member_action"),
     path("p/<slug:slug>/invitations/", setup_views.invitation_new, name="invitation_new"),
     path(

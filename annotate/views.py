@@ -18,6 +18,7 @@ from annotate.models import (
     ItemPart,
     MediaAsset,
     Project,
+    ProjectPause,
 )
 from annotate.projects import CURATOR_ROLES, project_for
 from annotate.qualification.service import is_admitted
@@ -55,6 +56,12 @@ def project_overview(request, slug):
     context = {"project": project, "role": role, "domains": domains, "stuck": stuck}
     # A newcomer who must qualify first (issue 36; no query unless required).
     context["qualifying"] = not is_admitted(project=project, user=request.user)
+    # ... and, for curators, who the check rule paused (annotate.checks).
+    context["paused"] = (
+        ProjectPause.objects.open().filter(project=project).count()
+        if role in CURATOR_ROLES and project.check_rate > 0
+        else 0
+    )
     return render(request, "annotate/project.html", context)
 
 

@@ -234,6 +234,9 @@ MATRIX: dict[str, Row] = {
         get=access("admin", 200), post=access("admin", 200), note="empty POST: unbound form"
     ),
     "members": Row(get=access("admin", 200), post=access("admin", 400)),
+    # the annotator table (issue 36 checks): curators see accuracy and pauses
+    "annotators": Row(get=access("curator", 200), post=None),
+    "annotator_reinstate": Row(get=None, post=access("curator", 302), note="nobody paused"),
     "member_action": Row(get=None, post=access("admin", 400), note="no action named"),
     "invitation_new": Row(get=None, post=access("admin", 400)),
     "invitation_revoke": Row(get=None, post=access("admin", 302)),

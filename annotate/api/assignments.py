@@ -19,6 +19,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate import checks
 from annotate.api.content import ContentSerializer, content_fields
 from annotate.api.projects import project_for_api
 from annotate.loop import rules, scales
@@ -178,7 +179,9 @@ class NextAssignmentApi(APIView):
         "asking for more votes later can change that). 202 when nothing is free for you "
         "now but more may come (others hold leases that may run out, or votes still "
         "coming may split and escalate): ask again after `Retry-After` seconds. 409 "
-        "when the project's task is not pairwise (no vote on more than two responses yet).",
+        "when the project's task is not pairwise (no vote on more than two responses yet), "
+        "or, with code `paused`, when you are paused in this project (your accuracy on its "
+        "check items fell below its threshold) until a curator reinstates you.",
         request=None,
         responses={
             200: AssignmentSerializer,
@@ -199,6 +202,8 @@ class NextAssignmentApi(APIView):
         except QualificationRequired as exc:  # (issue 36: not admitted yet)
             raise exceptions.PermissionDenied(str(exc), code="qualification_required") from None
         if assignment is None:
+            if (pause := checks.pause_in_force(project, request.user)) is not None:
+                raise Conflict(f"You are paused in this project. {pause.reason}", code="paused")
             if votes_may_come(project=project, annotator=request.user):
                 return Response(
                     {"more_may_come": True, "detail": MORE_MAY_COME},

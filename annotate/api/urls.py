@@ -3,6 +3,7 @@
 from django.urls import path
 
 from annotate.api import assignments, content, imports
+from annotate.api import checks as checks_api
 from annotate.qualification import api as qualification_api
 from annotate.setup import api as setup_api
 
@@ -17,6 +18,16 @@ urlpatterns = [
         name="api_domain",
     ),
     path("projects/<slug:slug>/members/", setup_api.MembersApi.as_view(), name="api_members"),
+    path(
+        "projects/<slug:slug>/annotators/",
+        checks_api.AnnotatorsApi.as_view(),
+        name="api_annotators",
+    ),
+    path(
+        "projects/<slug:slug>/annotators/<int:user_id>/reinstate/",
+        checks_api.ReinstateApi.as_view(),
+        name="api_annotator_reinstate",
+    ),
     path(
         "projects/<slug:slug>/members/<int:user_id>/",
         setup_api.MemberDetailApi.as_view(),

@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
+from annotate import checks
 from annotate.loop import rules, scales
 from annotate.loop.forms import JudgementForm, SkipForm, SlotVoteForm
 from annotate.loop.page import progress, render_work
@@ -106,6 +107,7 @@ def work_done(request, slug):
         {
             "project": project,
             "role": role,
+            "pause": checks.pause_in_force(project, request.user),
             "progress": progress(project, request.user),
             "more_may_come": votes_may_come(project=project, annotator=request.user),
         },

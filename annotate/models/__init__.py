@@ -8,6 +8,7 @@ detail kept on the Assignment (`display_order`, a permutation of the slots).
 """
 
 from annotate.models.adaptive import AdaptiveFit, CertaintyReason, ItemCertainty
+from annotate.models.checks import ProjectPause
 from annotate.models.items import (
     VOTE_TALLIES,
     GoldChoice,
@@ -90,6 +91,7 @@ __all__ = [
     "PreferenceScale",
     "ProgressCounter",
     "Project",
+    "ProjectPause",
     "QualificationAnswer",
     "QualificationAttempt",
     "Role",

@@ -158,6 +158,21 @@ class Project(models.Model):
         default=False,
         help_text="Let curators resolve items they voted on (tiny teams only; flagged in the UI).",
     )
+    # Ongoing checks (issue 36): the share of an annotator's claims that are
+    # check items (gold and attention checks, purpose "check"), and the pause
+    # rule on their accuracy (annotate.gates.below_threshold). 0: no checks.
+    check_rate = models.FloatField(
+        default=0.0,
+        help_text="Share of each annotator's items that are check items (0 to 1; 0: off).",
+    )
+    check_threshold = models.FloatField(
+        default=0.7,
+        help_text="Pause an annotator when even the upper end of their check accuracy's "
+        "95 % interval is below this (0 to 1).",
+    )
+    check_minimum = models.PositiveSmallIntegerField(
+        default=10, help_text="Checks answered before anyone can be paused."
+    )
     seed = models.IntegerField(default=0, help_text="Seeds shuffles (claim order, import order).")
     # Which of the site's IMPORT_ROOTS the project's admins may import from by
     # server path, chosen by a site admin (annotate.setup.service.set_import_roots);
@@ -195,6 +210,14 @@ class Project(models.Model):
     class Meta:
         ordering = ["name"]
         constraints = [
+            models.CheckConstraint(
+                condition=Q(check_rate__gte=0, check_rate__lte=1),
+                name="annotate_project_check_rate_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(check_threshold__gte=0, check_threshold__lte=1),
+                name="annotate_project_check_threshold_range",
+            ),
             models.CheckConstraint(
                 condition=Q(votes_per_item__gte=1, votes_per_item__lte=50),
                 name="annotate_project_votes_per_item_range",

@@ -55,6 +55,10 @@ PROJECT_FIELDS = (
     "allow_none_pick",
     "require_rationale",
     "lease_minutes",
+    # Ongoing checks (issue 36, annotate.checks).
+    "check_rate",
+    "check_threshold",
+    "check_minimum",
     "seed",
     "qualification_required",
     "qualification_pass_mark",
@@ -159,6 +163,9 @@ def create_project(
     ranking_least_w: float = 0.5,
     require_rationale: bool = False,
     lease_minutes: int = 30,
+    check_rate: float = 0.0,
+    check_threshold: float = 0.7,
+    check_minimum: int = 10,
     seed: int = 0,
     preset: str = "mrb",
     preference_scale: str = PreferenceScale.AB,
@@ -182,6 +189,7 @@ def create_project(
         raise SetupError(
             f"unknown task {task!r}; use one of {', '.join(Task.values)}", field="task"
         )
+    _check_check_settings({"check_rate": check_rate, "check_threshold": check_threshold})
     if qualification_required:
         _check_qualification(task)
     slug = slug or slugify(name)[:80]
@@ -206,6 +214,9 @@ def create_project(
             task=task,
             require_rationale=require_rationale,
             lease_minutes=lease_minutes,
+            check_rate=check_rate,
+            check_threshold=check_threshold,
+            check_minimum=check_minimum,
             seed=seed,
             qualification_required=qualification_required,
             qualification_pass_mark=qualification_pass_mark,
@@ -259,6 +270,7 @@ def update_project(*, actor, project: Project, **changes) -> list[str]:
             return []
         if "preference_scale" in changed:
             _check_scale_change(project, changes["preference_scale"])
+        _check_check_settings({name: changes[name] for name in changed})
         if changes.get("qualification_required"):
             _check_qualification(project.task)
         for name in changed:
@@ -278,6 +290,13 @@ def update_project(*, actor, project: Project, **changes) -> list[str]:
             after={name: changes[name] for name in changed},
         )
     return changed
+
+
+def _check_check_settings(values: dict) -> None:
+    """The check rate and threshold are shares (0 to 1)."""
+    for name in ("check_rate", "check_threshold"):
+        if name in values and not 0 <= values[name] <= 1:
+            raise SetupError(f"{name} runs from 0 to 1.", field=name)
 
 
 def _check_qualification(task: str) -> None:

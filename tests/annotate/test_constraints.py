@@ -27,6 +27,7 @@ from annotate.models import (
     Membership,
     ProgressCounter,
     Project,
+    ProjectPause,
     QualificationAnswer,
     QualificationAttempt,
     Role,
@@ -293,6 +294,59 @@ def test_a_qualification_or_check_item_without_gold_is_rejected():
 def test_an_unknown_item_purpose_is_rejected():
     with rejected_by("annotate_item_purpose_valid"):
         make_item(purpose="training", gold_choice="1")
+
+
+# --- Ongoing checks (issue 36 item 2) -------------------------------------------------
+
+
+def test_a_check_or_qualification_item_that_needs_votes_is_rejected():
+    with rejected_by("annotate_item_gate_needs_no_votes"):
+        make_item(purpose="check", gold_choice="1", votes_needed=3)
+    item = make_item(purpose="qualification", gold_choice="2")
+    assert item.votes_needed == 0
+    with rejected_by("annotate_item_gate_needs_no_votes"):
+        Item.objects.filter(pk=item.pk).update(votes_needed=1)
+
+
+@pytest.mark.parametrize("rate", [-0.1, 1.5])
+def test_a_check_rate_outside_0_to_1_is_rejected(rate):
+    with rejected_by("annotate_project_check_rate_range"):
+        make_project(check_rate=rate)
+
+
+@pytest.mark.parametrize("threshold", [-0.01, 1.01])
+def test_a_check_threshold_outside_0_to_1_is_rejected(threshold):
+    with rejected_by("annotate_project_check_threshold_range"):
+        make_project(check_threshold=threshold)
+
+
+def _pause(project, annotator, **fields):
+    values = {
+        "paused_at": timezone.now(),
+        "reason": "below",
+        "right": 1,
+        "total": 10,
+        "low": 0.02,
+        "high": 0.4,
+        "threshold": 0.7,
+        "minimum": 10,
+    }
+    values.update(fields)
+    return ProjectPause.objects.create(project=project, annotator=annotator, **values)
+
+
+def test_a_second_open_pause_of_one_annotator_in_one_project_is_rejected():
+    project, user = make_project(), make_user()
+    _pause(project, user, reinstated_at=timezone.now())  # lifted: history
+    _pause(project, user)
+    _pause(make_project(), user)  # another project
+    with rejected_by("annotate_projectpause_one_open"):
+        _pause(project, user)
+
+
+def test_a_pause_with_more_right_than_checks_is_rejected():
+    with rejected_by("annotate_projectpause_right_within_total"):
+        _pause(make_project(), make_user(), right=11, total=10)
 
 
 # --- Qualification (issue 36) ---------------------------------------------------------

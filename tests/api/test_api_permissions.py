@@ -97,6 +97,8 @@ EXPECTED = {
     ("api_domains", "post"): row(401, 404, 403, 403, 400),
     ("api_domain", "patch"): row(401, 404, 403, 403, 200),
     ("api_members", "get"): ADMINS,
+    ("api_annotators", "get"): CURATORS,
+    ("api_annotator_reinstate", "post"): row(401, 404, 403, 409, 409),  # nobody paused
     ("api_members", "post"): row(401, 404, 403, 403, 400),
     ("api_member", "patch"): ADMINS,
     ("api_member", "delete"): row(401, 404, 403, 403, 204),  # a member who never voted

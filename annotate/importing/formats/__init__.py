@@ -120,8 +120,10 @@ class ParsedItem:
 
     def votes_needed(self, per_item: int) -> int:
         """The votes a new item asks: none for a qualification item (never
-        claimed: annotate.qualification's attempts serve it)."""
-        return 0 if self.purpose == "qualification" else per_item
+        claimed: annotate.qualification's attempts serve it) or a check item
+        (served by annotate.checks outside the vote pool; constraint
+        annotate_item_gate_needs_no_votes)."""
+        return per_item if self.purpose in ("", "benchmark") else 0
 
     def slots(self) -> dict[str, list[ParsedPart]]:
         """The parts by slot name (prompt, response_1, response_2, …)."""

@@ -17,7 +17,7 @@ remake_sqlite_triggers = importlib.import_module(
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotate", "0032_qualification"),
+        ("annotate", "0033_checks"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
