@@ -21,12 +21,13 @@ from common.api.schema import PREFERENCE_SCALES
 from common.body_guard import guard_body, signed_in
 
 from ..importing.roots import project_roots
-from ..models import Domain, DomainKind, Membership, PreferenceScale, Role, VoteMode
+from ..models import Domain, DomainKind, Membership, PreferenceScale, Role
 from ..projects import ADMIN_ROLES
 from . import service, team
 from .models import Invitation
 from .people import member_rows
 from .presets import PRESETS
+from .vote_mode_api import VoteModeOutput
 
 SCALE_HELP = (
     "ab: A/B (ties per allow_tie); graded6: Multimodal RewardBench 2's six points (A much "
@@ -40,7 +41,7 @@ def _refused(exc: service.SetupError) -> Rejected:
     return Rejected(str(exc), code="refused", fields=fields)
 
 
-class ProjectOutput(serializers.Serializer):
+class ProjectOutput(VoteModeOutput):
     slug = serializers.SlugField()
     name = serializers.CharField()
     description = serializers.CharField()
@@ -77,15 +78,6 @@ class ProjectOutput(serializers.Serializer):
     qualification_pass_mark = serializers.FloatField()
     qualification_retry_hours = serializers.IntegerField()
     archived = serializers.SerializerMethodField()
-    vote_mode = serializers.ChoiceField(
-        choices=VoteMode.choices,
-        help_text="fixed: votes_per_item per item; adaptive: see `adaptive` (changed at "
-        "/api/v1/projects/<slug>/adaptive/).",
-    )
-    adaptive = serializers.DictField(
-        source="adaptive_settings",
-        help_text="The adaptive rule's parameters and, in adaptive mode, the rule in plain words.",
-    )
 
     def get_archived(self, project) -> bool:
         return project.archived_at is not None
