@@ -206,11 +206,3 @@ def test_judges_count_as_workers_and_agreement_stops_an_item(monkeypatch):
     rows = {c.item_id: c.reason for c in ItemCertainty.objects.filter(project=project)}
     assert rows == {agreed.pk: "agreement", split.pk: "open"}
     assert AdaptiveFit.objects.get(project=project).judges == 2
-
-
-def test_check_items_keep_their_own_count_in_adaptive_mode():
-    project = adaptive_project(adaptive_base_votes=1)
-    check = make_item(project, purpose="check", gold_choice="1", votes_needed=3, shuffle_key=1)
-    for _ in range(3):
-        assert give(project, make_member(project)) == check.pk
-    assert claim_next_item(project=project, annotator=make_member(project)) is None
