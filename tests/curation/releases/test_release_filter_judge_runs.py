@@ -229,3 +229,21 @@ def test_the_form_lists_complete_project_runs_only(world, client):  # noqa: F811
     assert f'name="too_easy_judge_runs" value="{done.pk}"' in page
     assert f'name="disagreement_judge_runs" value="{done.pk}"' in page
     assert "busy judge" not in page
+
+
+def test_the_api_takes_judge_runs_beside_evaluation_ids(world, client):  # noqa: F811
+    project, ids = world
+    run = project_run(project, "api judge")
+    client.force_login(make_member(project, role="curator"))
+    api = client.post(
+        f"/api/v1/projects/{project.slug}/releases/",
+        {"version": "v-api-runs", "domains": ALL_DOMAINS, "seed": 1,
+         "too_easy_ensemble": ids, "too_easy_judge_runs": [run.pk],
+         "disagreement_judge_runs": [run.pk]},
+        content_type="application/json",
+    )  # fmt: skip
+    assert api.status_code == 202, api.content
+    body = api.json()["filters"]
+    assert body["too_easy"] == {"evaluations": ids, "judge_runs": [run.pk], "action": "drop"}
+    assert body["disagreement"]["judge_runs"] == [run.pk]
+    assert body["disagreement"]["evaluations"] == []
