@@ -3,9 +3,10 @@ that cannot come").
 
 An annotator is *eligible* for an item when they hold the annotator role in
 its project (an active membership: annotate.setup can deactivate one), their
-account is active, and they have never been assigned the
-item (a vote, a skip, an expired lease or an open lease all take them out:
-the claim never offers an item twice). Curators and admins may annotate too,
+account is active, they are admitted where the project requires qualification
+(issue 36), and they have never been assigned the item (a vote, a skip, an
+expired lease or an open lease all take them out: the claim never offers an
+item twice). Curators and admins may annotate too,
 but are never counted: a split is never held open waiting for the people who
 will decide it.
 """
@@ -21,9 +22,12 @@ from .models import Assignment, Item, Membership, Project, Role, item_votes
 
 
 def eligible_members(project: Project) -> QuerySet[Membership]:
-    return Membership.objects.filter(
+    members = Membership.objects.filter(
         project=project, role=Role.ANNOTATOR, is_active=True, user__is_active=True
     )
+    if project.qualification_required:  # only the admitted get benchmark items (issue 36)
+        members = members.filter(admitted_at__isnull=False)
+    return members
 
 
 def eligible_counts(*, project: Project, item_ids: Iterable[int]) -> dict[int, int]:

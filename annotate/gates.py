@@ -43,9 +43,12 @@ def wilson_interval(right: int, total: int, z: float = Z_95) -> tuple[float, flo
     return centre - half, centre + half
 
 
-def check_accuracy(project, annotator) -> CheckAccuracy:
-    """The annotator's accuracy on the project's gold check items (one query)."""
-    counts = Judgement.objects.filter(
+def check_accuracy(project, annotator, *, since=None) -> CheckAccuracy:
+    """The annotator's accuracy on the project's gold check items (one query);
+    with `since`, only the judgements made after it (annotate.checks: the
+    checks answered since a reinstatement)."""
+    judgements = Judgement.objects.filter(created_at__gt=since) if since else Judgement.objects
+    counts = judgements.filter(
         is_current=True,
         imported=False,
         assignment__annotator=annotator,

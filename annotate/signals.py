@@ -49,3 +49,10 @@ domain_export_locked = Signal()
 # kwargs: project (Project), actor (User), details (dict: via, files and their
 # SHA-256, options, counts), summary (str)
 import_recorded = Signal()
+
+# Sent by annotate.checks inside the transaction that paused an annotator
+# (their check accuracy fell below the project's threshold) or reinstated
+# them, so a receiver can keep its own record (curation: the audit log).
+# kwargs: pause (ProjectPause); annotator_reinstated also actor (User)
+annotator_paused = Signal()
+annotator_reinstated = Signal()

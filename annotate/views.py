@@ -18,8 +18,10 @@ from annotate.models import (
     ItemPart,
     MediaAsset,
     Project,
+    ProjectPause,
 )
 from annotate.projects import CURATOR_ROLES, project_for
+from annotate.qualification.service import is_admitted
 from common.serving import stored_file_response
 
 
@@ -51,11 +53,16 @@ def project_overview(request, slug):
     domains = project.domains.annotate(n_items=Count("items")).order_by("position")
     # Curators see what waits on votes nobody eligible can give.
     stuck = short_of_annotators(project).count() if role in CURATOR_ROLES else 0
-    return render(
-        request,
-        "annotate/project.html",
-        {"project": project, "role": role, "domains": domains, "stuck": stuck},
+    context = {"project": project, "role": role, "domains": domains, "stuck": stuck}
+    # A newcomer who must qualify first (issue 36; no query unless required).
+    context["qualifying"] = not is_admitted(project=project, user=request.user)
+    # ... and, for curators, who the check rule paused (annotate.checks).
+    context["paused"] = (
+        ProjectPause.objects.open().filter(project=project).count()
+        if role in CURATOR_ROLES and project.check_rate > 0
+        else 0
     )
+    return render(request, "annotate/project.html", context)
 
 
 IMAGE_PREFIXES = ("images/", "thumbs/")

@@ -44,6 +44,12 @@ class CurationConfig(AppConfig):
             sender=get_user_model(),
             dispatch_uid="curation_account_changed",
         )
+        annotate_signals.annotator_paused.connect(
+            receivers.audit_pause, dispatch_uid="curation_annotator_paused"
+        )
+        annotate_signals.annotator_reinstated.connect(
+            receivers.audit_reinstatement, dispatch_uid="curation_annotator_reinstated"
+        )
         annotate_signals.domain_export_locked.connect(
             setup_receivers.releases_using_domain, dispatch_uid="curation_domain_export_locked"
         )

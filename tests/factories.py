@@ -107,7 +107,10 @@ def make_item(project: Project | None = None, domain: Domain | None = None, **kw
         "response_1": "A red square.",
         "response_2": "A blue circle.",
         "content_hash": hashlib.sha256(str(n).encode()).hexdigest(),
-        "votes_needed": project.votes_per_item,
+        # Qualification and check items collect no benchmark votes (issue 36).
+        "votes_needed": project.votes_per_item
+        if kwargs.get("purpose", "benchmark") == "benchmark"
+        else 0,
     }
     fields.update(kwargs)
     if "image" not in fields:

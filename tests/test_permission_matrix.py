@@ -142,6 +142,12 @@ MATRIX: dict[str, Row] = {
     "work_item": Row(get=access("assignee", 200), post=None),
     "work_submit": Row(get=None, post=access("assignee", 400)),
     "work_skip": Row(get=None, post=access("assignee", 400)),
+    # qualification (issue 36): the world's project does not require it
+    "qualify": Row(get=access("member", 200), post=None, note="not required: the overview"),
+    "qualify_start": Row(get=None, post=access("member", 302), note="refused: a message"),
+    "qualify_answer": Row(get=None, post=access("member", 404), note="no such attempt"),
+    "qualification_people": Row(get=access("curator", 200), post=None),
+    "qualification_admit": Row(get=None, post=access("curator", 302), note="audited"),
     # curation
     "rule_settings": Row(
         get=access("admin", 200), post=access("admin", 200), note="empty POST: unbound form"
@@ -228,6 +234,9 @@ MATRIX: dict[str, Row] = {
         get=access("admin", 200), post=access("admin", 200), note="empty POST: unbound form"
     ),
     "members": Row(get=access("admin", 200), post=access("admin", 400)),
+    # the annotator table (issue 36 checks): curators see accuracy and pauses
+    "annotators": Row(get=access("curator", 200), post=None),
+    "annotator_reinstate": Row(get=None, post=access("curator", 302), note="nobody paused"),
     "member_action": Row(get=None, post=access("admin", 400), note="no action named"),
     "invitation_new": Row(get=None, post=access("admin", 400)),
     "invitation_revoke": Row(get=None, post=access("admin", 302)),
@@ -252,7 +261,15 @@ MATRIX: dict[str, Row] = {
 }
 
 # Pages an annotator may open, searched for what annotators must never see.
-ANNOTATOR_PAGES = ("home", "project", "work_item", "work_done", "history", "api_token")
+ANNOTATOR_PAGES = (
+    "home",
+    "project",
+    "work_item",
+    "work_done",
+    "history",
+    "api_token",
+    "qualify",
+)
 
 
 def site_patterns() -> list[tuple[str, str]]:
@@ -371,6 +388,7 @@ def world() -> World:
         "slug": project.slug,
         "evaluation_id": evaluation.pk,
         "assignment_id": own.pk,
+        "attempt_id": 1,  # none: a qualification attempt's answer is a 404
         "item_id": contested.pk,
         "domain_slug": pref.slug,
         "release_id": release.pk,

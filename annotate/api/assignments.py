@@ -19,6 +19,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate import checks
 from annotate.api.content import ContentSerializer, content_fields
 from annotate.api.projects import project_for_api
 from annotate.loop import rules, scales
@@ -35,6 +36,7 @@ from annotate.loop.service import (
 )
 from annotate.models import Assignment, AssignmentStatus, Project
 from annotate.projects import member_of
+from annotate.qualification.service import QualificationRequired
 from common.api.errors import Conflict, errors
 from common.api.schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES, GRADES, PREFERENCE_SCALES
 from common.body_guard import guard_body
@@ -177,7 +179,9 @@ class NextAssignmentApi(APIView):
         "asking for more votes later can change that). 202 when nothing is free for you "
         "now but more may come (others hold leases that may run out, or votes still "
         "coming may split and escalate): ask again after `Retry-After` seconds. 409 "
-        "when the project's task is not pairwise (no vote on more than two responses yet).",
+        "when the project's task is not pairwise (no vote on more than two responses yet), "
+        "or, with code `paused`, when you are paused in this project (your accuracy on its "
+        "check items fell below its threshold) until a curator reinstates you.",
         request=None,
         responses={
             200: AssignmentSerializer,
@@ -186,15 +190,20 @@ class NextAssignmentApi(APIView):
                 description="Nothing free for you now; more may come. Ask again later.",
             ),
             204: OpenApiResponse(description="Done: nothing is left for you in this project."),
-            **errors(401, 404, 409),
+            **errors(401, 403, 404, 409),
         },
     )
     def post(self, request, slug):
         project, _ = project_for_api(request.user, slug)
         if not project.votes_open:
             raise Conflict(project.votes_closed_reason)
-        assignment = claim_next_item(project=project, annotator=request.user)
+        try:
+            assignment = claim_next_item(project=project, annotator=request.user)
+        except QualificationRequired as exc:  # (issue 36: not admitted yet)
+            raise exceptions.PermissionDenied(str(exc), code="qualification_required") from None
         if assignment is None:
+            if (pause := checks.pause_in_force(project, request.user)) is not None:
+                raise Conflict(f"You are paused in this project. {pause.reason}", code="paused")
             if votes_may_come(project=project, annotator=request.user):
                 return Response(
                     {"more_may_come": True, "detail": MORE_MAY_COME},
@@ -453,6 +462,8 @@ class SubmitJudgementApi(APIView):
             # By the field names sent (left/right, pick, ranking): the service
             # maps them back.
             raise exceptions.ValidationError(_api_errors(exc.errors)) from None
+        except QualificationRequired as exc:
+            raise exceptions.PermissionDenied(str(exc), code="qualification_required") from None
         except AnnotationError as exc:
             raise Conflict(str(exc)) from None
         assignment = judgement.assignment

@@ -3,6 +3,8 @@
 from django.urls import path
 
 from annotate.api import assignments, content, imports
+from annotate.api import checks as checks_api
+from annotate.qualification import api as qualification_api
 from annotate.setup import api as setup_api
 
 urlpatterns = [
@@ -16,6 +18,16 @@ urlpatterns = [
         name="api_domain",
     ),
     path("projects/<slug:slug>/members/", setup_api.MembersApi.as_view(), name="api_members"),
+    path(
+        "projects/<slug:slug>/annotators/",
+        checks_api.AnnotatorsApi.as_view(),
+        name="api_annotators",
+    ),
+    path(
+        "projects/<slug:slug>/annotators/<int:user_id>/reinstate/",
+        checks_api.ReinstateApi.as_view(),
+        name="api_annotator_reinstate",
+    ),
     path(
         "projects/<slug:slug>/members/<int:user_id>/",
         setup_api.MemberDetailApi.as_view(),
@@ -37,6 +49,21 @@ urlpatterns = [
         name="api_invitation",
     ),
     path("projects/<slug:slug>/imports/", imports.ImportApi.as_view(), name="api_import"),
+    path(
+        "projects/<slug:slug>/qualification/",
+        qualification_api.QualificationStatusApi.as_view(),
+        name="api_qualification",
+    ),
+    path(
+        "projects/<slug:slug>/qualification/annotators/",
+        qualification_api.QualificationAnnotatorsApi.as_view(),
+        name="api_qualification_annotators",
+    ),
+    path(
+        "projects/<slug:slug>/qualification/admit/",
+        qualification_api.QualificationAdmitApi.as_view(),
+        name="api_qualification_admit",
+    ),
     path(
         "projects/<slug:slug>/assignments/next/",
         assignments.NextAssignmentApi.as_view(),

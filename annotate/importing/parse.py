@@ -39,6 +39,7 @@ from annotate.importing.records import (
     Record,
     brief,
     check_storable,
+    read_purpose,
 )
 from annotate.importing.sources import ImageSource
 
@@ -259,6 +260,13 @@ def parse_pairs_record(
     _check_length(rejected_model, MAX_MODEL_LENGTH, log, line, index, key(models[1]))
     image_label = key("image") if value.get(key("image")) is not None else "images"
     _check_image_path(image_ref, log, line, index, image_label)
+    # Issue 36: a qualification or check item's right answer is its chosen
+    # response (gold whatever the gold option says); kept in meta's source too.
+    gate, problems = read_purpose(value)
+    if gate["purpose"] != "benchmark" and unlabelled:
+        problems.append(("purpose", "a qualification or check item needs chosen/rejected"))
+    for name, message in problems:
+        log.add(message, line=line, index=index, field=name)
     if log.added - missing_category > before or log.truncated:
         return None
     assert ext_id is not None and chosen is not None and rejected is not None
@@ -292,11 +300,14 @@ def parse_pairs_record(
         response_2=chosen if swapped else rejected,
         model_1=rejected_model if swapped else chosen_model,
         model_2=chosen_model if swapped else rejected_model,
-        gold_choice=label if options.gold_from_label and not unlabelled else "",
+        gold_choice=label
+        if (options.gold_from_label or gate["purpose"] != "benchmark") and not unlabelled
+        else "",
         reference_answer=reference,
         meta=meta,
         group=group,
         criterion=criterion,
+        **gate,
     )
 
 

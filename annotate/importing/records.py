@@ -286,6 +286,33 @@ class Record:
     meta: dict[str, Any] = field(default_factory=dict)
     group: str = ""  # Item.group_key (pairs files' optional `group`); also in meta
     criterion: str = ""  # Item.criterion (pairs files' optional `criterion`); also in meta
+    # Issue 36: Item.purpose, Item.explanation, Item.is_attention (the file's
+    # optional fields of those names; also kept in meta, verbatim).
+    purpose: str = "benchmark"
+    explanation: str = ""
+    is_attention: bool = False
+
+
+# Item.purpose's values (annotate.models.ItemPurpose; this module stays free of Django).
+PURPOSES = ("benchmark", "qualification", "check")
+
+
+def read_purpose(value: dict) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """A record's optional `purpose`, `explanation` and `is_attention` (issue
+    36: qualification and check items), checked: the fields and the
+    (field, message) problems."""
+    problems: list[tuple[str, str]] = []
+    purpose = value.get("purpose") or "benchmark"
+    if purpose not in PURPOSES:
+        problems.append(("purpose", f"must be one of {', '.join(PURPOSES)}"))
+    explanation = value.get("explanation") or ""
+    if not isinstance(explanation, str):
+        problems.append(("explanation", "must be a string (Markdown)"))
+    attention = value.get("is_attention", False)
+    if not isinstance(attention, bool):
+        problems.append(("is_attention", "must be true or false"))
+    fields = {"purpose": purpose, "explanation": explanation, "is_attention": attention is True}
+    return fields, problems
 
 
 def brief(value: str, limit: int = 80, *, quote: bool = True) -> str:

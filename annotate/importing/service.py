@@ -436,6 +436,7 @@ _ITEM_FIELDS = (
     "group_key",
     "criterion",
     "meta",
+    *formats.GATE_FIELDS,
     *CONTENT_COLUMNS,
 )
 # How many new items are inserted at a time.
@@ -500,7 +501,7 @@ def _write_items(project, parsed, actions, renames, domains, image_id, labelled,
             batch.append(
                 (
                     project.pk,
-                    project.votes_per_item,
+                    item.votes_needed(project.votes_per_item),
                     digest,
                     shuffle_key(project.seed, item.external_id, item.group),
                     domains[item.domain],
@@ -512,6 +513,7 @@ def _write_items(project, parsed, actions, renames, domains, image_id, labelled,
                     item.group,
                     item.criterion,
                     item.meta,
+                    *item.gate().values(),
                     *content_columns(item, image_id),
                 )
             )
@@ -531,6 +533,7 @@ def _write_items(project, parsed, actions, renames, domains, image_id, labelled,
             criterion=item.criterion,
             meta=item.meta,
             content_hash=digest,
+            **item.gate(),
         )
         write_parsed_parts([(pk, item)], image_id, replace=True)
         updated.append(pk)

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from annotate import signals
 from annotate.loop.orm import ITEM_COUNTS
-from annotate.models import Assignment, AssignmentStatus, Item, Project
+from annotate.models import Assignment, AssignmentStatus, Item, ItemPurpose, Project
 
 
 def expire_stale_leases(*, project: Project, now=None) -> int:
@@ -70,7 +70,10 @@ def _end_leases(leases: list[tuple[int, int]], *, project_id: int) -> None:
     )
     per_item = Counter(item_id for _, item_id in leases)
     for item_id, n in sorted(per_item.items()):
-        Item.objects.filter(pk=item_id).update(live_assignments=F("live_assignments") - n)
+        # A check's lease never counted in live_assignments (annotate.checks).
+        Item.objects.filter(pk=item_id, purpose=ItemPurpose.BENCHMARK).update(
+            live_assignments=F("live_assignments") - n
+        )
     signals.eligibility_changed.send(
         sender=Assignment, project_id=project_id, item_ids=sorted(per_item)
     )

@@ -24,7 +24,7 @@ from django.db.models import F
 from django.http import Http404
 from django.utils import timezone
 
-from annotate import signals
+from annotate import checks, signals
 from annotate.loop import orm, postgres, sqlite
 from annotate.loop.leases import expire_stale_leases
 from annotate.loop.orm import COMPARE_PAGE_RELATED, tally_update
@@ -48,11 +48,13 @@ from annotate.models import (
     AssignmentStatus,
     Item,
     ItemPart,
+    ItemPurpose,
     Judgement,
     Project,
     Task,
 )
 from annotate.models.parts import group_by_slot
+from annotate.qualification.service import check_admitted, is_admitted
 
 # Callers import the vote's types and rules from here with the workflows.
 __all__ = [
@@ -124,7 +126,18 @@ def claim_next_item(*, project: Project, annotator, now=None, group: str = "") -
     """
     if project.archived_at is not None:
         return None  # an archived project is read-only
+    # Qualification first (issue 36): no query unless the project requires it.
+    check_admitted(project=project, user=annotator)
     now = now or timezone.now()
+    if project.check_rate > 0:
+        # Checks on (annotate.checks): a paused annotator gets nothing, and
+        # some leases are checks. Asked only in such projects.
+        if checks.is_paused(project, annotator):
+            return None
+        if checks.may_serve(project=project, annotator=annotator, now=now):
+            check = _check_lease(project=project, annotator=annotator, now=now)
+            if check is not None:
+                return check
     claim = partial(
         _statements().claim,
         project=project,
@@ -149,6 +162,20 @@ def claim_next_item(*, project: Project, annotator, now=None, group: str = "") -
     if assignment is not None and project.task != Task.PAIRWISE:
         fit_display_order(assignment, _coin)
     return assignment
+
+
+def _check_lease(*, project: Project, annotator, now) -> Assignment | None:
+    """A check's new lease when this claim is a check's turn (annotate.checks)."""
+    check = checks.claim_check(
+        project=project,
+        annotator=annotator,
+        order=draw_order(PAIR_SLOTS, _coin),
+        now=now,
+        lease_expires_at=now + timedelta(minutes=project.lease_minutes),
+    )
+    if check is not None and project.task != Task.PAIRWISE:
+        fit_display_order(check, _coin)
+    return check
 
 
 # Pauses (seconds) of a claim that found nothing while an item it may take
@@ -210,6 +237,10 @@ def claim_ahead(*, project: Project, annotator, holding: int, now=None) -> Assig
         return None  # an archived project is read-only
     if not Project.objects.visible_to(annotator).filter(pk=project.pk).exists():
         return None
+    if project.check_rate > 0 and checks.is_paused(project, annotator):
+        return None
+    if not is_admitted(project=project, user=annotator):
+        return None
     open_leases = (
         Assignment.objects.own(annotator)
         .filter(item__project=project, status=AssignmentStatus.OPEN, lease_expires_at__gt=now)
@@ -238,6 +269,11 @@ def claim_ahead(*, project: Project, annotator, holding: int, now=None) -> Assig
 
 
 def _lease_ahead(*, project: Project, annotator, now, group: str) -> Assignment | None:
+    if project.check_rate > 0:
+        # As the claim: a check when it is one's turn (annotate.checks).
+        check = _check_lease(project=project, annotator=annotator, now=now)
+        if check is not None:
+            return check
     with transaction.atomic():
         # As the claim: the next item of the group she is in first, an item
         # no other claimer holds (PostgreSQL).
@@ -334,6 +370,7 @@ def _submit(
             refused = exc
         else:
             judgement = _write_submit(checked, annotator=annotator, now=now)
+            _after_vote(judgement.assignment.item, annotator=annotator, now=now)
             if claim_next:
                 project = judgement.assignment.item.project
                 group = judgement.assignment.item.group_key
@@ -355,6 +392,13 @@ def _submit(
     return judgement, following
 
 
+def _after_vote(item: Item, *, annotator, now) -> None:
+    """A vote on a check item: the check rule may pause the annotator (in the
+    vote's transaction, so the next claim already sees the pause)."""
+    if item.purpose == ItemPurpose.CHECK:
+        checks.after_check_vote(project=item.project, annotator=annotator, now=now)
+
+
 @dataclass
 class _CheckedSubmit:
     assignment: Assignment
@@ -374,6 +418,7 @@ def _check_submit(*, assignment_id: int, annotator, vote) -> _CheckedSubmit:
         stored.already_submitted = True
         return _CheckedSubmit(assignment, None, stored)
     item = assignment.item
+    check_admitted(project=item.project, user=annotator)  # (issue 36; no query if not required)
     vote = _checked_vote(vote, assignment=assignment, project=item.project, domain=item.domain)
     if assignment.status == AssignmentStatus.SKIPPED:
         raise AnnotationError("You skipped this item; it can no longer be judged.")
@@ -471,7 +516,8 @@ def skip_item(*, assignment_id: int, annotator, reason: str) -> Assignment:
         assignment.skip_reason = reason.strip()[:500]
         assignment.save(update_fields=["status", "skip_reason"])
         if was_live:
-            Item.objects.filter(pk=assignment.item_id).update(
+            # A check's lease never counted (annotate.checks).
+            Item.objects.filter(pk=assignment.item_id, purpose=ItemPurpose.BENCHMARK).update(
                 live_assignments=F("live_assignments") - 1
             )
         project_id = Item.objects.filter(pk=assignment.item_id).values_list(
@@ -522,6 +568,7 @@ def revise_judgement(*, assignment_id: int, annotator, vote: DisplayedVote | Vot
         signals.judgement_recorded.send(
             sender=Judgement, judgement=judgement, item=item, revision=True
         )
+        _after_vote(item, annotator=annotator, now=timezone.now())
         return judgement
 
 

@@ -9,13 +9,12 @@ import functools
 
 from annotate.loop import rules
 from annotate.loop.forms import SlotVoteForm
+from annotate.loop.keys import _keymap, vote_keys
 from annotate.loop.page import (
     FRESH_CONFIDENCE,
     PICTURE_KEYS,
     _correctness_choices,
-    _keymap,
     render_page,
-    vote_keys,
     vote_tail_initial,
 )
 from annotate.loop.service import can_revise

@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
+from annotate import checks
 from annotate.loop import rules, scales
 from annotate.loop.forms import JudgementForm, SkipForm, SlotVoteForm
 from annotate.loop.page import progress, render_work
@@ -36,6 +37,7 @@ from annotate.loop.service import (
 from annotate.models import Assignment, AssignmentStatus, Judgement, Project
 from annotate.models.parts import first_images
 from annotate.projects import member_of, project_for
+from annotate.qualification.service import is_admitted
 from common.body_guard import guard_body
 
 # --- Annotation ------------------------------------------------------------------------
@@ -87,6 +89,8 @@ def work_start(request, slug):
     if not project.votes_open:
         messages.error(request, project.votes_closed_reason)
         return redirect(project)
+    if not is_admitted(project=project, user=request.user):
+        return redirect("qualify", slug=project.slug)  # (issue 36: a newcomer qualifies first)
     assignment = claim_next_item(project=project, annotator=request.user)
     if assignment is None:
         return redirect("work_done", slug=project.slug)
@@ -103,6 +107,7 @@ def work_done(request, slug):
         {
             "project": project,
             "role": role,
+            "pause": checks.pause_in_force(project, request.user),
             "progress": progress(project, request.user),
             "more_may_come": votes_may_come(project=project, annotator=request.user),
         },

@@ -7,6 +7,7 @@ JudgementSlot rows). What the annotator saw, in which order, is a display
 detail kept on the Assignment (`display_order`, a permutation of the slots).
 """
 
+from annotate.models.checks import ProjectPause
 from annotate.models.items import (
     VOTE_TALLIES,
     GoldChoice,
@@ -44,6 +45,7 @@ from annotate.models.projects import (
     Role,
     Task,
 )
+from annotate.models.qualification import QualificationAnswer, QualificationAttempt
 from annotate.models.votes import (
     Assignment,
     AssignmentStatus,
@@ -84,6 +86,9 @@ __all__ = [
     "PreferenceScale",
     "ProgressCounter",
     "Project",
+    "ProjectPause",
+    "QualificationAnswer",
+    "QualificationAttempt",
     "Role",
     "SetupEvent",
     "Slot",

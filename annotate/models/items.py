@@ -301,6 +301,14 @@ class Item(models.Model):
             models.CheckConstraint(
                 condition=Q(purpose__in=ItemPurpose.values), name="annotate_item_purpose_valid"
             ),
+            # Qualification and check items collect no votes for the benchmark:
+            # never in the claim's pool or the progress counters (whose
+            # triggers sum votes_needed and min(votes, votes_needed)); a
+            # check's lease does not count in live_assignments (issue 36).
+            models.CheckConstraint(
+                condition=Q(purpose=ItemPurpose.BENCHMARK) | Q(votes_needed=0),
+                name="annotate_item_gate_needs_no_votes",
+            ),
             # The overlap guarantee: never more live assignments than needed.
             models.CheckConstraint(
                 condition=Q(live_assignments__lte=F("votes_needed")),

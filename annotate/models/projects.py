@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
@@ -129,6 +130,21 @@ class Project(models.Model):
         default=False,
         help_text="Let curators resolve items they voted on (tiny teams only; flagged in the UI).",
     )
+    # Ongoing checks (issue 36): the share of an annotator's claims that are
+    # check items (gold and attention checks, purpose "check"), and the pause
+    # rule on their accuracy (annotate.gates.below_threshold). 0: no checks.
+    check_rate = models.FloatField(
+        default=0.0,
+        help_text="Share of each annotator's items that are check items (0 to 1; 0: off).",
+    )
+    check_threshold = models.FloatField(
+        default=0.7,
+        help_text="Pause an annotator when even the upper end of their check accuracy's "
+        "95 % interval is below this (0 to 1).",
+    )
+    check_minimum = models.PositiveSmallIntegerField(
+        default=10, help_text="Checks answered before anyone can be paused."
+    )
     seed = models.IntegerField(default=0, help_text="Seeds shuffles (claim order, import order).")
     # Which of the site's IMPORT_ROOTS the project's admins may import from by
     # server path, chosen by a site admin (annotate.setup.service.set_import_roots);
@@ -137,6 +153,21 @@ class Project(models.Model):
         default=list,
         blank=True,
         help_text="Server folders (IMPORT_ROOTS entries) this project may import from.",
+    )
+    # Qualification (issue 36): newcomers (annotators) answer the project's
+    # qualification items and are admitted at the pass mark before they get
+    # benchmark items; a failed attempt may be retried after the wait.
+    qualification_required = models.BooleanField(
+        default=False,
+        help_text="Annotators pass the qualification before they get benchmark items.",
+    )
+    qualification_pass_mark = models.FloatField(
+        default=0.8,
+        validators=[MinValueValidator(0), MaxValueValidator(1)],
+        help_text="Share of qualification items answered right to be admitted (0 to 1).",
+    )
+    qualification_retry_hours = models.PositiveIntegerField(
+        default=24, help_text="Hours a failed qualification waits before a retry (0: at once)."
     )
     # Set when an admin archives the project: read-only from then on (no
     # claims, imports or setup changes); its votes and releases stay.
@@ -151,6 +182,14 @@ class Project(models.Model):
     class Meta:
         ordering = ["name"]
         constraints = [
+            models.CheckConstraint(
+                condition=Q(check_rate__gte=0, check_rate__lte=1),
+                name="annotate_project_check_rate_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(check_threshold__gte=0, check_threshold__lte=1),
+                name="annotate_project_check_threshold_range",
+            ),
             models.CheckConstraint(
                 condition=Q(votes_per_item__gte=1, votes_per_item__lte=50),
                 name="annotate_project_votes_per_item_range",
@@ -177,6 +216,10 @@ class Project(models.Model):
                 condition=Q(consensus_strength__isnull=True)
                 | Q(consensus_strength__gte=0, consensus_strength__lte=scales.MAX_STRENGTH),
                 name="annotate_project_consensus_strength_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(qualification_pass_mark__gte=0, qualification_pass_mark__lte=1),
+                name="annotate_project_qualification_pass_mark_range",
             ),
         ]
 
@@ -250,6 +293,13 @@ class Membership(models.Model):
     # A deactivated member keeps their row (pseudonym, count) and their votes
     # but has no access to the project (annotate.setup.service).
     is_active = models.BooleanField(default=True)
+    # Qualification (issue 36): when the member was admitted to the project's
+    # benchmark items (a passed attempt, or a curator: admitted_by), or null.
+    # Only asked of annotators of a project that requires qualification.
+    admitted_at = models.DateTimeField(null=True, blank=True)
+    admitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(null=True, blank=True, auto_now_add=True)
 
     class Meta:

@@ -36,6 +36,10 @@ def live_preview(form: forms.Form) -> None:
             )
 
 
+# Ongoing checks (issue 36, annotate.checks).
+CHECK_FIELDS = ("check_rate", "check_threshold", "check_minimum")
+
+
 class ProjectSettingsForm(forms.ModelForm):
     class Meta:
         model = Project
@@ -50,6 +54,10 @@ class ProjectSettingsForm(forms.ModelForm):
             "preference_scale": "A/B asks which response is better; a graded scale also how "
             "much (keys 1 to 6 or 1 to 7 on the compare page). Fixed once the project has votes.",
             "allow_tie": "A/B projects (a graded scale has a tie only with 7 points).",
+            "check_rate": "Share of each annotator's items that are check items (gold and "
+            "attention checks), from 0 to 1; 0 turns checks and pauses off.",
+            "qualification_required": "Newcomers answer the qualification items first (import "
+            'them with "purpose": "qualification" and an "explanation"; see the import page).',
         }
 
     def __init__(self, *args, **kwargs):
@@ -57,9 +65,39 @@ class ProjectSettingsForm(forms.ModelForm):
         live_preview(self)
         # Left out (a client that predates scales): the scale stays as it is.
         self.fields["preference_scale"].required = False
+        # Left out (a form that predates qualification, issue 36): as they are.
+        for name in ("qualification_pass_mark", "qualification_retry_hours"):
+            self.fields[name].required = False
+        for name in CHECK_FIELDS:
+            # Left out (a client that predates checks): the value stays as it is.
+            self.fields[name].required = False
+        for name in ("check_rate", "check_threshold"):
+            self.fields[name].validators += [MinValueValidator(0), MaxValueValidator(1)]
+            self.fields[name].widget.attrs.update(min=0, max=1, step=0.01)
+
+    def _kept(self, name):
+        value = self.cleaned_data.get(name)
+        return getattr(self.instance, name) if value is None else value
+
+    def clean_check_rate(self):
+        return self._kept("check_rate")
+
+    def clean_check_threshold(self):
+        return self._kept("check_threshold")
+
+    def clean_check_minimum(self):
+        return self._kept("check_minimum")
 
     def clean_preference_scale(self):
         return self.cleaned_data.get("preference_scale") or self.instance.preference_scale
+
+    def clean_qualification_pass_mark(self):
+        value = self.cleaned_data.get("qualification_pass_mark")
+        return self.instance.qualification_pass_mark if value is None else value
+
+    def clean_qualification_retry_hours(self):
+        value = self.cleaned_data.get("qualification_retry_hours")
+        return self.instance.qualification_retry_hours if value is None else value
 
 
 class ProjectCreateForm(ProjectSettingsForm):

@@ -8,7 +8,7 @@ from datetime import datetime
 from django.db.models import Case, Count, F, IntegerField, Max, Q, Sum, Value, When
 from django.db.models.functions import Coalesce
 
-from ..models import Judgement, Membership, Project
+from ..models import ItemPurpose, Judgement, Membership, Project
 
 
 @dataclass
@@ -67,7 +67,12 @@ def member_rows(project: Project) -> list[MemberRow]:
         "tie": Q(ot__gt=F("o1")) & Q(ot__gt=F("o2")),
     }
     stats = (
-        Judgement.objects.filter(assignment__item__project=project, is_current=True)
+        # Benchmark items' votes: checks measure the annotator (issue 36).
+        Judgement.objects.filter(
+            assignment__item__project=project,
+            assignment__item__purpose=ItemPurpose.BENCHMARK,
+            is_current=True,
+        )
         .annotate(o1=o1, o2=o2, ot=ot)
         .values("assignment__annotator_id")
         .annotate(

@@ -55,7 +55,14 @@ PROJECT_FIELDS = (
     "allow_none_pick",
     "require_rationale",
     "lease_minutes",
+    # Ongoing checks (issue 36, annotate.checks).
+    "check_rate",
+    "check_threshold",
+    "check_minimum",
     "seed",
+    "qualification_required",
+    "qualification_pass_mark",
+    "qualification_retry_hours",
 )
 DOMAIN_FIELDS = (
     "slug",
@@ -156,10 +163,16 @@ def create_project(
     ranking_least_w: float = 0.5,
     require_rationale: bool = False,
     lease_minutes: int = 30,
+    check_rate: float = 0.0,
+    check_threshold: float = 0.7,
+    check_minimum: int = 10,
     seed: int = 0,
     preset: str = "mrb",
     preference_scale: str = PreferenceScale.AB,
     task: str = Task.PAIRWISE,
+    qualification_required: bool = False,
+    qualification_pass_mark: float = 0.8,
+    qualification_retry_hours: int = 24,
 ) -> Project:
     """A new project with the preset's domains; its creator becomes its admin.
     `task`: what a vote answers (pairwise items have exactly two responses)."""
@@ -176,6 +189,9 @@ def create_project(
         raise SetupError(
             f"unknown task {task!r}; use one of {', '.join(Task.values)}", field="task"
         )
+    _check_check_settings({"check_rate": check_rate, "check_threshold": check_threshold})
+    if qualification_required:
+        _check_qualification(task)
     slug = slug or slugify(name)[:80]
     if not slug:
         raise SetupError("Give the project a slug (letters, digits, - and _).", field="slug")
@@ -198,7 +214,13 @@ def create_project(
             task=task,
             require_rationale=require_rationale,
             lease_minutes=lease_minutes,
+            check_rate=check_rate,
+            check_threshold=check_threshold,
+            check_minimum=check_minimum,
             seed=seed,
+            qualification_required=qualification_required,
+            qualification_pass_mark=qualification_pass_mark,
+            qualification_retry_hours=qualification_retry_hours,
             created_by=actor,
         )
         _, domains = PRESETS[preset]
@@ -248,9 +270,18 @@ def update_project(*, actor, project: Project, **changes) -> list[str]:
             return []
         if "preference_scale" in changed:
             _check_scale_change(project, changes["preference_scale"])
+        _check_check_settings({name: changes[name] for name in changed})
+        if changes.get("qualification_required"):
+            _check_qualification(project.task)
         for name in changed:
             setattr(project, name, changes[name])
         project.save(update_fields=changed)
+        if "qualification_required" in changed and project.qualification_required:
+            # Annotators who already judged here are not sent back to qualify
+            # (docs/decisions.md, issue 36): admitted now, by the admin.
+            Membership.objects.filter(
+                project=project, role=Role.ANNOTATOR, judged__gt=0, admitted_at__isnull=True
+            ).update(admitted_at=timezone.now(), admitted_by=actor)
         _audit(
             actor=actor,
             action="project_updated",
@@ -259,6 +290,22 @@ def update_project(*, actor, project: Project, **changes) -> list[str]:
             after={name: changes[name] for name in changed},
         )
     return changed
+
+
+def _check_check_settings(values: dict) -> None:
+    """The check rate and threshold are shares (0 to 1)."""
+    for name in ("check_rate", "check_threshold"):
+        if name in values and not 0 <= values[name] <= 1:
+            raise SetupError(f"{name} runs from 0 to 1.", field=name)
+
+
+def _check_qualification(task: str) -> None:
+    """The qualification page serves pairs (issue 36): no other task yet."""
+    if task != Task.PAIRWISE:
+        raise SetupError(
+            "Qualification is served for pairwise projects only (for now).",
+            field="qualification_required",
+        )
 
 
 def _check_scale(scale: str) -> None:

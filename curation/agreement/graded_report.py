@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from annotate.models import Judgement, Project
+from annotate.models import ItemPurpose, Judgement, Project
 from curation.agreement import graded
 from curation.agreement import stats as agreement
 
@@ -34,7 +34,10 @@ def strengths_by_domain(project: Project) -> dict[str, list[tuple[int, int]]]:
     slug. One query."""
     rows = (
         Judgement.objects.filter(
-            assignment__item__project=project, is_current=True, strength__isnull=False
+            assignment__item__project=project,
+            assignment__item__purpose=ItemPurpose.BENCHMARK,
+            is_current=True,
+            strength__isnull=False,
         )
         .order_by()
         .values_list("assignment__item__domain__slug", "assignment__item_id", "strength")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from annotate.models import Judgement, JudgementSlot, Membership, Project, Task
+from annotate.models import ItemPurpose, Judgement, JudgementSlot, Membership, Project, Task
 from curation.agreement import ranking
 from curation.agreement.ranking_bootstrap import STATISTICS, ranking_intervals
 from curation.agreement.ranking_diagnostics import (
@@ -50,7 +50,10 @@ def project_table(project: Project):
         return None
     rows = list(
         Judgement.objects.filter(
-            assignment__item__project=project, is_current=True, task=project.task
+            assignment__item__project=project,
+            assignment__item__purpose=ItemPurpose.BENCHMARK,
+            is_current=True,
+            task=project.task,
         )
         .order_by("assignment__item_id", "assignment__annotator_id")
         .values_list(
@@ -79,6 +82,7 @@ def project_table(project: Project):
     ranks: dict[int, dict[int, int]] = defaultdict(dict)
     for judgement_id, slot, rank in JudgementSlot.objects.filter(
         judgement__assignment__item__project=project,
+        judgement__assignment__item__purpose=ItemPurpose.BENCHMARK,
         judgement__is_current=True,
         judgement__task=Task.RANKING,
         rank__isnull=False,

@@ -22,7 +22,15 @@ from django.db.models import Count, F, IntegerField, Q, Sum
 from django.db.models.functions import Least
 from django.utils import timezone
 
-from annotate.models import Domain, Item, Judgement, Membership, Project, item_votes
+from annotate.models import (
+    Domain,
+    Item,
+    ItemPurpose,
+    Judgement,
+    Membership,
+    Project,
+    item_votes,
+)
 from curation.agreement import diagnostics, ranked_report
 from curation.agreement import stats as agreement
 from curation.agreement.chart import alpha_chart
@@ -42,7 +50,13 @@ def project_votes(project: Project) -> tuple[list[agreement.Vote], dict[int, int
     domain of each voted item. One query."""
     rows = (
         Judgement.objects.with_pair_answers()
-        .filter(assignment__item__project=project, is_current=True)
+        # Benchmark items only: qualification and check items measure the
+        # annotators, not the benchmark (issue 36).
+        .filter(
+            assignment__item__project=project,
+            assignment__item__purpose=ItemPurpose.BENCHMARK,
+            is_current=True,
+        )
         .values_list(
             "assignment__item_id",
             "assignment__item__domain_id",
@@ -154,7 +168,8 @@ def tally_patterns(project: Project) -> dict[int, TallyPatterns]:
     # project table and sort every item before grouping. COUNT(*), not of the
     # primary key: then annotate_item_tally_idx alone answers (index-only scan).
     rows = (
-        Item.objects.filter(project=project)
+        Item.objects.benchmark()
+        .filter(project=project)
         .order_by()
         .values_list("domain_id", *CHOICE_TALLIES, *LABEL_TALLIES)
         .annotate(n=Count("*"))
@@ -389,7 +404,8 @@ def build_report(project: Project) -> Report:
     domains = list(Domain.objects.filter(project=project).order_by("position", "slug"))
     progress = {
         row["domain_id"]: row
-        for row in Item.objects.filter(project=project)
+        for row in Item.objects.benchmark()
+        .filter(project=project)
         .values("domain_id")
         .annotate(
             n=Count("pk"),

@@ -31,8 +31,8 @@ class ProjectJudgeRunListApi(APIView):
             required=False,
             allow_null=True,
             default=None,
-            help_text="The benchmark whose judge prompt is sent (default: the first that "
-            "judges a project's items, Multimodal RewardBench).",
+            help_text="Each item is judged by the benchmark its domain belongs to; a key "
+            "given here must be one of them (it names the run).",
         )
         concurrency = serializers.IntegerField(
             required=False, default=4, min_value=1, help_text="Requests in flight at once."

@@ -324,6 +324,13 @@ class OptionalMembers(Protocol):
         when it holds no verdict."""
         ...
 
+    def judge_project_request(
+        self, record: dict, read_image: Any, endpoint: Any, *, swapped: bool
+    ) -> dict:
+        """A project record's request in one order (else `judge_request`),
+        for a benchmark whose release request does not swap the responses."""
+        ...
+
 
 def read_head(predictions: Predictions, limit: int) -> str:
     """The start of an uploaded file as text (for `Benchmark.detects`)."""

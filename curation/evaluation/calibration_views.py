@@ -30,7 +30,10 @@ class ProjectJudgeRunForm(forms.Form):
     )
     name = forms.CharField(max_length=120, help_text="Its name in the calibration report.")
     scoring = forms.ChoiceField(
-        label="Judge prompt", help_text="Whose judge prompt is sent (its items' shape)."
+        label="Judge prompt",
+        required=False,
+        help_text="Whose judge prompt is sent: by default each item's, the benchmark "
+        "its domain belongs to.",
     )
     concurrency = forms.IntegerField(
         min_value=1, initial=4, help_text="Requests in flight at once."
@@ -41,7 +44,9 @@ class ProjectJudgeRunForm(forms.Form):
         endpoint = cast(forms.ModelChoiceField, self.fields["endpoint"])
         endpoint.queryset = project.judge_endpoints.order_by("name")
         scoring = cast(forms.ChoiceField, self.fields["scoring"])
-        scoring.choices = [(b.key, b.title) for b in judging_benchmarks()]
+        scoring.choices = [("", "Each item's benchmark (by its domain)")] + [
+            (b.key, b.title) for b in judging_benchmarks()
+        ]
         limit = max_concurrency()
         concurrency = cast(forms.IntegerField, self.fields["concurrency"])
         concurrency.max_value = limit
@@ -82,7 +87,8 @@ def project_judge_run_new(request, slug):
     form = ProjectJudgeRunForm(request.POST, project=project)
     if form.is_valid():
         try:
-            run = start_project_judge_run(project=project, user=request.user, **form.cleaned_data)
+            data = {**form.cleaned_data, "scoring": form.cleaned_data["scoring"] or None}
+            run = start_project_judge_run(project=project, user=request.user, **data)
         except ProjectJudgeError as exc:
             form.add_error(None, str(exc))
         else:

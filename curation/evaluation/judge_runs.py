@@ -427,7 +427,8 @@ def release_reader(release: Release) -> Callable[[str], bytes]:
 
 def run_calls(run: JudgeRun, record: dict) -> list[str]:
     try:
-        return calls_for(registry.get(run.scoring), record, run.seed, run.swapped)
+        benchmark = None if run.on_project else registry.get(run.scoring)  # project: 2 orders
+        return calls_for(benchmark, record, run.seed, run.swapped)
     except BadCallKeys as exc:
         raise JudgeRunError(str(exc)) from None
 
@@ -435,11 +436,12 @@ def run_calls(run: JudgeRun, record: dict) -> list[str]:
 def request_body(run: JudgeRun, record: dict, read_image, endpoint, order: str) -> dict:
     """The request that asks the run's judge about one record in one call
     (a pass, or one of the benchmark's call keys)."""
-    benchmark = registry.get(run.scoring)
-    if hasattr(benchmark, "judge_call_request"):
+    benchmark = registry.get(record.get("_judge", run.scoring))  # a project's: the item's
+    if hasattr(benchmark, "judge_call_request") and not run.on_project:
         return benchmark.judge_call_request(record, read_image, endpoint, call=order, seed=run.seed)
+    ask_one = getattr(benchmark, "judge_project_request", None) if run.on_project else None
     swapped = order == JudgeOrder.SWAPPED
-    return benchmark.judge_request(record, read_image, endpoint, swapped=swapped)
+    return (ask_one or benchmark.judge_request)(record, read_image, endpoint, swapped=swapped)
 
 
 def _ask(
@@ -457,7 +459,7 @@ def _ask(
             attempts=0,
             seconds=0.0,
         )
-    return ask(registry.get(run.scoring), body, endpoint, policy, stop)
+    return ask(registry.get(record.get("_judge", run.scoring)), body, endpoint, policy, stop)
 
 
 def _send_missing(run: JudgeRun, records, read_image, endpoint, policy) -> bool:

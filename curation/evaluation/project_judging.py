@@ -24,13 +24,16 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotate.models import Item, Project, Task
+from annotate.models import Domain, Item, Project, Task
 from common.storage import read_stored
 from curation.benchmarks import registry
+from curation.benchmarks.common.project_items import FILES
+from curation.evaluation import media_content as media
 from curation.models import JudgeEndpoint, JudgeOutput, JudgeRun, JudgeRunStatus, JudgeVote
 from curation.models.evaluation import new_judge_seed
 
 ORDERS = ("original", "swapped")
+JUDGE = "_judge"  # a project record's benchmark key (the owner of its item's domain)
 WRITE_BATCH = 5000
 
 # "Confidence: 0.8", "confidence = 80%", "Confidence level: 7/10" (last one wins).
@@ -54,7 +57,7 @@ def _benchmark(scoring: str | None):
     if not offered:
         raise ProjectJudgeError("No benchmark offers a judge prompt for a project's items.")
     if scoring is None:
-        return offered[0]
+        return None
     for benchmark in offered:
         if benchmark.key == scoring:
             return benchmark
@@ -63,10 +66,44 @@ def _benchmark(scoring: str | None):
     )
 
 
+def owners(project: Project) -> dict[int, Any]:
+    """The benchmark that judges each domain's items, by domain id: the first
+    judging benchmark that serves the domain (as a release maps domains to
+    benchmarks: registry.for_domains), the catch-all (`detect_last`) last;
+    None when none does."""
+    offered = judging_benchmarks()
+    ordered = [b for b in offered if not b.detect_last] + [b for b in offered if b.detect_last]
+    domains = Domain.objects.filter(project=project)
+    return {d.pk: next((b for b in ordered if b.serves([d])), None) for d in domains}
+
+
+def project_records(project: Project) -> list[dict]:
+    """The records a project run judges, in item id order: each item by the
+    benchmark owning its domain, in that benchmark's shape (an item it cannot
+    shape is left out), tagged with its key under JUDGE."""
+    items = list(project_items(project))
+    position = {item.external_id: n for n, item in enumerate(items)}
+    by_owner: dict[str, tuple[Any, list]] = {}
+    for domain_id, benchmark in owners(project).items():
+        if benchmark is not None:
+            mine = [i for i in items if i.domain_id == domain_id]
+            by_owner.setdefault(benchmark.key, (benchmark, []))[1].extend(mine)
+    records = []
+    for key, (benchmark, owned) in by_owner.items():
+        owned.sort(key=lambda item: item.pk)
+        records += [{**r, JUDGE: key} for r in benchmark.judge_project_records(owned)]
+    return sorted(records, key=lambda r: position[r["ID"]])
+
+
 def project_items(project: Project):
     """The items a project run judges: benchmark items (never qualification
     or check items), in id order, with their image."""
-    return Item.objects.benchmark().filter(project=project).select_related("image").order_by("id")
+    return (
+        Item.objects.benchmark()
+        .filter(project=project)
+        .select_related("image", "domain")
+        .order_by("id")
+    )
 
 
 def start_project_judge_run(
@@ -78,9 +115,14 @@ def start_project_judge_run(
     user,
     scoring: str | None = None,
     enqueue: bool = True,
+    video_as: str = media.FRAMES,
+    video_frames: int = media.DEFAULT_FRAMES,
 ) -> JudgeRun:
     """Record a run of `endpoint` over the project's benchmark items, both
-    orders, and queue it once the transaction commits."""
+    orders, and queue it once the transaction commits. Each item is judged
+    by the benchmark owning its domain (`owners`); `scoring`, when given,
+    must be one of them (it names the run's benchmark; otherwise the first
+    item's). `video_as`, `video_frames`: how videos are sent."""
     from config.celery import enqueue_on_commit
     from curation.evaluation.judge_runs import max_concurrency
     from curation.evaluation.tasks import judge_release_task
@@ -97,12 +139,17 @@ def start_project_judge_run(
         raise ProjectJudgeError(f"Concurrency must be between 1 and {limit}.")
     if JudgeRun.objects.filter(project=project, name=name).exists():
         raise ProjectJudgeError(f"A judge run named {name!r} already exists for this project.")
+    if video_as not in media.VIDEO_AS or not media.MIN_FRAMES <= video_frames <= media.MAX_FRAMES:
+        raise ProjectJudgeError(f"Videos go as frames or video, in 1 to {media.MAX_FRAMES} frames.")
     benchmark = _benchmark(scoring)
-    n_records = len(benchmark.judge_project_records(project_items(project)))
-    if not n_records:
+    records = project_records(project)
+    if benchmark is not None and not any(r[JUDGE] == benchmark.key for r in records):
         raise ProjectJudgeError(
             f"No benchmark item of this project has the {benchmark.title} shape."
         )
+    if not records:
+        raise ProjectJudgeError("No benchmark item of this project has a shape a judge can judge.")
+    n_records = len(records)
     with transaction.atomic():
         try:
             run = JudgeRun.objects.create(
@@ -116,8 +163,10 @@ def start_project_judge_run(
                 timeout_seconds=endpoint.timeout_seconds,
                 swapped=True,  # position consistency needs both orders
                 seed=new_judge_seed(),
-                scoring=benchmark.key,
+                scoring=benchmark.key if benchmark else records[0][JUDGE],
                 concurrency=concurrency,
+                video_as=video_as,
+                video_frames=video_frames,
                 progress_total=n_records * len(ORDERS),
                 created_by=user,
             )
@@ -129,19 +178,19 @@ def start_project_judge_run(
 
 
 def project_inputs(run: JudgeRun) -> tuple[list[dict], Callable[[str], bytes]]:
-    """The run's records (item id order) and a reader of the images they
-    name, which reads those images and nothing else."""
-    benchmark: Any = registry.get(run.scoring)  # offers judge_project_records (started so)
+    """The run's records (item id order) and a reader of the files they name
+    (the run's media options on it), which reads those files and nothing else."""
     assert run.project is not None
-    records = benchmark.judge_project_records(project_items(run.project))
+    records = project_records(run.project)
     allowed = {r["Image"] for r in records if r.get("Image")}
+    allowed.update(name for r in records for name in r.get(FILES, ()))
 
     def read_image(name: str) -> bytes:
         if name not in allowed:
-            raise OSError(f"{name} is not an image of this project's items")
+            raise OSError(f"{name} is not a file of this project's items")
         return read_stored(default_storage, name)
 
-    return records, read_image
+    return records, media.MediaFiles(read_image, media.MediaContent(media.MediaOptions.of_run(run)))
 
 
 def confidence_of(output: str) -> float | None:
@@ -164,7 +213,7 @@ def confidence_of(output: str) -> float | None:
 def finish_project_run(run: JudgeRun, records: list[dict]) -> None:
     """The answers as JudgeVote rows (replacing any of an earlier finish),
     and the run complete; a run cancelled meanwhile stays cancelled."""
-    benchmark: Any = registry.get(run.scoring)  # offers judge_vote (started so)
+    judge_of = {r["ID"]: registry.get(r.get(JUDGE, run.scoring)) for r in records}
     item_ids = dict(Item.objects.filter(project=run.project).values_list("external_id", "pk"))
     outputs = JudgeOutput.objects.filter(run=run).values_list(
         "external_id", "order", "output", "error"
@@ -172,9 +221,9 @@ def finish_project_run(run: JudgeRun, records: list[dict]) -> None:
 
     def votes():
         for external_id, order, output, error in outputs.iterator(chunk_size=WRITE_BATCH):
-            if order not in ORDERS or external_id not in item_ids:
+            if order not in ORDERS or external_id not in item_ids or external_id not in judge_of:
                 continue
-            choice = None if error else benchmark.judge_vote(output, call=order)
+            choice = None if error else judge_of[external_id].judge_vote(output, call=order)
             yield JudgeVote(
                 run=run,
                 item_id=item_ids[external_id],

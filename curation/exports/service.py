@@ -18,7 +18,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotate.loop import rules
-from annotate.models import Domain, Judgement, Membership, Project
+from annotate.models import Domain, ItemPurpose, Judgement, Membership, Project
 from curation.exports import records
 from curation.models import Verdict, VerdictRank
 
@@ -48,7 +48,10 @@ def export_rows(*, project: Project, kind: str, domain: Domain | None = None) ->
     domains = dict(Domain.objects.filter(project=project).values_list("pk", "slug"))
     record: Callable[..., tuple]
     if kind == "votes":
-        judgements = Judgement.objects.with_pair_answers().filter(assignment__item__project=project)
+        # Benchmark items' votes only (issue 36: checks measure annotators).
+        judgements = Judgement.objects.with_pair_answers().filter(
+            assignment__item__project=project, assignment__item__purpose=ItemPurpose.BENCHMARK
+        )
         if domain is not None:
             judgements = judgements.filter(assignment__item__domain=domain)
         # Each vote's revisions together, votes in claim order: the order of

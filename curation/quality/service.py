@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotate.models import Judgement, Project
+from annotate.models import ItemPurpose, Judgement, Project
 from curation.evaluation.service import EvaluationError
 from curation.models import (
     Evaluation,
@@ -132,7 +132,11 @@ def current_votes(project: Project):
     """(item, annotator, choice, signed strength or None) of every current
     vote, streamed; graded votes carry their strength into the analysis."""
     return (
-        Judgement.objects.filter(is_current=True, assignment__item__project=project)
+        Judgement.objects.filter(
+            is_current=True,
+            assignment__item__project=project,
+            assignment__item__purpose=ItemPurpose.BENCHMARK,
+        )
         .values_list("assignment__item_id", "assignment__annotator_id", "choice", "strength")
         .iterator(chunk_size=20_000)
     )

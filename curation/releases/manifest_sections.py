@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Q
 
-from annotate.models import Judgement
+from annotate.models import ItemPurpose, Judgement
 from curation.agreement import graded, reports, stats
 from curation.agreement.graded_report import graded_intervals, strengths_by_domain
 from curation.models import Provenance, Verdict, VerdictStatus
@@ -93,6 +93,7 @@ def annotation(project, domain_slugs) -> dict:
     )
     votes = Judgement.objects.filter(
         assignment__item__project=project,
+        assignment__item__purpose=ItemPurpose.BENCHMARK,
         assignment__item__domain__slug__in=domain_slugs,
         is_current=True,
     ).aggregate(n=Count("pk"), annotators=Count("assignment__annotator", distinct=True))

@@ -1,13 +1,25 @@
 """Receivers of annotate's signals. They run inside the sender's transaction."""
 
-from annotate.models import Project, Role
+from annotate.models import ItemPurpose, Project, Role
 from common.bulk import insert_per_key
 from curation.models import AuditEvent, Verdict
 from curation.verdicts.service import recheck_waiting_items, update_verdict
 
 
 def create_verdicts_for_imported_items(sender, *, project, item_ids, **kwargs) -> None:
-    """Every item gets a Verdict (needs_votes) in the import's transaction."""
+    """Every benchmark item gets a Verdict (needs_votes) in the import's
+    transaction; qualification and check items (issue 36) get none, so no
+    curation page, release or export sees them. (The project's few such
+    items are read, not the import's list: it may hold 100,000 ids.)"""
+    from annotate.models import Item
+
+    gates = set(
+        Item.objects.filter(project=project)
+        .exclude(purpose=ItemPurpose.BENCHMARK)
+        .values_list("pk", flat=True)
+    )
+    if gates:
+        item_ids = [pk for pk in item_ids if pk not in gates]
     insert_per_key(Verdict, "item_id", item_ids, {"project_id": project.pk})
 
 
@@ -34,12 +46,48 @@ def audit_import(sender, *, project, actor, details, summary, **kwargs) -> None:
     )
 
 
+def _pause_figures(pause) -> dict:
+    return {
+        "annotator": pause.annotator_id,
+        "right": pause.right,
+        "total": pause.total,
+        "low": pause.low,
+        "high": pause.high,
+        "threshold": pause.threshold,
+        "minimum": pause.minimum,
+    }
+
+
+def audit_pause(sender, *, pause, **kwargs) -> None:
+    """An annotator was paused by the check rule (annotate.checks): in the
+    audit log beside curators' decisions, with the figures (no actor)."""
+    AuditEvent.objects.create(
+        project_id=pause.project_id,
+        item=None,
+        actor=None,
+        action="pause",
+        after={"paused": True, **_pause_figures(pause)},
+        reason=pause.reason,
+    )
+
+
+def audit_reinstatement(sender, *, pause, actor, **kwargs) -> None:
+    """A curator reinstated a paused annotator."""
+    AuditEvent.objects.create(
+        project_id=pause.project_id,
+        item=None,
+        actor=actor,
+        action="reinstate",
+        before={"paused": True, **_pause_figures(pause)},
+        after={"paused": False, "annotator": pause.annotator_id},
+        reason=f"Reinstated after the pause of {pause.paused_at:%Y-%m-%d %H:%M} UTC.",
+    )
+
+
 def update_verdict_on_vote(sender, *, item, **kwargs) -> None:
     """Move the item's verdict through the contested rule, atomically with the
     vote (update_verdict locks the verdict row first). Qualification and
     check items (issue 36) measure the annotator: their votes decide nothing."""
-    from annotate.models import ItemPurpose
-
     if item.purpose != ItemPurpose.BENCHMARK:
         return
     update_verdict(item=item)

@@ -297,8 +297,11 @@ def update_thresholds(
                 project=project, verdicts=regranted, escalation_votes=escalation_votes
             )
         if delta:
-            items = Item.objects.filter(project=project).exclude(
-                verdict__status__in=CURATOR_DECIDED
+            # Benchmark items only: qualification and check items need no votes.
+            items = (
+                Item.objects.benchmark()
+                .filter(project=project)
+                .exclude(verdict__status__in=CURATOR_DECIDED)
             )
             for item in items.only("pk", "votes_needed", "live_assignments").order_by("pk"):
                 needed = max(item.votes_needed + delta, item.live_assignments, 1)
@@ -331,7 +334,9 @@ def reevaluate_items(*, project: Project, items) -> Counter:
     into each status."""
     votes_of, thresholds, rule, no_votes = _rule_of(project)
     moved: Counter = Counter()
-    item_ids = list(items.order_by("pk").values_list("pk", flat=True))
+    # Only benchmark items have verdicts: qualification and check items
+    # measure annotators (issue 36).
+    item_ids = list(items.benchmark().order_by("pk").values_list("pk", flat=True))
     for start in range(0, len(item_ids), 2000):
         ids = item_ids[start : start + 2000]
         # Items before verdicts: the order a vote locks them in.

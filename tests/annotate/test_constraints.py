@@ -26,6 +26,9 @@ from annotate.models import (
     Membership,
     ProgressCounter,
     Project,
+    ProjectPause,
+    QualificationAnswer,
+    QualificationAttempt,
     Role,
 )
 from tests.constraints import named_constraints, rejected_by
@@ -243,6 +246,106 @@ def test_a_qualification_or_check_item_without_gold_is_rejected():
 def test_an_unknown_item_purpose_is_rejected():
     with rejected_by("annotate_item_purpose_valid"):
         make_item(purpose="training", gold_choice="1")
+
+
+# --- Ongoing checks (issue 36 item 2) -------------------------------------------------
+
+
+def test_a_check_or_qualification_item_that_needs_votes_is_rejected():
+    with rejected_by("annotate_item_gate_needs_no_votes"):
+        make_item(purpose="check", gold_choice="1", votes_needed=3)
+    item = make_item(purpose="qualification", gold_choice="2")
+    assert item.votes_needed == 0
+    with rejected_by("annotate_item_gate_needs_no_votes"):
+        Item.objects.filter(pk=item.pk).update(votes_needed=1)
+
+
+@pytest.mark.parametrize("rate", [-0.1, 1.5])
+def test_a_check_rate_outside_0_to_1_is_rejected(rate):
+    with rejected_by("annotate_project_check_rate_range"):
+        make_project(check_rate=rate)
+
+
+@pytest.mark.parametrize("threshold", [-0.01, 1.01])
+def test_a_check_threshold_outside_0_to_1_is_rejected(threshold):
+    with rejected_by("annotate_project_check_threshold_range"):
+        make_project(check_threshold=threshold)
+
+
+def _pause(project, annotator, **fields):
+    values = {
+        "paused_at": timezone.now(),
+        "reason": "below",
+        "right": 1,
+        "total": 10,
+        "low": 0.02,
+        "high": 0.4,
+        "threshold": 0.7,
+        "minimum": 10,
+    }
+    values.update(fields)
+    return ProjectPause.objects.create(project=project, annotator=annotator, **values)
+
+
+def test_a_second_open_pause_of_one_annotator_in_one_project_is_rejected():
+    project, user = make_project(), make_user()
+    _pause(project, user, reinstated_at=timezone.now())  # lifted: history
+    _pause(project, user)
+    _pause(make_project(), user)  # another project
+    with rejected_by("annotate_projectpause_one_open"):
+        _pause(project, user)
+
+
+def test_a_pause_with_more_right_than_checks_is_rejected():
+    with rejected_by("annotate_projectpause_right_within_total"):
+        _pause(make_project(), make_user(), right=11, total=10)
+
+
+# --- Qualification (issue 36) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("mark", [-0.1, 1.5])
+def test_a_qualification_pass_mark_outside_0_to_1_is_rejected(mark):
+    with rejected_by("annotate_project_qualification_pass_mark_range"):
+        make_project(qualification_pass_mark=mark)
+
+
+def _attempt(**kwargs):
+    project = make_project()
+    fields = {"project": project, "annotator": make_member(project), "started_at": timezone.now()}
+    return QualificationAttempt.objects.create(**{**fields, **kwargs})
+
+
+def test_a_second_open_qualification_attempt_is_rejected():
+    first = _attempt()
+    with rejected_by("annotate_qualification_one_open_attempt"):
+        QualificationAttempt.objects.create(
+            project=first.project, annotator=first.annotator, started_at=timezone.now()
+        )
+    first.finished_at = timezone.now()
+    first.save()
+    QualificationAttempt.objects.create(  # a retry once the first is finished
+        project=first.project, annotator=first.annotator, started_at=timezone.now()
+    )
+
+
+def test_more_right_than_total_is_rejected():
+    with rejected_by("annotate_qualification_right_within_total"):
+        _attempt(right=3, total=2)
+
+
+def test_an_open_attempt_cannot_have_passed():
+    with rejected_by("annotate_qualification_passed_when_finished"):
+        _attempt(passed=True)
+
+
+def test_two_answers_to_one_item_of_an_attempt_are_rejected():
+    attempt = _attempt()
+    item = make_item(attempt.project, purpose="qualification", gold_choice="1")
+    fields = {"attempt": attempt, "item": item, "display_order": "12", "choice": "1"}
+    QualificationAnswer.objects.create(**fields, correct=True, answered_at=timezone.now())
+    with rejected_by("annotate_qualification_one_answer_per_item"):
+        QualificationAnswer.objects.create(**fields, correct=True, answered_at=timezone.now())
 
 
 # --- ItemPart (issue 24) --------------------------------------------------------------

@@ -61,6 +61,9 @@ EXPECTED = {
     ("api_domains", "get"): MEMBERS,
     ("api_import", "post"): row(401, 404, 403, 403, 400),
     ("api_next_assignment", "post"): MEMBERS,
+    ("api_qualification", "get"): MEMBERS,
+    ("api_qualification_annotators", "get"): CURATORS,
+    ("api_qualification_admit", "post"): CURATORS_POST,
     ("api_assignment", "get"): OWN_ASSIGNMENT,
     ("api_assignment_image", "get"): OWN_ASSIGNMENT,
     ("api_assignment_part_image", "get"): OWN_ASSIGNMENT,
@@ -94,6 +97,8 @@ EXPECTED = {
     ("api_domains", "post"): row(401, 404, 403, 403, 400),
     ("api_domain", "patch"): row(401, 404, 403, 403, 200),
     ("api_members", "get"): ADMINS,
+    ("api_annotators", "get"): CURATORS,
+    ("api_annotator_reinstate", "post"): row(401, 404, 403, 409, 409),  # nobody paused
     ("api_members", "post"): row(401, 404, 403, 403, 400),
     ("api_member", "patch"): ADMINS,
     ("api_member", "delete"): row(401, 404, 403, 403, 204),  # a member who never voted

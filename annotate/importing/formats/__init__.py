@@ -45,6 +45,8 @@ from annotate.importing.records import (
 )
 from annotate.importing.sources import DirectoryImageSource, ImageSource, ZipImageSource
 
+# The item fields of issue 36 a format may give (ParsedItem.gate()).
+GATE_FIELDS = ("purpose", "explanation", "is_attention")
 TEXT = "text"
 IMAGE = "image"
 VIDEO = "video"
@@ -86,6 +88,11 @@ class ParsedItem:
     reference_answer: str = ""
     group: str = ""  # Item.group_key: the items of one prompt or pair ("" none)
     criterion: str = ""  # Item.criterion: the question asked of this item ("" none)
+    # Issue 36: what the item is for (benchmark, qualification, check), the
+    # explanation shown after a qualification answer, an attention check.
+    purpose: str = "benchmark"
+    explanation: str = ""
+    is_attention: bool = False
     meta: dict[str, Any] = field(default_factory=dict)  # the file's other fields, verbatim
     labels: Any = None  # per-annotator labels as published (ParsedFile.votes reads them)
 
@@ -105,6 +112,18 @@ class ParsedItem:
             if part.kind == IMAGE:
                 return part.source_path
         return ""
+
+    def gate(self) -> dict[str, Any]:
+        """The item's GATE_FIELDS (issue 36), as the writer stores them."""
+        return {"purpose": self.purpose, "explanation": self.explanation,
+                "is_attention": self.is_attention}  # fmt: skip
+
+    def votes_needed(self, per_item: int) -> int:
+        """The votes a new item asks: none for a qualification item (never
+        claimed: annotate.qualification's attempts serve it) or a check item
+        (served by annotate.checks outside the vote pool; constraint
+        annotate_item_gate_needs_no_votes)."""
+        return per_item if self.purpose in ("", "benchmark") else 0
 
     def slots(self) -> dict[str, list[ParsedPart]]:
         """The parts by slot name (prompt, response_1, response_2, …)."""

@@ -146,6 +146,9 @@ def item_of(record: Record) -> ParsedItem:
         meta=record.meta,
         group=record.group,
         criterion=record.criterion,
+        purpose=record.purpose,
+        explanation=record.explanation,
+        is_attention=record.is_attention,
     )
 
 
@@ -167,4 +170,7 @@ def record_of(item: ParsedItem) -> Record:
         meta=item.meta,
         group=item.group,
         criterion=item.criterion,
+        purpose=item.purpose,
+        explanation=item.explanation,
+        is_attention=item.is_attention,
     )

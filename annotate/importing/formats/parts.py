@@ -48,6 +48,7 @@ from annotate.importing.records import (
     ImageInfo,
     MediaInfo,
     ProblemLog,
+    read_purpose,
 )
 from annotate.importing.sources import ImageSource, safe_relative_path
 from annotate.models.parts import ITEM_MAX_RESPONSES, ITEM_MIN_RESPONSES
@@ -199,9 +200,15 @@ def parse_record(value: Any) -> tuple[dict | None, list[tuple[str | None, str]]]
         problems.append(("gold", "a tie is a pair's gold"))
     elif gold not in ("", None) and str(gold) != "tie" and int(gold) > len(responses):
         problems.append(("gold", f"names response {gold} of {len(responses)}"))
+    # Issue 36 (kept in the extra fields too, so the fingerprint sees them).
+    gate, gate_problems = read_purpose(value)
+    problems += gate_problems
+    if gate["purpose"] != "benchmark" and gold in ("", None):
+        problems.append(("gold", "a qualification or check item needs its gold"))
     if problems:
         return None, problems
     out.update(
+        **gate,
         domain=value.get("domain") or "",
         models=list(models or []),
         gold=str(gold or ""),
@@ -298,6 +305,9 @@ def _item(record: dict, line: int, index: int, domain: str) -> ParsedItem:
         gold=record["gold"],
         criterion=record["criterion"],
         group=record["group"],
+        purpose=record["purpose"],
+        explanation=record["explanation"],
+        is_attention=record["is_attention"],
         meta={FORMAT: {"domain": record["domain"], "fields": record["extra"]}},
     )
 

@@ -150,10 +150,11 @@ class MultimodalRewardBench2(OwnModules):
         self, record: dict, read_image: Callable[[str], bytes], endpoint, *, swapped: bool
     ) -> dict:
         """Forward = the original order, reverse = swapped."""
+        folder = record["folder"]  # "" for a project's item: its files' stored names
         content = judge.content_list(
             record["pair"],
             record["task"],
-            lambda path: read_image(f"{record['folder']}/{path}"),
+            (lambda path: read_image(f"{folder}/{path}")) if folder else read_image,
             direction="reverse" if swapped else "forward",
         )
         return judge.request_body(content, endpoint)
@@ -163,6 +164,31 @@ class MultimodalRewardBench2(OwnModules):
             predictions=evaluation.predictions_file(outputs, records),
             filename=f"judge-run-{run.pk}.json",
         )
+
+    # --- judging a project's items (issue 36 item 3) --------------------------------
+
+    def judge_project_records(self, items) -> list[dict]:
+        """Pairs of an MMRB2 task's domain, their parts in order (text,
+        images, interleaved) as a task file's pair has them."""
+        from curation.benchmarks.common.project_items import FILES, item_parts
+
+        tasks = {i.external_id: task_of_category(i.domain.export_category) for i in items}
+        records = []
+        for p in item_parts(items):
+            slots = [p.content.get(s, []) for s in ("prompt", "response_1", "response_2")]
+            if tasks[p.external_id] is None or not all(slots):
+                continue
+            pair = {"prompt_content": slots[0], "response_a": {"response_content": slots[1]},
+                    "response_b": {"response_content": slots[2]}}  # fmt: skip
+            files = [v for parts in slots for k, v in parts if k != "text"]
+            records.append({"ID": p.external_id, "task": tasks[p.external_id], "pair": pair,
+                            "folder": "", FILES: files})  # fmt: skip
+        return records
+
+    def judge_vote(self, output: str, *, call: str) -> str | None:
+        from curation.benchmarks.common.project_items import canonical
+
+        return canonical(judge.parse_verdict(output or ""), call)
 
 
 BENCHMARK = MultimodalRewardBench2()

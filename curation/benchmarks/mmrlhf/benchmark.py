@@ -141,6 +141,25 @@ class MmRlhf(RecordsBenchmark):
             filename=f"judge-run-{run.pk}.jsonl",
         )
 
+    # --- judging a project's items (issue 36 item 3) --------------------------------
+
+    def judge_project_records(self, items) -> list[dict]:
+        """Pairs of text responses; the prompt's images as images, its video
+        or audio through the run's media options."""
+        from curation.benchmarks.common.project_items import FILES, item_parts
+
+        return [{"ID": p.external_id, "id": p.external_id, "prompt": p.prompt,
+                 "chosen": p.response_1, "rejected": p.response_2, "images": p.files("image"),
+                 "media": [(n, k) for n, k in p.media if k != "image"],
+                 FILES: [n for n, _ in p.media]}
+                for p in item_parts(items) if p.text_only_responses]  # fmt: skip
+
+    def judge_vote(self, output: str, *, call: str) -> str | None:
+        from curation.benchmarks.common.project_items import canonical
+        from curation.benchmarks.mmrlhf import judge
+
+        return canonical(judge.pick(output), call)
+
 
 BENCHMARK = MmRlhf()
 

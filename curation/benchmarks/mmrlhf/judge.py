@@ -56,6 +56,11 @@ def request_body(record: dict, read_image, endpoint: Endpoint, *, swapped: bool)
     for path in record["images"]:
         url = image_data_url(read_image(path), path)
         content.append({"type": "image_url", "image_url": {"url": url}})
+    if record.get("media"):  # a project item's video or audio (a release's are frames)
+        from curation.evaluation.media_content import media_parts
+
+        for path, kind in record["media"]:
+            content.extend(media_parts(read_image, path, kind))
     body = {
         "model": endpoint.model,
         "messages": [{"role": "user", "content": content}],

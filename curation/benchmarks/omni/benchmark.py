@@ -135,6 +135,50 @@ class Omni(RecordsBenchmark):
         return Upload(predictions="\n".join(lines).encode() + b"\n",
                       filename=f"judge-run-{run.pk}.jsonl")  # fmt: skip
 
+    # --- judging a project's items (issue 36 item 3) --------------------------------
+
+    def judge_project_records(self, items) -> list[dict]:
+        """Pairs with a criterion, in a task's shape: at most one prompt file,
+        responses of text or of one file each (of one kind)."""
+        from curation.benchmarks.common.project_items import item_parts
+
+        return [r for r in map(project_record, item_parts(items)) if r is not None]
+
+    def judge_project_request(self, record: dict, read_image: Callable[[str], bytes], endpoint,
+                              *, swapped: bool) -> dict:  # fmt: skip
+        """The published request, response2 shown as A in the swapped order."""
+        from curation.benchmarks.omni import judge
+
+        if swapped:
+            record = {**record, "response1": record["response2"], "response2": record["response1"]}
+        return judge.request_body(record, read_image, endpoint, with_ties=JUDGE_WITH_TIES)
+
+    def judge_vote(self, output: str, *, call: str) -> str | None:
+        """A tie ([[C]]) or no verdict: None."""
+        from curation.benchmarks.common.project_items import canonical
+
+        side = scoring.parse_judgement(output or "")
+        return canonical({"response1": "A", "response2": "B"}.get(side or ""), call)
+
+
+def project_record(p) -> dict | None:
+    from curation.benchmarks.common.project_items import FILES
+
+    answers = [p.response_media.get(s, []) for s in ("response_1", "response_2")]
+    kinds = {k for files in answers for _, k in files}
+    if not p.criterion or len(p.media) > 1 or len(kinds) > 1:
+        return None
+    if kinds and not all(len(files) == 1 for files in answers):
+        return None
+    prompt_key, prompt_kind = (p.media[0][1], p.media[0][1]) if p.media else ("", "text")
+    response_kind = kinds.pop() if kinds else "text"
+    responses = [files[0][0] for files in answers] if answers[0] else [p.response_1, p.response_2]
+    return {"ID": p.external_id, "prompt": p.prompt, "criteria": p.criterion,
+            "response1": responses[0], "response2": responses[1], "image_responses": False,
+            "shape": [prompt_key, prompt_kind, response_kind], "folder": "",
+            **({prompt_key: p.media[0][0]} if prompt_key else {}),
+            FILES: [n for n, _ in p.media + answers[0] + answers[1]]}  # fmt: skip
+
 
 BENCHMARK = Omni()
 

@@ -48,7 +48,9 @@ def content(record: dict, read_image: Callable[[str], bytes]) -> list[dict[str, 
 
     def media(path: str, kind: str) -> list[dict[str, Any]]:
         # The records' paths are relative to omni/media_data/, the reader's to the release.
-        return media_parts(read_image, f"{MEDIA_FOLDER}/{path}", kind)
+        # A project's records name stored files (folder "": the path as it is).
+        folder = record.get("folder", MEDIA_FOLDER)
+        return media_parts(read_image, f"{folder}/{path}" if folder else path, kind)
 
     prompt_key, prompt_kind, response_kind = record.get("shape") or (
         "image" if record.get("image") else "", "image", "image" if record["image_responses"]

@@ -131,6 +131,24 @@ class VideoRewardBench(RecordsBenchmark):
             filename=f"judge-run-{run.pk}.jsonl",
         )
 
+    # --- judging a project's items (issue 36 item 3) --------------------------------
+
+    def judge_project_records(self, items) -> list[dict]:
+        """Pairs of text responses to a prompt with one video."""
+        from curation.benchmarks.common.project_items import FILES, item_parts
+
+        return [{"ID": p.external_id, "prompt": p.prompt, "chosen": p.response_1,
+                 "rejected": p.response_2, "video": p.files("video")[0],
+                 FILES: p.files("video")}
+                for p in item_parts(items)
+                if p.text_only_responses and len(p.files("video")) == 1]  # fmt: skip
+
+    def judge_vote(self, output: str, *, call: str) -> str | None:
+        from curation.benchmarks.common.project_items import canonical
+        from curation.benchmarks.videorb import judge
+
+        return canonical(judge.pick(output), call)
+
 
 BENCHMARK = VideoRewardBench()
 

@@ -158,6 +158,26 @@ class VLRewardBench(RecordsBenchmark):
             filename=f"judge-run-{run.pk}.jsonl",
         )
 
+    # --- judging a project's items (issue 36 item 3) --------------------------------
+
+    def judge_project_records(self, items) -> list[dict]:
+        """Pairs of text responses to a prompt with at most one image (the
+        official prompt's shape); each order sent through `judge_request`."""
+        from curation.benchmarks.common.project_items import FILES, item_parts
+
+        return [{"ID": p.external_id, "Image": (p.files("image") or [""])[0], "query": p.prompt,
+                 "response": [p.response_1, p.response_2], FILES: p.files("image")}
+                for p in item_parts(items) if p.text_only_responses
+                and all(k == "image" for _, k in p.media) and len(p.media) <= 1]  # fmt: skip
+
+    def judge_vote(self, output: str, *, call: str) -> str | None:
+        """ "Answer N is better" (the official flag_choice): N is the answer
+        shown in that place, response N in the original order."""
+        from curation.benchmarks.common.project_items import canonical
+
+        number = scoring.choice(output)
+        return canonical({1: "A", 2: "B"}.get(number), call)
+
 
 BENCHMARK = VLRewardBench()
 

@@ -207,6 +207,8 @@ def test_starting_a_project_run_refuses_what_the_rules_refuse(world, fake):
     with pytest.raises(ProjectJudgeError, match="already exists"):
         start(world, fake, name="once")
     with pytest.raises(ProjectJudgeError, match="cannot judge"):
+        start(world, fake, name="other", scoring="rewardbench2")
+    with pytest.raises(ProjectJudgeError, match="shape"):  # judges items, none of them here
         start(world, fake, name="other", scoring="mmrb2")
     with pytest.raises(ProjectJudgeError, match="Concurrency"):
         start(world, fake, name="third", concurrency=0)

@@ -1,0 +1,1 @@
+"""Qualification and training (issue 36 item 1)."""
