@@ -5,15 +5,18 @@ filter and the length balancing at 100,000 items on PostgreSQL.
 
 Builds, in its own database (COPY: agreement_bench's build_project, simulated
 votes and verdicts from the rule), a project of --items items with --votes
-current votes each, one release and two ensemble entries (evaluations) with a
-prediction per item in both orders (each right 85 % of the time per order).
+current votes each, one release and three ensemble entries: two evaluations
+with a prediction per item in both orders and one complete project-level
+judge run with a JudgeVote per item and order (each right 85 % of the time
+per order).
 
 Then the filter pass a release build runs (curation.releases.filters and
 filter_outputs), timed, with its SQL statement count:
 
 1. every matched pair with its filter (too easy + low consensus 0.7 +
    disagreement 0.8 / 0.8): the verdicts, the vote tallies and the
-   predictions read once each (three queries), decided in Python
+   ensemble (predictions UNION ALL the run's votes) read once each (three
+   queries), decided in Python
    (curation.releases.filter_rules);
 2. the counts per filter and domain (the manifest's), from those rows;
 3. the length balancing (tolerance 0.02, seeded) of the pairs left (the
@@ -87,6 +90,31 @@ def make_ensemble(project) -> list[int]:
     return ids
 
 
+def make_project_run(project) -> int:
+    """A complete judge run on the project: a JudgeVote per item in both
+    orders, right 85 % of the time per order (COPY)."""
+    import numpy as np
+
+    from curation.models import JudgeRun, JudgeVote, Verdict
+
+    run = JudgeRun.objects.create(
+        project=project, name="project-judge", base_url="http://127.0.0.1:1/v1", model="m",
+        max_tokens=16, timeout_seconds=1, swapped=True, status="complete",
+    )  # fmt: skip
+    rows = list(Verdict.objects.filter(project=project).values_list("item_id", "final_choice"))
+    right = np.random.default_rng(37).random((len(rows), 2)) < 0.85
+
+    def votes():
+        for (item_id, label), pair in zip(rows, right.tolist(), strict=True):
+            label = label if label in ("1", "2") else "1"
+            other = "2" if label == "1" else "1"
+            for order, r in zip(("original", "swapped"), pair, strict=True):
+                yield (run.pk, item_id, order, label if r else other)
+
+    copy_rows(JudgeVote, ["run_id", "item_id", "order", "choice"], votes())
+    return run.pk
+
+
 def timed(fn):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -124,6 +152,7 @@ def main() -> int:
         )  # fmt: skip
         project = big["project"]
         ids = make_ensemble(project)
+        runs = [make_project_run(project)]
         vacuum_analyze()
         build_seconds = time.perf_counter() - t0
 
@@ -132,9 +161,9 @@ def main() -> int:
 
         domains = list(project.domains.values_list("slug", flat=True))
         spec = filters.check_filters(
-            project=project, seed=7, too_easy_ensemble=ids, low_consensus=0.7,
-            disagreement_ensemble=ids, disagreement_human=0.8, disagreement_share=0.8,
-            balance_tolerance=0.02,
+            project=project, seed=7, too_easy_ensemble=ids, too_easy_judge_runs=runs,
+            low_consensus=0.7, disagreement_ensemble=ids, disagreement_judge_runs=runs,
+            disagreement_human=0.8, disagreement_share=0.8, balance_tolerance=0.02,
         )  # fmt: skip
         release = type("Release", (), {"filters": spec})()
         before = included_verdicts(project, domains)

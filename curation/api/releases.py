@@ -117,10 +117,12 @@ def release_for(project, release_id: int) -> Release:
 
 # The filter fields passed as they are to create_release (one validation).
 FILTER_FIELDS = (
+    "too_easy_judge_runs",
     "too_easy_action",
     "low_consensus",
     "low_consensus_action",
     "disagreement_ensemble",
+    "disagreement_judge_runs",
     "disagreement_human",
     "disagreement_share",
     "disagreement_action",
@@ -160,6 +162,12 @@ class ReleaseListApi(APIView):
             help_text="Optional too-easy filter: evaluation ids of the ensemble; pairs every "
             "entry got right in both orders are left out (recorded in manifest and card).",
         )
+        too_easy_judge_runs = serializers.ListField(
+            child=serializers.IntegerField(min_value=1),
+            required=False,
+            help_text="Optional: ids of complete judge runs on this project (JudgeRun with a "
+            "project) joining the too-easy ensemble, read in canonical terms.",
+        )
         too_easy_action = serializers.ChoiceField(
             choices=["drop", "hold"], required=False, help_text="drop (default) or hold."
         )
@@ -179,6 +187,12 @@ class ReleaseListApi(APIView):
             required=False,
             help_text="Optional disagreement filter: evaluation ids of the ensemble; pairs "
             "where the human and the ensemble majorities differ, both strong.",
+        )
+        disagreement_judge_runs = serializers.ListField(
+            child=serializers.IntegerField(min_value=1),
+            required=False,
+            help_text="Optional: ids of complete judge runs on this project joining the "
+            "disagreement ensemble.",
         )
         disagreement_human = serializers.FloatField(
             required=False, allow_null=True, min_value=0.5, max_value=1,
@@ -272,6 +286,9 @@ class ReleaseListApi(APIView):
         except NothingToRelease as exc:  # recorded nothing: the version stays free
             raise Rejected(str(exc), code="nothing_to_release") from None
         except ReleaseError as exc:
+            field = getattr(exc, "field", None)  # an ensemble's entry (filters.EnsembleError)
+            if field:
+                raise serializers.ValidationError({field: [str(exc)]}) from None
             raise Rejected(str(exc), code="refused") from None
         # Read again: an eager (or very fast) build may already have moved on.
         release = release_for(project, release.pk)

@@ -213,6 +213,13 @@ TITLES = {
 }
 
 
+def _entry(e: dict) -> str:
+    if e.get("on") == "project":
+        return f"{e['name']} (project judge run #{e['judge_run']}, model {e['model']})"
+    run = f", judge run #{e['judge_run']}" if e.get("judge_run") else ""
+    return f"{e['name']} (evaluation #{e['evaluation']}{run})"
+
+
 def page_rows(manifest: dict | None) -> list[dict]:
     """The release page's rows of its filters (from the manifest)."""
     rows = []
@@ -224,12 +231,7 @@ def page_rows(manifest: dict | None) -> list[dict]:
                 "rule": f.get("rule", ""),
                 "action": "dropped" if verb == "dropped" else "kept aside (held_out/)",
                 "parameters": ", ".join(f"{k} {v}" for k, v in f.get("parameters", {}).items()),
-                "ensemble": ", ".join(
-                    f"{e['name']} (evaluation #{e['evaluation']}"
-                    + (f", judge run #{e['judge_run']}" if e.get("judge_run") else "")
-                    + ")"
-                    for e in f.get("ensemble", [])
-                ),
+                "ensemble": ", ".join(_entry(e) for e in f.get("ensemble", [])),
                 "count": f.get(verb, 0),
                 "per_domain": "; ".join(
                     f"{k}: {v}" for k, v in f.get(f"{verb}_per_domain", {}).items()

@@ -24,10 +24,16 @@ class Human(NamedTuple):
 
 class Prediction(NamedTuple):
     item_id: int
-    evaluation_id: int
+    evaluation_id: int  # an evaluation's id, or minus a project judge run's
     choice: str
     swapped_choice: str
     has_swapped: bool
+
+
+def entry_ids(spec: dict) -> set[int]:
+    """A filter's ensemble entries: its evaluation ids and minus the id of
+    each of its project judge runs (Prediction.evaluation_id's terms)."""
+    return set(spec.get("evaluations", [])) | {-r for r in spec.get("judge_runs", [])}
 
 
 def ensemble_tallies(predictions: Iterable[Prediction], ids: set[int]) -> dict[int, list[int]]:
@@ -76,10 +82,10 @@ def outcomes(
     """{item: the first filter of ORDER that matches it} (kept items absent)."""
     easy: set[int] = set()
     if "too_easy" in filters:
-        easy = too_easy(predictions, set(filters["too_easy"]["evaluations"]), labels)
+        easy = too_easy(predictions, entry_ids(filters["too_easy"]), labels)
     ens: dict[int, list[int]] = {}
     if "disagreement" in filters:
-        ens = ensemble_tallies(predictions, set(filters["disagreement"]["evaluations"]))
+        ens = ensemble_tallies(predictions, entry_ids(filters["disagreement"]))
     out: dict[int, str] = {}
     for item in labels:
         if item in easy:

@@ -16,8 +16,11 @@ the release's `held_out/`, never into a benchmark's files):
   vote. h and e are above one half, so each majority is unique.
 
 The ensemble is a set of the project's evaluations (uploaded predictions and
-finished judge runs scored against one of its releases), read per item in
-canonical terms from ItemPrediction by `ensemble_predictions`, the one reader.
+finished judge runs scored against one of its releases) and of its complete
+project-level judge runs (JudgeVote rows), read per item in canonical terms
+by `ensemble_predictions`, the one reader: one statement (a UNION ALL) whose
+rows are filter_rules.Prediction, a project run's entry id being minus the
+run's id (as the label-error audit names its labellers).
 A pair several filters match counts once, under the first in FILTER_ORDER.
 
 All of it is set-based: one CASE expression names each verdict's filter
@@ -45,6 +48,14 @@ from django.db.models.functions import Cast, Greatest
 
 from annotate.models import Judgement
 from curation.models import Evaluation, ItemPrediction
+from curation.releases import filter_rules
+from curation.releases.ensemble import (
+    EnsembleError,
+    check_judge_runs,
+    ensemble_rows,
+    entry_label,
+    judge_run_entries,
+)
 from curation.releases.service import ReleaseError
 
 FILTER_ORDER = ("too_easy", "low_consensus", "disagreement")
@@ -60,27 +71,56 @@ RULES = {
 
 
 def ensemble_predictions(evaluation_ids):
-    """The ensemble's per-item predictions (canonical sides)."""
+    """The evaluations' per-item predictions (canonical sides): the SQL
+    reference form's source (with_outcome reads evaluations only)."""
     return ItemPrediction.objects.filter(evaluation_id__in=evaluation_ids)
 
 
-def check_ensemble(*, project, evaluation_ids, what: str = "too-easy") -> list[int]:
+def entry_ids(spec: dict) -> set[int]:
+    """A filter's ensemble as the rules name its entries: evaluation ids and
+    minus each project judge run's id."""
+    return filter_rules.entry_ids(spec)
+
+
+def check_ensemble(
+    *, project, evaluation_ids, what: str = "too-easy", field: str = "too_easy_ensemble"
+) -> list[int]:
     ids = sorted({int(i) for i in evaluation_ids})
-    if not ids:
-        raise ReleaseError(f"Choose at least one entry for the {what} ensemble.")
     found = set(
         Evaluation.objects.filter(pk__in=ids, release__project=project).values_list("pk", flat=True)
     )
     missing = sorted(set(ids) - found)
     if missing:
-        raise ReleaseError(
-            f"Unknown evaluation(s) for the {what} ensemble: {', '.join(map(str, missing))}."
+        raise EnsembleError(
+            f"Unknown evaluation(s) for the {what} ensemble: {', '.join(map(str, missing))}.",
+            field,
         )
     return ids
 
 
+def _ensemble(project, evaluation_ids, run_ids, what: str, prefix: str) -> dict:
+    """{"evaluations": [...], "judge_runs": [...]} (the key only when runs
+    are chosen, so an evaluation-only filter is recorded as before)."""
+    if not evaluation_ids and not run_ids:
+        raise EnsembleError(
+            f"Choose at least one entry for the {what} ensemble.", f"{prefix}_ensemble"
+        )
+    spec = {
+        "evaluations": check_ensemble(
+            project=project, evaluation_ids=evaluation_ids or [], what=what,
+            field=f"{prefix}_ensemble",
+        )
+    }  # fmt: skip
+    runs = check_judge_runs(
+        project=project, run_ids=run_ids, what=what, field=f"{prefix}_judge_runs"
+    )
+    if runs:
+        spec["judge_runs"] = runs
+    return spec
+
+
 def check_too_easy(*, project, evaluation_ids) -> list[int]:
-    return check_ensemble(project=project, evaluation_ids=evaluation_ids)
+    return _ensemble(project, evaluation_ids, None, "too-easy", "too_easy")["evaluations"]
 
 
 def _action(name: str, action: str | None) -> str:
@@ -104,10 +144,12 @@ def check_filters(
     project,
     seed: int,
     too_easy_ensemble=None,
+    too_easy_judge_runs=None,
     too_easy_action: str | None = None,
     low_consensus: float | None = None,
     low_consensus_action: str | None = None,
     disagreement_ensemble=None,
+    disagreement_judge_runs=None,
     disagreement_human: float | None = None,
     disagreement_share: float | None = None,
     disagreement_action: str | None = None,
@@ -117,20 +159,22 @@ def check_filters(
     """Release.filters from the form's or the API's fields: the one
     validation both go through (ReleaseError says what is wrong)."""
     filters: dict = {}
-    if too_easy_ensemble:
-        ids = check_ensemble(project=project, evaluation_ids=too_easy_ensemble)
-        filters["too_easy"] = {"evaluations": ids, "action": _action("too_easy", too_easy_action)}
+    if too_easy_ensemble or too_easy_judge_runs:
+        ensemble = _ensemble(
+            project, too_easy_ensemble, too_easy_judge_runs, "too-easy", "too_easy"
+        )
+        filters["too_easy"] = {**ensemble, "action": _action("too_easy", too_easy_action)}
     if low_consensus is not None:
         filters["low_consensus"] = {
             "threshold": _share(low_consensus, "low-consensus threshold"),
             "action": _action("low_consensus", low_consensus_action),
         }
-    if disagreement_ensemble:
-        ids = check_ensemble(
-            project=project, evaluation_ids=disagreement_ensemble, what="disagreement"
+    if disagreement_ensemble or disagreement_judge_runs:
+        ensemble = _ensemble(
+            project, disagreement_ensemble, disagreement_judge_runs, "disagreement", "disagreement"
         )
         filters["disagreement"] = {
-            "evaluations": ids,
+            **ensemble,
             "human": _share(
                 0.8 if disagreement_human is None else disagreement_human,
                 "disagreement's human consensus",
@@ -255,6 +299,8 @@ def with_outcome(verdicts, filters: dict | None, *, select: bool = False):
     which the database computes once for the whole set (a hashed subplan),
     not once per verdict."""
     filters = filters or {}
+    if any("judge_runs" in (filters.get(name) or {}) for name in FILTER_ORDER):
+        raise ValueError("The SQL reference form reads evaluations only (see matched_rows).")
     items = verdicts.values("item_id")
     whens = []
     if "too_easy" in filters:
@@ -284,8 +330,6 @@ def matched_rows(verdicts, filters: dict | None) -> list[tuple]:
     queries at most), the rules applied by curation.releases.filter_rules.
     Equal to `with_outcome` (the tests hold both), whose six grouped
     subqueries took 5x longer at 100,000 items."""
-    from curation.releases import filter_rules
-
     filters = filters or {}
     if not any(name in filters for name in FILTER_ORDER):
         return []
@@ -299,20 +343,8 @@ def matched_rows(verdicts, filters: dict | None) -> list[tuple]:
     if "low_consensus" in filters or "disagreement" in filters:
         tallies = _human(items).values_list("assignment__item_id", "h_n", "h_1", "h_2", "h_tie")
         humans = {row[0]: filter_rules.Human(*row[1:]) for row in tallies}
-    ids = {
-        i
-        for name in ("too_easy", "disagreement")
-        for i in filters.get(name, {}).get("evaluations", [])
-    }
-    predictions = []
-    if ids:
-        predictions = [
-            filter_rules.Prediction(*p)
-            for p in ensemble_predictions(ids)
-            .filter(item_id__in=items)
-            .values_list("item_id", "evaluation_id", "choice", "swapped_choice", "has_swapped")
-            .iterator(chunk_size=20_000)
-        ]
+    ids = {i for name in ("too_easy", "disagreement") for i in entry_ids(filters.get(name, {}))}
+    predictions = list(ensemble_rows(ids, items)) if ids else []
     labels = {row[0]: row[3] for row in rows}
     matched = filter_rules.outcomes(labels, filters, humans, predictions)
     return [(*row, matched[row[0]]) for row in rows if row[0] in matched]
@@ -424,10 +456,14 @@ def summary(release, verdicts=None, counts=None) -> dict:
         entry = {
             "rule": RULES[name],
             "action": spec.get("action", DEFAULT_ACTION[name]),
-            "parameters": {k: v for k, v in spec.items() if k not in ("action", "evaluations")},
+            "parameters": {
+                k: v for k, v in spec.items() if k not in ("action", "evaluations", "judge_runs")
+            },
         }
         if "evaluations" in spec:
             entry["ensemble"] = ensemble_entries(spec["evaluations"])
+            if spec.get("judge_runs"):
+                entry["ensemble"] += judge_run_entries(spec["judge_runs"])
         verb = "dropped" if entry["action"] == "drop" else "held_out"
         entry[verb] = sum(per_domain.values())
         entry[f"{verb}_per_domain"] = per_domain
@@ -445,7 +481,7 @@ def card_lines(filters: dict | None) -> list[str]:
         done = "were dropped" if verb == "dropped" else "were kept aside in `held_out/`"
         per = "; ".join(f"{k}: {v}" for k, v in f[f"{verb}_per_domain"].items()) or "none"
         params = ", ".join(f"{k} {v:g}" for k, v in f.get("parameters", {}).items())
-        names = ", ".join(f"{e['name']} (#{e['evaluation']})" for e in f.get("ensemble", []))
+        names = ", ".join(entry_label(e) for e in f.get("ensemble", []))
         if name == "too_easy":
             what = f"pair(s) every entry of the ensemble ({names}) got right in both orders"
             title = "Too-easy filter"

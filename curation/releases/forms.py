@@ -19,6 +19,17 @@ def action_field(default: str) -> forms.ChoiceField:
     )
 
 
+def judge_runs_field(label: str) -> forms.TypedMultipleChoiceField:
+    return forms.TypedMultipleChoiceField(
+        required=False,
+        coerce=int,
+        widget=forms.CheckboxSelectMultiple,
+        label=label,
+        help_text="Optional: complete judge runs on this project's items join the ensemble, "
+        "each read in canonical terms (right = its pick in both orders is the label).",
+    )
+
+
 class ReleaseForm(forms.Form):
     version = forms.CharField(
         max_length=40, help_text="e.g. v1.0 — releases are immutable, so each version once."
@@ -66,6 +77,7 @@ class ReleaseForm(forms.Form):
         "and the counts dropped per domain are in the manifest and the card.",
     )
 
+    too_easy_judge_runs = judge_runs_field("Too-easy ensemble: project judge runs")
     too_easy_action = action_field("drop")
 
     low_consensus = forms.FloatField(
@@ -86,6 +98,7 @@ class ReleaseForm(forms.Form):
         help_text="Optional: pairs where the humans' majority and the ensemble's majority "
         "(each entry's pick in each order) differ while both are strong.",
     )
+    disagreement_judge_runs = judge_runs_field("Disagreement ensemble: project judge runs")
     disagreement_human = forms.FloatField(
         required=False,
         min_value=0.5,
@@ -119,7 +132,7 @@ class ReleaseForm(forms.Form):
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
-        from curation.models import Evaluation
+        from curation.models import Evaluation, JudgeRun, JudgeRunStatus
 
         entries = [
             (e.pk, f"{e.name} (release {e.release.version})")
@@ -129,6 +142,14 @@ class ReleaseForm(forms.Form):
         ]
         self.fields["too_easy_ensemble"].choices = entries
         self.fields["disagreement_ensemble"].choices = entries
+        runs = [
+            (r.pk, f"{r.name} (model {r.model}, project judge run #{r.pk})")
+            for r in JudgeRun.objects.filter(project=project, status=JudgeRunStatus.COMPLETE)
+            .only("pk", "name", "model")
+            .order_by("pk")
+        ]
+        self.fields["too_easy_judge_runs"].choices = runs
+        self.fields["disagreement_judge_runs"].choices = runs
         self.fields["domains"].choices = [
             (d.slug, d.title) for d in project.domains.order_by("position")
         ]

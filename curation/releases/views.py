@@ -79,7 +79,8 @@ def release_new(request, slug):
         try:
             release = create_release(project=project, user=request.user, **form.cleaned_data)
         except ReleaseError as exc:
-            form.add_error(None, str(exc))
+            field = getattr(exc, "field", None)  # an ensemble's entry (filters.EnsembleError)
+            form.add_error(field if field in form.fields else None, str(exc))
         else:
             return redirect("release_detail", slug=project.slug, release_id=release.pk)
     return render(
