@@ -85,7 +85,7 @@ class Migration(migrations.Migration):
             model_name="project",
             name="adaptive_base_votes",
             field=models.PositiveSmallIntegerField(
-                default=2, help_text="Adaptive mode: votes every item gets first."
+                default=1, help_text="Adaptive mode: votes every item gets first."
             ),
         ),
         migrations.AddField(
@@ -99,7 +99,7 @@ class Migration(migrations.Migration):
             model_name="project",
             name="adaptive_stop_certainty",
             field=models.FloatField(
-                default=0.95,
+                default=0.9,
                 help_text="Adaptive mode: an item stops once its label is at least this certain (above 0.5, below 1).",
             ),
         ),

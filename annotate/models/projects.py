@@ -142,13 +142,13 @@ class Project(models.Model):
         "label is least certain.",
     )
     adaptive_base_votes = models.PositiveSmallIntegerField(
-        default=2, help_text="Adaptive mode: votes every item gets first."
+        default=1, help_text="Adaptive mode: votes every item gets first."
     )
     adaptive_budget = models.PositiveSmallIntegerField(
         default=5, help_text="Adaptive mode: most votes an item gets."
     )
     adaptive_stop_certainty = models.FloatField(
-        default=0.95,
+        default=0.9,
         help_text="Adaptive mode: an item stops once its label is at least this certain "
         "(above 0.5, below 1).",
     )

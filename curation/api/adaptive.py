@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.api.projects import project_for_api
+from annotate.loop.adaptive import Rule
 from annotate.models import VoteMode
 from annotate.models.adaptive import adaptive_summary
 from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, member_of
@@ -42,9 +43,12 @@ class AdaptiveOutput(serializers.Serializer):
 class AdaptiveApi(APIView):
     class InputSerializer(serializers.Serializer):
         vote_mode = serializers.ChoiceField(choices=VoteMode.choices)
-        base_votes = serializers.IntegerField(min_value=1, max_value=50, default=2)
-        budget = serializers.IntegerField(min_value=1, max_value=50, default=5)
-        stop_certainty = serializers.FloatField(min_value=0.5, max_value=1, default=0.95)
+        # Omitted: the rule's defaults (annotate.loop.adaptive.Rule), as a new project has.
+        base_votes = serializers.IntegerField(min_value=1, max_value=50, default=Rule.base_votes)
+        budget = serializers.IntegerField(min_value=1, max_value=50, default=Rule.budget)
+        stop_certainty = serializers.FloatField(
+            min_value=0.5, max_value=1, default=Rule.stop_certainty
+        )
 
     @extend_schema(
         operation_id="adaptive_retrieve",

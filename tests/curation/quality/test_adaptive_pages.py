@@ -88,7 +88,7 @@ def test_api_shows_and_changes_the_rule(queued):
     url = f"/api/v1/projects/{project.slug}/adaptive/"
     assert api_for(curator).get(url).json()["vote_mode"] == "fixed"
     data = api_for(admin).put(url, {"vote_mode": "adaptive", "budget": 6}, format="json").json()
-    assert data["vote_mode"] == "adaptive" and data["budget"] == 6 and data["base_votes"] == 2
+    assert data["vote_mode"] == "adaptive" and data["budget"] == 6 and data["base_votes"] == 1
     assert "up to 6 votes" in data["rule"]
     assert set(data["items"]) == {"base", "open", "certain", "agreement", "budget"}
     refused = api_for(admin).put(url, {"vote_mode": "adaptive", "base_votes": 7}, format="json")
