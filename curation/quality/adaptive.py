@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from django.db import transaction
-from django.db.models import F, Q, Sum, Value
+from django.db.models import Count, F, Max, Min, Q, Sum, Value
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
@@ -32,7 +32,7 @@ from annotate.models import (
     Task,
     VoteMode,
 )
-from curation.models import ItemPrediction
+from curation.models import ItemPrediction, JudgeRunStatus, JudgeVote
 
 # Votes between two refits (module docstring). A refit of 100,000 items
 # takes seconds; at most one is queued per project at a time.
@@ -50,6 +50,21 @@ def judge_labels(project: Project) -> dict[int, list[tuple[str, str]]]:
     for item_id, evaluation_id, p1 in rows.iterator(chunk_size=10_000):
         if p1 != 0.5:
             out[item_id].append((f"judge{evaluation_id}", "1" if p1 > 0.5 else "2"))
+    # The project's complete judge runs (issue 36 item 3): a run labels an
+    # item when its answers in both orders pick the same response (as the
+    # label-error audit takes them); one that flips with the order says nothing.
+    picks = (
+        JudgeVote.objects.filter(
+            run__project=project, run__status=JudgeRunStatus.COMPLETE, choice__in=("1", "2")
+        )
+        .order_by()
+        .values("item_id", "run_id")
+        .annotate(low=Min("choice"), high=Max("choice"), orders=Count("pk"))
+        .values_list("item_id", "run_id", "low", "high", "orders")
+    )
+    for item_id, run_id, low, high, orders in picks.iterator(chunk_size=10_000):
+        if orders == 2 and low == high:
+            out[item_id].append((f"run{run_id}", low))
     return out
 
 

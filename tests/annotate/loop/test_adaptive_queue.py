@@ -206,3 +206,26 @@ def test_judges_count_as_workers_and_agreement_stops_an_item(monkeypatch):
     rows = {c.item_id: c.reason for c in ItemCertainty.objects.filter(project=project)}
     assert rows == {agreed.pk: "agreement", split.pk: "open"}
     assert AdaptiveFit.objects.get(project=project).judges == 2
+
+
+def test_project_judge_runs_count_as_workers_when_both_orders_agree():
+    from curation.models import JudgeRun, JudgeRunStatus, JudgeVote
+    from curation.quality.adaptive import judge_labels
+
+    project = adaptive_project()
+    steady, flips, half = make_item(project), make_item(project), make_item(project)
+    run = JudgeRun.objects.create(
+        project=project, name="judge", base_url="https://judge.example/v1", model="m",
+        max_tokens=8, timeout_seconds=5, swapped=True, status=JudgeRunStatus.COMPLETE,
+    )  # fmt: skip
+    for item, original, swapped in ((steady, "2", "2"), (flips, "1", "2"), (half, "1", "")):
+        JudgeVote.objects.create(run=run, item=item, order="original", choice=original)
+        JudgeVote.objects.create(run=run, item=item, order="swapped", choice=swapped)
+    pending = JudgeRun.objects.create(
+        project=project, name="pending", base_url="https://judge.example/v1", model="m",
+        max_tokens=8, timeout_seconds=5, swapped=True,
+    )  # fmt: skip
+    JudgeVote.objects.create(run=pending, item=steady, order="original", choice="1")
+    JudgeVote.objects.create(run=pending, item=steady, order="swapped", choice="1")
+    # Only the complete run, and only where its two orders pick the same response.
+    assert dict(judge_labels(project)) == {steady.pk: [(f"run{run.pk}", "2")]}
