@@ -500,6 +500,8 @@ SPECTACULAR_SETTINGS = {
         "KindEnum": "common.api.schema.DOMAIN_KINDS",
         "PartKindEnum": "annotate.models.PartKind.choices",
         "SlotDecisionEnum": "curation.api.verdicts.DECISION_CHOICES",
+        # A release filter's action, one choice set for every filter's field.
+        "FilterActionEnum": "curation.api.releases.FILTER_ACTIONS",
     },
 }
 

@@ -26,6 +26,7 @@ from curation.models import (
     Release,
     ReleaseStatus,
 )
+from curation.releases.filters import ACTIONS
 from curation.releases.recovery import NotRetryable, retry_release
 from curation.releases.service import (
     NothingToRelease,
@@ -115,6 +116,10 @@ def release_for(project, release_id: int) -> Release:
     return release
 
 
+# What each filter does with its pairs (drop, or hold: kept aside), one
+# choice set in the schema (settings' ENUM_NAME_OVERRIDES: FilterActionEnum).
+FILTER_ACTIONS = list(ACTIONS)
+
 # The filter fields passed as they are to create_release (one validation).
 FILTER_FIELDS = (
     "too_easy_judge_runs",
@@ -169,7 +174,7 @@ class ReleaseListApi(APIView):
             "project) joining the too-easy ensemble, read in canonical terms.",
         )
         too_easy_action = serializers.ChoiceField(
-            choices=["drop", "hold"], required=False, help_text="drop (default) or hold."
+            choices=FILTER_ACTIONS, required=False, help_text="drop (default) or hold."
         )
         low_consensus = serializers.FloatField(
             required=False,
@@ -180,7 +185,7 @@ class ReleaseListApi(APIView):
             "current studio votes for the most-voted choice) is below this.",
         )
         low_consensus_action = serializers.ChoiceField(
-            choices=["drop", "hold"], required=False, help_text="drop (default) or hold."
+            choices=FILTER_ACTIONS, required=False, help_text="drop (default) or hold."
         )
         disagreement_ensemble = serializers.ListField(
             child=serializers.IntegerField(min_value=1),
@@ -203,7 +208,7 @@ class ReleaseListApi(APIView):
             help_text="Ensemble share at least this (above 0.5; default 0.8).",
         )  # fmt: skip
         disagreement_action = serializers.ChoiceField(
-            choices=["drop", "hold"], required=False, help_text="hold (default) or drop."
+            choices=FILTER_ACTIONS, required=False, help_text="hold (default) or drop."
         )
         balance_report = serializers.BooleanField(
             required=False,
