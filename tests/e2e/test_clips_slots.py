@@ -122,6 +122,11 @@ def test_three_clips_share_one_transport(live_server, browser, tmp_path, artifac
         page.keyboard.press("Enter")
         page.wait_for_function("u => location.href !== u", arg=url)
         a = Assignment.objects.get(pk=assignment)
+        # The vote is sent in the background as the page moves on: wait for it.
+        deadline = time.monotonic() + 15
+        while not Judgement.objects.filter(assignment=a, is_current=True).exists():
+            assert time.monotonic() < deadline, "the vote was never stored"
+            time.sleep(0.1)
         judgement = Judgement.objects.get(assignment=a, is_current=True)
         # The second shown response, in canonical terms.
         assert judgement.choice == a.display_order[1], (judgement.choice, a.display_order)

@@ -4,6 +4,8 @@ video question with text answers. The prompt's video has its own controls
 pair is judged by keyboard and the vote stored; axe-core finds nothing at
 desktop and phone sizes."""
 
+import time
+
 import pytest
 
 from annotate.importing.service import import_items_from_paths
@@ -29,7 +31,7 @@ def test_a_video_question_is_watched_and_judged_by_keyboard(live_server, browser
     Membership.objects.create(project=project, user=user, role="annotator")
     axe = Axe()
     errors: list[str] = []
-    for size, options in SIZES.items():
+    for n, (size, options) in enumerate(SIZES.items(), start=1):
         context = browser.new_context(**options)
         page = context.new_page()
         page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -51,6 +53,12 @@ def test_a_video_question_is_watched_and_judged_by_keyboard(live_server, browser
         url = page.url
         page.keyboard.press("Enter")
         page.wait_for_function("u => location.href !== u", arg=url)
+        # The page moves on before the vote's request is answered (it is sent
+        # in the background): wait for it to be stored before closing.
+        deadline = time.monotonic() + 15
+        while Judgement.objects.filter(assignment__annotator=user).count() < n:
+            assert time.monotonic() < deadline, "the vote was never stored"
+            time.sleep(0.1)
         context.close()
     assert Judgement.objects.filter(assignment__annotator=user).count() == 2
     assert not errors, errors
