@@ -13,6 +13,7 @@ number: every statistic is ``float | Undefined``.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -115,6 +116,16 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> Interval | Unde
     return Interval(float(ci.low), float(ci.high))
 
 
+@functools.lru_cache(maxsize=65_536)
+def _even_split_p(k: int, n: int) -> float:
+    """The exact two-sided binomial test's p-value of k left picks in n at a
+    50 % rate: a function of (k, n) alone, so each pair is computed once
+    (a team's annotators share vote counts; the agreement page recomputes)."""
+    from scipy.stats import binomtest  # heavy: loaded where used
+
+    return binomtest(k, n, 0.5).pvalue
+
+
 def side_bias_p_values(
     counts: Sequence[tuple[int, int]], *, min_votes: int = MIN_SIDE_VOTES
 ) -> list[tuple[Stat, Stat]]:
@@ -122,10 +133,10 @@ def side_bias_p_values(
     non-tie votes) pair: the exact two-sided binomial test of a 50% left-pick
     rate, adjusted over the pairs with at least `min_votes` votes; the others
     are Undefined (not tested)."""
-    from scipy.stats import binomtest, false_discovery_control  # heavy: loaded where used
+    from scipy.stats import false_discovery_control  # heavy: loaded where used
 
     tested = [i for i, (_, n) in enumerate(counts) if n >= min_votes]
-    raw = [binomtest(counts[i][0], counts[i][1], 0.5).pvalue for i in tested]
+    raw = [_even_split_p(int(counts[i][0]), int(counts[i][1])) for i in tested]
     adjusted = false_discovery_control(raw, method="bh") if raw else []
     untested = Undefined(f"fewer than {min_votes} non-tie votes")
     result: list[tuple[Stat, Stat]] = [(untested, untested)] * len(counts)
