@@ -497,6 +497,29 @@ def open_parquet(
         )
 
 
+def read_with(source: Any, context: Any, read: Any, **options: Any) -> Any:
+    """A format's parquet file (`source`, read in the import's `context`) as
+    `read(parquet)` reads the ParquetDataset's records (the format's own
+    reader of lines), its problems restated as rows and columns; `options`
+    are open_parquet's (field_map, verbatim)."""
+    parquet = context.stack.enter_context(
+        open_parquet(
+            source.path,
+            label=source.path.name,
+            images=context.images,
+            limits=context.limits,
+            bounds=context.bounds,
+            **options,
+        )
+    )
+    try:
+        parsed = read(parquet)
+    except ImportFailed as exc:
+        raise parquet.row_problems(exc) from None
+    parsed.restate = parquet.row_problems
+    return parsed
+
+
 def _batches(parquet, as_dictionaries: set[str]) -> Iterator:
     """Record batches of at most BATCH_ROWS rows, a row group at a time, as
     many as the row group's metadata says a batch's memory allows."""

@@ -195,3 +195,74 @@ def two_pass_file(
         new_domains=new_domains,
         **extra,
     )
+
+
+def jsonl_file(
+    data: Any,
+    *,
+    context: Any,
+    filename: str,
+    parse: Callable[[Any, int, int, Callable[[str], str]], tuple[Any, list]] | None = None,
+    label: Callable[[Any], str],
+    slug: Callable[[str], str],
+    export_category: Callable[[str], str],
+    category_field: str,
+    image_field: str,
+    kept: tuple[str, tuple[str, ...]] | None = None,
+    restore: Callable[[Any, Any, Any], None] | None = None,
+    fresh_parse: Callable[[], Callable] | None = None,
+    **two_pass: Any,
+) -> Any:
+    """A JSONL format's file (`data`, the file's bytes or DatasetFile) read by
+    two_pass_file, the steps every such format shares written once: the
+    UTF-8 check, the record rules (`category_field`, `image_field` named in
+    their problems), each line parsed by `parse(value, line, index,
+    domain_of)` (`domain_of(label)`: the import's domain, else the known
+    domain whose export Category is `export_category(label)`, else
+    `slug(label)`; `fresh_parse()` instead gives a new parse per pass, for a
+    format that counts records), each item's category `label(item)` and the
+    line's other fields and style put back into ``item.meta[key]``
+    (`kept` = (key, text keys): jsonscan.kept_line) or by `restore`.
+    `two_pass` are two_pass_file's own arguments (fmt, what, domain_fields,
+    fingerprint, images, labels, …)."""
+    from functools import partial
+
+    from annotate.importing.jsonscan import check_utf8, iter_jsonl, kept_line
+
+    bounds = context.bounds
+    log = ProblemLog(filename, bounds.max_errors, context.options.wording)
+    if not check_utf8(data, log):
+        log.raise_if_any()
+    derived = context.domain or context.options.domain_from or context.options.domain_map
+    known = dict(context.known)
+
+    def domain_of(value: str) -> str:
+        return context.domain or context.known.get(export_category(value)) or slug(value)
+
+    def records(log: ProblemLog) -> Iterator[Record]:
+        each = fresh_parse() if fresh_parse is not None else parse
+        assert each is not None
+        lines = iter_jsonl(data, log, max_record_bytes=bounds.max_record_bytes, raw_lines=True)
+        return parsed_records(
+            lines, lambda value, line, index: each(value, line, index, domain_of), log, bounds
+        )
+
+    if restore is None and kept is not None:
+        key, text_keys = kept
+
+        def restore(item: Any, value: Any, raw: Any) -> None:
+            item.meta[key].update(kept_line(value, raw, text_keys))
+
+    def category(item: Any) -> tuple[str, str]:
+        value = label(item)
+        return slug(value), value
+
+    rules = partial(
+        RecordRules, context.options, known_categories=known, id_field="id",
+        category_field=category_field, image_field=image_field,
+    )  # fmt: skip
+    return two_pass_file(
+        context=context, filename=filename, records=records, rules=rules, log=log, known=known,
+        new_domains={}, derived=derived, category=category,
+        restore=restore or (lambda item, value, raw: None), **two_pass,
+    )  # fmt: skip

@@ -40,9 +40,7 @@ import hashlib
 import json
 import posixpath
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from annotate.importing import passes
@@ -55,21 +53,8 @@ from annotate.importing.formats import (
     ParsedPart,
     ReadContext,
 )
-from annotate.importing.jsonscan import (
-    DatasetFile,
-    check_utf8,
-    iter_jsonl,
-    kept_line,
-    kept_value,
-    styled_line,
-)
-from annotate.importing.options import RecordRules
-from annotate.importing.records import (
-    MAX_ID_LENGTH,
-    MAX_IMAGE_PATH_LENGTH,
-    ImageInfo,
-    ProblemLog,
-)
+from annotate.importing.jsonscan import DatasetFile, kept_value, styled_line
+from annotate.importing.records import MAX_ID_LENGTH, MAX_IMAGE_PATH_LENGTH, ImageInfo
 from annotate.importing.sources import (
     DirectoryImageSource,
     ImageSource,
@@ -239,29 +224,12 @@ def read_data(
     data: bytes | DatasetFile, *, filename: str, images: ImageSource, context: ReadContext
 ) -> ParsedFile:
     """Check every line, frame folder and image, then give the items."""
-    bounds = context.bounds
-    log = ProblemLog(filename, bounds.max_errors, context.options.wording)
-    if not check_utf8(data, log):
-        log.raise_if_any()
-    derived = context.domain or context.options.domain_from or context.options.domain_map
-    known = dict(context.known)
-    new_domains: dict[str, dict[str, Any]] = {}
     frames: dict[str, list[str] | None] = {}
 
-    def category_domain(category: str) -> str:
-        if context.domain:
-            return context.domain
-        return context.known.get(f"{EXPORT_PREFIX}{category}") or category_slug(category)
-
-    rules = partial(
-        RecordRules, context.options, known_categories=known, id_field="id",
-        category_field="image", image_field="image",
-    )  # fmt: skip
-
-    def records(log: ProblemLog) -> Iterator[passes.Record]:
+    def fresh_parse():
         seen: dict[str, int] = {}  # pairs of each id so far (fresh per pass)
 
-        def parse(value: Any, line: int, index: int) -> tuple[ParsedItem | None, list]:
+        def parse(value: Any, line: int, index: int, domain_of) -> tuple[ParsedItem | None, list]:
             record, problems = parse_record(value)
             if record is None:
                 return None, problems
@@ -278,24 +246,18 @@ def read_data(
                     return None, [("video", f"folder {record.path!r} holds no frames")]
                 paths = listed
             k = seen[record.id] = seen.get(record.id, 0) + 1
-            item = _item(record, paths, k, line, index, category_domain(record.category))
+            item = _item(record, paths, k, line, index, domain_of(record.category))
             item.gold = "1" if context.gold_from_label else ""
             return item, []
 
-        lines = iter_jsonl(data, log, max_record_bytes=bounds.max_record_bytes, raw_lines=True)
-        return passes.parsed_records(lines, parse, log, bounds)
+        return parse
 
-    def restore(item: ParsedItem, value: Any, raw: str) -> None:
-        item.meta["mmrlhf"].update(kept_line(value, raw, TEXT_KEYS))
-
-    def category(item: ParsedItem) -> tuple[str, str]:
-        label = item.meta["mmrlhf"]["category"]
-        return category_slug(label), label
-
-    return passes.two_pass_file(
-        fmt=FORMAT, what="MM-RLHF-RewardBench pairs", context=context, filename=filename,
-        records=records, rules=rules, log=log, known=known, new_domains=new_domains,
-        derived=derived, category=category, domain_fields=domain_fields, restore=restore,
+    return passes.jsonl_file(
+        data, context=context, filename=filename, fresh_parse=fresh_parse,
+        label=lambda item: item.meta["mmrlhf"]["category"], slug=category_slug,
+        export_category=lambda category: f"{EXPORT_PREFIX}{category}",
+        category_field="image", image_field="image", kept=("mmrlhf", TEXT_KEYS),
+        fmt=FORMAT, what="MM-RLHF-RewardBench pairs", domain_fields=domain_fields,
         fingerprint=fingerprint, images=images, labels=LABELS,
     )  # fmt: skip
 

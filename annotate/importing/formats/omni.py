@@ -67,7 +67,6 @@ from annotate.importing.formats import (
     ParsedPart,
     ReadContext,
 )
-from annotate.importing.images import check_images_once
 from annotate.importing.jsonscan import check_utf8
 from annotate.importing.options import RecordRules
 from annotate.importing.records import (
@@ -362,10 +361,6 @@ def read_data(data: Any, *, filename: str, task: str, images: ImageSource,
                   if i >= 0 and isinstance(v, dict))  # fmt: skip
     known = dict(context.known)
     slug = context.domain or known.get(f"{EXPORT_PREFIX}{task}") or domain_slug(task)
-    new_domains = {}
-    if not context.domain and slug not in known:
-        known[slug] = slug
-        new_domains[slug] = domain_fields(task)
     rules = partial(RecordRules, context.options, known_categories=known, id_field="id",
                     category_field="task", image_field="image")  # fmt: skip
 
@@ -380,40 +375,19 @@ def read_data(data: Any, *, filename: str, task: str, images: ImageSource,
         lines = ((ln, i, raw, v) for ln, i, raw, v in scan(text, filename) if i >= 0)
         return passes.parsed_records(lines, parse, log, bounds)
 
-    refs: dict[str, tuple[int, int]] = {}
-    media_refs: dict[tuple[str, str], tuple[int, int, str]] = {}
     fields = [SHAPES[task][0] or "prompt", "response1", "response2"]
-
-    def inspect(item: ParsedItem, value: Any, line: int, index: int) -> None:
-        for field, slot in zip(fields, (item.prompt, *item.responses), strict=True):
-            for part in slot:
-                if part.kind == IMAGE:
-                    refs.setdefault(part.ref, (line, index))
-                elif part.kind in (VIDEO, AUDIO):
-                    media_refs.setdefault((part.ref, part.kind), (line, index, field))
 
     def restore(item: ParsedItem, value: Any, raw: str) -> None:
         item.meta["omni"].update(kept(value, raw, task, envelope))
 
-    first = passes.check_all(records, rules, log, known, inspect=inspect)
-    infos = check_images_once(images, context.limits, refs, log) if refs else {}
-    media = check_media(images, context, media_refs, log) if media_refs else {}
-    log.raise_if_any()
-
-    def items() -> Iterator[ParsedItem]:
-        yield from passes.checked_items(
-            records(ProblemLog(filename, 1)), rules(renames=first.renames), known, restore
-        )
-
-    item_ids = [item.external_id for item in items()]
-    if not item_ids and not first.skipped:
-        raise ImportFailed([ImportProblem(filename, "holds no Omni-RewardBench records")])
-    return ParsedFile(
-        format=FORMAT, filename=filename, items=items, count=len(item_ids), ids=item_ids,
-        images=infos, media=media, image_source=images,
-        fingerprint=partial(fingerprint, infos=infos, media=media),
-        id_field="id", labels=LABELS, new_domains=new_domains, renamed=len(first.renames),
-        skipped=first.skipped if context.options.duplicates == "keep-first" else 0,
+    # The file's one task is its one domain, new where the import names none.
+    return passes.two_pass_file(
+        fmt=FORMAT, what="Omni-RewardBench records", context=context, filename=filename,
+        records=records, rules=rules, log=log, known=known, new_domains={},
+        derived=bool(context.domain), category=lambda item: (slug, task),
+        domain_fields=domain_fields, restore=restore, fingerprint=fingerprint, images=images,
+        part_field=lambda item, slot, position: fields[list(item.slots()).index(slot)],
+        labels=LABELS,
     )  # fmt: skip
 
 
@@ -425,17 +399,6 @@ def item_record(item: ParsedItem) -> str:
     value = record_value(meta, prompt=item.prompt[-1].text, criteria=item.criterion,
                          responses=responses, preference=imported_preference(meta))  # fmt: skip
     return record_text(meta, value)
-
-
-def check_media(images: ImageSource, context: ReadContext,
-                refs: dict[tuple[str, str], tuple[int, int, str]],
-                log: ProblemLog) -> dict:  # fmt: skip
-    """Each distinct video or audio file (`refs`: (path, kind) -> (line,
-    index, field) where first used) validated once by the media import;
-    problems go to `log` naming the line, the field and the file."""
-    from annotate.importing import media as media_import
-
-    return media_import.check_media_once(images, media_import.media_limits(), refs, log)
 
 
 def fingerprint(item: ParsedItem, *, infos: dict[str, ImageInfo], media=None) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from annotate.importing import hfparquet
 from annotate.importing.formats import FORMATS, DatasetSource, ParsedFile, ReadContext, mrb
-from annotate.importing.records import ImportFailed
 
 NAMES = ("parquet",)
 SUFFIXES = (".parquet",)
@@ -23,25 +22,15 @@ def detect(source: DatasetSource) -> bool:
 
 
 def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
-    parquet = context.stack.enter_context(
-        hfparquet.open_parquet(
-            source.path,
-            label=source.path.name,
-            field_map=context.field_map,
-            images=context.images,
-            limits=context.limits,
-            bounds=context.bounds,
-        )
-    )
-    try:
-        parsed = mrb.read_data(
+    return hfparquet.read_with(
+        source,
+        context,
+        lambda parquet: mrb.read_data(
             parquet.data,
             filename=source.path.name,
             fmt=parquet.fmt,  # the layout decides
             images=parquet.images,
             context=context,
-        )
-    except ImportFailed as exc:
-        raise parquet.row_problems(exc) from None
-    parsed.restate = parquet.row_problems
-    return parsed
+        ),
+        field_map=context.field_map,
+    )

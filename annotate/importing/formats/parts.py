@@ -23,8 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
-from functools import partial
 from typing import Any
 
 from annotate.importing import passes
@@ -40,14 +38,12 @@ from annotate.importing.formats import (
     ParsedPart,
     ReadContext,
 )
-from annotate.importing.jsonscan import DatasetFile, check_utf8, iter_jsonl
-from annotate.importing.options import RecordRules
+from annotate.importing.jsonscan import DatasetFile
 from annotate.importing.records import (
     MAX_ID_LENGTH,
     MAX_IMAGE_PATH_LENGTH,
     ImageInfo,
     MediaInfo,
-    ProblemLog,
     read_purpose,
 )
 from annotate.importing.sources import ImageSource, safe_relative_path
@@ -252,43 +248,19 @@ def read_data(
     data: bytes | DatasetFile, *, filename: str, images: ImageSource, context: ReadContext
 ) -> ParsedFile:
     """Check every line and file, then give the items (decoded again per call)."""
-    bounds = context.bounds
-    log = ProblemLog(filename, bounds.max_errors, context.options.wording)
-    if not check_utf8(data, log):
-        log.raise_if_any()
-    derived = context.domain or context.options.domain_from or context.options.domain_map
-    known = dict(context.known)
-    new_domains: dict[str, dict[str, Any]] = {}
 
-    def record_domain(value: str) -> str:
-        if context.domain:
-            return context.domain
-        return context.known.get(value) or domain_slug(value or "default")
-
-    rules = partial(
-        RecordRules, context.options, known_categories=known, id_field="id",
-        category_field="domain", image_field="prompt",
-    )  # fmt: skip
-
-    def parse(value: Any, line: int, index: int) -> tuple[ParsedItem | None, list]:
+    def parse(value: Any, line: int, index: int, domain_of) -> tuple[ParsedItem | None, list]:
         record, problems = parse_record(value)
         if record is None:
             return None, problems
-        return _item(record, line, index, record_domain(record["domain"])), problems
+        return _item(record, line, index, domain_of(record["domain"])), problems
 
-    def records(log: ProblemLog) -> Iterator[passes.Record]:
-        lines = iter_jsonl(data, log, max_record_bytes=bounds.max_record_bytes, raw_lines=True)
-        return passes.parsed_records(lines, parse, log, bounds)
-
-    def category(item: ParsedItem) -> tuple[str, str]:
-        label = item.meta[FORMAT]["domain"] or "default"
-        return domain_slug(label), label
-
-    return passes.two_pass_file(
-        fmt=FORMAT, what="records", context=context, filename=filename,
-        records=records, rules=rules, log=log, known=known, new_domains=new_domains,
-        derived=derived, category=category, domain_fields=domain_fields,
-        restore=lambda item, value, raw: None, fingerprint=fingerprint, images=images,
+    return passes.jsonl_file(
+        data, context=context, filename=filename, parse=parse,
+        label=lambda item: item.meta[FORMAT]["domain"] or "default",
+        slug=lambda value: domain_slug(value or "default"), export_category=str,
+        category_field="domain", image_field="prompt", fmt=FORMAT, what="records",
+        domain_fields=domain_fields, fingerprint=fingerprint, images=images,
         part_field=part_field, labels=LABELS,
     )  # fmt: skip
 

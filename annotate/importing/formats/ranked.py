@@ -39,9 +39,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from annotate.importing import passes
@@ -55,23 +54,8 @@ from annotate.importing.formats import (
     ReadContext,
     detect_keys,
 )
-from annotate.importing.jsonscan import (
-    DatasetFile,
-    check_utf8,
-    iter_jsonl,
-    kept_line,
-    kept_value,
-    styled_line,
-)
-from annotate.importing.options import RecordRules
-from annotate.importing.records import (
-    MAX_ID_LENGTH,
-    MAX_IMAGE_PATH_LENGTH,
-    ImageInfo,
-    ImportFailed,
-    ProblemLog,
-    brief,
-)
+from annotate.importing.jsonscan import DatasetFile, kept_value, styled_line
+from annotate.importing.records import MAX_ID_LENGTH, MAX_IMAGE_PATH_LENGTH, ImageInfo, brief
 from annotate.importing.sources import ImageSource, safe_relative_path
 
 FORMAT = "ranked"
@@ -271,24 +255,14 @@ def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
     if source.archive is None and source.name.lower().endswith(".parquet"):
         from annotate.importing import hfparquet
 
-        parquet = context.stack.enter_context(
-            hfparquet.open_parquet(
-                source.path,
-                label=source.path.name,
-                images=context.images,
-                limits=context.limits,
-                bounds=context.bounds,
-                verbatim=True,  # `responses` is this format's list, not a pair
-            )
-        )
-        try:
-            parsed = read_data(
+        return hfparquet.read_with(
+            source,
+            context,
+            lambda parquet: read_data(
                 parquet.data, filename=source.path.name, images=parquet.images, context=context
-            )
-        except ImportFailed as exc:
-            raise parquet.row_problems(exc) from None
-        parsed.restate = parquet.row_problems
-        return parsed
+            ),
+            verbatim=True,  # `responses` is this format's list, not a pair
+        )
     data = source.open_data(context.stack)
     images = source.image_source(context.images)
     return read_data(data, filename=source.label, images=images, context=context)
@@ -298,49 +272,23 @@ def read_data(
     data: bytes | DatasetFile, *, filename: str, images: ImageSource, context: ReadContext
 ) -> ParsedFile:
     """Check every line and image, then give the items (decoded again per call)."""
-    bounds = context.bounds
-    log = ProblemLog(filename, bounds.max_errors, context.options.wording)
-    if not check_utf8(data, log):
-        log.raise_if_any()
-    derived = context.domain or context.options.domain_from or context.options.domain_map
-    known = dict(context.known)
-    new_domains: dict[str, dict[str, Any]] = {}
 
-    def category_domain(category: str) -> str:
-        if context.domain:
-            return context.domain
-        return context.known.get(f"{EXPORT_PREFIX}{category}") or category_slug(category)
-
-    rules = partial(
-        RecordRules, context.options, known_categories=known, id_field="id",
-        category_field="category", image_field="image",
-    )  # fmt: skip
-
-    def parse(value: Any, line: int, index: int) -> tuple[ParsedItem | None, list]:
+    def parse(value: Any, line: int, index: int, domain_of) -> tuple[ParsedItem | None, list]:
         record, problems = parse_record(value)
         if record is None:
             return None, problems
-        item = _item(record, line, index, category_domain(record.category))
+        item = _item(record, line, index, domain_of(record.category))
         if context.gold_from_label:
             item.gold = gold_slot(record.rankings)
         return item, problems
 
-    def records(log: ProblemLog) -> Iterator[passes.Record]:
-        lines = iter_jsonl(data, log, max_record_bytes=bounds.max_record_bytes, raw_lines=True)
-        return passes.parsed_records(lines, parse, log, bounds)
-
-    def restore(item: ParsedItem, value: Any, raw: str) -> None:
-        item.meta["ranked"].update(kept_line(value, raw, TEXT_KEYS))
-
-    def category(item: ParsedItem) -> tuple[str, str]:
-        label = item.meta["ranked"]["category"]
-        return category_slug(label), label
-
     # Pass 1: every record checked, IDs, domains and image paths; then every image.
-    return passes.two_pass_file(
-        fmt=FORMAT, what="ranked records", context=context, filename=filename,
-        records=records, rules=rules, log=log, known=known, new_domains=new_domains,
-        derived=derived, category=category, domain_fields=domain_fields, restore=restore,
+    return passes.jsonl_file(
+        data, context=context, filename=filename, parse=parse,
+        label=lambda item: item.meta["ranked"]["category"], slug=category_slug,
+        export_category=lambda category: f"{EXPORT_PREFIX}{category}",
+        category_field="category", image_field="image", kept=("ranked", TEXT_KEYS),
+        fmt=FORMAT, what="ranked records", domain_fields=domain_fields,
         fingerprint=fingerprint, images=images, labels=LABELS, votes=published_votes,
     )  # fmt: skip
 

@@ -37,11 +37,7 @@ from annotate import signals
 from annotate.importing.bounds import RecordCount, import_bounds, json_shape_problem
 from annotate.importing.formats import DatasetSource, ParsedFile, ParsedItem, ReadContext, mrb
 from annotate.importing.jsonscan import DatasetFile, iter_json_array, open_dataset_file
-from annotate.importing.records import (
-    ImportFailed,
-    ImportProblem,
-    ProblemLog,
-)
+from annotate.importing.records import ImportFailed, ImportProblem, ProblemLog
 from annotate.importing.sources import (
     DirectoryImageSource,
     ImageSource,

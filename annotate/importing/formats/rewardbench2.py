@@ -32,9 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from annotate.importing import passes
@@ -47,22 +45,8 @@ from annotate.importing.formats import (
     ReadContext,
     detect_keys,
 )
-from annotate.importing.jsonscan import (
-    DatasetFile,
-    check_utf8,
-    iter_jsonl,
-    kept_line,
-    kept_value,
-    styled_line,
-)
-from annotate.importing.options import RecordRules
-from annotate.importing.records import (
-    MAX_ID_LENGTH,
-    MAX_MODEL_LENGTH,
-    ImportFailed,
-    ProblemLog,
-    brief,
-)
+from annotate.importing.jsonscan import DatasetFile, kept_line, kept_value, styled_line
+from annotate.importing.records import MAX_ID_LENGTH, MAX_MODEL_LENGTH, brief
 
 FORMAT = "rewardbench2"
 NAMES = (FORMAT, "rb2")
@@ -284,75 +268,36 @@ def subset_slug(subset: str) -> str:
 
 def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
     if source.archive is None and source.name.lower().endswith(".parquet"):
-        return _read_parquet(source, context)
+        from annotate.importing import hfparquet
+
+        return hfparquet.read_with(
+            source,
+            context,
+            lambda parquet: read_data(parquet.data, filename=source.path.name, context=context),
+        )
     data = source.open_data(context.stack)
     return read_data(data, filename=source.label, context=context)
 
 
-def _read_parquet(source: DatasetSource, context: ReadContext) -> ParsedFile:
-    from annotate.importing import hfparquet
-
-    parquet = context.stack.enter_context(
-        hfparquet.open_parquet(
-            source.path,
-            label=source.path.name,
-            images=context.images,
-            limits=context.limits,
-            bounds=context.bounds,
-        )
-    )
-    try:
-        parsed = read_data(parquet.data, filename=source.path.name, context=context)
-    except ImportFailed as exc:
-        raise parquet.row_problems(exc) from None
-    parsed.restate = parquet.row_problems
-    return parsed
-
-
 def read_data(data: bytes | DatasetFile, *, filename: str, context: ReadContext) -> ParsedFile:
     """Check every line, then give the items (decoded again per call)."""
-    bounds = context.bounds
-    log = ProblemLog(filename, bounds.max_errors, context.options.wording)
-    if not check_utf8(data, log):
-        log.raise_if_any()
-    derived = context.domain or context.options.domain_from or context.options.domain_map
 
-    def subset_domain(subset: str) -> str:
-        if context.domain:
-            return context.domain
-        category = f"{EXPORT_PREFIX}{subset}"
-        return context.known.get(category) or subset_slug(subset)
-
-    known = dict(context.known)
-    new_domains: dict[str, dict[str, Any]] = {}
-
-    rules = partial(
-        RecordRules, context.options, known_categories=known, id_field="id",
-        category_field="subset", image_field="prompt",
-    )  # fmt: skip
-
-    def parse(value: Any, line: int, index: int) -> tuple[ParsedItem | None, list]:
+    def parse(value: Any, line: int, index: int, domain_of) -> tuple[ParsedItem | None, list]:
         record, problems = parse_record(value)
         if record is None:
             return None, problems
-        return _item(record, line, index, subset_domain(record.subset)), problems
-
-    def records(log: ProblemLog) -> Iterator[passes.Record]:
-        lines = iter_jsonl(data, log, max_record_bytes=bounds.max_record_bytes, raw_lines=True)
-        return passes.parsed_records(lines, parse, log, bounds)
+        return _item(record, line, index, domain_of(record.subset)), problems
 
     def restore(item: ParsedItem, value: Any, raw: str) -> None:
         item.meta["rewardbench2"] = record_meta(_record_of(item, value), raw)
 
-    def category(item: ParsedItem) -> tuple[str, str]:
-        subset = item.meta["rewardbench2"]["subset"]
-        return subset_slug(subset), subset
-
     # Pass 1: every record checked, IDs and domains (no images).
-    return passes.two_pass_file(
-        fmt=FORMAT, what="RewardBench 2 records", context=context, filename=filename,
-        records=records, rules=rules, log=log, known=known, new_domains=new_domains,
-        derived=derived, category=category, domain_fields=domain_fields, restore=restore,
+    return passes.jsonl_file(
+        data, context=context, filename=filename, parse=parse,
+        label=lambda item: item.meta["rewardbench2"]["subset"], slug=subset_slug,
+        export_category=lambda subset: f"{EXPORT_PREFIX}{subset}",
+        category_field="subset", image_field="prompt", restore=restore,
+        fmt=FORMAT, what="RewardBench 2 records", domain_fields=domain_fields,
         fingerprint=fingerprint, labels=LABELS,
     )  # fmt: skip
 

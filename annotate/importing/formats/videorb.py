@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
-from functools import partial
 from typing import Any
 
 from annotate.importing import passes
@@ -45,16 +43,8 @@ from annotate.importing.formats import (
     ReadContext,
     detect_keys,
 )
-from annotate.importing.jsonscan import (
-    DatasetFile,
-    check_utf8,
-    iter_jsonl,
-    kept_line,
-    kept_value,
-    styled_line,
-)
-from annotate.importing.options import RecordRules
-from annotate.importing.records import MAX_ID_LENGTH, MAX_IMAGE_PATH_LENGTH, ProblemLog
+from annotate.importing.jsonscan import DatasetFile, kept_value, styled_line
+from annotate.importing.records import MAX_ID_LENGTH, MAX_IMAGE_PATH_LENGTH
 from annotate.importing.sources import ImageSource, safe_relative_path
 
 FORMAT = "videorb"
@@ -171,46 +161,21 @@ def read_data(
     data: bytes | DatasetFile, *, filename: str, images: ImageSource, context: ReadContext
 ) -> ParsedFile:
     """Check every line and video, then give the items."""
-    bounds = context.bounds
-    log = ProblemLog(filename, bounds.max_errors, context.options.wording)
-    if not check_utf8(data, log):
-        log.raise_if_any()
-    derived = bool(context.domain or context.options.domain_from or context.options.domain_map)
-    known = dict(context.known)
 
-    def dimension_domain(dimension: str) -> str:
-        if context.domain:
-            return context.domain
-        return context.known.get(f"{EXPORT_PREFIX}{dimension}") or dimension_slug(dimension)
+    def parse(value: Any, line: int, index: int, domain_of) -> tuple[ParsedItem | None, list]:
+        record, problems = parse_record(value)
+        if record is None:
+            return None, problems
+        item = make_item(value, record, line, index, domain_of(record["dimension"]))
+        item.gold = "1" if context.gold_from_label else ""
+        return item, []
 
-    rules = partial(
-        RecordRules, context.options, known_categories=known, id_field="id",
-        category_field="dimension", image_field="video",
-    )  # fmt: skip
-
-    def records(log: ProblemLog) -> Iterator[passes.Record]:
-        def parse(value: Any, line: int, index: int) -> tuple[ParsedItem | None, list]:
-            record, problems = parse_record(value)
-            if record is None:
-                return None, problems
-            item = make_item(value, record, line, index, dimension_domain(record["dimension"]))
-            item.gold = "1" if context.gold_from_label else ""
-            return item, []
-
-        lines = iter_jsonl(data, log, max_record_bytes=bounds.max_record_bytes, raw_lines=True)
-        return passes.parsed_records(lines, parse, log, bounds)
-
-    def restore(item: ParsedItem, value: Any, raw: str) -> None:
-        item.meta["videorb"].update(kept_line(value, raw, TEXT_KEYS))
-
-    def category(item: ParsedItem) -> tuple[str, str]:
-        label = item.meta["videorb"]["dimension"]
-        return dimension_slug(label), label
-
-    return passes.two_pass_file(
-        fmt=FORMAT, what="VideoRewardBench samples", context=context, filename=filename,
-        records=records, rules=rules, log=log, known=known, new_domains={},
-        derived=derived, category=category, domain_fields=domain_fields, restore=restore,
+    return passes.jsonl_file(
+        data, context=context, filename=filename, parse=parse,
+        label=lambda item: item.meta["videorb"]["dimension"], slug=dimension_slug,
+        export_category=lambda dimension: f"{EXPORT_PREFIX}{dimension}",
+        category_field="dimension", image_field="video", kept=("videorb", TEXT_KEYS),
+        fmt=FORMAT, what="VideoRewardBench samples", domain_fields=domain_fields,
         fingerprint=fingerprint, images=images, labels=LABELS,
         part_field=lambda item, slot, position: "video",
     )  # fmt: skip

@@ -37,8 +37,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
-from functools import partial
 from typing import Any
 
 from annotate.importing import passes
@@ -52,22 +50,8 @@ from annotate.importing.formats import (
     ReadContext,
     detect_keys,
 )
-from annotate.importing.jsonscan import (
-    DatasetFile,
-    check_utf8,
-    iter_jsonl,
-    kept_line,
-    kept_value,
-    styled_line,
-)
-from annotate.importing.options import RecordRules
-from annotate.importing.records import (
-    MAX_ID_LENGTH,
-    MAX_IMAGE_PATH_LENGTH,
-    ImageInfo,
-    ProblemLog,
-    brief,
-)
+from annotate.importing.jsonscan import DatasetFile, kept_value, styled_line
+from annotate.importing.records import MAX_ID_LENGTH, MAX_IMAGE_PATH_LENGTH, ImageInfo, brief
 from annotate.importing.sources import ImageSource, safe_relative_path
 
 FORMAT = "vlrb"
@@ -244,44 +228,19 @@ def read_data(
     data: bytes | DatasetFile, *, filename: str, images: ImageSource, context: ReadContext
 ) -> ParsedFile:
     """Check every line and image, then give the items (decoded again per call)."""
-    bounds = context.bounds
-    log = ProblemLog(filename, bounds.max_errors, context.options.wording)
-    if not check_utf8(data, log):
-        log.raise_if_any()
-    derived = context.domain or context.options.domain_from or context.options.domain_map
-    known = dict(context.known)
-    new_domains: dict[str, dict[str, Any]] = {}
 
-    def group_domain(group: str) -> str:
-        return context.domain or context.known.get(group) or group
-
-    rules = partial(
-        RecordRules, context.options, known_categories=known, id_field="id",
-        category_field="id", image_field="image",
-    )  # fmt: skip
-
-    def parse(value: Any, line: int, index: int) -> tuple[ParsedItem | None, list]:
+    def parse(value: Any, line: int, index: int, domain_of) -> tuple[ParsedItem | None, list]:
         record, problems = parse_record(value)
         if record is None:
             return None, problems
-        return _item(record, line, index, group_domain(group_of(record["id"]))), problems
+        return _item(record, line, index, domain_of(group_of(record["id"]))), problems
 
-    def records(log: ProblemLog) -> Iterator[passes.Record]:
-        lines = iter_jsonl(data, log, max_record_bytes=bounds.max_record_bytes, raw_lines=True)
-        return passes.parsed_records(lines, parse, log, bounds)
-
-    def restore(item: ParsedItem, value: Any, raw: str) -> None:
-        item.meta["vlrb"].update(kept_line(value, raw, TEXT_KEYS))
-
-    def category(item: ParsedItem) -> tuple[str, str]:
-        group = item.meta["vlrb"]["group"]
-        return group, group
-
-    return passes.two_pass_file(
-        fmt=FORMAT, what="VL-RewardBench records", context=context, filename=filename,
-        records=records, rules=rules, log=log, known=known, new_domains=new_domains,
-        derived=derived, category=category, domain_fields=domain_fields, restore=restore,
-        fingerprint=fingerprint, images=images, labels=LABELS,
+    return passes.jsonl_file(
+        data, context=context, filename=filename, parse=parse,
+        label=lambda item: item.meta["vlrb"]["group"], slug=str,
+        export_category=str, category_field="id", image_field="image",
+        kept=("vlrb", TEXT_KEYS), fmt=FORMAT, what="VL-RewardBench records",
+        domain_fields=domain_fields, fingerprint=fingerprint, images=images, labels=LABELS,
     )  # fmt: skip
 
 

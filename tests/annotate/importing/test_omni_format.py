@@ -12,6 +12,7 @@ import pytest
 from PIL import Image
 
 from annotate.importing import formats
+from annotate.importing import media as media_import
 from annotate.importing.formats import DatasetSource, omni
 from annotate.importing.records import ImportFailed
 from tests.annotate.importing.test_rewardbench2_format import context
@@ -154,11 +155,11 @@ def test_video_and_audio_tasks_are_media_parts_and_written_back(tmp_path, monkey
         (tmp_path / name).write_bytes(data)
     seen = {}
 
-    def check_media(images, context, refs, log):
+    def check_media_once(images, limits, refs, log):
         seen.update(refs)
         return {ref: type("Info", (), {"sha256": ref})() for ref, _ in refs}
 
-    monkeypatch.setattr(omni, "check_media", check_media)
+    monkeypatch.setattr(media_import, "check_media_once", check_media_once)
     path = write(tmp_path / f"{task}_preferences.json", values)
     parsed, items = read(path)
     key, prompt_kind, response_kind = MEDIA_TASKS[task]
@@ -182,7 +183,7 @@ def test_video_and_audio_tasks_are_media_parts_and_written_back(tmp_path, monkey
 
 
 def test_media_tasks_name_file_line_and_field(tmp_path, monkeypatch):
-    monkeypatch.setattr(omni, "check_media", lambda images, context, refs, log: {})
+    monkeypatch.setattr(media_import, "check_media_once", lambda images, limits, refs, log: {})
     bad = [rec(1, "c", "response1", video=""), rec(2, "c", "response1", video="/etc/x.mp4")]
     path = write(tmp_path / "text_video_to_text_preferences.json", bad)
     with pytest.raises(ImportFailed) as failed:
