@@ -11,11 +11,13 @@ from typing import Any
 
 from curation.benchmarks.base import (
     MAX_PREDICTIONS_BYTES,
+    ApiReport,
     Board,
     BuildContext,
     EvaluationError,
     Part,
     Predictions,
+    Scored,
     Upload,
     size_of,
 )
@@ -76,6 +78,14 @@ def percent(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f}"
 
 
+def pick_of_scores(chosen: str, got: Sequence[float]) -> str:
+    """A pair's pick ("1" or "2", "" for none) from its two scores, the
+    chosen response's first: the chosen slot when it scored higher, the
+    other when lower, no pick when they are equal."""
+    other = "2" if chosen == "1" else "1"
+    return "" if got[0] == got[1] else chosen if got[0] > got[1] else other
+
+
 class OwnModules:
     """A benchmark whose release part and card section are its package's
     ``release_part.prepare`` and ``card.CardSection`` (imported when a build
@@ -89,6 +99,46 @@ class OwnModules:
 
     def card(self, meta: Any, summary: dict):
         return self._own("card").CardSection(meta, summary)
+
+
+class OwnApiReport:
+    """The API's report section of a benchmark whose package's ``api`` module
+    holds its `api_serializer` (a Serializer class's name) and HELP_TEXT."""
+
+    api_serializer: str
+
+    @property
+    def api_report(self) -> ApiReport:
+        api = self._own("api")  # type: ignore[attr-defined]  # (OwnModules)
+        return ApiReport(serializer=getattr(api, self.api_serializer), help_text=api.HELP_TEXT)
+
+
+class PairJudgeBothOrders:
+    """The judge members of a records benchmark asking each pair in both
+    orders through its package's ``judge`` module (``request_body(record,
+    read_file, endpoint, swapped=)``, ``predictions_lines(outputs,
+    records)``), whose answers are ``[[A]]`` or ``[[B]]``."""
+
+    judge_both_orders = True
+
+    def judge_request(
+        self, record: dict, read_image: Callable[[str], bytes], endpoint, *, swapped: bool
+    ) -> dict:
+        judge = self._own("judge")  # type: ignore[attr-defined]  # (OwnModules)
+        return judge.request_body(record, read_image, endpoint, swapped=swapped)
+
+    def judge_predictions(self, outputs: dict, records: list[dict], run) -> Upload:
+        judge = self._own("judge")  # type: ignore[attr-defined]  # (OwnModules)
+        return Upload(
+            predictions=judge.predictions_lines(outputs, records),
+            filename=f"judge-run-{run.pk}.jsonl",
+        )
+
+    def judge_vote(self, output: str, *, call: str) -> str | None:
+        from curation.benchmarks.common.judge import pick
+        from curation.benchmarks.common.project_items import canonical
+
+        return canonical(pick(output), call)
 
 
 class RecordsBenchmark(OwnModules):
@@ -157,6 +207,36 @@ class RecordsBenchmark(OwnModules):
             columns=columns,
             rows=rows,
             context=context or {},
+        )
+
+    def score_one_file(
+        self,
+        upload: Upload,
+        *,
+        refusal: str,
+        score_text: Callable[[Any, str, str], dict],
+        records: Callable[[], Any],
+        accuracy: str,
+        store: Callable[[Any, Any], Any],
+        items: str | None = "items",
+    ) -> Scored:
+        """An upload of one predictions file (the swapped file and the
+        options refused with `refusal`) scored by `score_text(records(),
+        text, filename)` into the report's own section, `accuracy` naming
+        its overall; the per-item results stored by `store(evaluation,
+        report[items])` (popped from the report), or `store(evaluation,
+        report)` when `items` is None."""
+        if upload.swapped or upload.official_compat:
+            raise EvaluationError(refusal)
+        report = score_text(
+            records(), predictions_text(upload.predictions, upload.filename), upload.filename
+        )
+        rows = report if items is None else report.pop(items)
+        return Scored(
+            report={self.key: report},
+            accuracy=report[accuracy],
+            files={".jsonl": upload.predictions},
+            store_items=lambda evaluation: store(evaluation, rows),
         )
 
     def release_records(self, release) -> list[dict]:

@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from curation.benchmarks.base import (
-    ApiReport,
     Board,
     EvaluationError,
     FileOptions,
@@ -19,7 +18,7 @@ from curation.benchmarks.base import (
     Scored,
     Upload,
 )
-from curation.benchmarks.common.records import OwnModules, refuse_options
+from curation.benchmarks.common.records import OwnApiReport, OwnModules, refuse_options
 from curation.benchmarks.mmrb2 import evaluation, files, judge
 from curation.benchmarks.mmrb2 import scoring as mmrb2_scoring
 
@@ -31,7 +30,7 @@ def task_of_category(category: str) -> str | None:
     return category.removeprefix(PREFIX) if category.startswith(PREFIX) else None
 
 
-class MultimodalRewardBench2(OwnModules):
+class MultimodalRewardBench2(OwnApiReport, OwnModules):
     key = "mmrb2"
     title = "Multimodal RewardBench 2"
     position = 20  # its task files after the records; its table after theirs
@@ -123,11 +122,7 @@ class MultimodalRewardBench2(OwnModules):
         """A task file's re-keyed IDs are prefixed by the task."""
         return task_of_category(category)
 
-    @property
-    def api_report(self) -> ApiReport:
-        from curation.benchmarks.mmrb2 import api
-
-        return ApiReport(serializer=api.Mmrb2ReportSerializer, help_text=api.HELP_TEXT)
+    api_serializer = "Mmrb2ReportSerializer"
 
     def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
         """Its tasks and prompt sources, from the report."""

@@ -30,6 +30,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from curation.benchmarks.common.judge import chat_request
 from curation.evaluation.judge_client import Endpoint
 from curation.evaluation.media_content import media_parts
 
@@ -93,14 +94,7 @@ def content_list(
 
 def request_body(content: list[dict[str, Any]], endpoint: Endpoint) -> dict:
     """The chat-completions request (temperature only when set, as for MRB)."""
-    body: dict[str, Any] = {
-        "model": endpoint.model,
-        "messages": [{"role": "user", "content": content}],
-        "max_tokens": endpoint.max_tokens,
-    }
-    if endpoint.temperature is not None:
-        body["temperature"] = endpoint.temperature
-    return body
+    return chat_request(endpoint, [{"role": "user", "content": content}])
 
 
 def parse_verdict(text: str) -> str | None:

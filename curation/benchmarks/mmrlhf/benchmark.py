@@ -13,15 +13,16 @@ draws at random and RewardBench 2 shares a point.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from curation.benchmarks.base import ApiReport, Board, EvaluationError, FileScore, Scored, Upload
+from curation.benchmarks.base import Board, EvaluationError, FileScore, Scored, Upload
 from curation.benchmarks.common.records import (
+    OwnApiReport,
+    PairJudgeBothOrders,
     RecordsBenchmark,
     jsonl_records,
     percent,
-    predictions_text,
+    pick_of_scores,
 )
 from curation.benchmarks.mmrlhf import scoring
 from curation.benchmarks.mmrlhf.card import FILE, FOLDER, PREDICTIONS_SHAPE
@@ -29,7 +30,7 @@ from curation.benchmarks.mmrlhf.card import FILE, FOLDER, PREDICTIONS_SHAPE
 PREFIX = f"{FOLDER}/"  # of the export Category of its domains
 
 
-class MmRlhf(RecordsBenchmark):
+class MmRlhf(OwnApiReport, PairJudgeBothOrders, RecordsBenchmark):
     key = "mmrlhf"
     title = "MM-RLHF-RewardBench"
     prefix = PREFIX
@@ -38,7 +39,6 @@ class MmRlhf(RecordsBenchmark):
     upload_label = "MM-RLHF-RewardBench (rewards per pair, JSONL)"
     upload_help = f"MM-RLHF-RewardBench: {PREDICTIONS_SHAPE}."
     judge_label = "MM-RLHF-RewardBench: pairwise judge, both orders"
-    judge_both_orders = True
     # Before the benchmark at 20, whose detection takes any JSON object line
     # without "ID"; its file and table after the ranked one (15).
     position = 16
@@ -49,22 +49,16 @@ class MmRlhf(RecordsBenchmark):
         return scoring.looks_like_predictions(head)
 
     def score(self, release, upload: Upload) -> Scored:
-        if upload.swapped or upload.official_compat:
-            raise EvaluationError(
+        return self.score_one_file(
+            upload,
+            refusal=(
                 "MM-RLHF-RewardBench predictions are one file of rewards per pair and take no "
                 "options; leave the swapped file empty."
-            )
-        report = score_text(
-            release_pairs(release),
-            predictions_text(upload.predictions, upload.filename),
-            upload.filename,
-        )
-        items = report.pop("items")
-        return Scored(
-            report={"mmrlhf": report},
-            accuracy=report["acc"],
-            files={".jsonl": upload.predictions},
-            store_items=lambda evaluation: store_items(evaluation, items),
+            ),
+            score_text=score_text,
+            records=lambda: release_pairs(release),
+            accuracy="acc",
+            store=store_items,
         )
 
     def leaderboard(self, release, evaluations, *, sort: str = "") -> Board:
@@ -94,11 +88,7 @@ class MmRlhf(RecordsBenchmark):
     def id_prefix(self, category: str) -> str | None:
         return None  # its IDs are per prompt id (release_files), not per item
 
-    @property
-    def api_report(self) -> ApiReport:
-        from curation.benchmarks.mmrlhf import api
-
-        return ApiReport(serializer=api.MmrlhfReportSerializer, help_text=api.HELP_TEXT)
+    api_serializer = "MmrlhfReportSerializer"
 
     def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
         """Its categories (and no sub-buckets: a pair's sub-bucket is its prompt id)."""
@@ -126,21 +116,6 @@ class MmRlhf(RecordsBenchmark):
                         "images": images})  # fmt: skip
         return out
 
-    def judge_request(
-        self, record: dict, read_image: Callable[[str], bytes], endpoint, *, swapped: bool
-    ) -> dict:
-        from curation.benchmarks.mmrlhf import judge
-
-        return judge.request_body(record, read_image, endpoint, swapped=swapped)
-
-    def judge_predictions(self, outputs: dict, records: list[dict], run) -> Upload:
-        from curation.benchmarks.mmrlhf import judge
-
-        return Upload(
-            predictions=judge.predictions_lines(outputs, records),
-            filename=f"judge-run-{run.pk}.jsonl",
-        )
-
     # --- judging a project's items (issue 36 item 3) --------------------------------
 
     def judge_project_records(self, items) -> list[dict]:
@@ -153,12 +128,6 @@ class MmRlhf(RecordsBenchmark):
                  "media": [(n, k) for n, k in p.media if k != "image"],
                  FILES: [n for n, _ in p.media]}
                 for p in item_parts(items) if p.text_only_responses]  # fmt: skip
-
-    def judge_vote(self, output: str, *, call: str) -> str | None:
-        from curation.benchmarks.common.project_items import canonical
-        from curation.benchmarks.mmrlhf import judge
-
-        return canonical(judge.pick(output), call)
 
 
 BENCHMARK = MmRlhf()
@@ -190,9 +159,8 @@ def store_items(evaluation, items: list[dict]) -> int:
         if item_id is None or entry["rewards"] is None:  # rows for predicted pairs only
             continue
         chosen = members[item_id].chosen
-        other = "2" if chosen == "1" else "1"
         got = entry["rewards"]
-        choice = "" if got is None or got[0] == got[1] else chosen if got[0] > got[1] else other
+        choice = pick_of_scores(chosen, got)
         out.append(
             ItemPrediction(
                 evaluation=evaluation, item_id=item_id, external_id=entry["id"],

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 
+from curation.benchmarks.common.judge import chat_request, votes_both_orders
 from curation.benchmarks.mrb.judge import JUDGE_PROMPT
 from curation.evaluation.judge_client import Endpoint, image_data_url
 
@@ -61,28 +62,12 @@ def request_body(record: dict, read_image, endpoint: Endpoint, *, swapped: bool)
 
         for path, kind in record["media"]:
             content.extend(media_parts(read_image, path, kind))
-    body = {
-        "model": endpoint.model,
-        "messages": [{"role": "user", "content": content}],
-        "max_tokens": endpoint.max_tokens,
-    }
-    if endpoint.temperature is not None:
-        body["temperature"] = endpoint.temperature
-    return body
-
-
-def pick(answer: str | None) -> str:
-    """ "A", "B" or "" (no pick) of a judge's answer."""
-    if not answer:
-        return ""
-    a, b = "[[A]]" in answer, "[[B]]" in answer
-    return "A" if a and not b else "B" if b and not a else ""
+    return chat_request(endpoint, [{"role": "user", "content": content}])
 
 
 def rewards(original: str | None, swapped: str | None) -> list[int]:
     """[votes for the chosen, votes for the rejected] over both orders."""
-    first, second = pick(original), pick(swapped)
-    return [(first == "A") + (second == "B"), (first == "B") + (second == "A")]
+    return list(votes_both_orders(original, swapped))
 
 
 def predictions_lines(outputs: dict, records: list[dict]) -> bytes:

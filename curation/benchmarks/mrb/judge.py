@@ -11,6 +11,7 @@ and sends the image as a base64 data URL beside the text; the swapped pass
 
 from __future__ import annotations
 
+from curation.benchmarks.common.judge import chat_request
 from curation.evaluation.judge_client import Endpoint, image_data_url
 
 # Verbatim from facebookresearch/multimodal_rewardbench,
@@ -46,9 +47,9 @@ def request_body(record: dict, image: bytes, endpoint: Endpoint, *, swapped: boo
     the file the record's ``Image`` names. ``temperature`` is in the body
     only when the endpoint sets one: the benchmark's judge script sends none,
     so the server's default applies."""
-    body = {
-        "model": endpoint.model,
-        "messages": [
+    return chat_request(
+        endpoint,
+        [
             {
                 "role": "user",
                 "content": [
@@ -60,8 +61,4 @@ def request_body(record: dict, image: bytes, endpoint: Endpoint, *, swapped: boo
                 ],
             }
         ],
-        "max_tokens": endpoint.max_tokens,
-    }
-    if endpoint.temperature is not None:
-        body["temperature"] = endpoint.temperature
-    return body
+    )

@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from curation.benchmarks.base import ApiReport, Board, EvaluationError, Scored, Upload
+from curation.benchmarks.base import Board, EvaluationError, Scored, Upload
 from curation.benchmarks.common.records import (
+    OwnApiReport,
     RecordsBenchmark,
     percent,
     predictions_text,
@@ -32,7 +33,7 @@ PREFIX = "omni/"
 JUDGE_WITH_TIES = False
 
 
-class Omni(RecordsBenchmark):
+class Omni(OwnApiReport, RecordsBenchmark):
     """A records benchmark whose records are JSON task files, not one JSONL
     file: its in_release, missing_message and release_records are its own."""
 
@@ -99,11 +100,7 @@ class Omni(RecordsBenchmark):
             overall=lambda report: percent(report.get("overall")),
         )
 
-    @property
-    def api_report(self) -> ApiReport:
-        from curation.benchmarks.omni import api
-
-        return ApiReport(serializer=api.OmniReportSerializer, help_text=api.HELP_TEXT)
+    api_serializer = "OmniReportSerializer"
 
     def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
         """The per-item results page's filters: the tasks (no sub-buckets)."""

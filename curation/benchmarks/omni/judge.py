@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from curation.benchmarks.common.judge import chat_request
+
 SYSTEM = (
     "You are a helpful assistant that judges two AI responses to one user prompt "
     "([[PROMPT]]), response A ([[RESPONSE A]]) and response B ([[RESPONSE B]]), by this "
@@ -95,14 +97,10 @@ def second(record: dict) -> str:
 
 
 def request_body(record: dict, read_image, endpoint: Any, *, with_ties: bool) -> dict:
-    body: dict[str, Any] = {
-        "model": endpoint.model,
-        "messages": [
+    return chat_request(
+        endpoint,
+        [
             {"role": "system", "content": system_prompt(record["criteria"], with_ties=with_ties)},
             {"role": "user", "content": content(record, read_image)},
         ],
-        "max_tokens": endpoint.max_tokens,
-    }
-    if endpoint.temperature is not None:
-        body["temperature"] = endpoint.temperature
-    return body
+    )

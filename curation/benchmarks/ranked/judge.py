@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from curation.benchmarks.base import EvaluationError, Upload
+from curation.benchmarks.common.judge import chat_request
 from curation.benchmarks.ranked.card import FILE
 
 CALL = "rank"
@@ -163,14 +164,7 @@ def messages(record: dict, seed: int, call: str, read_image: Callable[[str], byt
 
 
 def request_body(record: dict, read_image, endpoint: Any, *, call: str, seed: int) -> dict:
-    body: dict[str, Any] = {
-        "model": endpoint.model,
-        "messages": messages(record, seed, call, read_image),
-        "max_tokens": endpoint.max_tokens,
-    }
-    if endpoint.temperature is not None:
-        body["temperature"] = endpoint.temperature
-    return body
+    return chat_request(endpoint, messages(record, seed, call, read_image))
 
 
 def predictions(outputs: dict[tuple[str, str], str], records: list[dict], run) -> Upload:

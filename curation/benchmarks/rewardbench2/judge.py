@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from curation.benchmarks.common.judge import chat_request
 from curation.benchmarks.rewardbench2.scoring import four_way_order, shuffle_position
 
 PROMPT_V2 = (
@@ -106,14 +107,7 @@ def messages(record: dict) -> list[dict]:
 
 
 def request_body(record: dict, endpoint: Any) -> dict:
-    body: dict[str, Any] = {
-        "model": endpoint.model,
-        "messages": messages(record),
-        "max_tokens": endpoint.max_tokens,
-    }
-    if endpoint.temperature is not None:
-        body["temperature"] = endpoint.temperature
-    return body
+    return chat_request(endpoint, messages(record))
 
 
 def predictions_lines(outputs: dict[str, str | None], records: list[dict]) -> bytes:

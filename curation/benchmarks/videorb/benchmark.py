@@ -11,15 +11,16 @@ released through it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from curation.benchmarks.base import ApiReport, Board, EvaluationError, FileScore, Scored, Upload
+from curation.benchmarks.base import Board, EvaluationError, FileScore, Scored, Upload
 from curation.benchmarks.common.records import (
+    OwnApiReport,
+    PairJudgeBothOrders,
     RecordsBenchmark,
     jsonl_records,
     percent,
-    predictions_text,
+    pick_of_scores,
 )
 from curation.benchmarks.videorb import scoring
 from curation.benchmarks.videorb.card import FILE, FOLDER, PREDICTIONS_SHAPE
@@ -27,7 +28,7 @@ from curation.benchmarks.videorb.card import FILE, FOLDER, PREDICTIONS_SHAPE
 PREFIX = f"{FOLDER}/"  # of the export Category of its domains
 
 
-class VideoRewardBench(RecordsBenchmark):
+class VideoRewardBench(OwnApiReport, PairJudgeBothOrders, RecordsBenchmark):
     key = "videorb"
     title = "VideoRewardBench (style)"
     prefix = PREFIX
@@ -36,7 +37,6 @@ class VideoRewardBench(RecordsBenchmark):
     upload_label = "VideoRewardBench-style (chosen and rejected scores per sample, JSONL)"
     upload_help = f"VideoRewardBench-style: {PREDICTIONS_SHAPE}."
     judge_label = "VideoRewardBench-style: pairwise judge with the video, both orders"
-    judge_both_orders = True
     # After MM-RLHF-RewardBench (16); before the benchmark at 20, whose
     # detection takes any JSON object line without "ID".
     position = 17
@@ -48,22 +48,16 @@ class VideoRewardBench(RecordsBenchmark):
         return scoring.looks_like_predictions(head)
 
     def score(self, release, upload: Upload) -> Scored:
-        if upload.swapped or upload.official_compat:
-            raise EvaluationError(
+        return self.score_one_file(
+            upload,
+            refusal=(
                 "VideoRewardBench-style predictions are one file of scores per sample and take "
                 "no options; leave the swapped file empty."
-            )
-        report = score_text(
-            release_samples(release),
-            predictions_text(upload.predictions, upload.filename),
-            upload.filename,
-        )
-        items = report.pop("items")
-        return Scored(
-            report={"videorb": report},
-            accuracy=report["accuracy"],
-            files={".jsonl": upload.predictions},
-            store_items=lambda evaluation: store_items(evaluation, items),
+            ),
+            score_text=score_text,
+            records=lambda: release_samples(release),
+            accuracy="accuracy",
+            store=store_items,
         )
 
     def leaderboard(self, release, evaluations, *, sort: str = "") -> Board:
@@ -95,11 +89,7 @@ class VideoRewardBench(RecordsBenchmark):
     def id_prefix(self, category: str) -> str | None:
         return "vrb" if category.startswith(PREFIX) else None
 
-    @property
-    def api_report(self) -> ApiReport:
-        from curation.benchmarks.videorb import api
-
-        return ApiReport(serializer=api.VideorbReportSerializer, help_text=api.HELP_TEXT)
+    api_serializer = "VideorbReportSerializer"
 
     def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
         """Its dimensions (no sub-buckets)."""
@@ -116,21 +106,6 @@ class VideoRewardBench(RecordsBenchmark):
                  "dimension": v["dimension"]}
                 for v in self.release_records(release)]  # fmt: skip
 
-    def judge_request(
-        self, record: dict, read_image: Callable[[str], bytes], endpoint, *, swapped: bool
-    ) -> dict:
-        from curation.benchmarks.videorb import judge
-
-        return judge.request_body(record, read_image, endpoint, swapped=swapped)
-
-    def judge_predictions(self, outputs: dict, records: list[dict], run) -> Upload:
-        from curation.benchmarks.videorb import judge
-
-        return Upload(
-            predictions=judge.predictions_lines(outputs, records),
-            filename=f"judge-run-{run.pk}.jsonl",
-        )
-
     # --- judging a project's items (issue 36 item 3) --------------------------------
 
     def judge_project_records(self, items) -> list[dict]:
@@ -142,12 +117,6 @@ class VideoRewardBench(RecordsBenchmark):
                  FILES: p.files("video")}
                 for p in item_parts(items)
                 if p.text_only_responses and len(p.files("video")) == 1]  # fmt: skip
-
-    def judge_vote(self, output: str, *, call: str) -> str | None:
-        from curation.benchmarks.common.project_items import canonical
-        from curation.benchmarks.videorb import judge
-
-        return canonical(judge.pick(output), call)
 
 
 BENCHMARK = VideoRewardBench()
@@ -182,9 +151,8 @@ def store_items(evaluation, items: list[dict]) -> int:
         if member is None or entry["scores"] is None:  # rows for predicted samples only
             continue
         chosen = member.chosen
-        other = "2" if chosen == "1" else "1"
         got = entry["scores"]
-        choice = "" if got[0] == got[1] else chosen if got[0] > got[1] else other
+        choice = pick_of_scores(chosen, got)
         out.append(
             ItemPrediction(
                 evaluation=evaluation, item_id=member.item_id, external_id=entry["id"],

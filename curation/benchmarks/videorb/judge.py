@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from curation.benchmarks.common.judge import chat_request, votes_both_orders
+
 PROMPT = (
     "Watch the video and read the question about it, then compare the two answers. "
     "Judge which answer is more accurate, helpful and safe for this video and question; "
@@ -44,35 +46,14 @@ def request_body(record: dict, read_file, endpoint: Any, *, swapped: bool) -> di
         {"type": "text", "text": build_prompt(record, swapped=swapped)},
         *media_parts(read_file, record["video"], "video"),
     ]
-    body: dict[str, Any] = {
-        "model": endpoint.model,
-        "messages": [{"role": "user", "content": content}],
-        "max_tokens": endpoint.max_tokens,
-    }
-    if endpoint.temperature is not None:
-        body["temperature"] = endpoint.temperature
-    return body
-
-
-def pick(answer: str | None) -> str:
-    """ "A", "B" or "" (no pick) of a judge's answer."""
-    if not answer:
-        return ""
-    a, b = "[[A]]" in answer, "[[B]]" in answer
-    return "A" if a and not b else "B" if b and not a else ""
-
-
-def scores(original: str | None, swapped: str | None) -> tuple[int, int]:
-    """(votes for the chosen, votes for the rejected) over both orders."""
-    first, second = pick(original), pick(swapped)
-    return (first == "A") + (second == "B"), (first == "B") + (second == "A")
+    return chat_request(endpoint, [{"role": "user", "content": content}])
 
 
 def predictions_lines(outputs: dict, records: list[dict]) -> bytes:
     """The predictions file of a judge run: one line per sample, in release order."""
     lines = []
     for r in records:
-        chosen, rejected = scores(outputs.get((r["ID"], "original")),
+        chosen, rejected = votes_both_orders(outputs.get((r["ID"], "original")),
                                   outputs.get((r["ID"], "swapped")))  # fmt: skip
         lines.append(json.dumps({"id": r["ID"], "chosen_score": chosen,
                                  "rejected_score": rejected}, ensure_ascii=False))  # fmt: skip

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from curation.benchmarks.base import ApiReport, Board, EvaluationError, FileScore, Scored, Upload
+from curation.benchmarks.base import Board, EvaluationError, FileScore, Scored, Upload
 from curation.benchmarks.common.records import (
+    OwnApiReport,
     RecordsBenchmark,
     jsonl_records,
-    predictions_text,
     read_release_file,
 )
 from curation.benchmarks.vlrb import judge, scoring
@@ -25,7 +25,7 @@ from curation.benchmarks.vlrb.card import FILE, GROUP_CATEGORIES, MARK, PREDICTI
 FOLDER = "vlrb/"  # the file's folder: its records' image paths are relative to it
 
 
-class VLRewardBench(RecordsBenchmark):
+class VLRewardBench(OwnApiReport, RecordsBenchmark):
     key = "vlrb"
     title = "VL-RewardBench"
     file = FILE
@@ -55,27 +55,22 @@ class VLRewardBench(RecordsBenchmark):
         return scoring.looks_like_predictions(head)
 
     def score(self, release, upload: Upload) -> Scored:
-        if upload.swapped or upload.official_compat:
-            raise EvaluationError(
-                "VL-RewardBench predictions are one file holding every run (each with its own "
-                "random_number) and take no options; leave the swapped file empty."
-            )
-        report = score_text(
-            release_pairs(release),
-            predictions_text(upload.predictions, upload.filename),
-            upload.filename,
-        )
-
-        def store_items(evaluation) -> None:
+        def store_items(evaluation, report: dict) -> None:
             from curation.benchmarks.vlrb.results import store_item_results
 
             store_item_results(evaluation, report)
 
-        return Scored(
-            report={"vlrb": report},
-            accuracy=report["overall"],
-            files={".jsonl": upload.predictions},
-            store_items=store_items,
+        return self.score_one_file(
+            upload,
+            refusal=(
+                "VL-RewardBench predictions are one file holding every run (each with its own "
+                "random_number) and take no options; leave the swapped file empty."
+            ),
+            score_text=score_text,
+            records=lambda: release_pairs(release),
+            accuracy="overall",
+            store=store_items,
+            items=None,
         )
 
     def leaderboard(self, release, evaluations, *, sort: str = "") -> Board:
@@ -108,11 +103,7 @@ class VLRewardBench(RecordsBenchmark):
         report = score_text(pairs, text, predictions[0])
         return FileScore(report={"vlrb": report}, text=lambda: text_report(report))
 
-    @property
-    def api_report(self) -> ApiReport:
-        from curation.benchmarks.vlrb import api
-
-        return ApiReport(serializer=api.VlrbReportSerializer, help_text=api.HELP_TEXT)
+    api_serializer = "VlrbReportSerializer"
 
     def item_filters(self, report: dict) -> tuple[list[str], list[str]]:
         """Its groups and source datasets, from the report."""
