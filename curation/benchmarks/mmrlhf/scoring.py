@@ -39,11 +39,12 @@ reported); extra lines of an id and unknown ids are counted, not scored.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from curation.benchmarks.common.predictions import first_line_object, prediction_lines
 
 CATEGORY_ORDER = ("mcq", "long", "short", "safety", "video")
 DEFINITIONS = (
@@ -101,18 +102,9 @@ def read_predictions(text: str, filename: str, pairs: Sequence[Pair]) -> tuple[d
     out: dict[str, tuple[float, float]] = {}
     seen: dict[str, int] = {}
     extra = unknown = 0
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{filename}:{n}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise PredictionsError(f"{where}: not valid JSON ({exc.msg})") from None
-        except RecursionError:
-            raise PredictionsError(f"{where}: values nested too deeply") from None
-        if not isinstance(record, dict):
-            raise PredictionsError(f"{where}: expected an object with 'id' and 'rewards'")
+    for _, where, record in prediction_lines(
+        text, filename, PredictionsError, "'id' and 'rewards'"
+    ):
         group = record.get("id")
         if isinstance(group, bool) or not isinstance(group, str | int) or group == "":
             raise PredictionsError(f"{where}, field 'id': expected the prompt's id")
@@ -191,9 +183,5 @@ def score(pairs: Sequence[Pair], predictions: dict[str, tuple[float, float]]) ->
 
 def looks_like_predictions(head: str) -> bool:
     """Whether a file's first line is a JSON object with "id" and "rewards"."""
-    first = head.lstrip().split("\n", 1)[0]
-    try:
-        record = json.loads(first)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(record, dict) and "id" in record and "rewards" in record
+    record = first_line_object(head)
+    return record is not None and "id" in record and "rewards" in record

@@ -49,6 +49,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from curation.benchmarks.common.predictions import first_line_object
+
 LABELS = {"[[A]]": "response1", "[[B]]": "response2", r"\boxed{A}": "response1",
           r"\boxed{B}": "response2", "[[C]]": "tie", r"\boxed{C}": "tie"}  # fmt: skip
 GOLD = {"1": "response1", "2": "response2", "tie": "tie"}
@@ -305,11 +307,7 @@ def item_rows(items: Sequence[Item], read: dict[str, Any]) -> list[dict[str, Any
 def looks_like_predictions(head: str) -> bool:
     """Whether a file's start is JSONL lines with "id" and "output",
     "predicted" or a two-number "scores" with "with_ties" or Omni's keys."""
-    first = head.lstrip().split("\n", 1)[0]
-    try:
-        record = json.loads(first)
-    except (ValueError, RecursionError):
-        return False
-    if not isinstance(record, dict) or "id" not in record:
+    record = first_line_object(head)
+    if record is None or "id" not in record:
         return False
     return "predicted" in record or "output" in record or "with_ties" in record

@@ -34,11 +34,12 @@ last line counts, as RewardBench 2's reader does.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from curation.benchmarks.common.predictions import first_line_object, prediction_lines
 
 # numpy and scipy.stats are imported where a file is scored: the benchmark
 # registry imports this module in every web and Celery process
@@ -136,18 +137,7 @@ def read_predictions(
     out: dict[str, Prediction] = {}
     repeated = unknown = 0
     seen: set[str] = set()
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{filename}:{n}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise PredictionsError(f"{where}: not valid JSON ({exc.msg})") from None
-        except RecursionError:
-            raise PredictionsError(f"{where}: values nested too deeply") from None
-        if not isinstance(record, dict):
-            raise PredictionsError(f"{where}: expected an object with 'id'")
+    for _, where, record in prediction_lines(text, filename, PredictionsError, "'id'"):
         prompt_id = record.get("id")
         if not isinstance(prompt_id, str) or not prompt_id:
             raise PredictionsError(f"{where}, field 'id': expected the prompt's ID (a string)")
@@ -206,9 +196,5 @@ def score(
 def looks_like_predictions(head: str) -> bool:
     """Whether a file's start is JSONL lines with "id" and "ranking" (a line
     with "scores" is RewardBench 2's shape too: name this format for it)."""
-    first = head.lstrip().split("\n", 1)[0]
-    try:
-        record = json.loads(first)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(record, dict) and "id" in record and "ranking" in record
+    record = first_line_object(head)
+    return record is not None and "id" in record and "ranking" in record

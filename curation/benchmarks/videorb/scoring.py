@@ -24,11 +24,12 @@ votes for each side (a judge run writes such lines).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from curation.benchmarks.common.predictions import first_line_object, prediction_lines
 
 DIMENSIONS = (
     "long_form_perception",
@@ -79,19 +80,9 @@ def read_predictions(
     out: dict[str, tuple[float, float]] = {}
     first: dict[str, int] = {}
     unknown = lines = 0
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    expected = f"'id', {', '.join(KEYS)}"
+    for n, where, record in prediction_lines(text, filename, PredictionsError, expected):
         lines += 1
-        where = f"{filename}:{n}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise PredictionsError(f"{where}: not valid JSON ({exc.msg})") from None
-        except RecursionError:
-            raise PredictionsError(f"{where}: values nested too deeply") from None
-        if not isinstance(record, dict):
-            raise PredictionsError(f"{where}: expected an object with 'id', {', '.join(KEYS)}")
         sample = record.get("id")
         if isinstance(sample, bool) or not isinstance(sample, str | int) or sample == "":
             raise PredictionsError(f"{where}, field 'id': expected the sample's id")
@@ -155,9 +146,5 @@ def score(samples: Sequence[Sample], predictions: dict[str, tuple[float, float]]
 
 def looks_like_predictions(head: str) -> bool:
     """Whether a file's first line is a JSON object with "id" and both scores."""
-    first = head.lstrip().split("\n", 1)[0]
-    try:
-        record = json.loads(first)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(record, dict) and "id" in record and all(k in record for k in KEYS)
+    record = first_line_object(head)
+    return record is not None and "id" in record and all(k in record for k in KEYS)
