@@ -132,12 +132,14 @@ def provenance(
             yield line
 
 
-def own_line(r: Any, chosen: str, votes: list, key: str, own: dict) -> dict:
+def own_line(
+    r: Any, chosen: str, votes: list, key: str, own: dict, better: str | None = None
+) -> dict:
     """A records benchmark's provenance line: `Better` null (not a pair
-    layout record), its file's fields under its key."""
+    layout record) unless given, its file's fields under its key."""
     return {
         "ID": r.released_id,
-        "Better": None,
+        "Better": better,
         "chosen_canonical": chosen,
         "provenance": r.provenance,
         "votes": votes,
@@ -171,4 +173,36 @@ def records_part(
         extra_provenance=lambda out: provenance(only, ctx, out, describe, lookup),
         manifest=manifest() if written else {},
         warnings=warnings or [],
+    )
+
+
+def prefix_part(
+    ctx: BuildContext,
+    *,
+    key: str,
+    folder: str,
+    write_file: Callable[..., tuple[list, list[str]]],
+    manifest_section: Callable[..., dict],
+    own: Callable[[Any], dict],
+) -> Part:
+    """The Part of a benchmark whose members are the items of the domains
+    whose export Category starts with ``<folder>/``, its file written by
+    `write_file(folder, members, salt=, domains=)`, its manifest section
+    `manifest_section(written, rekeyed=)`; each member's provenance line has
+    `own(w)` under `key` and Better "A" (the line's chosen comes first)."""
+    members = ctx.included.filter(item__domain__export_category__startswith=f"{folder}/")
+    domains = {d.slug: d.export_category for d in ctx.domains}
+    written, warnings = write_file(ctx.folder, members, salt=ctx.salt, domains=domains)
+
+    def describe(w: Any, votes: list, looked: dict) -> tuple[str, str, str, dict]:
+        return w.chosen, "A", w.provenance, own_line(w, w.chosen, votes, key, own(w), better="A")
+
+    return records_part(
+        ctx,
+        key=key,
+        written=written,
+        members=members.filter(item_id__in=[w.item_id for w in written]),
+        manifest=lambda: manifest_section(written, rekeyed=bool(ctx.salt)),
+        describe=describe,
+        warnings=warnings,
     )
