@@ -98,6 +98,22 @@ def test_release_is_byte_identical_with_its_videos(vrb_project):
     assert ReleaseItem.objects.filter(release=release).count() == 7
 
 
+def test_each_sample_has_a_provenance_line_with_its_chosen_shown_first(vrb_project):
+    project, _source = vrb_project
+    decide(project, "2", item__external_id="vrb_0001")
+    release, folder = release_of(project)
+    lines = [json.loads(x) for x in (folder / "provenance.jsonl").read_text().splitlines()]
+    mine = {line["ID"]: line for line in lines if "videorb" in line}
+    assert len(mine) == 7
+    one = mine["vrb_0001"]
+    assert list(one) == ["ID", "Better", "chosen_canonical", "provenance", "votes", "videorb"]
+    assert (one["Better"], one["chosen_canonical"], one["provenance"]) == ("A", "2", "majority")
+    row = videorb_sets.rows()[1]
+    assert one["videorb"] == {"file": FILE, "dimension": row["dimension"], "video": row["video"]}
+    better = ReleaseItem.objects.filter(release=release).values_list("better", "chosen")
+    assert sorted(set(better)) == [("A", "1"), ("A", "2")]
+
+
 def test_a_decision_for_the_rejected_trades_its_line_and_a_tie_is_left_out(vrb_project):
     project, source = vrb_project
     decide(project, "2", item__external_id="vrb_0001")
