@@ -164,6 +164,11 @@ class RecordsBenchmark(OwnModules):
 
     # --- evaluation ----------------------------------------------------------------
 
+    def detects(self, head: str) -> bool:
+        """Whether an upload starting with `head` is its predictions: its
+        package's ``scoring.looks_like_predictions``."""
+        return self._own("scoring").looks_like_predictions(head)
+
     def in_release(self, release) -> bool:
         return self.file in (release.manifest or {}).get("files", {})
 

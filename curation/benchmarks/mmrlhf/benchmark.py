@@ -45,9 +45,6 @@ class MmRlhf(OwnApiReport, PairJudgeBothOrders, RecordsBenchmark):
 
     # --- evaluation (release, card: .release_part, .card) ----------------------------
 
-    def detects(self, head: str) -> bool:
-        return scoring.looks_like_predictions(head)
-
     def score(self, release, upload: Upload) -> Scored:
         return self.score_one_file(
             upload,

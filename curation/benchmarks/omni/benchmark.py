@@ -65,9 +65,6 @@ class Omni(OwnApiReport, RecordsBenchmark):
     def missing_message(self, release) -> str:
         return "This release has no Omni-RewardBench files (omni/<task>_preferences.json)."
 
-    def detects(self, head: str) -> bool:
-        return scoring.looks_like_predictions(head)
-
     def score(self, release, upload: Upload) -> Scored:
         if upload.swapped or upload.official_compat:
             raise EvaluationError(

@@ -42,9 +42,6 @@ class Ranked(RecordsBenchmark):
 
     # --- evaluation ----------------------------------------------------------------
 
-    def detects(self, head: str) -> bool:
-        return scoring.looks_like_predictions(head)
-
     def score(self, release, upload: Upload) -> Scored:
         refuse_options(upload, "Ranked", "scores or a ranking per prompt")
         from curation.releases.groups import release_groups

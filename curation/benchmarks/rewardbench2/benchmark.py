@@ -37,9 +37,6 @@ class RewardBench2(RecordsBenchmark):
 
     # --- evaluation ----------------------------------------------------------------
 
-    def detects(self, head: str) -> bool:
-        return rb2_scoring.looks_like_predictions(head)
-
     def score(self, release, upload: Upload) -> Scored:
         refuse_options(upload, "RewardBench 2", "a judge's positions are in it")
         text = predictions_text(upload.predictions, upload.filename)

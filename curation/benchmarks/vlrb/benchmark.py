@@ -51,9 +51,6 @@ class VLRewardBench(OwnApiReport, RecordsBenchmark):
 
         return Item.objects.filter(domain__in=list(domains), meta__has_key=MARK).exists()
 
-    def detects(self, head: str) -> bool:
-        return scoring.looks_like_predictions(head)
-
     def score(self, release, upload: Upload) -> Scored:
         def store_items(evaluation, report: dict) -> None:
             from curation.benchmarks.vlrb.results import store_item_results
