@@ -263,6 +263,28 @@ class Format(Protocol):
     def read(self, source: DatasetSource, context: ReadContext) -> ParsedFile: ...
 
 
+def read_with_images(source: DatasetSource, context: ReadContext, read_data: Any) -> ParsedFile:
+    """`source` (a file, or a zip's dataset) read by a format's
+    `read_data(data, filename=, images=, context=)`, its images and media
+    from the zip, else the import's images, else the file's folder."""
+    data = source.open_data(context.stack)
+    images = source.image_source(context.images)
+    return read_data(data, filename=source.label, images=images, context=context)
+
+
+def new_domain(title: str, export_category: str, position: int, kind: str = "") -> dict[str, Any]:
+    """The fields of a domain a format creates with its items (`kind`:
+    preference unless given)."""
+    from annotate.models import DomainKind
+
+    return {
+        "title": title,
+        "export_category": export_category,
+        "kind": kind or DomainKind.PREFERENCE,
+        "position": position,
+    }
+
+
 def detect_keys(source: DatasetSource, signature: tuple[str, ...]) -> bool:
     """Whether `source` is a JSONL file whose first record holds every key
     of `signature`, or a parquet file (not in an archive) with those

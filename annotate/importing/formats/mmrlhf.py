@@ -52,6 +52,8 @@ from annotate.importing.formats import (
     ParsedItem,
     ParsedPart,
     ReadContext,
+    new_domain,
+    read_with_images,
 )
 from annotate.importing.jsonscan import DatasetFile, kept_value, styled_line
 from annotate.importing.records import MAX_ID_LENGTH, MAX_IMAGE_PATH_LENGTH, ImageInfo
@@ -204,20 +206,11 @@ def detect(source: DatasetSource) -> bool:
 
 
 def domain_fields(category: str) -> dict[str, Any]:
-    from annotate.models import DomainKind
-
-    return {
-        "title": f"MM-RLHF: {category}",
-        "export_category": f"{EXPORT_PREFIX}{category}",
-        "kind": DomainKind.PREFERENCE,
-        "position": 320,
-    }
+    return new_domain(f"MM-RLHF: {category}", f"{EXPORT_PREFIX}{category}", 320)
 
 
 def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
-    data = source.open_data(context.stack)
-    images = source.image_source(context.images)
-    return read_data(data, filename=source.label, images=images, context=context)
+    return read_with_images(source, context, read_data)
 
 
 def read_data(

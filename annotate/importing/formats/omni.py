@@ -66,6 +66,7 @@ from annotate.importing.formats import (
     ParsedItem,
     ParsedPart,
     ReadContext,
+    new_domain,
 )
 from annotate.importing.jsonscan import check_utf8
 from annotate.importing.options import RecordRules
@@ -332,10 +333,7 @@ def detect(source: DatasetSource) -> bool:
 
 
 def domain_fields(task: str) -> dict[str, Any]:
-    from annotate.models import DomainKind
-
-    return {"title": f"Omni-RewardBench: {task}", "export_category": f"{EXPORT_PREFIX}{task}",
-            "kind": DomainKind.PREFERENCE, "position": 320}  # fmt: skip
+    return new_domain(f"Omni-RewardBench: {task}", f"{EXPORT_PREFIX}{task}", 320)
 
 
 def domain_slug(task: str) -> str:

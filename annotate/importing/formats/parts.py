@@ -37,6 +37,8 @@ from annotate.importing.formats import (
     ParsedItem,
     ParsedPart,
     ReadContext,
+    new_domain,
+    read_with_images,
 )
 from annotate.importing.jsonscan import DatasetFile
 from annotate.importing.records import (
@@ -220,20 +222,11 @@ def domain_slug(value: str) -> str:
 
 
 def domain_fields(label: str) -> dict[str, Any]:
-    from annotate.models import DomainKind
-
-    return {
-        "title": label,
-        "export_category": label,
-        "kind": DomainKind.PREFERENCE,
-        "position": 320,
-    }
+    return new_domain(label, label, 320)
 
 
 def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
-    data = source.open_data(context.stack)
-    images = source.image_source(context.images)
-    return read_data(data, filename=source.label, images=images, context=context)
+    return read_with_images(source, context, read_data)
 
 
 def part_field(item: ParsedItem, slot: str, position: int) -> str:

@@ -53,6 +53,8 @@ from annotate.importing.formats import (
     ParsedPart,
     ReadContext,
     detect_keys,
+    new_domain,
+    read_with_images,
 )
 from annotate.importing.jsonscan import DatasetFile, kept_value, styled_line
 from annotate.importing.records import MAX_ID_LENGTH, MAX_IMAGE_PATH_LENGTH, ImageInfo, brief
@@ -241,14 +243,7 @@ def detect(source: DatasetSource) -> bool:
 
 
 def domain_fields(category: str) -> dict[str, Any]:
-    from annotate.models import DomainKind
-
-    return {
-        "title": f"Ranked: {category}",
-        "export_category": f"{EXPORT_PREFIX}{category}",
-        "kind": DomainKind.PREFERENCE,
-        "position": 300,
-    }
+    return new_domain(f"Ranked: {category}", f"{EXPORT_PREFIX}{category}", 300)
 
 
 def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
@@ -263,9 +258,7 @@ def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
             ),
             verbatim=True,  # `responses` is this format's list, not a pair
         )
-    data = source.open_data(context.stack)
-    images = source.image_source(context.images)
-    return read_data(data, filename=source.label, images=images, context=context)
+    return read_with_images(source, context, read_data)
 
 
 def read_data(

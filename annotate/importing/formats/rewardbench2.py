@@ -44,6 +44,7 @@ from annotate.importing.formats import (
     ParsedPart,
     ReadContext,
     detect_keys,
+    new_domain,
 )
 from annotate.importing.jsonscan import DatasetFile, kept_line, kept_value, styled_line
 from annotate.importing.records import MAX_ID_LENGTH, MAX_MODEL_LENGTH, brief
@@ -254,12 +255,9 @@ def detect(source: DatasetSource) -> bool:
 def domain_fields(subset: str) -> dict[str, Any]:
     from annotate.models import DomainKind
 
-    return {
-        "title": f"RewardBench 2: {subset}",
-        "export_category": f"{EXPORT_PREFIX}{subset}",
-        "kind": DomainKind.CORRECTNESS,
-        "position": 200 + SUBSETS.index(subset),
-    }
+    position = 200 + SUBSETS.index(subset)
+    return new_domain(f"RewardBench 2: {subset}", f"{EXPORT_PREFIX}{subset}", position,
+                      DomainKind.CORRECTNESS)  # fmt: skip
 
 
 def subset_slug(subset: str) -> str:

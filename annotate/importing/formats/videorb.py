@@ -42,6 +42,8 @@ from annotate.importing.formats import (
     ParsedPart,
     ReadContext,
     detect_keys,
+    new_domain,
+    read_with_images,
 )
 from annotate.importing.jsonscan import DatasetFile, kept_value, styled_line
 from annotate.importing.records import MAX_ID_LENGTH, MAX_IMAGE_PATH_LENGTH
@@ -140,21 +142,12 @@ def detect(source: DatasetSource) -> bool:
 
 
 def domain_fields(dimension: str) -> dict[str, Any]:
-    from annotate.models import DomainKind
-
     title = dimension.replace("_", " ").capitalize()
-    return {
-        "title": f"VideoRewardBench: {title}",
-        "export_category": f"{EXPORT_PREFIX}{dimension}",
-        "kind": DomainKind.PREFERENCE,
-        "position": 330,
-    }
+    return new_domain(f"VideoRewardBench: {title}", f"{EXPORT_PREFIX}{dimension}", 330)
 
 
 def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
-    data = source.open_data(context.stack)
-    images = source.image_source(context.images)
-    return read_data(data, filename=source.label, images=images, context=context)
+    return read_with_images(source, context, read_data)
 
 
 def read_data(

@@ -49,6 +49,7 @@ from annotate.importing.formats import (
     ParsedPart,
     ReadContext,
     detect_keys,
+    read_with_images,
 )
 from annotate.importing.jsonscan import DatasetFile, kept_value, styled_line
 from annotate.importing.records import MAX_ID_LENGTH, MAX_IMAGE_PATH_LENGTH, ImageInfo, brief
@@ -219,9 +220,7 @@ def detect(source: DatasetSource) -> bool:
 
 
 def read(source: DatasetSource, context: ReadContext) -> ParsedFile:
-    data = source.open_data(context.stack)
-    images = source.image_source(context.images)
-    return read_data(data, filename=source.label, images=images, context=context)
+    return read_with_images(source, context, read_data)
 
 
 def read_data(
