@@ -117,3 +117,56 @@ def test_base_serves_its_domains_and_refuses_what_it_lacks(tmp_path):
     assert records == len('{"id": "a"}\n\n') and text == '{"id": "a"}'
     with pytest.raises(EvaluationError, match="Give one toy predictions file"):
         toy.one_file(str(tmp_path), [], options, len)
+
+
+def test_chat_request_sends_temperature_only_when_set_in_a_fixed_key_order():
+    from curation.benchmarks.common.judge import chat_request
+
+    endpoint = SimpleNamespace(model="m", max_tokens=64, temperature=None)
+    messages = [{"role": "user", "content": "hi"}]
+    assert list(chat_request(endpoint, messages)) == ["model", "messages", "max_tokens"]
+    endpoint.temperature = 0.0
+    body = chat_request(endpoint, messages)
+    assert list(body) == ["model", "messages", "max_tokens", "temperature"]
+    assert (body["model"], body["messages"], body["max_tokens"], body["temperature"]) == (
+        "m", messages, 64, 0.0)  # fmt: skip
+
+
+def test_pick_and_votes_over_both_orders():
+    from curation.benchmarks.common.judge import pick, votes_both_orders
+
+    answers = ("x [[A]]", "[[B]]", "[[A]] [[B]]", "", None)
+    assert [pick(a) for a in answers] == ["A", "B", "", "", ""]
+    assert votes_both_orders("[[A]]", "[[B]]") == (2, 0)  # the chosen both times
+    assert votes_both_orders("[[B]]", "[[A]]") == (0, 2)
+    assert votes_both_orders("[[A]]", "[[A]]") == (1, 1)  # position bias
+    assert votes_both_orders("[[A]]", None) == (1, 0)
+
+
+def test_pick_of_scores_follows_the_chosen_slot_and_ties_are_no_pick():
+    from curation.benchmarks.common.records import pick_of_scores
+
+    assert [pick_of_scores(c, g) for c, g in [("1", (2, 1)), ("1", (1, 2)), ("2", (2, 1)),
+                                              ("2", (1, 2)), ("1", (1, 1))]] == [
+        "1", "2", "2", "1", ""]  # fmt: skip
+
+
+def test_prediction_lines_name_file_and_line_in_the_scorers_error():
+    from curation.benchmarks.common.predictions import first_line_object, prediction_lines
+
+    class Refused(ValueError):
+        pass
+
+    text = '{"id": 1}\n\n{"id": 2}\n'
+    assert list(prediction_lines(text, "p.jsonl", Refused, "'id'")) == [
+        (1, "p.jsonl:1", {"id": 1}), (3, "p.jsonl:3", {"id": 2})]  # fmt: skip
+    refused = [
+        ("{x", "p.jsonl:2: not valid JSON"),
+        ("[1]", "p.jsonl:2: expected an object with 'id'"),
+        ("[" * 100_000, "p.jsonl:2: values nested"),
+    ]
+    for bad, message in refused:
+        with pytest.raises(Refused, match=message):
+            list(prediction_lines('{"id": 1}\n' + bad, "p.jsonl", Refused, "'id'"))
+    assert first_line_object(' \n{"id": 1}\nx') == {"id": 1}
+    assert first_line_object("[1]") is None and first_line_object("{") is None
