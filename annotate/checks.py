@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Max, Q
+from django.db.models import Count, Exists, F, Max, OuterRef, Q
 from django.utils import timezone
 
 from annotate import signals
@@ -91,6 +91,17 @@ def may_serve(*, project: Project, annotator, now) -> bool:
     ).exists()
 
 
+def seen_content(annotator):
+    """Assignments of `annotator` on the outer item's content: the item
+    itself, the item it was copied from, or another copy of that source (an
+    Exists subquery for an Item queryset; index lookups per check)."""
+    source = OuterRef("copied_from_id")
+    return Assignment.objects.filter(
+        Q(item_id=OuterRef("pk")) | Q(item_id=source) | Q(item__copied_from_id=source),
+        annotator=annotator,
+    )
+
+
 def claim_check(
     *, project: Project, annotator, order: str, now, lease_expires_at
 ) -> Assignment | None:
@@ -102,10 +113,13 @@ def claim_check(
     served = Assignment.objects.filter(item__project=project, annotator=annotator).count()
     if not is_check_turn(project, annotator, served=served):
         return None
-    # Each check of the project and whether this annotator was ever assigned it.
+    # Each live check of the project and whether this annotator has seen it:
+    # was ever assigned it or, for a copy a curator made (curation.gold), its
+    # source or another copy of it (they voted on that content already).
     checks = list(
-        Item.objects.filter(project=project, purpose=ItemPurpose.CHECK)
-        .annotate(seen=Count("assignments", filter=Q(assignments__annotator=annotator)))
+        Item.objects.live_gates(ItemPurpose.CHECK)
+        .filter(project=project)
+        .annotate(seen=Exists(seen_content(annotator)))
         .values_list("pk", "seen")
     )
     unseen = {pk for pk, seen in checks if not seen}
@@ -289,6 +303,7 @@ def check_rows(project: Project) -> dict[int, CheckRow]:
             imported=False,
             assignment__item__project=project,
             assignment__item__purpose=ItemPurpose.CHECK,
+            assignment__item__retired_at__isnull=True,
         )
         .values("assignment__annotator_id")
         .annotate(
