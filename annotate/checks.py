@@ -91,15 +91,20 @@ def may_serve(*, project: Project, annotator, now) -> bool:
     ).exists()
 
 
-def seen_content(annotator):
-    """Assignments of `annotator` on the outer item's content: the item
-    itself, the item it was copied from, or another copy of that source (an
-    Exists subquery for an Item queryset; index lookups per check)."""
+def seen_content(annotator) -> dict:
+    """Whether `annotator` has seen the outer item's content: Exists
+    subqueries (annotations of an Item queryset; any true means seen) on the
+    item itself, the item it was copied from, and another copy of that source.
+    Three, not one with OR: each is an index lookup (the assignment's unique
+    (item, annotator), the item's copied_from index), where an OR over a join
+    would read all of the annotator's assignments for every check."""
     source = OuterRef("copied_from_id")
-    return Assignment.objects.filter(
-        Q(item_id=OuterRef("pk")) | Q(item_id=source) | Q(item__copied_from_id=source),
-        annotator=annotator,
-    )
+    mine = Assignment.objects.filter(annotator=annotator)
+    return {
+        "seen_self": Exists(mine.filter(item_id=OuterRef("pk"))),
+        "seen_source": Exists(mine.filter(item_id=source)),
+        "seen_copy": Exists(mine.filter(item__copied_from_id=source)),
+    }
 
 
 def claim_check(
@@ -116,14 +121,15 @@ def claim_check(
     # Each live check of the project and whether this annotator has seen it:
     # was ever assigned it or, for a copy a curator made (curation.gold), its
     # source or another copy of it (they voted on that content already).
+    seen = seen_content(annotator)
     checks = list(
         Item.objects.live_gates(ItemPurpose.CHECK)
         .filter(project=project)
-        .annotate(seen=Exists(seen_content(annotator)))
-        .values_list("pk", "seen")
+        .annotate(**seen)
+        .values_list("pk", *seen)
     )
-    unseen = {pk for pk, seen in checks if not seen}
-    order_ = check_order(project, annotator, [pk for pk, _ in checks])
+    unseen = {pk for pk, *seen_by in checks if not any(seen_by)}
+    order_ = check_order(project, annotator, [pk for pk, *_ in checks])
     chosen = next((pk for pk in order_ if pk in unseen), None)
     if chosen is None:
         return None

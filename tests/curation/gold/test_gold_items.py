@@ -187,6 +187,21 @@ def test_who_voted_on_the_source_never_gets_its_check_and_others_do():
     assert got is None or got.item_id != copy.pk
 
 
+def test_who_had_a_retired_copy_does_not_get_the_next_copy_of_the_same_item():
+    project = make_project(check_rate=1.0, check_minimum=99)
+    curator = make_member(project, role="curator")
+    annotator, fresh = make_member(project), make_member(project)
+    source = settled(project)
+    Item.objects.filter(pk=source.pk).update(votes_needed=0)  # its votes are in
+    first = make(project, source, curator)
+    assert claim_next_item(project=project, annotator=annotator).item_id == first.pk
+    retire_gold_item(project=project, item_id=first.pk, curator=curator, reason="reword")
+    second = make(project, source, curator)
+    Assignment.objects.filter(annotator=annotator).update(status="expired")
+    assert claim_next_item(project=project, annotator=annotator) is None
+    assert claim_next_item(project=project, annotator=fresh).item_id == second.pk
+
+
 def test_a_retired_check_is_not_served_and_its_answers_stop_counting():
     project = make_project(check_rate=1.0, check_minimum=99)
     curator = make_member(project, role="curator")
