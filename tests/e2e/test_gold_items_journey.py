@@ -111,6 +111,13 @@ def test_curator_makes_qualification_items_in_the_grid_and_a_newcomer_qualifies_
     page.set_viewport_size(SIZES["phone"]["viewport"])
     axe_clean(page, "adjudication form, phone")
     page.locator("#gold").screenshot(path=str(artifacts / "gold-adjudication-form.png"))
+    # Ctrl+Enter in this form saves this form (not the decision above it).
+    page.locator("#id_gold-reason").focus()
+    page.keyboard.type("An attention check")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector(".messages .msg-success")
+    assert "Made gold check item bench1~check." in text(page, ".messages")
+    assert Verdict.objects.get(item=bench).status == "agreed"  # no decision was saved
     Verdict.objects.filter(item=bench).update(status="needs_votes", final_choice="", provenance="")
     page.close()
 
