@@ -70,12 +70,14 @@ class CurationApi(Resource):
         agreement_max: float | None = None,
         flagged: bool | None = None,
         gold: bool | None = None,
+        group: str | None = None,
         q: str | None = None,
         sort: str | None = None,
     ) -> Iterator[ItemRow]:
         """Every item of the project as the data grid shows it, with its
         filters: status, domain, kind (why contested), votes and winner
-        share (agreement) ranges, flagged problem, has gold, text `q`, and
+        share (agreement) ranges, flagged problem, has gold, `group` (one
+        group's items by its exact key), text `q`, and
         `sort` (id, external_id, votes, agreement, updated, status; `-` for
         descending)."""
         params = {
@@ -88,6 +90,7 @@ class CurationApi(Resource):
             "agreement_max": agreement_max,
             "flagged": _yes_no(flagged),
             "gold": _yes_no(gold),
+            "group": group,
             "q": q,
             "sort": sort,
         }
