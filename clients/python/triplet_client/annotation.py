@@ -92,7 +92,9 @@ class AnnotationApi(Resource):
             "correct": None if correct is None else list(correct),
             "grades": None if grades is None else list(grades),
         }
-        body = {k: v for k, v in body.items() if v is not None}
+        # Unset fields stay out: the server's defaults ("" is refused where a
+        # field does not apply, e.g. `choice` on a ranking).
+        body = {k: v for k, v in body.items() if v is not None and v != ""}
         params = {"next": "true"} if next else None
         path = f"assignments/{id_of(assignment)}/judgement/"
         answer = self._t.json("POST", path, json=body, params=params)
