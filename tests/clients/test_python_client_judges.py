@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import transaction
 from rest_framework.authtoken.models import Token
 from triplet_client import (
     Client,
@@ -16,11 +17,13 @@ from triplet_client import (
     WaitTimeout,
 )
 
+from annotate.models import Item, Judgement
 from curation.api.calibration import CalibrationSerializer
 from curation.benchmarks.mrb import scoring_input
 from curation.evaluation.calibration_report import calibration_for
-from curation.models import JudgeRun, Mix
+from curation.models import JudgeRun, Mix, Verdict
 from curation.quality.views import suspected_errors
+from curation.verdicts.service import update_verdict
 from tests.curation.evaluation.fake_openai import FakeJudge
 from tests.curation.evaluation.test_project_judge_runs import N_ITEMS, World
 from tests.curation.releases.test_releases import built, make_release_project
@@ -95,6 +98,11 @@ def test_judge_runs_on_a_release_feed_the_leaderboard_and_the_release_filters(
     assert entry.name == "judge-1"
     assert entry.accuracy == pytest.approx((len(records) - len(hard)) / len(records), abs=1e-12)
     assert [r.id for r in curator.judge_runs("jcl", release=release)] == [run.id]
+    wrong = list(curator.evaluation_items("jcl", release, entry))  # show="wrong"
+    assert sorted(p.external_id for p in wrong) == hard and not any(p.correct for p in wrong)
+    assert len(list(curator.evaluation_items("jcl", release, entry, show="all"))) == len(records)
+    (seen_by,) = curator.item_predictions("jcl", wrong[0].item_id)
+    assert (seen_by.evaluation, seen_by.correct, seen_by.has_swapped) == (entry.id, False, True)
     assert list(curator.judge_runs("jcl")) == []  # none over the project's items
 
     # Cancel a queued run, wait on it (it failed), resume it to the end.
@@ -137,9 +145,36 @@ def test_judge_runs_on_a_release_feed_the_leaderboard_and_the_release_filters(
         curator.create_mix("client-mix", "v1", [{"project": "jcl", "release": "v1.0"}])
     assert taken.value.code == "exists"
 
+    # A ready release is neither retried nor (kept IDs) mapped.
+    with pytest.raises(Conflict) as retried:
+        curator.retry_release("jcl", release.pk)
+    assert retried.value.code == "not_retryable"
+    with pytest.raises(Conflict) as kept:
+        curator.release_id_map("jcl", release.pk)
+    assert kept.value.code == "not_rekeyed"
+
+    # Bulk actions from the grid, and the vote mode.
+    outcome = curator.bulk_items("jcl", "exclude", [wrong[0].item_id], "broken", category="broken")
+    assert outcome.done == 1 and outcome.skipped == {}
+    assert Verdict.objects.get(item_id=wrong[0].item_id).status == "excluded"
+    assert admin.adaptive("jcl").vote_mode == "fixed"
+    changed = admin.set_vote_mode("jcl", "adaptive", base_votes=2, budget=5)
+    assert (changed.vote_mode, changed.base_votes, changed.budget) == ("adaptive", 2, 5)
+    assert curator.adaptive("jcl").budget == 5
+    with pytest.raises(PermissionDenied):
+        curator.set_vote_mode("jcl", "fixed")
+
 
 def test_project_judge_runs_calibration_agreement_and_label_quality(live_server):
     world = World()
+    for item in world.items:  # the votes counted and the rule run, as a vote does
+        choices = Judgement.objects.filter(assignment__item=item).values_list("choice", flat=True)
+        tally = {c: list(choices).count(c) for c in ("1", "2")}
+        Item.objects.filter(pk=item.pk).update(votes_1=tally["1"], votes_2=tally["2"])
+        item.refresh_from_db()
+        Verdict.objects.get_or_create(item=item, project=world.project)
+        with transaction.atomic():
+            update_verdict(item=item)
     with FakeJudge(api_key=API_KEY, model=MODEL, records=world.records) as fake:
         fake.after_verdict = lambda ext, order: " Confidence: 80%"
         admin = client_for(live_server, world.admin)
@@ -180,3 +215,9 @@ def test_project_judge_runs_calibration_agreement_and_label_quality(live_server)
     suspects = list(curator.suspects("cal"))
     expected_suspects = suspected_errors(world.project, {"view": "all"})
     assert [s.item_id for s in suspects] == [q.item_id for q in expected_suspects]
+    assert suspects, "the seeded world has suspected labels"
+    confirmed = curator.decide_suspect("cal", suspects[0], "confirm", "checked by hand")
+    assert (confirmed.item_id, confirmed.provenance) == (suspects[0].item_id, "reviewed")
+    with pytest.raises(Conflict) as stale:
+        curator.decide_suspect("cal", suspects[0], "overturn", "changed my mind")
+    assert stale.value.code == "stale"

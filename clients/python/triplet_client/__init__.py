@@ -28,13 +28,16 @@ from triplet_client.errors import (
 from triplet_client.exports import Export
 from triplet_client.gates import Qualifications
 from triplet_client.models import (
+    Adaptive,
     Assignment,
+    BulkResult,
     Claim,
     Domain,
     Evaluation,
     Group,
     ImportResult,
     Invitation,
+    ItemPrediction,
     ItemRow,
     Judged,
     Member,
@@ -65,12 +68,14 @@ from triplet_client.quality_models import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Adaptive",
     "Agreement",
     "AnnotatorChecks",
     "AnnotatorStats",
     "ApiError",
     "Assignment",
     "BadRequest",
+    "BulkResult",
     "Calibration",
     "CalibrationRow",
     "ChecksumMismatch",
@@ -85,6 +90,7 @@ __all__ = [
     "ImportProblem",
     "ImportResult",
     "Invitation",
+    "ItemPrediction",
     "ItemRow",
     "JudgeEndpoint",
     "JudgeRun",

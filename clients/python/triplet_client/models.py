@@ -408,3 +408,48 @@ class Mix:
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> Mix:
         return from_json(cls, data, progress=from_json(Progress, data.get("progress") or {}))
+
+
+# --- Vote modes, bulk actions, per-item predictions ---------------------------------------
+
+
+@dataclass(frozen=True)
+class Adaptive:
+    """A project's vote mode and adaptive rule, with the last refit's counts."""
+
+    vote_mode: str  # fixed or adaptive
+    base_votes: int
+    budget: int
+    stop_certainty: float
+    rule: str = ""
+    posterior: str = ""
+    fallback: bool = False
+    refitted_at: datetime | None = None
+    items: dict[str, int] = field(default_factory=dict)  # base, open, certain, agreement, budget
+    judges: int = 0
+
+
+@dataclass(frozen=True)
+class BulkResult:
+    done: int
+    skipped: dict[str, int] = field(default_factory=dict)  # why -> how many
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ItemPrediction:
+    """How one leaderboard entry judged one item (canonical terms)."""
+
+    evaluation: int
+    item_id: int
+    external_id: str
+    correct: bool
+    category: str = ""
+    sub_bucket: str = ""
+    chosen: str = ""  # the label
+    choice: str = ""  # the entry's answer, original order
+    swapped_choice: str = ""
+    has_swapped: bool = False
+    random_verdict: bool = False
+    p1: float | None = None
+    raw: Any = None
