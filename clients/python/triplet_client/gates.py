@@ -1,0 +1,52 @@
+"""The annotator gates (README "Qualification and checks"): your own
+qualification, the curators' list of attempts and manual admission, and the
+annotator table of check accuracy with reinstatement of a paused annotator.
+Qualification answers themselves are given on the pages."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from triplet_client.models import Project, from_json
+from triplet_client.quality_models import AnnotatorChecks, QualificationStatus, QualifiedAnnotator
+from triplet_client.transport import Resource, segment, slug_of
+
+
+@dataclass(frozen=True)
+class Qualifications:
+    """Every annotator's admission and attempts (qualification_attempts())."""
+
+    required: bool
+    items: int  # qualification items in the project
+    annotators: list[QualifiedAnnotator]
+
+
+class GatesApi(Resource):
+    def qualification(self, project: str | Project) -> QualificationStatus:
+        """Your qualification here: required, admitted, attempts, when you may retry."""
+        answer = self._t.json("GET", f"projects/{slug_of(project)}/qualification/")
+        return QualificationStatus.from_api(answer)
+
+    def qualification_attempts(self, project: str | Project) -> Qualifications:
+        """Every annotator's admission and attempts (curators)."""
+        answer = self._t.json("GET", f"projects/{slug_of(project)}/qualification/annotators/")
+        annotators = [QualifiedAnnotator.from_api(a) for a in answer["annotators"]]
+        return Qualifications(answer["required"], answer["items"], annotators)
+
+    def admit(self, project: str | Project, user_id: int, reason: str = "") -> QualifiedAnnotator:
+        """Admit an annotator without qualification (curators; audited)."""
+        body = {"user_id": user_id, "reason": reason}
+        path = f"projects/{slug_of(project)}/qualification/admit/"
+        return QualifiedAnnotator.from_api(self._t.json("POST", path, json=body))
+
+    def annotator_checks(self, project: str | Project) -> Iterator[AnnotatorChecks]:
+        """The annotator table (curators): accuracy on check items with its
+        95 % Wilson interval, and who the check rule paused."""
+        for row in self._t.pages(f"projects/{slug_of(project)}/annotators/"):
+            yield from_json(AnnotatorChecks, row)
+
+    def reinstate(self, project: str | Project, user_id: int) -> AnnotatorChecks:
+        """Reinstate an annotator the check rule paused (Conflict `not_paused` otherwise)."""
+        path = f"projects/{slug_of(project)}/annotators/{segment(user_id)}/reinstate/"
+        return from_json(AnnotatorChecks, self._t.json("POST", path))
