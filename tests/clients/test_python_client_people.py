@@ -155,3 +155,36 @@ def test_media_parts_and_their_derivatives_download_blind(live_server, tmp_path)
         stranger.download_media(video)
     with pytest.raises(StudioError, match="not on this server"):
         studio.download_media("https://elsewhere.example/api/v1/assignments/1/media/left/0/")
+
+
+def test_check_and_qualification_items_made_through_the_client(live_server):
+    from tests.curation.gold.test_gold_items import settled
+
+    project = make_project(slug="gold")
+    source = settled(project, side="2")
+    curator = client_for(live_server, make_member(project, role="curator"))
+    made = curator.make_gold_item(
+        project.slug, source.pk, "qualification", reason="a clear case", explanation="*Why*"
+    )
+    assert (made.purpose, made.gold_choice, made.copied_from, made.retired_at) == (
+        "qualification",
+        "2",
+        source.pk,
+        None,
+    )
+    assert [g.item_id for g in curator.gold_items(project.slug)] == [made.item_id]
+    with pytest.raises(Conflict):  # one live copy per source
+        curator.make_gold_item(project.slug, source.pk, "check", reason="again")
+    with pytest.raises(NotFound):
+        curator.make_gold_item(project.slug, 999_999, "check", reason="no such item")
+    with pytest.raises(BadRequest):
+        curator.make_gold_item(project.slug, source.pk, "benchmark", reason="wrong purpose")
+    edited = curator.edit_gold_item(project.slug, made.item_id, "Look at the axes.")
+    assert edited.explanation == "Look at the axes."
+    retired = curator.retire_gold_item(project.slug, made.item_id, reason="too easy")
+    assert retired.retired_at is not None
+    with pytest.raises(Conflict):
+        curator.retire_gold_item(project.slug, made.item_id, reason="twice")
+    annotator = client_for(live_server, make_member(project))
+    with pytest.raises(PermissionDenied):
+        list(annotator.gold_items(project.slug))

@@ -1,6 +1,7 @@
 """The annotator gates (README "Qualification and checks"): your own
 qualification, the curators' list of attempts and manual admission, and the
-annotator table of check accuracy with reinstatement of a paused annotator.
+annotator table of check accuracy with reinstatement of a paused annotator,
+and the check and qualification items curators make from settled items.
 Qualification answers themselves are given on the pages."""
 
 from __future__ import annotations
@@ -9,7 +10,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from triplet_client.models import Project, from_json
-from triplet_client.quality_models import AnnotatorChecks, QualificationStatus, QualifiedAnnotator
+from triplet_client.quality_models import (
+    AnnotatorChecks,
+    GoldItem,
+    QualificationStatus,
+    QualifiedAnnotator,
+)
 from triplet_client.transport import Resource, segment, slug_of
 
 
@@ -50,3 +56,44 @@ class GatesApi(Resource):
         """Reinstate an annotator the check rule paused (Conflict `not_paused` otherwise)."""
         path = f"projects/{slug_of(project)}/annotators/{segment(user_id)}/reinstate/"
         return from_json(AnnotatorChecks, self._t.json("POST", path))
+
+    def gold_items(self, project: str | Project) -> Iterator[GoldItem]:
+        """The project's check and qualification items, made or imported (curators)."""
+        for row in self._t.pages(f"projects/{slug_of(project)}/gold-items/"):
+            yield from_json(GoldItem, row)
+
+    def make_gold_item(
+        self,
+        project: str | Project,
+        item_id: int,
+        purpose: str,
+        reason: str,
+        explanation: str = "",
+        is_attention: bool = False,
+    ) -> GoldItem:
+        """A check (`purpose="check"`) or qualification item copied from a
+        settled benchmark item, gold from its verdict (curators; audited).
+        Conflict when the item is not settled, a tie, or already has a live copy."""
+        body = {
+            "item_id": item_id,
+            "purpose": purpose,
+            "reason": reason,
+            "explanation": explanation,
+            "is_attention": is_attention,
+        }
+        path = f"projects/{slug_of(project)}/gold-items/"
+        return from_json(GoldItem, self._t.json("POST", path, json=body))
+
+    def edit_gold_item(
+        self, project: str | Project, item_id: int, explanation: str, reason: str = ""
+    ) -> GoldItem:
+        """Replace a check or qualification item's explanation (curators; audited)."""
+        path = f"projects/{slug_of(project)}/gold-items/{segment(item_id)}/"
+        body = {"explanation": explanation, "reason": reason}
+        return from_json(GoldItem, self._t.json("PATCH", path, json=body))
+
+    def retire_gold_item(self, project: str | Project, item_id: int, reason: str) -> GoldItem:
+        """Retire a check or qualification item: never served again, its
+        answers no longer count (curators; audited; one-way)."""
+        path = f"projects/{slug_of(project)}/gold-items/{segment(item_id)}/retire/"
+        return from_json(GoldItem, self._t.json("POST", path, json={"reason": reason}))

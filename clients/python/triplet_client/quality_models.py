@@ -181,6 +181,23 @@ class AnnotatorChecks:
     pause: dict[str, Any] | None = None  # paused_at, reason, right, total, low, high, threshold
 
 
+@dataclass(frozen=True)
+class GoldItem:
+    """A check or qualification item (made from a settled item, or
+    imported): its gold side, explanation and, for a copy, the item it was
+    made from; `drifted` when that item's verdict no longer gives this gold."""
+
+    item_id: int
+    external_id: str
+    purpose: str  # "check" | "qualification"
+    gold_choice: str  # "1" | "2"
+    is_attention: bool = False
+    explanation: str = ""
+    copied_from: int | None = None
+    retired_at: datetime | None = None
+    drifted: bool = False
+
+
 # --- Agreement and label quality ------------------------------------------------------------
 
 
