@@ -106,7 +106,7 @@ def test_two_votes_that_deadlock_are_both_stored_and_answered():
 def test_without_the_retry_the_same_deadlock_drops_a_vote():
     """The scene above does deadlock: with one attempt, one vote is a 500 and
     is not stored."""
-    statuses, held, _ = crossed_votes(1)
+    statuses, _, _ = crossed_votes(1)
     assert sorted(statuses.values()) == [201, 500], statuses
     assert Judgement.objects.count() == 1
 
