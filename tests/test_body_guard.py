@@ -134,6 +134,50 @@ def test_the_checked_member_still_gets_through_to_the_view(scene):
     assert response.status_code == 302
 
 
+def test_a_small_body_goes_to_the_view_unchecked_and_the_view_still_refuses_a_stranger(
+    scene, settings
+):
+    """Up to UNCHECKED_BODY_MAX_BYTES, which any view takes unchecked, the
+    guard asks nothing (a vote's small JSON costs no statement there); the
+    view's own check answers the stranger as the guard would, and stores
+    nothing."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotate.models import Judgement
+
+    _, assignment, stranger = scene
+    url = f"/api/v1/assignments/{assignment.pk}/judgement/"
+    vote = b'{"choice": "left", "correct_left": "yes", "correct_right": "no"}'
+    client, headers = Client(), token_headers(stranger)
+    with CaptureQueriesContext(connection) as ctx:
+        response = client.post(url, vote, content_type="application/json", **headers)
+    assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+    assert not Judgement.objects.exists()
+    # The owner's vote: their assignment is read once (the vote's locked
+    # read), not first by the guard too.
+    from annotate.loop.postgres import PAGE_SQL
+
+    own_read = PAGE_SQL.split("WHERE")[0].strip()
+    with CaptureQueriesContext(connection) as ctx:
+        response = Client().post(
+            url, vote, content_type="application/json", **token_headers(assignment.annotator)
+        )
+    assert response.status_code == 201, response.content
+    assert sum(own_read in q["sql"] for q in ctx.captured_queries) == 1
+    # Just over the bound, the guard refuses it unread, as before.
+    response, reads = send(
+        client, url, settings.UNCHECKED_BODY_MAX_BYTES + 1, **token_headers(stranger)
+    )
+    assert (response.status_code, reads) == (404, 0)
+    response, reads = send(
+        session_client(stranger),
+        f"/a/{assignment.pk}/submit/",
+        settings.UNCHECKED_BODY_MAX_BYTES + 1,
+    )
+    assert (response.status_code, reads) == (404, 0)
+
+
 def _routes(patterns, prefix=""):
     for p in patterns:
         if isinstance(p, URLResolver):

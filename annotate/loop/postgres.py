@@ -16,10 +16,9 @@ per connection.
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from functools import cache
 
-from django.db import IntegrityError, connection, transaction
+from django.db import connection
 from django.db.models import Model
 
 from annotate.loop import orm
@@ -87,9 +86,18 @@ _ASSIGNMENT_ROW = [f.column for f in Assignment._meta.concrete_fields]
 _CLAIM_ASSIGNMENT = _select_columns("found", Assignment)
 
 
+# The columns of the one-lease-per-annotator-and-item rule, from the model:
+# the claim's INSERT does nothing where it would break it (ON CONFLICT).
+_ONE_PER_ANNOTATOR = next(
+    [Assignment._meta.get_field(name).column for name in constraint.fields]
+    for constraint in Assignment._meta.constraints
+    if constraint.name == "annotate_assignment_one_per_annotator"
+)
+
+
 def _new_value(field) -> str:
     """The INSERT's expression for `field` of a new assignment."""
-    return "counted.id" if field.attname == "item_id" else f"%(new_{field.column})s"
+    return "picked.id" if field.attname == "item_id" else f"%(new_{field.column})s"
 
 
 # The claim: the lease checks, the pick, the count and the lease in one
@@ -125,9 +133,17 @@ def _new_value(field) -> str:
 #   claimers hold, so concurrent claimers take different items without
 #   waiting; only the item row, since locking the joined domain
 #   rows would make every other claimer skip all items sharing them.
-# - `counted`: the UPDATE's condition (rechecked on the row's latest version)
-#   and the CHECK constraint make overlap impossible even if the lock did not.
-# - The final SELECT always returns one row (the stale flag), with the
+# - `leased`, then `counted`: the lease of the picked item, counted in its
+#   live assignments. The pick's lock (taken on the row's latest version,
+#   its room rechecked) keeps that room until commit; the CHECK constraint
+#   (live_assignments <= votes_needed) would fail the statement, never
+#   overlap, if the lock did not. ON CONFLICT DO NOTHING: the same person's
+#   other claim (another tab, the page's claim ahead) leased this item and
+#   committed after this statement's snapshot (the lock rechecked the item's
+#   room, not the snapshot's list of their items); then nothing is leased or
+#   counted, the statement ends normally (a vote's transaction needs no
+#   savepoint around it) and says so (`conflict`), and claim() asks again.
+# - The final SELECT always returns one row (the stale and conflict flags), with the
 #   leased or resumed assignment's item and domain when there is one (the
 #   page and the API show the item's parts, images included: no join of
 #   Item.image),
@@ -198,15 +214,16 @@ CLAIM_SQL = (
         member=_MEMBER,
         lock="FOR UPDATE OF p SKIP LOCKED",
     )
-    + """, counted AS (
-        UPDATE annotate_item u SET live_assignments = u.live_assignments + 1
-        FROM picked WHERE u.id = picked.id AND u.live_assignments < u.votes_needed
-        RETURNING u.id, u.live_assignments
-    ), leased AS (
+    + """, leased AS (
         INSERT INTO {table} ({insert_columns})
         SELECT {insert_values}
-        FROM counted
+        FROM picked
+        ON CONFLICT ({one_per_annotator}) DO NOTHING
         RETURNING {returned}
+    ), counted AS (
+        UPDATE annotate_item u SET live_assignments = u.live_assignments + 1
+        FROM leased WHERE u.id = leased.item_id
+        RETURNING u.id, u.live_assignments
     ), found AS (
         SELECT leased.*, counted.live_assignments AS live
         FROM leased INNER JOIN counted ON counted.id = leased.item_id
@@ -215,6 +232,7 @@ CLAIM_SQL = (
     )
     SELECT
         EXISTS (SELECT 1 FROM stale),
+        EXISTS (SELECT 1 FROM picked) AND NOT EXISTS (SELECT 1 FROM leased),
         COALESCE(found.live, i.live_assignments),
         {columns}
     FROM (SELECT 1) AS one
@@ -225,6 +243,7 @@ CLAIM_SQL = (
         table=Assignment._meta.db_table,
         insert_columns=", ".join(f.column for f in NEW_ASSIGNMENT_FIELDS),
         insert_values=", ".join(_new_value(f) for f in NEW_ASSIGNMENT_FIELDS),
+        one_per_annotator=", ".join(_ONE_PER_ANNOTATOR),
         returned=", ".join(_ASSIGNMENT_ROW),
         columns=", ".join(column for _, column in _CLAIM_ASSIGNMENT + CLAIM_ITEM + CLAIM_DOMAIN),
     )
@@ -286,27 +305,20 @@ def claim(
         check_stale=check_stale,
         group=group,
     )
-    # One statement. Inside a transaction (a submit's claim of the next
-    # item) it runs in a savepoint, so that the retry below can follow a
-    # failed attempt; alone, a failed statement leaves nothing to undo.
-    guard = transaction.atomic if connection.in_atomic_block else nullcontext
-    try:
-        with guard(), connection.cursor() as cursor:
+    # One statement, with no savepoint inside a vote's transaction: a
+    # conflict with the same person's other claim ends it normally.
+    with connection.cursor() as cursor:
+        cursor.execute(CLAIM_SQL, parameters)
+        row = cursor.fetchone()
+        if row[1]:
+            # That other claim's lease committed after this statement's
+            # snapshot: claim again; the new statement sees the lease and
+            # hands it back (it is theirs and open).
             cursor.execute(CLAIM_SQL, parameters)
             row = cursor.fetchone()
-    except IntegrityError:
-        # The same person's other claim (another tab, the page's claim
-        # ahead) leased this item and committed after this statement's
-        # snapshot: the row lock re-checked the item's counts but not the
-        # snapshot's list of their items, so the insert met the one-per-
-        # annotator-and-item rule. Claim again: the new statement sees that
-        # lease and hands it back (it is theirs and open).
-        with connection.cursor() as cursor:
-            cursor.execute(CLAIM_SQL, parameters)
-            row = cursor.fetchone()
-    stale, live = row[:2]
+    stale, _, live = row[:3]
     assignment, item, domain = instances(
-        row[2:],
+        row[3:],
         (Assignment, _CLAIM_ASSIGNMENT),
         (Item, CLAIM_ITEM),
         (Domain, CLAIM_DOMAIN),

@@ -28,6 +28,7 @@ from annotate import checks, signals
 from annotate.loop import orm, postgres, sqlite
 from annotate.loop.leases import expire_stale_leases
 from annotate.loop.orm import COMPARE_PAGE_RELATED, tally_update
+from annotate.loop.retries import run_again_if_lost
 from annotate.loop.rules import (
     AnnotationError,
     DisplayedVote,
@@ -90,9 +91,8 @@ def _statements() -> ModuleType:
 _BY_VENDOR = {"postgresql": postgres, "sqlite": sqlite}
 
 
-# The display order of each lease (rules.draw_order), drawn here for both
-# paths: uniform over the permutations of the item's response slots. Items
-# are pairs today (two response slots).
+# The display order of each lease (rules.draw_order), drawn here for both paths:
+# uniform over the permutations of the item's response slots (pairs: two).
 _coin = random.SystemRandom()
 PAIR_SLOTS = 2
 
@@ -351,32 +351,17 @@ def submit_and_claim_next(
 def _submit(
     *, assignment_id: int, annotator, vote, now, claim_next: bool
 ) -> tuple[Judgement, Assignment | None]:
-    """The vote (and, with claim_next, the next lease) in one transaction.
-
-    _check_submit() writes nothing, so when it refuses (an invalid vote, a
-    skipped or expired item, someone else's assignment) the transaction ends
-    with COMMIT and the refusal is raised after it. A ROLLBACK would change
-    nothing in the data but cost every later request on the connection:
-    psycopg drops all of the connection's prepared statements on any
-    ROLLBACK, so the next five claims and votes would be parsed and planned
-    again. Anything raised after the checks rolls back as usual.
-    """
-    refused: Exception | None = None
-    following: Assignment | None = None
-    with transaction.atomic():
-        try:
-            checked = _check_submit(assignment_id=assignment_id, annotator=annotator, vote=vote)
-        except (AnnotationError, Assignment.DoesNotExist) as exc:
-            refused = exc
-        else:
-            judgement = _write_submit(checked, annotator=annotator, now=now)
-            _after_vote(judgement.assignment.item, annotator=annotator, now=now)
-            if claim_next:
-                project = judgement.assignment.item.project
-                group = judgement.assignment.item.group_key
-                following = claim_next_item(
-                    project=project, annotator=annotator, now=now, group=group
-                )
+    """The vote (and, with claim_next, the next lease) in one transaction,
+    run again if PostgreSQL ends it to break a deadlock (annotate.loop.retries).
+    _check_submit() writes nothing: a refusal (an invalid vote, a skipped or
+    expired item, someone else's assignment) ends the transaction with COMMIT
+    and is raised after it; a ROLLBACK would cost every later request on the
+    connection (psycopg drops all its prepared statements on any ROLLBACK,
+    so the next claims and votes are parsed and planned again). Anything
+    raised after the checks rolls back as usual."""
+    refused, judgement, following = run_again_if_lost(
+        lambda: _submit_transaction(assignment_id, annotator, vote, now, claim_next)
+    )
     if refused is not None:
         raise refused
     if (
@@ -385,11 +370,27 @@ def _submit(
         and connection.features.has_select_for_update_skip_locked
         and not connection.in_atomic_block
     ):
-        # Nothing could be leased inside the vote's transaction (where a claim
-        # must not wait for locked rows); now, with the vote committed and its
-        # locks released, one patient claim.
-        following = claim_next_item(project=project, annotator=annotator, now=now, group=group)
+        # Nothing could be leased inside the vote's transaction (where a claim must
+        # not wait for locked rows); now, its locks released, one patient claim.
+        following = _next_lease(judgement, annotator, now)
     return judgement, following
+
+
+def _submit_transaction(assignment_id: int, annotator, vote, now, claim_next: bool):
+    """(The refusal, or None; the judgement; the next lease) of one attempt."""
+    with transaction.atomic():
+        try:
+            checked = _check_submit(assignment_id=assignment_id, annotator=annotator, vote=vote)
+        except (AnnotationError, Assignment.DoesNotExist) as exc:
+            return exc, None, None
+        judgement = _write_submit(checked, annotator=annotator, now=now)
+        _after_vote(judgement.assignment.item, annotator=annotator, now=now)
+        return None, judgement, _next_lease(judgement, annotator, now) if claim_next else None
+
+
+def _next_lease(judgement: Judgement, annotator, now) -> Assignment | None:
+    item = judgement.assignment.item  # (the next item of its group first)
+    return claim_next_item(project=item.project, annotator=annotator, now=now, group=item.group_key)
 
 
 def _after_vote(item: Item, *, annotator, now) -> None:

@@ -184,7 +184,7 @@ def test_submit_with_next_adds_only_the_claim_statement(project):
     vote = {"choice": "left", "correct_left": "yes", "correct_right": "no"}
     # test_submit_query_count_is_constant's statements, then the claim (see
     # test_next_assignment_query_count_is_constant, without token and project).
-    with exact_queries(7 if on_postgres() else 13):
+    with exact_queries(6 if on_postgres() else 12):
         r = client.post(f"/api/v1/assignments/{a['id']}/judgement/?next=true", vote, format="json")
     assert r.status_code == 201 and r.json()["next"]["id"] != a["id"]
 
@@ -304,14 +304,14 @@ def test_submit_query_count_is_constant(project):
     client = token_client(user)
     a = client.post(next_url(project)).json()
     vote = {"choice": "left", "correct_left": "yes", "correct_right": "no"}
-    # token+user, the body check (the assignment is the sender's own, before
-    # the body is read: issue 29), the locked assignment with item, project
+    # token+user (a vote's small body needs no check before it is read:
+    # config.request_limits), the locked assignment with item, project
     # and domain (and the membership test); then insert the judgement and
     # its per-slot answers, mark the assignment, count the vote for the item
     # and the annotator (one statement on PostgreSQL; on SQLite five, the
     # tallies' update returning them); curation's receiver locks the item's
     # verdict. The item is below its votes: the rule reads no votes and the
     # verdict stays as it is.
-    with exact_queries(5 if on_postgres() else 9):
+    with exact_queries(4 if on_postgres() else 8):
         r = client.post(f"/api/v1/assignments/{a['id']}/judgement/", vote, format="json")
     assert r.status_code == 201

@@ -290,12 +290,11 @@ def test_htmx_submit_and_next_item_run_a_constant_number_of_queries(
     user = login(client, project)
     start(client, project)
     a = Assignment.objects.get(annotator=user)
-    # the session, its user; the body check (the assignment is the user's
-    # own, before the form is read: issue 29); the submit, which reads the
-    # assignment itself
+    # the session, its user (a small form needs no body check first:
+    # config.request_limits); the submit, which reads the assignment itself
     # (see test_submit: 3 on PostgreSQL, 6 on SQLite, and its SAVEPOINT pair);
-    # the claim (see test_claim: 1 and, inside the submit's transaction, its
-    # SAVEPOINT pair; or 3 and a pair), the progress line with the
+    # the claim (see test_claim: 1, no savepoint on PostgreSQL; or 3 and a
+    # SAVEPOINT pair on SQLite), the progress line with the
     # annotator's own count; the next item's parts (issue 32). The fresh
     # claim brings the next item along.
     with django_assert_max_num_queries(13 if on_postgres() else 18):
