@@ -494,7 +494,6 @@ class SubmitJudgementApi(APIView):
         return Response(body, status=status.HTTP_200_OK if repeat else status.HTTP_201_CREATED)
 
 
-@guard_body(owns_assignment)
 def _displayed_vote(data: dict) -> rules.DisplayedVote:
     """The DisplayedVote of an API body: a pick or a ranking by displayed
     position when one is sent (the service refuses it with `task` if the
@@ -543,6 +542,7 @@ def _displayed_slot_answer(judgement, order: str) -> dict:
     return {"ranking": [ranks.get(slot) for slot in rules.displayed_slots(order)]}
 
 
+@guard_body(owns_assignment)
 class SkipAssignmentApi(APIView):
     class InputSerializer(serializers.Serializer):
         reason = serializers.CharField(max_length=500, help_text="Why you skip this item.")
