@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from tests.factories import make_user
-from tests.migrations import migrated_to
+from tests.migrations import migrate, migrated_to
 
 pytestmark = pytest.mark.django_db
 
@@ -140,6 +140,7 @@ def test_signing_in_deletes_the_sessions_that_ran_out(client):
 # --- The accounts app's session table, retired (annotate 0013) ------------------------------
 
 BEFORE = [("annotate", "0012_domain_correctness_wording")]
+AFTER = [("annotate", "0013_drop_accounts_sessions")]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -158,8 +159,9 @@ def test_the_migration_drops_the_old_table_and_signs_everybody_out():
         Session.objects.create(
             session_key="s" * 32, session_data="", expire_date=timezone.now() + timedelta(days=1)
         )
-    assert "accounts_session" not in connection.introspection.table_names()
-    assert not Session.objects.exists()
-    applied = recorder.applied_migrations()
-    assert not [key for key in applied if key[0] == "accounts"]
-    assert ("annotate", "0013_drop_accounts_sessions") in applied
+        migrate(AFTER)
+        assert "accounts_session" not in connection.introspection.table_names()
+        assert not Session.objects.exists()
+        applied = recorder.applied_migrations()
+        assert not [key for key in applied if key[0] == "accounts"]
+        assert ("annotate", "0013_drop_accounts_sessions") in applied

@@ -7,13 +7,14 @@ from django.db import connection
 from annotate.loop.service import Vote, claim_next_item, submit_judgement
 from annotate.models import Item
 from tests.factories import make_item, make_member, make_project
-from tests.migrations import migrated_to
+from tests.migrations import migrate, migrated_to
 
 pytestmark = pytest.mark.skipif(
     connection.vendor != "postgresql", reason="a PostgreSQL storage parameter"
 )
 
 BEFORE = [("annotate", "0008_claim_index_with_id")]
+AFTER = [("annotate", "0009_item_toast_tuple_target")]
 
 # About 1,500 characters that compress well, like a model's answer: the row
 # exceeds PostgreSQL's 2 kB threshold, and compression alone brings it back
@@ -93,8 +94,8 @@ def test_the_migration_moves_the_text_of_rows_already_there():
         )
         # The default target: compressed in the row, nothing out of line.
         assert toasted_values() == 0
-    # migrated_to() has applied 0009 on the way out: the values moved (the
-    # three HTML ones before 0019 dropped their columns).
-    assert toasted_values() >= 6
-    stored = Item.objects.get(pk=old.pk)
-    assert (stored.prompt, stored.response_2) == (LONG, LONG + "b")
+        apps = migrate(AFTER)
+        # The values moved: the three texts and their HTML (columns until 0019).
+        assert toasted_values() >= 6
+        stored = apps.get_model("annotate", "Item").objects.get(pk=old.pk)
+        assert (stored.prompt, stored.response_2) == (LONG, LONG + "b")
