@@ -38,6 +38,7 @@ from annotate.models import Assignment, AssignmentStatus, Project
 from annotate.projects import member_of
 from annotate.qualification.service import QualificationRequired
 from common.api.errors import Conflict, errors
+from common.api.input import validated
 from common.api.schema import CORRECTNESS_CHOICES, DISPLAYED_CHOICES, GRADES, PREFERENCE_SCALES
 from common.body_guard import guard_body
 
@@ -560,13 +561,12 @@ class SkipAssignmentApi(APIView):
     def post(self, request, assignment_id):
         # Someone else's assignment is a 404 whatever the body says.
         _own_assignment(request, assignment_id)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        data = validated(self, request)
         try:
             assignment = skip_item(
                 assignment_id=assignment_id,
                 annotator=request.user,
-                reason=serializer.validated_data["reason"],
+                reason=data["reason"],
             )
         except Assignment.DoesNotExist:
             raise exceptions.NotFound("No such assignment.") from None

@@ -28,6 +28,7 @@ from annotate.importing.roots import (
 from annotate.importing.service import import_uploaded_items
 from annotate.projects import ADMIN_ROLES, member_of
 from common.api.errors import Rejected, errors
+from common.api.input import validated
 from common.body_guard import guard_body
 
 # --- Import -------------------------------------------------------------------------------
@@ -198,9 +199,7 @@ class ImportApi(APIView):
     )
     def post(self, request, slug):
         project, _ = project_for_api(request.user, slug, ADMIN_ROLES)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(self, request)
         if data["server_path"] and not roots_enabled(project):
             raise serializers.ValidationError(
                 {

@@ -3,16 +3,11 @@ widens. On SQLite a constraint change rebuilds annotate_item, which drops its
 triggers: the progress counters' triggers (0026's) are made again after it,
 and after going back too."""
 
-import importlib
-
 from django.db import migrations, models
 
-_M26 = importlib.import_module("annotate.migrations.0026_item_votes_ranked")
-
-
-def remake_sqlite_triggers(apps, schema_editor):
-    if schema_editor.connection.vendor == "sqlite":
-        _M26._run(schema_editor, _M26._sqlite_triggers(_M26._SHARE["sqlite"], _M26._COLUMNS))
+# remake_sqlite_triggers stays importable from here: migrations written before
+# keeping_item_triggers (on other branches) import it from this module.
+from annotate.sqlite_triggers import keeping_item_triggers, remake_sqlite_triggers
 
 
 class Migration(migrations.Migration):
@@ -21,9 +16,7 @@ class Migration(migrations.Migration):
         ('annotate', '0028_item_group_criterion'),
     ]
 
-    operations = [
-        # Going back, the table is rebuilt after this: the triggers are made last.
-        migrations.RunPython(migrations.RunPython.noop, remake_sqlite_triggers),
+    operations = keeping_item_triggers(
         migrations.RemoveConstraint(
             model_name='item',
             name='annotate_item_gold_valid',
@@ -37,5 +30,4 @@ class Migration(migrations.Migration):
             model_name='item',
             constraint=models.CheckConstraint(condition=models.Q(('gold_choice__in', ['', '1', '2', '3', '4', '5', '6', '7', '8'])), name='annotate_item_gold_valid'),
         ),
-        migrations.RunPython(remake_sqlite_triggers, migrations.RunPython.noop),
-    ]
+    )

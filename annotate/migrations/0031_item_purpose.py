@@ -1,15 +1,11 @@
 """Item.purpose, is_attention and explanation (issue 36): qualification and
 check items. Adding a constraint on SQLite rebuilds the item table, which drops
 its triggers: the progress counters' triggers (0026's) are made again after it,
-with 0029's function."""
-
-import importlib
+with annotate.sqlite_triggers."""
 
 from django.db import migrations, models
 
-remake_sqlite_triggers = importlib.import_module(
-    "annotate.migrations.0029_gold_choice_n_slots"
-).remake_sqlite_triggers
+from annotate.sqlite_triggers import keeping_item_triggers
 
 
 class Migration(migrations.Migration):
@@ -17,9 +13,7 @@ class Migration(migrations.Migration):
         ("annotate", "0030_media_parts"),
     ]
 
-    operations = [
-        # Going back, the table is rebuilt after this: the triggers are made last.
-        migrations.RunPython(migrations.RunPython.noop, remake_sqlite_triggers),
+    operations = keeping_item_triggers(
         migrations.AddField(
             model_name="item",
             name="explanation",
@@ -61,5 +55,4 @@ class Migration(migrations.Migration):
                 name="annotate_item_purpose_valid",
             ),
         ),
-        migrations.RunPython(remake_sqlite_triggers, migrations.RunPython.noop),
-    ]
+    )

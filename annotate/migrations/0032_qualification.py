@@ -3,16 +3,12 @@ admission, attempts and their answers. SQLite rebuilds tables for the new
 constraints; the progress counters' triggers (on annotate_item) are made
 again around them as in 0031, in case a rebuild touches them."""
 
-import importlib
-
 import django.core.validators
 import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-remake_sqlite_triggers = importlib.import_module(
-    "annotate.migrations.0029_gold_choice_n_slots"
-).remake_sqlite_triggers
+from annotate.sqlite_triggers import keeping_item_triggers
 
 
 class Migration(migrations.Migration):
@@ -21,8 +17,7 @@ class Migration(migrations.Migration):
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
-    operations = [
-        migrations.RunPython(migrations.RunPython.noop, remake_sqlite_triggers),
+    operations = keeping_item_triggers(
         migrations.CreateModel(
             name="QualificationAnswer",
             fields=[
@@ -187,5 +182,4 @@ class Migration(migrations.Migration):
                 fields=("attempt", "item"), name="annotate_qualification_one_answer_per_item"
             ),
         ),
-        migrations.RunPython(remake_sqlite_triggers, migrations.RunPython.noop),
-    ]
+    )

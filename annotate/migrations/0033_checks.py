@@ -4,17 +4,13 @@ pool and the progress counters (votes_needed 0, which the new constraint
 holds). The data step is an UPDATE of the items, so the counters' triggers
 take exactly those items' shares out. Adding a constraint on SQLite rebuilds
 the item table, which drops its triggers: made again after it (as 0031),
-with 0029's function."""
-
-import importlib
+with annotate.sqlite_triggers."""
 
 import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-remake_sqlite_triggers = importlib.import_module(
-    "annotate.migrations.0029_gold_choice_n_slots"
-).remake_sqlite_triggers
+from annotate.sqlite_triggers import keeping_item_triggers
 
 
 def gates_need_no_votes(apps, schema_editor):
@@ -30,9 +26,7 @@ class Migration(migrations.Migration):
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
-    operations = [
-        # Going back, the table is rebuilt after this: the triggers are made last.
-        migrations.RunPython(migrations.RunPython.noop, remake_sqlite_triggers),
+    operations = keeping_item_triggers(
         migrations.RunPython(gates_need_no_votes, migrations.RunPython.noop),
         migrations.CreateModel(
             name="ProjectPause",
@@ -148,5 +142,4 @@ class Migration(migrations.Migration):
                 name="annotate_projectpause_right_within_total",
             ),
         ),
-        migrations.RunPython(remake_sqlite_triggers, migrations.RunPython.noop),
-    ]
+    )

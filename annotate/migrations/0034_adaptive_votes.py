@@ -4,15 +4,11 @@ refit state. SQLite rebuilds the project table for the new constraints; the
 progress counters' triggers (on annotate_item) are made again around it as
 in 0031, in case a rebuild touches them."""
 
-import importlib
-
 import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-remake_sqlite_triggers = importlib.import_module(
-    "annotate.migrations.0029_gold_choice_n_slots"
-).remake_sqlite_triggers
+from annotate.sqlite_triggers import keeping_item_triggers
 
 
 class Migration(migrations.Migration):
@@ -21,9 +17,7 @@ class Migration(migrations.Migration):
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
-    operations = [
-        # Going back, the table is rebuilt after this: the triggers are made last.
-        migrations.RunPython(migrations.RunPython.noop, remake_sqlite_triggers),
+    operations = keeping_item_triggers(
         migrations.CreateModel(
             name="AdaptiveFit",
             fields=[
@@ -183,5 +177,4 @@ class Migration(migrations.Migration):
                 name="annotate_itemcertainty_open_has_reason",
             ),
         ),
-        migrations.RunPython(remake_sqlite_triggers, migrations.RunPython.noop),
-    ]
+    )

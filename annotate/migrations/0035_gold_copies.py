@@ -2,17 +2,12 @@
 and check items a curator makes from settled benchmark items (curation.gold)
 and retires. Adding a foreign key on SQLite rebuilds the item table, which
 drops its triggers: the progress counters' triggers are made again after it,
-with 0029's function, as 0031-0034 do."""
-
-import importlib
+with annotate.sqlite_triggers, as 0031-0034 do."""
 
 import django.db.models.deletion
 from django.db import migrations, models
 
-
-remake_sqlite_triggers = importlib.import_module(
-    "annotate.migrations.0029_gold_choice_n_slots"
-).remake_sqlite_triggers
+from annotate.sqlite_triggers import keeping_item_triggers
 
 
 class Migration(migrations.Migration):
@@ -20,9 +15,7 @@ class Migration(migrations.Migration):
         ("annotate", "0034_adaptive_votes"),
     ]
 
-    operations = [
-        # Going back, the table is rebuilt after this: the triggers are made last.
-        migrations.RunPython(migrations.RunPython.noop, remake_sqlite_triggers),
+    operations = keeping_item_triggers(
         migrations.AddField(
             model_name="item",
             name="copied_from",
@@ -48,5 +41,4 @@ class Migration(migrations.Migration):
                 name="annotate_item_copied_from_idx",
             ),
         ),
-        migrations.RunPython(remake_sqlite_triggers, migrations.RunPython.noop),
-    ]
+    )

@@ -19,6 +19,7 @@ from annotate.qualification.service import (
     qualification_status,
 )
 from common.api.errors import errors
+from common.api.input import validated
 from common.body_guard import guard_body
 
 
@@ -132,16 +133,15 @@ class QualificationAdmitApi(APIView):
     )
     def post(self, request, slug):
         project, _ = project_for_api(request.user, slug, CURATOR_ROLES)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        user_id = serializer.validated_data["user_id"]
+        data = validated(self, request)
+        user_id = data["user_id"]
         if not Membership.objects.filter(project=project, user_id=user_id, role=Role.ANNOTATOR):
             raise exceptions.NotFound("No such annotator.")
         admit_member(
             project=project,
             user_id=user_id,
             actor=request.user,
-            reason=serializer.validated_data["reason"],
+            reason=data["reason"],
         )
         row = next(r for r in _annotators(project) if r["user_id"] == user_id)
         return Response(AnnotatorOutput(row).data)

@@ -5,6 +5,9 @@ annotate.setup.service as the pages do."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
@@ -16,6 +19,7 @@ from annotate.api.projects import DomainListApi, ProjectListApi, project_for_api
 from annotate.projects import member_of
 from annotate.setup.service import may_create_projects
 from common.api.errors import Conflict, Rejected, errors
+from common.api.input import validated
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.api.schema import PREFERENCE_SCALES
 from common.body_guard import guard_body, signed_in
@@ -36,9 +40,14 @@ SCALE_HELP = (
 )
 
 
-def _refused(exc: service.SetupError) -> Rejected:
-    fields = {exc.field: [str(exc)]} if exc.field else {}
-    return Rejected(str(exc), code="refused", fields=fields)
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """A setup rule's refusal as a 400 `refused`, naming its field if it has one."""
+    try:
+        yield
+    except service.SetupError as exc:
+        fields = {exc.field: [str(exc)]} if exc.field else {}
+        raise Rejected(str(exc), code="refused", fields=fields) from None
 
 
 class ProjectOutput(VoteModeOutput):
@@ -168,12 +177,9 @@ class ProjectsApi(ProjectListApi):
     def post(self, request):
         if not service.can_create_projects(request.user):
             raise exceptions.PermissionDenied("You may not create projects.")
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            project = service.create_project(actor=request.user, **serializer.validated_data)
-        except service.SetupError as exc:
-            raise _refused(exc) from None
+        data = validated(self, request)
+        with _refusals():
+            project = service.create_project(actor=request.user, **data)
         return Response(self.CreatedSerializer(project).data, status=status.HTTP_201_CREATED)
 
 
@@ -224,15 +230,14 @@ class ProjectDetailApi(APIView):
     )
     def patch(self, request, slug):
         project, role = project_for_api(request.user, slug, ADMIN_ROLES)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        changes = dict(serializer.validated_data)
+        data = validated(self, request)
+        changes = dict(data)
         archived = changes.pop("archived", None)
         roots = changes.pop("import_roots", None)
         if roots is not None and not request.user.is_superuser:
             # Refused before anything else changes (set_import_roots checks too).
             raise exceptions.PermissionDenied("Only site admins choose a project's import roots.")
-        try:
+        with _refusals():
             if roots is not None:
                 service.set_import_roots(actor=request.user, project=project, roots=roots)
             if archived is False and project.archived_at is not None:
@@ -241,8 +246,6 @@ class ProjectDetailApi(APIView):
                 service.update_project(actor=request.user, project=project, **changes)
             if archived and project.archived_at is None:
                 service.archive_project(actor=request.user, project=project)
-        except service.SetupError as exc:
-            raise _refused(exc) from None
         project.refresh_from_db()
         return Response(self._out(project, role))
 
@@ -308,14 +311,9 @@ class DomainsApi(DomainListApi):
     )
     def post(self, request, slug):
         project, _ = project_for_api(request.user, slug, ADMIN_ROLES)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            domain = service.add_domain(
-                actor=request.user, project=project, **serializer.validated_data
-            )
-        except service.SetupError as exc:
-            raise _refused(exc) from None
+        data = validated(self, request)
+        with _refusals():
+            domain = service.add_domain(actor=request.user, project=project, **data)
         return Response(self.CreatedSerializer(domain).data, status=status.HTTP_201_CREATED)
 
 
@@ -339,12 +337,9 @@ class DomainDetailApi(APIView):
         domain = Domain.objects.filter(project=project, slug=domain_slug).first()
         if domain is None:
             raise exceptions.NotFound("No such domain.")
-        serializer = self.InputSerializer(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        try:
-            service.update_domain(actor=request.user, domain=domain, **serializer.validated_data)
-        except service.SetupError as exc:
-            raise _refused(exc) from None
+        data = validated(self, request, partial=True)
+        with _refusals():
+            service.update_domain(actor=request.user, domain=domain, **data)
         domain.refresh_from_db()
         return Response(self.OutputSerializer(domain).data)
 
@@ -400,19 +395,15 @@ class MembersApi(APIView):
     )
     def post(self, request, slug):
         project, _ = project_for_api(request.user, slug, ADMIN_ROLES)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(self, request)
         user = get_user_model().objects.filter(username__iexact=data["username"]).first()
         if user is None:
             raise Rejected(
                 "No such user; invite them with a link.",
                 fields={"username": [f"No account {data['username']!r}."]},
             )
-        try:
+        with _refusals():
             team.add_member(actor=request.user, project=project, user=user, role=data["role"])
-        except service.SetupError as exc:
-            raise _refused(exc) from None
         out = self.OutputSerializer(_member_row(project, user.pk)).data
         return Response(out, status=status.HTTP_201_CREATED)
 
@@ -448,11 +439,9 @@ class MemberDetailApi(APIView):
     def patch(self, request, slug, user_id):
         project, _ = project_for_api(request.user, slug, ADMIN_ROLES)
         user = self._user(project, user_id)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(self, request)
         membership = Membership.objects.get(project=project, user=user)
-        try:
+        with _refusals():
             if data.get("is_active") is True and not membership.is_active:
                 team.reactivate_member(actor=request.user, project=project, user=user)
             if "role" in data:
@@ -461,8 +450,6 @@ class MemberDetailApi(APIView):
                 )
             if data.get("is_active") is False and membership.is_active:
                 team.deactivate_member(actor=request.user, project=project, user=user)
-        except service.SetupError as exc:
-            raise _refused(exc) from None
         return Response(self.OutputSerializer(_member_row(project, user.pk)).data)
 
     @extend_schema(
@@ -536,14 +523,9 @@ class InvitationsApi(APIView):
     )
     def post(self, request, slug):
         project, _ = project_for_api(request.user, slug, ADMIN_ROLES)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            new = team.create_invitation(
-                actor=request.user, project=project, **serializer.validated_data
-            )
-        except service.SetupError as exc:
-            raise _refused(exc) from None
+        data = validated(self, request)
+        with _refusals():
+            new = team.create_invitation(actor=request.user, project=project, **data)
         invitation = new.invitation
         invitation.url = request.build_absolute_uri(new.path)
         return Response(self.CreatedSerializer(invitation).data, status=status.HTTP_201_CREATED)
@@ -589,12 +571,9 @@ class InvitationAcceptApi(APIView):
     def post(self, request):
         if not request.user.is_authenticated:
             raise exceptions.NotAuthenticated()
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        data = validated(self, request)
         try:
-            membership = team.accept_invitation(
-                token=serializer.validated_data["token"], user=request.user
-            )
+            membership = team.accept_invitation(token=data["token"], user=request.user)
         except service.SetupError as exc:
             raise Rejected(str(exc), code="invitation_invalid") from None
         return Response(self.OutputSerializer(membership).data)

@@ -15,6 +15,7 @@ from annotate.models import VoteMode
 from annotate.models.adaptive import adaptive_summary
 from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, member_of
 from common.api.errors import Rejected, errors
+from common.api.input import validated
 from common.body_guard import guard_body
 from curation.quality.adaptive import AdaptiveSettingsError, set_vote_mode
 
@@ -67,10 +68,9 @@ class AdaptiveApi(APIView):
     )
     def put(self, request, slug):
         project, _ = project_for_api(request.user, slug, ADMIN_ROLES)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        data = validated(self, request)
         try:
-            set_vote_mode(project=project, actor=request.user, **serializer.validated_data)
+            set_vote_mode(project=project, actor=request.user, **data)
         except AdaptiveSettingsError as exc:
             raise Rejected(
                 str(exc),

@@ -6,20 +6,19 @@ judge and domain against the human majority."""
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions, serializers
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.projects import CURATOR_ROLES, member_of
 from common.api.errors import Rejected, errors
+from common.api.input import validated
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.body_guard import guard_body
 from curation.api.access import curated_project
-from curation.api.judges import JudgeRunSerializer
+from curation.api.judges import JudgeRunSerializer, run_endpoint
 from curation.evaluation.calibration_report import calibration_for, project_runs
-from curation.evaluation.judge_runs import max_concurrency
 from curation.evaluation.project_judging import ProjectJudgeError, start_project_judge_run
-from curation.models import JudgeEndpoint
 
 
 @guard_body(member_of(CURATOR_ROLES))
@@ -58,15 +57,8 @@ class ProjectJudgeRunListApi(APIView):
     )
     def post(self, request, slug):
         project = curated_project(request, slug)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        endpoint = JudgeEndpoint.objects.filter(project=project, pk=data["endpoint"]).first()
-        if endpoint is None:
-            raise exceptions.ValidationError({"endpoint": ["No such judge endpoint."]})
-        limit = max_concurrency()
-        if data["concurrency"] > limit:
-            raise exceptions.ValidationError({"concurrency": [f"At most {limit}."]})
+        data = validated(self, request)
+        endpoint = run_endpoint(project, data)
         try:
             run = start_project_judge_run(
                 project=project,

@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from annotate.projects import CURATOR_ROLES, member_of
 from common.api.errors import PayloadTooLarge, Rejected, errors
+from common.api.input import validated
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.body_guard import guard_body
 from curation.api.access import curated_project
@@ -150,9 +151,7 @@ class EvaluationListApi(APIView):
     def post(self, request, slug, release_id):
         project = curated_project(request, slug)
         release = release_for(project, release_id)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(self, request)
         for upload in (data["predictions"], data.get("swapped")):
             if upload is not None and upload.size > MAX_PREDICTIONS_BYTES:
                 raise PayloadTooLarge(f"{upload.name}: larger than {MAX_PREDICTIONS_BYTES} bytes.")

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from annotate.models import Item
 from annotate.projects import CURATOR_ROLES, member_of
 from common.api.errors import Conflict, errors
+from common.api.input import validated
 from common.api.paging import PAGE_PARAMETERS, Pagination, paginated
 from common.body_guard import guard_body
 from curation.api.access import curated_project
@@ -102,10 +103,9 @@ class GoldItemListApi(APIView):
     )
     def post(self, request, slug):
         project = curated_project(request, slug)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(self, request)
         try:
-            copy = make_gold_item(project=project, curator=request.user, **data.validated_data)
+            copy = make_gold_item(project=project, curator=request.user, **data)
         except Verdict.DoesNotExist:
             raise exceptions.NotFound("No such benchmark item in this project.") from None
         except CurationError as refused:
@@ -136,14 +136,13 @@ class GoldItemDetailApi(APIView):
     )
     def patch(self, request, slug, item_id):
         project = curated_project(request, slug)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(self, request)
         item = _gate_call(
             edit_explanation,
             project=project,
             item_id=item_id,
             curator=request.user,
-            **data.validated_data,
+            **data,
         )
         return Response(GoldItemSerializer(_row(item)).data)
 
@@ -161,13 +160,12 @@ class GoldItemRetireApi(APIView):
     )
     def post(self, request, slug, item_id):
         project = curated_project(request, slug)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(self, request)
         item = _gate_call(
             retire_gold_item,
             project=project,
             item_id=item_id,
             curator=request.user,
-            **data.validated_data,
+            **data,
         )
         return Response(GoldItemSerializer(_row(item)).data)

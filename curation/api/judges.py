@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from annotate.api.projects import project_for_api
 from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, member_of
 from common.api.errors import Conflict, Rejected, errors
+from common.api.input import validated
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.body_guard import guard_body
 from curation.api.access import curated_project
@@ -97,9 +98,7 @@ class JudgeEndpointListApi(APIView):
     )
     def post(self, request, slug):
         project, _ = project_for_api(request.user, slug, ADMIN_ROLES)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(self, request)
         # The page's form checks the address (scheme, no query, allowed
         # networks) and fills the defaults: one rule for both.
         form = JudgeEndpointForm(_form_data(data))
@@ -212,6 +211,19 @@ def _run_for(project, run_id: int) -> JudgeRun:
     return run
 
 
+def run_endpoint(project, data: dict) -> JudgeEndpoint:
+    """A new run's endpoint (one of the project's) with its concurrency within
+    the server's limit, from a run's validated input (over a release or over
+    the project's items); a 400 naming the field otherwise."""
+    endpoint = JudgeEndpoint.objects.filter(project=project, pk=data["endpoint"]).first()
+    if endpoint is None:
+        raise exceptions.ValidationError({"endpoint": ["No such judge endpoint."]})
+    limit = max_concurrency()
+    if data["concurrency"] > limit:
+        raise exceptions.ValidationError({"concurrency": [f"At most {limit}."]})
+    return endpoint
+
+
 @guard_body(member_of(CURATOR_ROLES))
 class JudgeRunListApi(APIView):
     class InputSerializer(serializers.Serializer):
@@ -269,15 +281,8 @@ class JudgeRunListApi(APIView):
     def post(self, request, slug, release_id):
         project = curated_project(request, slug)
         release = release_for(project, release_id)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        endpoint = JudgeEndpoint.objects.filter(project=project, pk=data["endpoint"]).first()
-        if endpoint is None:
-            raise exceptions.ValidationError({"endpoint": ["No such judge endpoint."]})
-        limit = max_concurrency()
-        if data["concurrency"] > limit:
-            raise exceptions.ValidationError({"concurrency": [f"At most {limit}."]})
+        data = validated(self, request)
+        endpoint = run_endpoint(project, data)
         try:
             run = start_judge_run(
                 release=release,

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from common.api.errors import Conflict, Rejected, errors
+from common.api.input import validated
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.body_guard import guard_body
 from curation.models import Mix, ReleaseStatus
@@ -159,9 +160,8 @@ class MixListApi(APIView):
     )
     def post(self, request):
         require_curator_api(request.user)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        d = serializer.validated_data
+        data = validated(self, request)
+        d = data
         try:
             mix = create_mix(
                 user=request.user,

@@ -15,11 +15,13 @@ from rest_framework.views import APIView
 from annotate.api.projects import project_for_api
 from annotate.models import Item
 from annotate.projects import CURATOR_ROLES, member_of
-from common.api.errors import Conflict, Rejected, errors
+from common.api.errors import Conflict, errors
+from common.api.input import validated
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.api.schema import OPTIONAL_RESPONSES, RESPONSES
 from common.body_guard import guard_body
-from curation.models import ItemQuality, LabelQualityRun, LabelQualityStatus, Verdict
+from curation.api.decisions import decision_errors, decision_keywords
+from curation.models import ItemQuality, LabelQualityRun, LabelQualityStatus
 from curation.quality.libraries import libraries_available
 from curation.quality.service import INSTALL_HINT, LabelQualityError, request_label_quality
 from curation.quality.views import (
@@ -30,9 +32,6 @@ from curation.quality.views import (
     suspected_errors,
 )
 from curation.verdicts.decisions import (
-    ConflictOfInterest,
-    CurationError,
-    StaleDecision,
     confirm_label,
     overturn_label,
 )
@@ -209,15 +208,14 @@ class LabelQualityRefreshApi(APIView):
     )
     def post(self, request, slug):
         project = _project(request, slug)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        chosen = validated(self, request)
         if not libraries_available():
             raise Conflict(INSTALL_HINT, code="quality_extra_missing")
         try:
             request_label_quality(
                 project=project,
-                evaluations=serializer.validated_data["evaluations"],
-                judge_runs=serializer.validated_data["judge_runs"],
+                evaluations=chosen["evaluations"],
+                judge_runs=chosen["judge_runs"],
                 user=request.user,
             )
         except LabelQualityError as exc:
@@ -309,29 +307,13 @@ class SuspectDecisionApi(APIView):
     )
     def post(self, request, slug, item_id):
         project = _project(request, slug)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        common = {
-            "project": project,
-            "item_id": item_id,
-            "curator": request.user,
-            "reason": data.get("reason", ""),
-            "version": data["version"],
-        }
-        try:
+        data = validated(self, request)
+        common = decision_keywords(request, project, item_id, data)
+        with decision_errors():
             if data["action"] == "confirm":
                 confirm_label(**common)
             else:
                 overturn_label(**common)
-        except Verdict.DoesNotExist:
-            raise exceptions.NotFound("No such item.") from None
-        except StaleDecision as exc:
-            raise Conflict(str(exc), code="stale") from None
-        except ConflictOfInterest as exc:
-            raise exceptions.PermissionDenied(str(exc), code="conflict_of_interest") from None
-        except CurationError as exc:
-            raise Rejected(str(exc), code="refused") from None
         row = (
             ItemQuality.objects.filter(project=project, item_id=item_id)
             .select_related("item__domain", "item__verdict")

@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from annotate.projects import CURATOR_ROLES, member_of
 from common.api.errors import Conflict, Rejected, errors
+from common.api.input import validated
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.body_guard import guard_body
 from curation.api.access import curated_project
@@ -261,9 +262,7 @@ class ReleaseListApi(APIView):
     )
     def post(self, request, slug):
         project = curated_project(request, slug)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated(self, request)
         if Release.objects.filter(project=project, version=data["version"].strip()).exists():
             raise Conflict(
                 f"Release {data['version'].strip()} already exists; releases are immutable.",

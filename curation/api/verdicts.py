@@ -14,11 +14,13 @@ from rest_framework.views import APIView
 from annotate.eligibility import eligible_counts
 from annotate.models import Judgement, JudgementSlot, Membership, Task
 from annotate.projects import CURATOR_ROLES, member_of
-from common.api.errors import Conflict, Rejected, errors
+from common.api.errors import errors
+from common.api.input import validated
 from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.api.schema import OPTIONAL_RESPONSES, RESPONSES
 from common.body_guard import guard_body
 from curation.api.access import curated_project
+from curation.api.decisions import decision_errors, decision_keywords
 from curation.models import (
     ContestKind,
     ExclusionCategory,
@@ -28,9 +30,7 @@ from curation.models import (
 from curation.models.verdicts import SLOT_CHOICES
 from curation.verdicts import ranked
 from curation.verdicts.decisions import (
-    ConflictOfInterest,
     CurationError,
-    StaleDecision,
     exclude_item,
     reopen_item,
     request_more_votes,
@@ -327,17 +327,9 @@ class DecisionApi(APIView):
     )
     def post(self, request, slug, item_id):
         project = curated_project(request, slug)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        common = {
-            "project": project,
-            "item_id": item_id,
-            "curator": request.user,
-            "reason": data["reason"],
-            "version": data["version"],
-        }
-        try:
+        data = validated(self, request)
+        common = decision_keywords(request, project, item_id, data)
+        with decision_errors():
             if data["action"] == "resolve" and ranked.is_ranked(project):
                 resolve_ranked(
                     pick=data.get("choice", "") if project.task == Task.BEST_OF_N else "",
@@ -354,12 +346,4 @@ class DecisionApi(APIView):
                 request_more_votes(n=data["n"], **common)
             else:
                 reopen_item(**common)
-        except Verdict.DoesNotExist:
-            raise exceptions.NotFound("No such item.") from None
-        except StaleDecision as exc:
-            raise Conflict(str(exc), code="stale") from None
-        except ConflictOfInterest as exc:
-            raise exceptions.PermissionDenied(str(exc), code="conflict_of_interest") from None
-        except CurationError as exc:
-            raise Rejected(str(exc), code="refused") from None
         return Response(_verdict_detail(project, item_id, request.user))

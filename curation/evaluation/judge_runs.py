@@ -36,7 +36,7 @@ from datetime import timedelta
 from pathlib import PurePosixPath
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -47,6 +47,7 @@ from curation.evaluation import judge_client
 from curation.evaluation import media_content as media
 from curation.evaluation.judge_calls import BadCallKeys, ask, calls_for
 from curation.evaluation.key_encryption import UndecryptableKey, origin_of
+from curation.evaluation.run_start import check_run_options, record_judge_run
 from curation.evaluation.service import EvaluationError, evaluate
 from curation.models import (
     AuditEvent,
@@ -216,21 +217,19 @@ def start_judge_run(
     release's most specific one (registry.default_for). Some benchmarks
     always send both orders (`judge_both_orders`). `video_as` and
     `video_frames`: how videos are sent (curation.evaluation.media_content)."""
-    from config.celery import enqueue_on_commit
-    from curation.evaluation.tasks import judge_release_task
-
     name = name.strip()
     if not name:
         raise JudgeRunError("Name the run: the name it will have on the leaderboard.")
     if release.status != ReleaseStatus.READY:
         raise JudgeRunError("Only ready releases can be judged.")
-    if endpoint.project_id != release.project_id:
-        raise JudgeRunError("That endpoint belongs to another project.")
-    limit = max_concurrency()
-    if not 1 <= concurrency <= limit:
-        raise JudgeRunError(f"Concurrency must be between 1 and {limit}.")
-    if video_as not in VideoAs.values or not media.MIN_FRAMES <= video_frames <= media.MAX_FRAMES:
-        raise JudgeRunError(f"Videos go as frames or video, in 1 to {media.MAX_FRAMES} frames.")
+    check_run_options(
+        endpoint=endpoint,
+        project_id=release.project_id,
+        concurrency=concurrency,
+        video_as=video_as,
+        video_frames=video_frames,
+        error=JudgeRunError,
+    )
     if Evaluation.objects.filter(release=release, name=name).exists():
         raise JudgeRunError(f"{name!r} is already on this release's leaderboard.")
     if JudgeRun.objects.filter(release=release, name=name).exists():
@@ -256,31 +255,21 @@ def start_judge_run(
             total = benchmark.judge_item_count(release) * (2 if swapped else 1)
     except EvaluationError as exc:
         raise JudgeRunError(str(exc)) from None
-    with transaction.atomic():
-        try:
-            run = JudgeRun.objects.create(
-                release=release,
-                endpoint=endpoint,
-                name=name,
-                base_url=endpoint.base_url,
-                model=endpoint.model,
-                temperature=endpoint.temperature,
-                max_tokens=endpoint.max_tokens,
-                timeout_seconds=endpoint.timeout_seconds,
-                swapped=swapped,
-                seed=seed,
-                scoring=benchmark.key,
-                concurrency=concurrency,
-                video_as=video_as,
-                video_frames=video_frames,
-                progress_total=total,
-                created_by=user,
-            )
-        except IntegrityError:  # the same name submitted twice at once
-            raise JudgeRunError(f"A judge run named {name!r} already exists.") from None
-        if enqueue:
-            enqueue_on_commit(judge_release_task, run.pk)
-    return run
+    return record_judge_run(
+        endpoint=endpoint,
+        name=name,
+        user=user,
+        enqueue=enqueue,
+        error=JudgeRunError,
+        release=release,
+        swapped=swapped,
+        seed=seed,
+        scoring=benchmark.key,
+        concurrency=concurrency,
+        video_as=video_as,
+        video_frames=video_frames,
+        progress_total=total,
+    )
 
 
 def cancel_judge_run(*, run: JudgeRun) -> bool:

@@ -20,7 +20,7 @@ from itertools import islice
 from typing import Any
 
 from django.core.files.storage import default_storage
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -29,6 +29,7 @@ from common.storage import read_stored
 from curation.benchmarks import registry
 from curation.benchmarks.common.project_items import FILES
 from curation.evaluation import media_content as media
+from curation.evaluation.run_start import check_run_options, record_judge_run
 from curation.models import JudgeEndpoint, JudgeOutput, JudgeRun, JudgeRunStatus, JudgeVote
 from curation.models.evaluation import new_judge_seed
 
@@ -123,24 +124,21 @@ def start_project_judge_run(
     by the benchmark owning its domain (`owners`); `scoring`, when given,
     must be one of them (it names the run's benchmark; otherwise the first
     item's). `video_as`, `video_frames`: how videos are sent."""
-    from config.celery import enqueue_on_commit
-    from curation.evaluation.judge_runs import max_concurrency
-    from curation.evaluation.tasks import judge_release_task
-
     name = name.strip()
     if not name:
         raise ProjectJudgeError("Name the run: the calibration report shows it by this name.")
-    if endpoint.project_id != project.pk:
-        raise ProjectJudgeError("That endpoint belongs to another project.")
+    check_run_options(
+        endpoint=endpoint,
+        project_id=project.pk,
+        concurrency=concurrency,
+        video_as=video_as,
+        video_frames=video_frames,
+        error=ProjectJudgeError,
+    )
     if project.task != Task.PAIRWISE:
         raise ProjectJudgeError("Only a pairwise project's items can be judged.")
-    limit = max_concurrency()
-    if not 1 <= concurrency <= limit:
-        raise ProjectJudgeError(f"Concurrency must be between 1 and {limit}.")
     if JudgeRun.objects.filter(project=project, name=name).exists():
         raise ProjectJudgeError(f"A judge run named {name!r} already exists for this project.")
-    if video_as not in media.VIDEO_AS or not media.MIN_FRAMES <= video_frames <= media.MAX_FRAMES:
-        raise ProjectJudgeError(f"Videos go as frames or video, in 1 to {media.MAX_FRAMES} frames.")
     benchmark = _benchmark(scoring)
     records = project_records(project)
     if benchmark is not None and not any(r[JUDGE] == benchmark.key for r in records):
@@ -149,32 +147,21 @@ def start_project_judge_run(
         )
     if not records:
         raise ProjectJudgeError("No benchmark item of this project has a shape a judge can judge.")
-    n_records = len(records)
-    with transaction.atomic():
-        try:
-            run = JudgeRun.objects.create(
-                project=project,
-                endpoint=endpoint,
-                name=name,
-                base_url=endpoint.base_url,
-                model=endpoint.model,
-                temperature=endpoint.temperature,
-                max_tokens=endpoint.max_tokens,
-                timeout_seconds=endpoint.timeout_seconds,
-                swapped=True,  # position consistency needs both orders
-                seed=new_judge_seed(),
-                scoring=benchmark.key if benchmark else records[0][JUDGE],
-                concurrency=concurrency,
-                video_as=video_as,
-                video_frames=video_frames,
-                progress_total=n_records * len(ORDERS),
-                created_by=user,
-            )
-        except IntegrityError:  # the same name submitted twice at once
-            raise ProjectJudgeError(f"A judge run named {name!r} already exists.") from None
-        if enqueue:
-            enqueue_on_commit(judge_release_task, run.pk)
-    return run
+    return record_judge_run(
+        endpoint=endpoint,
+        name=name,
+        user=user,
+        enqueue=enqueue,
+        error=ProjectJudgeError,
+        project=project,
+        swapped=True,  # position consistency needs both orders
+        seed=new_judge_seed(),
+        scoring=benchmark.key if benchmark else records[0][JUDGE],
+        concurrency=concurrency,
+        video_as=video_as,
+        video_frames=video_frames,
+        progress_total=len(records) * len(ORDERS),
+    )
 
 
 def project_inputs(run: JudgeRun) -> tuple[list[dict], Callable[[str], bytes]]:
