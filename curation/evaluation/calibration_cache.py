@@ -6,9 +6,11 @@ intervals are. At 100,000 items x 3 votes the computation takes seconds
 
 A computation is queued when a project judge run completes, when a curator
 asks (Recompute), and when a view finds the human votes changed enough since
-the stored report (CHANGED_SHARE of them, at least CHANGED_MIN): the staleness
-rule of the agreement page (the votes counted when it was computed against
-now), with the newest vote's id so that revised votes count too."""
+the stored report (CHANGED_SHARE of them, at least CHANGED_MIN). Staleness is
+the agreement page's idea (the votes the stored figures were computed from
+against now) read cheaply: the votes newer than the stored report's newest
+(votes_since), so that a revised vote counts too and a page view does not
+count the project's 300,000 votes."""
 
 from __future__ import annotations
 
@@ -42,22 +44,22 @@ CHANGED_MIN = 20
 class VoteMark:
     n_votes: int  # the current human votes the report reads
     last_vote_id: int
-    newer: int  # of them, given or revised after the stored report's newest
 
 
-def vote_mark(project: Project, since_id: int = 0) -> VoteMark:
-    """One statement: how many human votes the report would read now, the
-    newest one's id, and how many are newer than `since_id`."""
-    row = human_vote_rows(project).aggregate(
-        n=Count("pk"), last=Max("pk"), newer=Count("pk", filter=Q(pk__gt=since_id))
-    )
-    return VoteMark(row["n"], row["last"] or 0, row["newer"])
+def vote_mark(project: Project) -> VoteMark:
+    """One statement over the project's votes (the task's): how many human
+    votes the report reads, and the newest one's id."""
+    row = human_vote_rows(project).aggregate(n=Count("pk"), last=Max("pk"))
+    return VoteMark(row["n"], row["last"] or 0)
 
 
-def changed_votes(cache: CalibrationCache, mark: VoteMark) -> int:
-    """Votes given or revised since the stored report, or withdrawn (the
-    count fell)."""
-    return max(mark.newer, cache.n_votes - mark.n_votes, 0)
+def votes_since(project: Project, cache: CalibrationCache) -> int:
+    """The project's human votes given or revised since the stored report
+    (a revision is a new vote row): those with a larger id than its newest.
+    One statement that walks the primary key from there, so it costs what
+    was voted since, not the project's size. Votes withdrawn without a new
+    one (an item deleted) are not counted: Recompute takes them in."""
+    return human_vote_rows(project).filter(pk__gt=cache.last_vote_id).count()
 
 
 def request_refresh(*, project: Project) -> bool:
@@ -170,11 +172,10 @@ def stored_report(project: Project, runs: list[JudgeRun] | None = None) -> Store
     if runs is None:
         runs = list(project_runs(project))
     by_pk = {run.pk: run for run in runs}
-    mark = vote_mark(project, cache.last_vote_id)
     stored = Stored(cache=cache)
     if stored.computed:
-        stored.votes_since = changed_votes(cache, mark)
-        stored.stale = stored.votes_since > 0 or mark.n_votes != cache.n_votes
+        stored.votes_since = votes_since(project, cache)
+        stored.stale = stored.votes_since > 0
         enough = max(CHANGED_MIN, CHANGED_SHARE * cache.n_votes)
         due = stored.votes_since >= enough
     else:  # never computed: at once if a run may have votes to report
