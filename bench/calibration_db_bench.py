@@ -10,7 +10,8 @@ computation that now stores the report.
 a project of --items items with --votes current votes each and one complete
 project judge run with a JudgeVote per item and order (right 75 % of the
 time per order, a confidence uniform in [0.5, 1]); the database is kept for
-``page`` and for bench/refit_bench.py.
+``page`` and for bench/refit_bench.py, and a copy of it as it was built
+(<name>_template), which refit_bench.py restores before each refit.
 
 ``page`` measures, with the code of the tree this script sits in, the
 curator's GET of the page and of the API (Django test client; wall, CPU of
@@ -93,7 +94,48 @@ def build(args, url: str, tmp: Path) -> dict:
     vacuum_analyze()
     with connection.cursor() as cur:
         cur.execute("VACUUM ANALYZE curation_judgevote")
-    return {"mode": "build", "items": args.items, "seconds": time.perf_counter() - t0}
+    seconds = time.perf_counter() - t0
+    connection.close()
+    save_template(url)
+    return {"mode": "build", "items": args.items, "seconds": seconds}
+
+
+def _admin(url: str):
+    import psycopg
+    from harness import bench_database
+
+    name, admin_url = bench_database(url)
+    return name, psycopg.connect(admin_url, autocommit=True)
+
+
+def save_template(url: str) -> None:
+    """A copy of the built database (<name>_template), for restore()."""
+    from psycopg import sql
+
+    name, conn = _admin(url)
+    with conn:
+        template = sql.Identifier(f"{name}_template")
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(template))
+        conn.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(template, sql.Identifier(name))
+        )
+
+
+def restore(url: str) -> None:
+    """The database as built (from its template): a refit changes it."""
+    from django.db import connections
+    from psycopg import sql
+
+    connections.close_all()
+    name, conn = _admin(url)
+    with conn:
+        ident = sql.Identifier(name)
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(ident))
+        conn.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                ident, sql.Identifier(f"{name}_template")
+            )
+        )
 
 
 def setup_existing(url: str, tmp: Path) -> None:
@@ -192,6 +234,8 @@ def main() -> int:
     bench_database(url)
     if args.mode == "drop":
         recreate_database(url, create=False)
+        name, _ = bench_database(url)
+        recreate_database(url.rsplit("/", 1)[0] + f"/{name}_template", create=False)
         return 0
     tmp = Path(tempfile.mkdtemp(prefix="calibration-bench-"))
     try:
