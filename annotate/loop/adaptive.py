@@ -138,13 +138,16 @@ def dawid_skene_posterior(rows: list[tuple[int, object, str]]) -> dict[int, floa
     pair = worker_of * 2 + label_of  # (worker, label) as one index
     seen = np.bincount(pair, minlength=2 * n_workers).reshape(n_workers, 2) > 0
 
-    counts = np.zeros((n_tasks, 2))
-    np.add.at(counts, (task_of, label_of), 1.0)
+    def sums(index, values, size):  # per index, the sum of each column of values
+        return np.stack(
+            [np.bincount(index, weights=values[:, k], minlength=size) for k in (0, 1)], axis=1
+        )
+
+    counts = sums(task_of, np.eye(2)[label_of], n_tasks)
     probas = counts / counts.sum(axis=1, keepdims=True)  # majority vote's
 
     def m_step(probas):
-        errors = np.zeros((2 * n_workers, 2))
-        np.add.at(errors, pair, probas[task_of])
+        errors = sums(pair, probas[task_of], 2 * n_workers)
         errors = errors.reshape(n_workers, 2, 2)  # [worker, label seen, true label]
         errors = np.where(seen[:, :, None], np.maximum(errors, eps), 0.0)
         return errors / errors.sum(axis=1, keepdims=True)
@@ -157,8 +160,7 @@ def dawid_skene_posterior(rows: list[tuple[int, object, str]]) -> dict[int, floa
         errors = m_step(probas)
         loss = -np.inf
         for _ in range(DS_ITERATIONS):
-            logs = np.zeros((n_tasks, 2))
-            np.add.at(logs, task_of, per_row(np.log2(errors)))
+            logs = sums(task_of, per_row(np.log2(errors)), n_tasks)
             logs += np.log2(np.maximum(priors, eps))
             scaled = np.exp2(logs - logs.max(axis=1, keepdims=True))
             probas = scaled / scaled.sum(axis=1, keepdims=True)
