@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Max, Q
+from django.db.models import Count, Exists, F, Max, OuterRef, Q
 from django.utils import timezone
 
 from annotate import signals
@@ -91,6 +91,22 @@ def may_serve(*, project: Project, annotator, now) -> bool:
     ).exists()
 
 
+def seen_content(annotator) -> dict:
+    """Whether `annotator` has seen the outer item's content: Exists
+    subqueries (annotations of an Item queryset; any true means seen) on the
+    item itself, the item it was copied from, and another copy of that source.
+    Three, not one with OR: each is an index lookup (the assignment's unique
+    (item, annotator), the item's copied_from index), where an OR over a join
+    would read all of the annotator's assignments for every check."""
+    source = OuterRef("copied_from_id")
+    mine = Assignment.objects.filter(annotator=annotator)
+    return {
+        "seen_self": Exists(mine.filter(item_id=OuterRef("pk"))),
+        "seen_source": Exists(mine.filter(item_id=source)),
+        "seen_copy": Exists(mine.filter(item__copied_from_id=source)),
+    }
+
+
 def claim_check(
     *, project: Project, annotator, order: str, now, lease_expires_at
 ) -> Assignment | None:
@@ -102,14 +118,18 @@ def claim_check(
     served = Assignment.objects.filter(item__project=project, annotator=annotator).count()
     if not is_check_turn(project, annotator, served=served):
         return None
-    # Each check of the project and whether this annotator was ever assigned it.
+    # Each live check of the project and whether this annotator has seen it:
+    # was ever assigned it or, for a copy a curator made (curation.gold), its
+    # source or another copy of it (they voted on that content already).
+    seen = seen_content(annotator)
     checks = list(
-        Item.objects.filter(project=project, purpose=ItemPurpose.CHECK)
-        .annotate(seen=Count("assignments", filter=Q(assignments__annotator=annotator)))
-        .values_list("pk", "seen")
+        Item.objects.live_gates(ItemPurpose.CHECK)
+        .filter(project=project)
+        .annotate(**seen)
+        .values_list("pk", *seen)
     )
-    unseen = {pk for pk, seen in checks if not seen}
-    order_ = check_order(project, annotator, [pk for pk, _ in checks])
+    unseen = {pk for pk, *seen_by in checks if not any(seen_by)}
+    order_ = check_order(project, annotator, [pk for pk, *_ in checks])
     chosen = next((pk for pk in order_ if pk in unseen), None)
     if chosen is None:
         return None
@@ -289,6 +309,7 @@ def check_rows(project: Project) -> dict[int, CheckRow]:
             imported=False,
             assignment__item__project=project,
             assignment__item__purpose=ItemPurpose.CHECK,
+            assignment__item__retired_at__isnull=True,
         )
         .values("assignment__annotator_id")
         .annotate(

@@ -54,6 +54,8 @@ def check_accuracy(project, annotator, *, since=None) -> CheckAccuracy:
         assignment__annotator=annotator,
         assignment__item__project=project,
         assignment__item__purpose=ItemPurpose.CHECK,
+        # A check a curator retired (curation.gold) no longer counts.
+        assignment__item__retired_at__isnull=True,
     ).aggregate(
         total=Count("pk"),
         right=Count("pk", filter=Q(choice=F("assignment__item__gold_choice"))),

@@ -6,6 +6,7 @@ from curation.agreement import views as agreement_views
 from curation.evaluation import calibration_views
 from curation.evaluation import views as evaluation_views
 from curation.exports import views as export_views
+from curation.gold import views as gold_views
 from curation.grid import views as grid_views
 from curation.quality import adaptive_views
 from curation.quality import views as quality_views
@@ -32,9 +33,17 @@ urlpatterns = [
     ),
     path("p/<slug:slug>/items/", grid_views.item_grid, name="item_grid"),
     path("p/<slug:slug>/items/bulk/", grid_views.item_grid_bulk, name="item_grid_bulk"),
+    path("p/<slug:slug>/gold/", gold_views.gold_list, name="gold_items"),
+    path("p/<slug:slug>/gold/<int:item_id>/retire/", gold_views.gold_retire, name="gold_retire"),
+    path(
+        "p/<slug:slug>/gold/<int:item_id>/explanation/",
+        gold_views.gold_explanation,
+        name="gold_explanation",
+    ),
     path("p/<slug:slug>/curation/", verdict_views.curation_queue, name="curation_queue"),
     path("p/<slug:slug>/curation/<int:item_id>/", verdict_views.adjudicate, name="adjudicate"),
     path("p/<slug:slug>/curation/<int:item_id>/decide/", verdict_views.decide, name="decide"),
+    path("p/<slug:slug>/curation/<int:item_id>/gold/", gold_views.make_gold, name="make_gold"),
     path(
         "p/<slug:slug>/curation/<int:item_id>/decide-ranked/",
         ranked_views.decide_ranked,

@@ -158,6 +158,13 @@ MATRIX: dict[str, Row] = {
     "curation_queue": Row(get=access("curator", 200), post=None),
     "item_grid": Row(get=access("curator", 200), post=None),
     "item_grid_bulk": Row(get=None, post=access("curator", 302), note="errors as messages"),
+    # check and qualification items made from settled items (curation.gold)
+    "gold_items": Row(get=access("curator", 200), post=None),
+    "make_gold": Row(get=None, post=access("curator", 302), note="errors as messages"),
+    "gold_retire": Row(get=None, post=access("curator", 302), note="no reason: a message"),
+    "gold_explanation": Row(
+        get=None, post=access("curator", 404), note="the world's item is not a check item"
+    ),
     "adjudicate": Row(get=access("curator", 200), post=None),
     "decide": Row(get=None, post=access("curator", 400)),
     # A pairwise world's item: the ranked decision answers 404 to a curator.

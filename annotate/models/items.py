@@ -187,6 +187,11 @@ class ItemQuerySet(models.QuerySet["Item"]):
         """The items that count in the benchmark (not qualification/checks)."""
         return self.filter(purpose=ItemPurpose.BENCHMARK)
 
+    def live_gates(self, purpose: str) -> ItemQuerySet:
+        """The qualification or check items (`purpose`) still in use: not
+        retired by a curator (curation.gold)."""
+        return self.filter(purpose=purpose, retired_at__isnull=True)
+
     def needing_votes(self) -> ItemQuerySet:
         """Items with fewer live assignments than they need."""
         return self.filter(live_assignments__lt=F("votes_needed"))
@@ -247,6 +252,22 @@ class Item(models.Model):
     is_attention = models.BooleanField(default=False)
     # Shown to a qualifying annotator after they answered (never before).
     explanation = models.TextField(blank=True, default="")
+    # A qualification or check item a curator made from a benchmark item
+    # with a settled verdict (curation.gold): the item it copies. The source
+    # keeps its votes, verdict and release membership; the copy has the same
+    # parts and the verdict's side as gold. Annotators who voted on the
+    # source are never served its copy as a check (annotate.checks).
+    copied_from = models.ForeignKey(
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="copies",
+        db_index=False,
+    )
+    # A qualification or check item a curator retired: never served again,
+    # and its answers no longer count in check accuracy. Kept, with its votes.
+    retired_at = models.DateTimeField(null=True, blank=True)
     content_hash = models.CharField(
         max_length=64, help_text="SHA-256 of the imported content; makes re-import a no-op."
     )
@@ -361,6 +382,14 @@ class Item(models.Model):
                     "correct_2_unsure",
                 ],
                 name="annotate_item_tally_idx",
+            ),
+            # curation.gold: a source item's copies (its adjudication page, the
+            # one-live-copy rule, the check claim's "voted on the source"
+            # test) and SET_NULL when a source is deleted. Copies are few.
+            models.Index(
+                fields=["copied_from"],
+                name="annotate_item_copied_from_idx",
+                condition=Q(copied_from__isnull=False),
             ),
             # A group's items (Acc+, the compare page's next pair of a group).
             models.Index(

@@ -56,12 +56,15 @@ class QualificationError(AnnotationError):
     """A qualification step that is not allowed now (a retry too early, …)."""
 
 
-def qualification_items(project: Project):
+def qualification_items(project: Project, annotator=None):
     """The project's qualification items in the order attempts serve them
-    (the project's seeded shuffle, then the id)."""
-    return Item.objects.filter(project=project, purpose=ItemPurpose.QUALIFICATION).order_by(
-        "shuffle_key", "id"
-    )
+    (the project's seeded shuffle, then the id): those no curator retired
+    and, for `annotator`, none copied from an item they voted on (a copy a
+    curator made, curation.gold: they would know its answer)."""
+    items = Item.objects.live_gates(ItemPurpose.QUALIFICATION)
+    if annotator is not None:
+        items = items.exclude(copied_from__assignments__annotator=annotator)
+    return items.filter(project=project).order_by("shuffle_key", "id")
 
 
 def needs_qualification(project: Project, membership: Membership | None) -> bool:
@@ -153,7 +156,7 @@ def qualification_status(*, project: Project, user, now: datetime | None = None)
         last_attempt=last,
         retry_at=None if admitted else retry_at(project, last, now),
         attempts=attempts,
-        n_items=qualification_items(project).count(),
+        n_items=qualification_items(project, user).count(),
     )
 
 
@@ -190,7 +193,7 @@ def start_attempt(*, project: Project, annotator, now: datetime | None = None):
             raise QualificationError(
                 f"You may retry the qualification after {wait:%Y-%m-%d %H:%M} UTC."
             )
-        item_ids = list(qualification_items(project).values_list("pk", flat=True))
+        item_ids = list(qualification_items(project, annotator).values_list("pk", flat=True))
         if not item_ids:
             raise QualificationError(
                 "This project has no qualification items yet: ask its curators."

@@ -194,7 +194,7 @@ def people_context(project, role) -> dict:
     )
     attempts = attempts_by_member(project)
     rows = [{"membership": m, "attempts": attempts.get(m.user_id, [])} for m in members]
-    n_items = Item.objects.filter(project=project, purpose=ItemPurpose.QUALIFICATION).count()
+    n_items = Item.objects.live_gates(ItemPurpose.QUALIFICATION).filter(project=project).count()
     return {"project": project, "role": role, "rows": rows, "n_items": n_items}
 
 

@@ -16,6 +16,7 @@ from common.api.paging import PAGE_PARAMETERS, Pagination, paginated
 from common.body_guard import guard_body
 from curation.api.access import curated_project
 from curation.api.verdicts import VerdictSerializer
+from curation.gold.service import EXPLANATION_MAX
 from curation.grid.bulk import ACTIONS, MAX_BULK_ITEMS, apply_bulk
 from curation.grid.filters import SORT_LABELS, GridFilterForm, GridRows, decorate
 from curation.models import ContestKind, ExclusionCategory, VerdictStatus
@@ -130,6 +131,15 @@ class ItemBulkApi(APIView):
             min_value=1, max_value=20, required=False, default=1, help_text="more_votes: how many."
         )
         domain = serializers.SlugField(required=False, help_text="move_domain: the target domain.")
+        explanation = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            max_length=EXPLANATION_MAX,
+            help_text="make_check, make_qualification: Markdown shown after an answer.",
+        )
+        is_attention = serializers.BooleanField(
+            required=False, default=False, help_text="make_check: an attention check."
+        )
 
     class OutputSerializer(serializers.Serializer):
         done = serializers.IntegerField()
@@ -140,7 +150,10 @@ class ItemBulkApi(APIView):
 
     @extend_schema(
         operation_id="items_bulk",
-        summary="Exclude, reopen, ask for more votes or move many items (one audit entry each)",
+        summary=(
+            "Exclude, reopen, ask for more votes, move, or make check or qualification "
+            "items of many items (one audit entry each)"
+        ),
         request=InputSerializer,
         responses={200: OutputSerializer, **errors(400, 401, 403, 404)},
     )
@@ -164,6 +177,8 @@ class ItemBulkApi(APIView):
                 category=d.get("category", ""),
                 n=d.get("n", 1),
                 domain=domain,
+                explanation=d.get("explanation", ""),
+                is_attention=d["is_attention"],
             )
         except CurationError as refused:
             raise Rejected(str(refused)) from None

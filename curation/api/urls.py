@@ -8,6 +8,7 @@ from curation.api import (
     calibration,
     evaluation,
     exports,
+    gold,
     items,
     judges,
     mixes,
@@ -26,6 +27,13 @@ urlpatterns = [
     path("mixes/<int:mix_id>/download/", mixes.MixDownloadApi.as_view(), name="api_mix_download"),
     path(P + "items/", items.ItemGridApi.as_view(), name="api_items"),
     path(P + "items/bulk/", items.ItemBulkApi.as_view(), name="api_items_bulk"),
+    path(P + "gold-items/", gold.GoldItemListApi.as_view(), name="api_gold_items"),
+    path(P + "gold-items/<int:item_id>/", gold.GoldItemDetailApi.as_view(), name="api_gold_item"),
+    path(
+        P + "gold-items/<int:item_id>/retire/",
+        gold.GoldItemRetireApi.as_view(),
+        name="api_gold_item_retire",
+    ),
     path(P + "verdicts/", verdicts.VerdictListApi.as_view(), name="api_verdicts"),
     path(P + "verdicts/<int:item_id>/", verdicts.VerdictDetailApi.as_view(), name="api_verdict"),
     path(

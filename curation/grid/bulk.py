@@ -1,5 +1,6 @@
 """Bulk curator actions from the data grid: exclude, reopen, ask for more
-votes, move to another domain.
+votes, move to another domain, make check or qualification items
+(curation.gold).
 
 Each item goes through the same service a single decision uses
 (curation.verdicts.decisions), in its own transaction, so each gets exactly
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from annotate.models import Domain, Item, Project
+from curation.gold.service import clean_explanation, make_gold_item, refuse_unless_pairwise
 from curation.models import AuditEvent, ExclusionCategory, Verdict
 from curation.verdicts.decisions import (
     CurationError,
@@ -37,6 +39,8 @@ ACTIONS = {
     "reopen": "Reopen (to the contested queue)",
     "more_votes": "Ask for more votes",
     "move_domain": "Move to domain",
+    "make_check": "Make check items (copies, gold from the verdict)",
+    "make_qualification": "Make qualification items (copies, gold from the verdict)",
 }
 
 
@@ -52,6 +56,8 @@ class BulkOutcome:
             "reopen": "reopened",
             "more_votes": "sent back for more votes",
             "move_domain": "moved",
+            "make_check": "made check items",
+            "make_qualification": "made qualification items",
         }[self.action]
         text = f"{self.done} item{'s' if self.done != 1 else ''} {verb}."
         for message, n in self.skipped.most_common():
@@ -101,6 +107,8 @@ def apply_bulk(
     category: str = "",
     n: int = 1,
     domain: Domain | None = None,
+    explanation: str = "",
+    is_attention: bool = False,
 ) -> BulkOutcome:
     """Apply `action` to each of `item_ids` (items of `project`; others are
     skipped as unknown). Raises CurationError before touching anything when
@@ -121,6 +129,10 @@ def apply_bulk(
         raise CurationError("Choose why the items are excluded.")
     if action == "more_votes" and not 1 <= n <= 20:
         raise CurationError("Ask for between 1 and 20 more votes.")
+    gold = action.removeprefix("make_") if action.startswith("make_") else ""
+    if gold:
+        refuse_unless_pairwise(project)
+        explanation = clean_explanation(explanation)
     outcome = BulkOutcome(action=action)
     known = set(
         Verdict.objects.filter(project=project, item_id__in=item_ids).values_list(
@@ -139,6 +151,10 @@ def apply_bulk(
                 reopen_item(version=None, **decision)
             elif action == "more_votes":
                 request_more_votes(n=n, version=None, **decision)
+            elif gold:
+                make_gold_item(
+                    purpose=gold, explanation=explanation, is_attention=is_attention, **decision
+                )
             else:
                 move_to_domain(domain=domain, **decision)
         except CurationError as refused:

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotate.projects import CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
+from curation.gold.service import EXPLANATION_MAX
 from curation.grid.bulk import ACTIONS, MAX_BULK_ITEMS, apply_bulk
 from curation.grid.filters import DEFAULT_PAGE_SIZE, GridFilterForm, GridRows, decorate, matching
 from curation.models import ExclusionCategory
@@ -30,6 +31,13 @@ class BulkForm(forms.Form):
     )
     n = forms.IntegerField(required=False, min_value=1, max_value=20, initial=1, label="More votes")
     domain = forms.ChoiceField(required=False, label="Move to")
+    explanation = forms.CharField(
+        required=False,
+        max_length=EXPLANATION_MAX,
+        label="Explanation (Markdown, shown after a qualification answer)",
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+    is_attention = forms.BooleanField(required=False, label="Attention check (an obvious answer)")
     reason = forms.CharField(
         max_length=2000,
         label="Reason (goes into the audit log)",
@@ -137,6 +145,8 @@ def item_grid_bulk(request, slug):
             category=data.get("category") or "",
             n=data.get("n") or 1,
             domain=form.domains.get(data.get("domain") or ""),
+            explanation=data.get("explanation") or "",
+            is_attention=bool(data.get("is_attention")),
         )
     except CurationError as refused:
         messages.error(request, f"Nothing was changed: {refused}")

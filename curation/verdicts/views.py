@@ -30,6 +30,7 @@ from annotate.projects import ADMIN_ROLES, CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
 from curation.agreement.values import from_json
 from curation.exports import formats as export_formats
+from curation.gold.views import adjudication_gold_context
 from curation.models import (
     AgreementCache,
     AuditEvent,
@@ -281,6 +282,7 @@ def _adjudication_context(request, project, role, item_id):
     voted = any(j.assignment.annotator_id == request.user.pk for j in judgements)
     return {
         **decision_context(request, project, role, verdict, voted=voted),
+        **adjudication_gold_context(project, verdict),
         "votes": votes,
         "superseded": sum(1 for j in judgements if not j.is_current),
         "reliability_at": cache.computed_at if cache else None,

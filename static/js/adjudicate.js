@@ -14,8 +14,11 @@
   }
   function reason() { var r = form() && form().querySelector('textarea[name="reason"]'); if (r) r.focus(); }
   function category() { return form() && form().querySelector('select[name="category"]'); }
-  function save() {
-    var f = form();
+  // Ctrl+Enter saves the form being typed in (the decision, or the
+  // check/qualification item form below it).
+  function save(target) {
+    var own = target && target.closest && target.closest("form");
+    var f = own && own.method === "post" ? own : form();
     if (!f || f.querySelector('button[type="submit"]:disabled')) return; // e.g. conflict of interest
     if (typeof f.requestSubmit === "function") f.requestSubmit(); else f.submit();
   }
@@ -30,7 +33,7 @@
   document.addEventListener("keydown", function (e) {
     var head = document.getElementById("adjudicate");
     if (!head || e.altKey || e.metaKey) return;
-    if (e.key === "Enter" && e.ctrlKey) { e.preventDefault(); save(); return; }
+    if (e.key === "Enter" && e.ctrlKey) { e.preventDefault(); save(e.target); return; }
     // In the category list the arrows choose; Enter or r goes on to the
     // reason (letters would otherwise jump between categories).
     if (e.target === category() && !e.ctrlKey && (e.key === "Enter" || e.key === "r")) {

@@ -29,7 +29,7 @@
     if (!bulk) return;
     var action = bulk.querySelector('select[name="action"]').value;
     bulk.querySelectorAll("[data-for]").forEach(function (f) {
-      f.hidden = f.getAttribute("data-for") !== action;
+      f.hidden = f.getAttribute("data-for").split(" ").indexOf(action) < 0;
     });
   }
   document.addEventListener("change", function (e) {

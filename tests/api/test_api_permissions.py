@@ -74,6 +74,11 @@ EXPECTED = {
     ("api_verdicts", "get"): CURATORS,
     ("api_items", "get"): CURATORS,
     ("api_items_bulk", "post"): CURATORS_POST,
+    # check and qualification items made from settled items (curation.gold)
+    ("api_gold_items", "get"): CURATORS,
+    ("api_gold_items", "post"): CURATORS_POST,
+    ("api_gold_item", "patch"): CURATORS_POST,  # no explanation given
+    ("api_gold_item_retire", "post"): CURATORS_POST,  # no reason given
     ("api_verdict", "get"): CURATORS,
     ("api_verdict_decision", "post"): CURATORS_POST,
     ("api_agreement", "get"): CURATORS,

@@ -15,7 +15,10 @@ from triplet_client import (
     Client,
     Export,
     ImportFailed,
+    JudgeRunFailed,
+    LabelQualityFailed,
     MissingExtra,
+    MixFailed,
     ReleaseFailed,
     ServerError,
     StudioError,
@@ -264,3 +267,81 @@ def test_an_upload_reports_its_bytes_and_leaves_a_given_file_open(tmp_path):
     assert seen[-1] == 300_002 and len(seen) > 1  # read in chunks as it was sent
     assert b'name="gold_from_label"\r\n\r\ntrue' in received["body"]
     assert b'filename="big.json"' in received["body"]
+
+
+def test_a_ranking_vote_sends_only_its_fields():
+    sent = []
+
+    def handler(request):
+        sent.append(json.loads(request.content))
+        body = {"assignment": 5, "status": "submitted", "ranking": [1, 2, 2, 4]}
+        return httpx.Response(201, json={**body, "revision": 1, "already_submitted": False})
+
+    judged = client(handler).judge(5, ranking=(1, 2, 2, 4), grades=["A", "B", "B", "C"])
+    assert (judged.ranking, judged.choice, judged.pick) == ([1, 2, 2, 4], "", None)
+    assert sent == [
+        {"ranking": [1, 2, 2, 4], "grades": ["A", "B", "B", "C"], "flagged_problem": False}
+    ]
+
+
+def test_media_urls_are_fetched_only_from_the_studio_with_the_token():
+    asked = []
+
+    def handler(request):
+        asked.append((str(request.url), request.headers["Authorization"]))
+        return httpx.Response(200, content=b"webp")
+
+    studio = client(handler)
+    path = "/api/v1/assignments/3/media/left/0/"
+    assert studio.download_media(path, derivative="strip") == b"webp"
+    assert studio.download_media(f"{URL}{path}") == b"webp"
+    assert asked == [
+        (f"{URL}{path}strip/", "Token t0k"),
+        (f"{URL}{path}", "Token t0k"),
+    ]
+    for elsewhere in ("http://evil.test/api/v1/x/", "https://studio.test/api/v1/x/", "/admin/"):
+        with pytest.raises(StudioError):
+            studio.download_media(elsewhere)
+    assert len(asked) == 2  # nothing sent anywhere else
+
+
+def test_waiting_on_a_judge_run_a_mix_or_label_quality_ends_on_failure_or_timeout():
+    run = {"id": 4, "name": "gpt", "status": "running", "error": ""}
+    run["progress"] = {"done": 2, "total": 8, "percent": 25}
+
+    def running(request):
+        return httpx.Response(200, json=run)
+
+    with pytest.raises(WaitTimeout, match="2/8"):
+        client(running).wait_for_judge_run("demo", 4, poll_seconds=0.01, timeout=0.05)
+
+    def cancelled(request):
+        return httpx.Response(200, json={**run, "status": "cancelled", "error": "by cur"})
+
+    with pytest.raises(JudgeRunFailed, match="by cur") as stopped:
+        client(cancelled).wait_for_judge_run("demo", 4, poll_seconds=0)
+    assert stopped.value.run.status == "cancelled"
+
+    def failed_mix(request):
+        return httpx.Response(
+            200, json={"id": 1, "name": "m", "version": "v1", "status": "failed", "error": "empty"}
+        )
+
+    with pytest.raises(MixFailed, match="empty"):
+        client(failed_mix).wait_for_mix(1, poll_seconds=0)
+
+    def quality(request):
+        if request.method == "POST":
+            return httpx.Response(202, json={"available": True, "status": "pending"})
+        return httpx.Response(200, json={"available": True, "status": "failed", "error": "oom"})
+
+    with pytest.raises(LabelQualityFailed, match="oom"):
+        client(quality).refresh_label_quality("demo", poll_seconds=0)
+
+
+def test_the_client_package_imports_no_django():
+    import subprocess
+
+    code = "import sys, triplet_client; print(any(m.startswith('django') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

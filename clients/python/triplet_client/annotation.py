@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from triplet_client.errors import StudioError
-from triplet_client.models import Assignment, Claim, Judged, Project, from_json
-from triplet_client.transport import Resource, id_of, slug_of
+from triplet_client.models import Assignment, Claim, Judged, Part, Project, from_json
+from triplet_client.transport import ByteProgress, Resource, id_of, slug_of
 
 
 class AnnotationApi(Resource):
@@ -59,13 +60,21 @@ class AnnotationApi(Resource):
         active_seconds: float | None = None,
         flagged_problem: bool = False,
         problem_reason: str = "",
+        pick: str | None = None,
+        ranking: Sequence[int] | None = None,
+        correct: Sequence[str] | None = None,
+        grades: Sequence[str] | None = None,
         next: bool = False,
     ) -> Judged:
         """Vote in displayed terms: `choice` left, right or tie (A/B
         projects) or `strength` (graded: oriented to the left response);
         correctness domains also take correct_left/correct_right (yes/no).
-        Idempotent per assignment. next=True also claims your next item
-        (`Judged.next`)."""
+        Items of more responses (`Assignment.task`): `pick` the best one's
+        displayed name (A, B, …) or "none" (best_of_n); `ranking` a rank per
+        response in displayed order, 1 best, ties sharing a rank ([1, 2, 2, 4]);
+        `correct` (yes/no) and `grades` (A/B/C) per response in displayed
+        order where the domain asks. Idempotent per assignment. next=True
+        also claims your next item (`Judged.next`)."""
         body: dict[str, Any] = {
             "choice": choice,
             "strength": strength,
@@ -78,8 +87,14 @@ class AnnotationApi(Resource):
             "active_seconds": active_seconds,
             "flagged_problem": flagged_problem,
             "problem_reason": problem_reason,
+            "pick": pick,
+            "ranking": None if ranking is None else list(ranking),
+            "correct": None if correct is None else list(correct),
+            "grades": None if grades is None else list(grades),
         }
-        body = {k: v for k, v in body.items() if v is not None}
+        # Unset fields stay out: the server's defaults ("" is refused where a
+        # field does not apply, e.g. `choice` on a ranking).
+        body = {k: v for k, v in body.items() if v is not None and v != ""}
         params = {"next": "true"} if next else None
         path = f"assignments/{id_of(assignment)}/judgement/"
         answer = self._t.json("POST", path, json=body, params=params)
@@ -91,3 +106,29 @@ class AnnotationApi(Resource):
         """Give an item back; it is never offered to you again."""
         path = f"assignments/{id_of(assignment)}/skip/"
         self._t.json("POST", path, json={"reason": reason})
+
+    def download_media(
+        self,
+        media: str | Part,
+        target: str | Path | None = None,
+        *,
+        derivative: str | None = None,
+        on_progress: ByteProgress | None = None,
+    ) -> bytes | Path:
+        """A part's file (image, video, audio) as bytes, or streamed to the
+        file `target` (returned). `derivative`: poster or strip (a video),
+        waveform (an audio part): StudioError while the server has not made
+        it yet (its URL is None). `media`: a Part or a URL from one."""
+        if isinstance(media, Part):
+            url = getattr(media, f"{derivative}_url", None) if derivative else media.url
+            if not url:
+                what = f"{derivative} of this {media.kind} part" if derivative else "file"
+                raise StudioError(f"No {what} to download (not made yet, or none for its kind).")
+        else:
+            url = media if derivative is None else media.rstrip("/") + f"/{derivative}/"
+        path = self._t.relative(url)
+        if target is None:
+            return self._t.send("GET", path).content
+        target = Path(target)
+        self._t.download(path, target, on_progress)
+        return target

@@ -12,8 +12,12 @@ from triplet_client.curation import CurationApi
 from triplet_client.errors import StudioError
 from triplet_client.evaluations import EvaluationsApi
 from triplet_client.exports import ExportsApi
+from triplet_client.gates import GatesApi
 from triplet_client.imports import ImportsApi
+from triplet_client.judges import JudgesApi
+from triplet_client.mixes import MixesApi
 from triplet_client.projects import ProjectsApi
+from triplet_client.quality import QualityApi
 from triplet_client.releases import ReleasesApi
 from triplet_client.team import TeamApi
 from triplet_client.transport import Transport
@@ -28,6 +32,10 @@ class Client(
     ExportsApi,
     ReleasesApi,
     EvaluationsApi,
+    JudgesApi,
+    GatesApi,
+    QualityApi,
+    MixesApi,
 ):
     """Triplet Studio's REST API (/api/v1/) from Python.
 

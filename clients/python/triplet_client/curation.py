@@ -3,10 +3,10 @@ every vote, decisions, and the data grid of every item."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from triplet_client.models import ItemRow, Project, Verdict
+from triplet_client.models import BulkResult, ItemRow, Project, Verdict, from_json
 from triplet_client.transport import Resource, segment, slug_of
 
 
@@ -70,12 +70,14 @@ class CurationApi(Resource):
         agreement_max: float | None = None,
         flagged: bool | None = None,
         gold: bool | None = None,
+        group: str | None = None,
         q: str | None = None,
         sort: str | None = None,
     ) -> Iterator[ItemRow]:
         """Every item of the project as the data grid shows it, with its
         filters: status, domain, kind (why contested), votes and winner
-        share (agreement) ranges, flagged problem, has gold, text `q`, and
+        share (agreement) ranges, flagged problem, has gold, `group` (one
+        group's items by its exact key), text `q`, and
         `sort` (id, external_id, votes, agreement, updated, status; `-` for
         descending)."""
         params = {
@@ -88,8 +90,29 @@ class CurationApi(Resource):
             "agreement_max": agreement_max,
             "flagged": _yes_no(flagged),
             "gold": _yes_no(gold),
+            "group": group,
             "q": q,
             "sort": sort,
         }
         for row in self._t.pages(f"projects/{slug_of(project)}/items/", params):
             yield ItemRow.from_api(row)
+
+    def bulk_items(
+        self,
+        project: str | Project,
+        action: str,
+        item_ids: Sequence[int],
+        reason: str,
+        *,
+        category: str | None = None,
+        n: int | None = None,
+        domain: str | None = None,
+    ) -> BulkResult:
+        """exclude (`category`), reopen, more_votes (`n`) or move_domain
+        (`domain`) many items at once, one audit entry each; items the
+        action does not apply to are counted in `skipped` by reason."""
+        body: dict[str, Any] = {"action": action, "item_ids": list(item_ids), "reason": reason}
+        given = {"category": category, "n": n, "domain": domain}
+        body.update({k: v for k, v in given.items() if v is not None})
+        answer = self._t.json("POST", f"projects/{slug_of(project)}/items/bulk/", json=body)
+        return from_json(BulkResult, answer)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from triplet_client.models import Release
+    from triplet_client.models import Mix, Release
+    from triplet_client.quality_models import JudgeRun, LabelQuality
 
 
 class StudioError(Exception):
@@ -167,8 +168,32 @@ class ReleaseFailed(StudioError):
         super().__init__(f"Release {release.version} failed: {release.error}")
 
 
+class JudgeRunFailed(StudioError):
+    """A judge run ended failed or cancelled; `run.error` says why."""
+
+    def __init__(self, run: JudgeRun) -> None:
+        self.run = run
+        super().__init__(f"Judge run {run.name!r} {run.status}: {run.error or 'no reason given'}")
+
+
+class MixFailed(StudioError):
+    """A mix's build failed; `mix.error` says why."""
+
+    def __init__(self, mix: Mix) -> None:
+        self.mix = mix
+        super().__init__(f"Mix {mix.name} {mix.version} failed: {mix.error}")
+
+
+class LabelQualityFailed(StudioError):
+    """The label-quality computation failed; `analysis.error` says why."""
+
+    def __init__(self, analysis: LabelQuality) -> None:
+        self.analysis = analysis
+        super().__init__(f"Label quality failed: {analysis.error}")
+
+
 class WaitTimeout(StudioError):
-    """Waiting for the server (a release build) took longer than allowed."""
+    """Waiting for the server (a build, a run, a computation) took longer than allowed."""
 
 
 class ChecksumMismatch(StudioError):

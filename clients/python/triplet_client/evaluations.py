@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from triplet_client.models import Evaluation, Project, Release
-from triplet_client.transport import Resource, Upload, id_of, slug_of
+from collections.abc import Iterator
+
+from triplet_client.models import Evaluation, ItemPrediction, Project, Release, from_json
+from triplet_client.transport import Resource, Upload, id_of, segment, slug_of
 
 
 class EvaluationsApi(Resource):
@@ -43,3 +45,24 @@ class EvaluationsApi(Resource):
     ) -> Evaluation:
         path = self._base(project, release) + f"{id_of(evaluation)}/"
         return Evaluation.from_api(self._t.json("GET", path))
+
+    def evaluation_items(
+        self,
+        project: str | Project,
+        release: int | Release,
+        evaluation: int | Evaluation,
+        *,
+        show: str = "wrong",
+        category: str | None = None,
+        sub_bucket: str | None = None,
+    ) -> Iterator[ItemPrediction]:
+        """An entry's per-item results: show wrong (default), right or all."""
+        path = self._base(project, release) + f"{id_of(evaluation)}/items/"
+        params = {"show": show, "category": category, "sub_bucket": sub_bucket}
+        for row in self._t.pages(path, params):
+            yield from_json(ItemPrediction, row)
+
+    def item_predictions(self, project: str | Project, item_id: int) -> list[ItemPrediction]:
+        """How every leaderboard entry (of any release) judged one item."""
+        path = f"projects/{slug_of(project)}/items/{segment(item_id)}/predictions/"
+        return [from_json(ItemPrediction, row) for row in self._t.json("GET", path)]

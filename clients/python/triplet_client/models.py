@@ -156,10 +156,51 @@ class Assignment:
     preference_scale: str = "ab"
     scale: list[dict[str, Any]] = field(default_factory=list)
     asks_grade: bool = False
+    task: str = "pairwise"  # pairwise, best_of_n or ranking
+    criterion: str = ""  # the item's own question, if any
+    group: dict[str, Any] | None = None  # position, size, label among its group's items
 
     @property
     def asks_correctness(self) -> bool:
         return self.domain.get("kind") == "correctness"
+
+    @property
+    def response_names(self) -> list[str]:
+        """The responses' displayed names: left, right for a pair; A, B, C, …
+        for more (what `judge(ranking=…)` orders and `pick` names)."""
+        if "responses" in self.content:
+            return [r["name"] for r in self.content["responses"]]
+        return ["left", "right"]
+
+    def parts(self, place: str) -> list[Part]:
+        """The parts shown at `place`: prompt, left, right, or a response's
+        name (A, B, …) beside more than two responses."""
+        if place in ("prompt", "left", "right"):
+            return [from_json(Part, p) for p in self.content.get(place) or []]
+        for response in self.content.get("responses") or []:
+            if response["name"] == place:
+                return [from_json(Part, p) for p in response["parts"]]
+        raise KeyError(f"No place {place!r}: prompt or one of {self.response_names}.")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of an assignment's content: text, image, video or audio.
+    Media URLs (and the poster, strip and waveform images, null until made
+    in the background) download with download_media()."""
+
+    kind: str
+    text: str = ""
+    url: str | None = None
+    width: int | None = None
+    height: int | None = None
+    duration_ms: int | None = None
+    fps: float | None = None
+    content_type: str | None = None
+    loudness_db: float | None = None
+    poster_url: str | None = None
+    strip_url: str | None = None
+    waveform_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -176,10 +217,12 @@ class Claim:
 class Judged:
     assignment: int
     status: str
-    choice: str  # displayed: left, right or tie
     revision: int
     already_submitted: bool
+    choice: str = ""  # pairs, displayed: left, right or tie
     strength: int | None = None
+    pick: str | None = None  # best-of-N: the name picked (A, B, …) or none
+    ranking: list[int] | None = None  # ranking: ranks in displayed order
     next: Assignment | None = None  # with next=True
     more_may_come: bool | None = None
 
@@ -242,6 +285,8 @@ class ItemRow:
     winner_share: float = 0.0
     flagged_problem: bool = False
     has_gold: bool = False
+    group: str = ""  # the item's group key (a prompt's pairs, a pair's criteria)
+    criterion: str = ""  # the question asked of the item
     thumbnail: str | None = None
     updated_at: datetime | None = None
 
@@ -282,6 +327,12 @@ class Release:
     started_at: datetime | None = None
     finished_at: datetime | None = None
     download_url: str | None = None
+    pairwise: str = ""
+    stalled: bool = False
+    heartbeat_at: datetime | None = None
+    filters: dict[str, Any] = field(default_factory=dict)  # asked for (create_release's)
+    filter_report: dict[str, Any] | None = None  # when ready: the manifest's release_filters
+    balance_report: dict[str, Any] | None = None  # when ready: side and length balance
 
     @property
     def finished(self) -> bool:
@@ -323,3 +374,82 @@ class Evaluation:
     def from_api(cls, data: Mapping[str, Any]) -> Evaluation:
         groups = [from_json(Group, g) for g in data.get("per_category") or []]
         return from_json(cls, data, per_category=groups)
+
+
+# --- Mixes --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mix:
+    """A training mix of releases and projects, built in the background."""
+
+    id: int
+    name: str
+    version: str
+    status: str  # pending, building, ready, failed
+    notes: str = ""
+    seed: int = 0
+    mode: str = "caps"
+    size: int | None = None
+    dedup: bool = True
+    filters: dict[str, Any] = field(default_factory=dict)
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    progress: Progress = field(default_factory=Progress)
+    counts: dict[str, Any] = field(default_factory=dict)
+    report: dict[str, Any] | list[Any] = field(default_factory=dict)
+    sha256: str = ""
+    size_bytes: int = 0
+    error: str = ""
+    created_by: str | None = None
+    created_at: datetime | None = None
+    finished_at: datetime | None = None
+    download_url: str | None = None
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> Mix:
+        return from_json(cls, data, progress=from_json(Progress, data.get("progress") or {}))
+
+
+# --- Vote modes, bulk actions, per-item predictions ---------------------------------------
+
+
+@dataclass(frozen=True)
+class Adaptive:
+    """A project's vote mode and adaptive rule, with the last refit's counts."""
+
+    vote_mode: str  # fixed or adaptive
+    base_votes: int
+    budget: int
+    stop_certainty: float
+    rule: str = ""
+    posterior: str = ""
+    fallback: bool = False
+    refitted_at: datetime | None = None
+    items: dict[str, int] = field(default_factory=dict)  # base, open, certain, agreement, budget
+    judges: int = 0
+
+
+@dataclass(frozen=True)
+class BulkResult:
+    done: int
+    skipped: dict[str, int] = field(default_factory=dict)  # why -> how many
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ItemPrediction:
+    """How one leaderboard entry judged one item (canonical terms)."""
+
+    evaluation: int
+    item_id: int
+    external_id: str
+    correct: bool
+    category: str = ""
+    sub_bucket: str = ""
+    chosen: str = ""  # the label
+    choice: str = ""  # the entry's answer, original order
+    swapped_choice: str = ""
+    has_swapped: bool = False
+    random_verdict: bool = False
+    p1: float | None = None
+    raw: Any = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from triplet_client.models import Domain, Project, from_json
+from triplet_client.models import Adaptive, Domain, Project, from_json
 from triplet_client.transport import Resource, segment, slug_of
 
 ProjectRef = str | Project
@@ -63,3 +63,24 @@ class ProjectsApi(Resource):
     def update_domain(self, project: ProjectRef, domain: str, **changes: Any) -> Domain:
         path = f"projects/{slug_of(project)}/domains/{segment(domain)}/"
         return from_json(Domain, self._t.json("PATCH", path, json=changes))
+
+    def adaptive(self, project: ProjectRef) -> Adaptive:
+        """The vote mode and adaptive rule, with the last refit's item counts (curators)."""
+        return from_json(Adaptive, self._t.json("GET", f"projects/{slug_of(project)}/adaptive/"))
+
+    def set_vote_mode(
+        self,
+        project: ProjectRef,
+        vote_mode: str,
+        *,
+        base_votes: int | None = None,
+        budget: int | None = None,
+        stop_certainty: float | None = None,
+    ) -> Adaptive:
+        """fixed, or adaptive: `base_votes` for every item, then more where
+        the label is uncertain, up to `budget`, until `stop_certainty`
+        (admins; omitted values take the rule's defaults)."""
+        given = {"base_votes": base_votes, "budget": budget, "stop_certainty": stop_certainty}
+        body = {"vote_mode": vote_mode, **{k: v for k, v in given.items() if v is not None}}
+        answer = self._t.json("PUT", f"projects/{slug_of(project)}/adaptive/", json=body)
+        return from_json(Adaptive, answer)

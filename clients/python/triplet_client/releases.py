@@ -19,6 +19,11 @@ def _project_slug(project: str | Project) -> str:
     return project if isinstance(project, str) else project.slug
 
 
+def _ids(objects: Sequence[int | Any] | None) -> list[int] | None:
+    """Evaluations or judge runs given by id or as objects."""
+    return None if objects is None else [o if isinstance(o, int) else o.id for o in objects]
+
+
 class ReleasesApi(Resource):
     def create_release(
         self,
@@ -30,23 +35,73 @@ class ReleasesApi(Resource):
         seed: int | None = None,
         min_label_quality: float | None = None,
         rekey: bool = False,
+        pairwise: str = "",
+        too_easy: Sequence[int | Any] | None = None,
+        too_easy_judge_runs: Sequence[int | Any] | None = None,
+        too_easy_action: str | None = None,
+        low_consensus: float | None = None,
+        low_consensus_action: str | None = None,
+        disagreement: Sequence[int | Any] | None = None,
+        disagreement_judge_runs: Sequence[int | Any] | None = None,
+        disagreement_human: float | None = None,
+        disagreement_share: float | None = None,
+        disagreement_action: str | None = None,
+        balance_report: bool = False,
+        balance_tolerance: float | None = None,
     ) -> Release:
         """Cut a release (curators): recorded now, built in the background
         (wait_for_release). Agreed and resolved items of `domains` (all by
-        default); BadRequest `nothing_to_release` when there are none."""
+        default); BadRequest `nothing_to_release` when there are none.
+
+        Benchmark-construction filters (each pair's fate in the manifest's
+        `release_filters`, read back as `Release.filter_report`), each with an
+        action `drop` or `hold` (kept aside in held_out/):
+        `too_easy`: evaluations (or `too_easy_judge_runs`: project judge runs)
+        that all got a pair right in both orders; `low_consensus`: human
+        consensus below this share; `disagreement`: evaluations (and
+        `disagreement_judge_runs`) whose majority, of at least
+        `disagreement_share`, contradicts a human consensus of at least
+        `disagreement_human`. `balance_tolerance`: drop the fewest pairs so
+        each domain's chosen-longer share is within it of 0.5;
+        `balance_report`: report side and length balance
+        (`Release.balance_report`). `pairwise`: best or all also writes
+        ranked and best-of-N items as TRL pairs."""
         body: dict[str, Any] = {"version": version, "notes": notes, "rekey": rekey}
-        if domains is not None:
-            body["domains"] = list(domains)
-        if seed is not None:
-            body["seed"] = seed
-        if min_label_quality is not None:
-            body["min_label_quality"] = min_label_quality
+        optional = {
+            "domains": None if domains is None else list(domains),
+            "seed": seed,
+            "min_label_quality": min_label_quality,
+            "pairwise": pairwise or None,
+            "too_easy_ensemble": _ids(too_easy),
+            "too_easy_judge_runs": _ids(too_easy_judge_runs),
+            "too_easy_action": too_easy_action,
+            "low_consensus": low_consensus,
+            "low_consensus_action": low_consensus_action,
+            "disagreement_ensemble": _ids(disagreement),
+            "disagreement_judge_runs": _ids(disagreement_judge_runs),
+            "disagreement_human": disagreement_human,
+            "disagreement_share": disagreement_share,
+            "disagreement_action": disagreement_action,
+            "balance_report": balance_report or None,
+            "balance_tolerance": balance_tolerance,
+        }
+        body.update({k: v for k, v in optional.items() if v is not None})
         answer = self._t.json("POST", f"projects/{slug_of(project)}/releases/", json=body)
         return Release.from_api(answer, _project_slug(project))
 
     def release(self, project: str | Project, release: int | Release) -> Release:
         answer = self._t.json("GET", f"projects/{slug_of(project)}/releases/{id_of(release)}/")
         return Release.from_api(answer, _project_slug(project))
+
+    def retry_release(self, project: str | Project, release: int | Release) -> Release:
+        """Build a failed or stalled release again from scratch (audited)."""
+        path = f"projects/{slug_of(project)}/releases/{id_of(release)}/retry/"
+        return Release.from_api(self._t.json("POST", path), _project_slug(project))
+
+    def release_id_map(self, project: str | Project, release: int | Release) -> dict[str, str]:
+        """A re-keyed release's IDs: the studio's external_id -> the released ID."""
+        path = f"projects/{slug_of(project)}/releases/{id_of(release)}/ids/"
+        return {row["external_id"]: row["released_id"] for row in self._t.pages(path)}
 
     def releases(self, project: str | Project) -> Iterator[Release]:
         """The project's releases, newest first."""
@@ -103,17 +158,18 @@ class ReleasesApi(Resource):
         try:
             headers = self._t.download(path, partial, on_progress)
             expected = headers.get("X-Content-SHA256", "")
-            actual = _sha256(partial)
+            actual = sha256_of(partial)
             if expected and actual != expected:
                 raise ChecksumMismatch(f"Downloaded {actual}, the server announced {expected}.")
-            archive = folder / _attachment_name(headers.get("Content-Disposition", ""), release)
+            disposition = headers.get("Content-Disposition", "")
+            archive = folder / attachment_name(disposition, f"release-{id_of(release)}.zip")
             partial.replace(archive)
         finally:
             partial.unlink(missing_ok=True)
         return safe_unzip(archive, folder) if unzip else archive
 
 
-def _sha256(path: Path) -> str:
+def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -121,10 +177,11 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _attachment_name(disposition: str, release: int | Release) -> str:
+def attachment_name(disposition: str, fallback: str) -> str:
+    """The zip's name from a Content-Disposition header (its last path part), else `fallback`."""
     match = re.search(r'filename="?([^";]+)"?', disposition)
     name = PurePosixPath(match.group(1)).name if match else ""
-    return name if name.endswith(".zip") else f"release-{id_of(release)}.zip"
+    return name if name.endswith(".zip") else fallback
 
 
 def safe_unzip(archive: Path, folder: Path) -> Path:

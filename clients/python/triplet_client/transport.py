@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 import httpx
 
-from triplet_client.errors import error_from_response
+from triplet_client.errors import StudioError, error_from_response
 
 # A file to upload: a path, or (file name, bytes or an open binary file).
 Upload = Union[str, "os.PathLike[str]", tuple[str, bytes | BinaryIO]]
@@ -74,6 +74,23 @@ class Transport:
             if not body.get("next"):
                 return
             page += 1
+
+    def relative(self, url: str) -> str:
+        """A URL the API gave (a path such as /api/v1/assignments/…, or an
+        absolute URL on this server) as a path under /api/v1/; the token is
+        never sent to another host."""
+        given = httpx.URL(url)
+        base = self.http.base_url
+        if given.is_absolute_url and (given.scheme, given.host, given.port) != (
+            base.scheme,
+            base.host,
+            base.port,
+        ):
+            raise StudioError(f"{url} is not on this server ({base}); not fetched.")
+        if not given.path.startswith(base.path):
+            raise StudioError(f"{url} is not under {base.path}; not fetched.")
+        rest = given.path[len(base.path) :]
+        return f"{rest}?{given.query.decode()}" if given.query else rest
 
     def upload(
         self,
