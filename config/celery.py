@@ -24,6 +24,8 @@ ISOLATED_TASKS = frozenset(
         "curation.tasks.build_mix_task",
         "curation.tasks.refresh_agreement",
         "curation.tasks.compute_label_quality_task",
+        "curation.tasks.refresh_calibration",
+        "curation.tasks.refit_adaptive_task",
     }
 )
 _in_worker = False

@@ -8,7 +8,7 @@ here."""
 from celery import shared_task
 
 from curation.agreement.tasks import refresh_agreement
-from curation.evaluation.tasks import judge_release_task
+from curation.evaluation.tasks import judge_release_task, refresh_calibration
 from curation.quality.tasks import compute_label_quality_task, refit_adaptive_task
 from curation.releases.mixes.tasks import build_mix_task
 from curation.releases.tasks import build_release_task
@@ -21,6 +21,7 @@ __all__ = [
     "recover_stalled_builds",
     "refit_adaptive_task",
     "refresh_agreement",
+    "refresh_calibration",
     "requeue_unsent_work",
 ]
 
@@ -64,6 +65,15 @@ def requeue_unsent_work() -> int:
     )
     for project_id in projects:
         refresh_agreement.delay(project_id)
+    from curation.models import CalibrationCache
+
+    calibrations = list(
+        CalibrationCache.objects.filter(requested_at__isnull=False).values_list(
+            "project_id", flat=True
+        )
+    )
+    for project_id in calibrations:
+        refresh_calibration.delay(project_id)
     # Judge runs never started, or whose loop stopped writing its heartbeat
     # (its worker died): take_over resumes those, sending only unanswered items.
     from curation.evaluation.judge_runs import stale_after
@@ -93,7 +103,15 @@ def requeue_unsent_work() -> int:
     refits = list(AdaptiveFit.objects.filter(queued=True).values_list("project_id", flat=True))
     for project_id in refits:
         refit_adaptive_task.delay(project_id)
-    return len(releases) + len(mixes) + len(projects) + len(runs) + len(quality) + len(refits)
+    return (
+        len(releases)
+        + len(mixes)
+        + len(projects)
+        + len(calibrations)
+        + len(runs)
+        + len(quality)
+        + len(refits)
+    )
 
 
 @shared_task(name="curation.tasks.recover_stalled_builds", acks_late=True)

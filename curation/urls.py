@@ -152,6 +152,16 @@ urlpatterns = [
     ),
     path("p/<slug:slug>/calibration/", calibration_views.calibration_page, name="calibration"),
     path(
+        "p/<slug:slug>/calibration/refresh/",
+        calibration_views.calibration_refresh,
+        name="calibration_refresh",
+    ),
+    path(
+        "p/<slug:slug>/calibration/status/",
+        calibration_views.calibration_status,
+        name="calibration_status",
+    ),
+    path(
         "p/<slug:slug>/calibration/judge/",
         calibration_views.project_judge_run_new,
         name="project_judge_run_new",

@@ -130,6 +130,7 @@ TASK_NAMES = {
     "annotate.tasks.requeue_missing_thumbnails",
     "annotate.tasks.expire_stale_leases_everywhere",
     "curation.tasks.refresh_agreement",
+    "curation.tasks.refresh_calibration",
     "curation.tasks.build_release_task",
     "curation.tasks.build_mix_task",
     "curation.tasks.requeue_unsent_work",

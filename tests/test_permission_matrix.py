@@ -215,6 +215,8 @@ MATRIX: dict[str, Row] = {
     "judge_run_resume": Row(get=None, post=access("curator", 302)),
     # calibrated judges (issue 36): a project's judge runs and their report
     "calibration": Row(get=access("curator", 200), post=None),
+    "calibration_refresh": Row(get=None, post=access("curator", 302)),
+    "calibration_status": Row(get=access("curator", 204), post=None, note="nothing computing"),
     "project_judge_run_new": Row(
         get=None, post=access("curator", 400), note="empty POST: form errors"
     ),

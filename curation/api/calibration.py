@@ -17,7 +17,8 @@ from common.api.paging import PAGE_PARAMETERS, paginate, paginated
 from common.body_guard import guard_body
 from curation.api.access import curated_project
 from curation.api.judges import JudgeRunSerializer, run_endpoint
-from curation.evaluation.calibration_report import calibration_for, project_runs
+from curation.evaluation.calibration_cache import request_refresh, stored_report
+from curation.evaluation.calibration_report import project_runs
 from curation.evaluation.project_judging import ProjectJudgeError, start_project_judge_run
 
 
@@ -96,17 +97,61 @@ class CalibrationRowSerializer(serializers.Serializer):
     verdict = serializers.CharField(help_text="The answer in words.")
 
 
-class CalibrationSerializer(serializers.Serializer):
+class CalibrationRunSerializer(serializers.Serializer):
     run = JudgeRunSerializer()
     rows = CalibrationRowSerializer(many=True)
+
+
+class CalibrationSerializer(serializers.Serializer):
+    computed_at = serializers.DateTimeField(
+        allow_null=True, source="cache.computed_at", help_text="null: never computed yet."
+    )
+    n_votes = serializers.IntegerField(
+        source="cache.n_votes", help_text="Human votes the stored report was computed from."
+    )
+    votes_since = serializers.IntegerField(
+        help_text="Human votes given, revised or withdrawn since it was computed."
+    )
+    computing = serializers.BooleanField(help_text="A computation is queued or running.")
+    progress = serializers.IntegerField(
+        source="cache.progress_percent", help_text="Percent of the running computation."
+    )
+    error = serializers.CharField(
+        source="cache.error", help_text='Why the last computation failed ("" if it did not).'
+    )
+    runs = CalibrationRunSerializer(
+        many=True, source="reports", help_text="Per project judge run with votes, by name."
+    )
 
 
 class CalibrationApi(APIView):
     @extend_schema(
         operation_id="calibration_retrieve",
-        summary="Calibration of each project judge run against the human majority, per domain",
-        responses={200: CalibrationSerializer(many=True), **errors(401, 403, 404)},
+        summary="The stored calibration of each project judge run against the human majority, "
+        "per domain (computed in the background; queued when votes changed enough)",
+        responses={200: CalibrationSerializer, **errors(401, 403, 404)},
     )
     def get(self, request, slug):
         project = curated_project(request, slug)
-        return Response(CalibrationSerializer(calibration_for(project), many=True).data)
+        stored = stored_report(project, list(project_runs(project)))
+        return Response(CalibrationSerializer(stored).data)
+
+
+@guard_body(member_of(CURATOR_ROLES))
+class CalibrationRefreshApi(APIView):
+    class OutputSerializer(serializers.Serializer):
+        queued = serializers.BooleanField(
+            help_text="False when a computation was already queued or running (it is run "
+            "once more when it ends)."
+        )
+
+    @extend_schema(
+        operation_id="calibration_refresh",
+        summary="Recompute the calibration report in the background",
+        request=None,
+        responses={202: OutputSerializer, **errors(401, 403, 404)},
+    )
+    def post(self, request, slug):
+        project = curated_project(request, slug)
+        queued = request_refresh(project=project)
+        return Response(self.OutputSerializer({"queued": queued}).data, status=202)

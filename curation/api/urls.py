@@ -64,6 +64,11 @@ urlpatterns = [
         name="api_project_judge_runs",
     ),
     path(P + "calibration/", calibration.CalibrationApi.as_view(), name="api_calibration"),
+    path(
+        P + "calibration/refresh/",
+        calibration.CalibrationRefreshApi.as_view(),
+        name="api_calibration_refresh",
+    ),
     path(J, judges.JudgeRunDetailApi.as_view(), name="api_judge_run"),
     path(J + "cancel/", judges.JudgeRunCancelApi.as_view(), name="api_judge_run_cancel"),
     path(J + "resume/", judges.JudgeRunResumeApi.as_view(), name="api_judge_run_resume"),

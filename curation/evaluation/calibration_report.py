@@ -12,19 +12,24 @@ from curation.evaluation import calibration
 from curation.models import JudgeRun, JudgeVote
 
 
+def human_vote_rows(project: Project):
+    """The votes the report reads (human_votes), as a QuerySet of Judgements."""
+    return Judgement.objects.filter(
+        is_current=True,
+        imported=False,
+        task=Task.PAIRWISE,
+        assignment__item__project=project,
+        assignment__item__purpose="benchmark",
+    )
+
+
 def human_votes(project: Project) -> dict[int, list[tuple[int, str]]]:
     """Item -> [(annotator, choice)]: the current, non-imported human votes
     of the project's benchmark items (qualification and check items never
     count; imported published labels are not this project's annotators)."""
     votes: dict[int, list[tuple[int, str]]] = defaultdict(list)
     rows = (
-        Judgement.objects.filter(
-            is_current=True,
-            imported=False,
-            task=Task.PAIRWISE,
-            assignment__item__project=project,
-            assignment__item__purpose="benchmark",
-        )
+        human_vote_rows(project)
         .order_by("assignment__item_id", "assignment__annotator_id")
         .values_list("assignment__item_id", "assignment__annotator_id", "choice")
     )

@@ -7,15 +7,18 @@ from __future__ import annotations
 from typing import cast
 
 from django import forms
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.validators import MaxValueValidator
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate.projects import CURATOR_ROLES, member_of, project_for
 from common.body_guard import guard_body
 from curation.evaluation import calibration
-from curation.evaluation.calibration_report import calibration_for, project_runs
+from curation.evaluation.calibration_cache import request_refresh, stored_report
+from curation.evaluation.calibration_report import project_runs
 from curation.evaluation.judge_runs import max_concurrency
 from curation.evaluation.project_judging import (
     ProjectJudgeError,
@@ -55,12 +58,15 @@ class ProjectJudgeRunForm(forms.Form):
 
 
 def _context(project, role, form) -> dict:
+    runs = list(project_runs(project).order_by("-created_at", "-pk"))
+    stored = stored_report(project, runs)
     return {
         "project": project,
         "role": role,
         "form": form,
-        "runs": project_runs(project).order_by("-created_at", "-pk"),
-        "reports": calibration_for(project),
+        "runs": runs,
+        "stored": stored,
+        "reports": stored.reports,
         "rules": {
             "min_votes": calibration.MIN_HUMAN_VOTES,
             "min_cases": calibration.MIN_CASES,
@@ -94,3 +100,32 @@ def project_judge_run_new(request, slug):
         else:
             return redirect("judge_run", slug=project.slug, run_id=run.pk)
     return render(request, "curation/calibration.html", _context(project, role, form), status=400)
+
+
+@guard_body(member_of(CURATOR_ROLES))
+@require_POST
+@login_required
+def calibration_refresh(request, slug):
+    """Recompute the stored report in the background (the Recompute button)."""
+    project, _ = project_for(request.user, slug, CURATOR_ROLES)
+    if request_refresh(project=project):
+        messages.info(request, "Recomputing the calibration report in the background.")
+    else:
+        messages.info(request, "A recomputation is already running.")
+    return redirect("calibration", slug=project.slug)
+
+
+@require_GET
+@login_required
+def calibration_status(request, slug):
+    """Polled by the page while the report is computed: its progress, and a
+    reload (htmx) once it has finished."""
+    from curation.models import CalibrationCache
+
+    project, _ = project_for(request.user, slug, CURATOR_ROLES)
+    cache = CalibrationCache.objects.filter(project=project).first()
+    if cache is None or cache.requested_at is None:
+        response = HttpResponse(status=204)
+        response["HX-Refresh"] = "true"
+        return response
+    return render(request, "curation/_calibration_progress.html", {"cache": cache})

@@ -231,3 +231,7 @@ def finish_project_run(run: JudgeRun, records: list[dict]) -> None:
             pending = votes()
             while batch := list(islice(pending, WRITE_BATCH)):
                 JudgeVote.objects.bulk_create(batch)
+            # The stored calibration report, recomputed with this run once it commits.
+            from curation.evaluation.calibration_cache import request_refresh
+
+            request_refresh(project=run.project)

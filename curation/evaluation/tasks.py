@@ -16,3 +16,16 @@ def judge_release_task(self, run_id: int, take_over: bool = False) -> str:
     # loop's never is.
     redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
     return run_judge(run_id=run_id, take_over=take_over or redelivered).status
+
+
+@shared_task(name="curation.tasks.refresh_calibration", acks_late=True)
+def refresh_calibration(project_id: int) -> int:
+    """Compute and store a project's calibration report (idempotent); runs in
+    an isolated child (config.celery.ISOLATED_TASKS). Returns the votes read."""
+    from annotate.models import Project
+    from curation.evaluation.calibration_cache import refresh
+
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        return 0
+    return refresh(project=project).n_votes

@@ -42,7 +42,7 @@ from curation.models.quality import (
     LabelQualityStatus,
     Side,
 )
-from curation.models.calibration import JudgeVote
+from curation.models.calibration import CalibrationCache, JudgeVote
 # isort: on
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "RELEASABLE_ANY_SLOT",
     "AgreementCache",
     "AuditEvent",
+    "CalibrationCache",
     "ContestKind",
     "Evaluation",
     "ExclusionCategory",

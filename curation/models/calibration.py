@@ -47,3 +47,37 @@ class JudgeVote(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}: {self.item_id} {self.order} → {self.choice or '-'}"
+
+
+class CalibrationCache(models.Model):
+    """A project's stored calibration report (curation.evaluation.calibration_cache):
+    computed by a background task when a project judge run completes, when
+    enough votes changed, or on a curator's Recompute; the page and the API
+    serve it as stored. One row per project, shared by every web process."""
+
+    project = models.OneToOneField(
+        "annotate.Project", on_delete=models.CASCADE, related_name="calibration_cache"
+    )
+    # {"runs": [{"run": pk, "rows": [{"domain": ..., figures...}, ...]}, ...]}
+    payload = models.JSONField(default=dict, blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    # The human votes the payload was built from: how many, and the newest
+    # vote's id (votes given or revised since have a larger one).
+    n_votes = models.PositiveIntegerField(default=0)
+    last_vote_id = models.BigIntegerField(default=0)
+    # Set when a computation is queued, cleared when it has finished: the
+    # page shows the progress meanwhile and never waits.
+    requested_at = models.DateTimeField(null=True, blank=True)
+    # Asked again while one ran: the task queues one more when it ends.
+    again = models.BooleanField(default=False)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, help_text="Why the last computation failed.")
+
+    def __str__(self) -> str:
+        return f"calibration report of {self.project_id} at {self.computed_at}"
+
+    @property
+    def progress_percent(self) -> int:
+        total = self.progress_total
+        return int(100 * self.progress_done / total) if total else 0

@@ -37,6 +37,8 @@ from curation.models import ItemPrediction, JudgeRunStatus, JudgeVote
 # Votes between two refits (module docstring). A refit of 100,000 items
 # takes seconds; at most one is queued per project at a time.
 REFIT_EVERY = 20
+# Items per write transaction of a refit (refit).
+WRITE_BATCH = 2000
 
 
 def judge_labels(project: Project) -> dict[int, list[tuple[str, str]]]:
@@ -219,38 +221,56 @@ def refit(*, project_id: int) -> str:
         judges={pk: [label for _, label in v] for pk, v in judges.items()},
         p1=p1,
     )
-    with transaction.atomic():
-        ItemCertainty.objects.filter(project=project).delete()
-        ItemCertainty.objects.bulk_create(
-            (
-                ItemCertainty(
-                    item_id=pk,
-                    project=project,
-                    p1=p1.get(pk, 0.5),
-                    certainty=adaptive.certainty(p1.get(pk, 0.5)),
-                    open=s.open,
-                    reason=s.reason,
-                    human_votes=len(human.get(pk, ())),
-                )
-                for pk, s in steps.items()
-            ),
-            batch_size=2000,
-        )
-        by_target: dict[int, list[int]] = defaultdict(list)
-        for pk, needed in items:
-            if steps[pk].target != needed:
-                by_target[steps[pk].target].append(pk)
-        changed = []
-        for target, pks in by_target.items():
-            for start in range(0, len(pks), 2000):
-                batch = pks[start : start + 2000]
+    # Written in batches, each its own short transaction: a vote waits at most
+    # one batch on an item, its verdict or a progress counter the refit holds
+    # (bench/refit_bench.py), never the whole refit. Meanwhile the claim reads
+    # some items' new certainties and others' old ones, as between two refits.
+    pks = list(steps)
+    needed_of = dict(items)
+    for start in range(0, len(pks), WRITE_BATCH):
+        batch = pks[start : start + WRITE_BATCH]
+        with transaction.atomic():
+            ItemCertainty.objects.bulk_create(
+                [
+                    ItemCertainty(
+                        item_id=pk,
+                        project=project,
+                        p1=p1.get(pk, 0.5),
+                        certainty=adaptive.certainty(p1.get(pk, 0.5)),
+                        open=steps[pk].open,
+                        reason=steps[pk].reason,
+                        human_votes=len(human.get(pk, ())),
+                    )
+                    for pk in batch
+                ],
+                update_conflicts=True,
+                unique_fields=["item"],
+                update_fields=["project", "p1", "certainty", "open", "reason", "human_votes"],
+            )
+            by_target: dict[int, list[int]] = defaultdict(list)
+            for pk in batch:
+                if steps[pk].target != needed_of[pk]:
+                    by_target[steps[pk].target].append(pk)
+            changed = sorted(pk for targets in by_target.values() for pk in targets)
+            # The items first, in id order, as a vote locks its one item before
+            # the progress counter its update moves: holding the counter, the
+            # refit never waits on a vote (which would deadlock).
+            list(
+                Item.objects.select_for_update().filter(pk__in=changed).order_by("pk").values("pk")
+            )
+            for target, targets in by_target.items():
                 # Never below the live assignments: a vote being given counts.
-                Item.objects.filter(pk__in=batch).update(
+                Item.objects.filter(pk__in=targets).update(
                     votes_needed=Greatest(Value(target), F("live_assignments"))
                 )
-                changed += batch
-        if changed:
-            reevaluate_items(project=project, items=Item.objects.filter(pk__in=changed))
+            if changed:
+                reevaluate_items(project=project, items=Item.objects.filter(pk__in=changed))
+    with transaction.atomic():
+        # The items the refit leaves out now (decided by a curator, or no
+        # longer benchmark items) keep no certainty.
+        ItemCertainty.objects.filter(project=project).filter(
+            Q(item__verdict__status__in=CURATOR_DECIDED) | ~Q(item__purpose=ItemPurpose.BENCHMARK)
+        ).delete()
         offered = (
             Item.objects.filter(project=project)
             .needing_votes()

@@ -135,6 +135,7 @@ EXPECTED = {
     ("api_project_judge_runs", "get"): CURATORS,
     ("api_project_judge_runs", "post"): CURATORS_POST,
     ("api_calibration", "get"): CURATORS,
+    ("api_calibration_refresh", "post"): row(401, 404, 403, 202, 202),
     ("api_judge_run_cancel", "post"): CURATORS,  # the world's run is pending
     ("api_judge_run_resume", "post"): row(401, 404, 403, 409, 409),  # pending: nothing to resume
 }

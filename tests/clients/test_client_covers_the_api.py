@@ -78,6 +78,7 @@ COVERED = {
     "judge_runs_cancel": "cancel_judge_run",
     "judge_runs_resume": "resume_judge_run",
     "calibration_retrieve": "calibration",
+    "calibration_refresh": "recompute_calibration",
     "mixes_list": "mixes",
     "mixes_create": "create_mix",
     "mixes_retrieve": "mix",

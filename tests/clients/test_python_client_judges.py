@@ -18,7 +18,7 @@ from triplet_client import (
 )
 
 from annotate.models import Item, Judgement
-from curation.api.calibration import CalibrationSerializer
+from curation.api.calibration import CalibrationRunSerializer
 from curation.benchmarks.mrb import scoring_input
 from curation.evaluation.calibration_report import calibration_for
 from curation.models import JudgeRun, Mix, Verdict
@@ -188,12 +188,13 @@ def test_project_judge_runs_calibration_agreement_and_label_quality(live_server)
     assert [r.id for r in curator.judge_runs("cal")] == [run.id]
 
     (report,) = curator.calibration("cal")
-    (expected,) = CalibrationSerializer(calibration_for(world.project), many=True).data
+    (expected,) = CalibrationRunSerializer(calibration_for(world.project), many=True).data
     assert report.run.id == run.id
     assert [r.__dict__ for r in report.rows] == [dict(r) for r in expected["rows"]]
     overall = report.rows[0]
     assert overall.domain is None and overall.n_votes == 2 * N_ITEMS
     assert overall.accuracy == 1.0 and overall.ece == pytest.approx(0.2, abs=1e-9)
+    assert curator.recompute_calibration("cal") is True  # queued (and run: eager here)
     with pytest.raises(PermissionDenied):
         client_for(live_server, world.annotators[0]).calibration("cal")
 

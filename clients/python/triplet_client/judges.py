@@ -134,4 +134,11 @@ class JudgesApi(Resource):
         (row domain None: all): accuracy, kappa, position consistency, ECE,
         whether it can stand in for an annotator (curators)."""
         answer = self._t.json("GET", f"projects/{slug_of(project)}/calibration/")
-        return [Calibration.from_api(entry) for entry in answer]
+        # The stored report (computed in the background): its runs.
+        return [Calibration.from_api(entry) for entry in answer["runs"]]
+
+    def recompute_calibration(self, project: str | Project) -> bool:
+        """Queue a recomputation of the stored calibration report (curators);
+        False when one is already queued or running (it runs once more)."""
+        answer = self._t.json("POST", f"projects/{slug_of(project)}/calibration/refresh/")
+        return bool(answer["queued"])

@@ -3,6 +3,8 @@ the ordinary order, then the refit's open items least certain first; items
 the refit settled are not served. Run on SQLite and on PostgreSQL (their
 raw claim statements), and the ORM's reference pick on both."""
 
+import inspect
+
 import pytest
 
 from annotate.loop import orm
@@ -229,3 +231,38 @@ def test_project_judge_runs_count_as_workers_when_both_orders_agree():
     JudgeVote.objects.create(run=pending, item=steady, order="swapped", choice="1")
     # Only the complete run, and only where its two orders pick the same response.
     assert dict(judge_labels(project)) == {steady.pk: [(f"run{run.pk}", "2")]}
+
+
+def test_a_refit_writes_in_batches_and_drops_what_it_leaves_out(world, monkeypatch):
+    """Batches of one item give what one batch gives (each its own
+    transaction at 100,000 items, bench/refit_bench.py); an item a curator
+    decided since loses its certainty row; the stored rows are updated in
+    place, not deleted and made again."""
+    from curation.models import Verdict, VerdictStatus
+
+    project, items = world
+    before = {
+        c.item_id: (c.reason, c.open, c.certainty)
+        for c in ItemCertainty.objects.filter(project=project)
+    }
+    needed = dict(Item.objects.filter(project=project).values_list("pk", "votes_needed"))
+    Verdict.objects.filter(item=items["c"]).update(status=VerdictStatus.EXCLUDED)
+    monkeypatch.setattr(refits, "WRITE_BATCH", 1)
+    commits = []
+    real_atomic = refits.transaction.atomic
+
+    def counted_atomic(*args, **kwargs):
+        if inspect.currentframe().f_back.f_globals.get("__name__") == refits.__name__:
+            commits.append(1)  # the refit's own transactions
+        return real_atomic(*args, **kwargs)
+
+    monkeypatch.setattr(refits.transaction, "atomic", counted_atomic)
+    refits.refit(project_id=project.pk)
+    after = {
+        c.item_id: (c.reason, c.open, c.certainty)
+        for c in ItemCertainty.objects.filter(project=project)
+    }
+    del before[items["c"].pk]
+    assert after == before  # c, decided, has no row; the others as in one batch
+    assert dict(Item.objects.filter(project=project).values_list("pk", "votes_needed")) == needed
+    assert len(commits) == 3 + 1  # one per item refitted (a, b, d), then the fit

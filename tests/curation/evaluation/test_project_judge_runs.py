@@ -304,7 +304,10 @@ def test_the_api_starts_a_project_run_and_reports_its_calibration(
     assert [r["name"] for r in listed["results"]] == ["api run"]
     run = api.get(base + f"judge-runs/{started.json()['id']}/").json()
     assert run["status"] == "complete"
-    (report,) = api.get(base + "calibration/").json()
+    body = api.get(base + "calibration/").json()
+    assert body["computed_at"] and body["computing"] is False and body["votes_since"] == 0
+    assert body["n_votes"] == 3 * N_ITEMS
+    (report,) = body["runs"]
     assert report["run"]["name"] == "api run"
     overall = report["rows"][0]
     assert overall["domain"] is None and overall["n_votes"] == 2 * N_ITEMS
