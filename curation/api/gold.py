@@ -122,6 +122,14 @@ def _gate_call(act, **kwargs):
         raise Conflict(f"Nothing was changed: {refused}") from None
 
 
+def _changed(view, request, slug, item_id, act):
+    """A curator's change to one check or qualification item, answered with its row."""
+    project = curated_project(request, slug)
+    data = validated(view, request)
+    item = _gate_call(act, project=project, item_id=item_id, curator=request.user, **data)
+    return Response(GoldItemSerializer(_row(item)).data)
+
+
 @guard_body(member_of(CURATOR_ROLES))
 class GoldItemDetailApi(APIView):
     class InputSerializer(serializers.Serializer):
@@ -135,16 +143,7 @@ class GoldItemDetailApi(APIView):
         responses={200: GoldItemSerializer, **errors(400, 401, 403, 404, 409)},
     )
     def patch(self, request, slug, item_id):
-        project = curated_project(request, slug)
-        data = validated(self, request)
-        item = _gate_call(
-            edit_explanation,
-            project=project,
-            item_id=item_id,
-            curator=request.user,
-            **data,
-        )
-        return Response(GoldItemSerializer(_row(item)).data)
+        return _changed(self, request, slug, item_id, edit_explanation)
 
 
 @guard_body(member_of(CURATOR_ROLES))
@@ -159,13 +158,4 @@ class GoldItemRetireApi(APIView):
         responses={200: GoldItemSerializer, **errors(400, 401, 403, 404, 409)},
     )
     def post(self, request, slug, item_id):
-        project = curated_project(request, slug)
-        data = validated(self, request)
-        item = _gate_call(
-            retire_gold_item,
-            project=project,
-            item_id=item_id,
-            curator=request.user,
-            **data,
-        )
-        return Response(GoldItemSerializer(_row(item)).data)
+        return _changed(self, request, slug, item_id, retire_gold_item)
