@@ -100,7 +100,10 @@ def gold_list(request, slug):
     )
 
 
-def _gate_action(request, slug, item_id, form_class, act):
+def _gate_action(request, slug, item_id, form_class, act, *, done: str, anchor: bool):
+    """A curator's change to one check or qualification item from the list
+    page: the form's errors or the refusal as messages, else `done` (with
+    the item's external id) and back to the list (at the item if `anchor`)."""
     project, _role = project_for(request.user, slug, CURATOR_ROLES)
     back = reverse("gold_items", args=[project.slug])
     form = form_class(request.POST, prefix=f"g{item_id}")
@@ -116,28 +119,25 @@ def _gate_action(request, slug, item_id, form_class, act):
     except CurationError as refused:
         messages.error(request, f"Nothing was changed: {refused}")
         return redirect(f"{back}#gold-{item_id}")
-    return item, back
+    messages.success(request, done.format(item.external_id))
+    return redirect(f"{back}#gold-{item_id}" if anchor else back)
 
 
 @guard_body(member_of(CURATOR_ROLES))
 @require_POST
 @login_required
 def gold_retire(request, slug, item_id):
-    done = _gate_action(request, slug, item_id, RetireForm, retire_gold_item)
-    if not isinstance(done, tuple):
-        return done
-    item, back = done
-    messages.success(request, f"Retired {item.external_id}: it is not served any more.")
-    return redirect(back)
+    said = "Retired {}: it is not served any more."
+    return _gate_action(
+        request, slug, item_id, RetireForm, retire_gold_item, done=said, anchor=False
+    )
 
 
 @guard_body(member_of(CURATOR_ROLES))
 @require_POST
 @login_required
 def gold_explanation(request, slug, item_id):
-    done = _gate_action(request, slug, item_id, ExplanationForm, edit_explanation)
-    if not isinstance(done, tuple):
-        return done
-    item, back = done
-    messages.success(request, f"Saved the explanation of {item.external_id}.")
-    return redirect(f"{back}#gold-{item_id}")
+    said = "Saved the explanation of {}."
+    return _gate_action(
+        request, slug, item_id, ExplanationForm, edit_explanation, done=said, anchor=True
+    )
