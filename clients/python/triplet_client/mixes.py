@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from triplet_client.errors import ChecksumMismatch, MixFailed
+from triplet_client.errors import MixFailed
 from triplet_client.models import Mix
-from triplet_client.releases import attachment_name, safe_unzip, sha256_of
+from triplet_client.releases import download_checked_zip
 from triplet_client.transport import ByteProgress, Resource, id_of
 from triplet_client.waiting import poll_until
 
@@ -97,18 +97,5 @@ class MixesApi(Resource):
     ) -> Path:
         """Download a ready mix's zip into `folder`, check its SHA-256, and
         (unzip=True) unpack it there. Returns its folder (or the zip)."""
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        partial = folder / f".mix-{id_of(mix)}.zip.part"
-        try:
-            headers = self._t.download(f"mixes/{id_of(mix)}/download/", partial, on_progress)
-            expected = headers.get("X-Content-SHA256", "")
-            actual = sha256_of(partial)
-            if expected and actual != expected:
-                raise ChecksumMismatch(f"Downloaded {actual}, the server announced {expected}.")
-            disposition = headers.get("Content-Disposition", "")
-            archive = folder / attachment_name(disposition, f"mix-{id_of(mix)}.zip")
-            partial.replace(archive)
-        finally:
-            partial.unlink(missing_ok=True)
-        return safe_unzip(archive, folder) if unzip else archive
+        path, stem = f"mixes/{id_of(mix)}/download/", f"mix-{id_of(mix)}"
+        return download_checked_zip(self._t, path, Path(folder), stem, unzip, on_progress)

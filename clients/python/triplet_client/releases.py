@@ -12,7 +12,7 @@ from typing import Any
 
 from triplet_client.errors import ChecksumMismatch, ReleaseFailed, StudioError, WaitTimeout
 from triplet_client.models import Project, Release
-from triplet_client.transport import ByteProgress, Resource, id_of, slug_of
+from triplet_client.transport import ByteProgress, Resource, Transport, id_of, slug_of
 
 
 def _project_slug(project: str | Project) -> str:
@@ -151,22 +151,37 @@ class ReleasesApi(Resource):
         """Download a ready release's zip into `folder`, check its SHA-256
         against the server's, and (unzip=True) unpack it there. Returns the
         release's folder (or the zip with unzip=False)."""
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
         path = f"projects/{slug_of(project)}/releases/{id_of(release)}/download/"
-        partial = folder / f".release-{id_of(release)}.zip.part"
-        try:
-            headers = self._t.download(path, partial, on_progress)
-            expected = headers.get("X-Content-SHA256", "")
-            actual = sha256_of(partial)
-            if expected and actual != expected:
-                raise ChecksumMismatch(f"Downloaded {actual}, the server announced {expected}.")
-            disposition = headers.get("Content-Disposition", "")
-            archive = folder / attachment_name(disposition, f"release-{id_of(release)}.zip")
-            partial.replace(archive)
-        finally:
-            partial.unlink(missing_ok=True)
-        return safe_unzip(archive, folder) if unzip else archive
+        stem = f"release-{id_of(release)}"
+        return download_checked_zip(self._t, path, Path(folder), stem, unzip, on_progress)
+
+
+def download_checked_zip(
+    transport: Transport,
+    path: str,
+    folder: Path,
+    stem: str,
+    unzip: bool,
+    on_progress: ByteProgress | None,
+) -> Path:
+    """Download a zip into `folder` (as `.<stem>.zip.part` until complete),
+    check its SHA-256 against the server's `X-Content-SHA256`, name it as
+    the server says (else `<stem>.zip`) and, with unzip, unpack it there.
+    A release's and a mix's download."""
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / f".{stem}.zip.part"
+    try:
+        headers = transport.download(path, partial, on_progress)
+        expected = headers.get("X-Content-SHA256", "")
+        actual = sha256_of(partial)
+        if expected and actual != expected:
+            raise ChecksumMismatch(f"Downloaded {actual}, the server announced {expected}.")
+        disposition = headers.get("Content-Disposition", "")
+        archive = folder / attachment_name(disposition, f"{stem}.zip")
+        partial.replace(archive)
+    finally:
+        partial.unlink(missing_ok=True)
+    return safe_unzip(archive, folder) if unzip else archive
 
 
 def sha256_of(path: Path) -> str:
